@@ -1,0 +1,1 @@
+"""karuta's sound: speech synthesis, voices, rendering and playback backends."""

@@ -1,0 +1,126 @@
+"""Kimariji (決まり字): the shortest opening of a 上の句 that no other unread poem shares.
+
+Counted in sounds as read aloud, one kana per mora (rules.md §5):
+を→お, ゐ/ゑ→い/え, ぢ/づ→じ/ず, word-internal は行→わ行 (already so in the ``reading``
+field), and a long o (おう, historical あふ) → おお.  So 44 あふことの sounds おおこ.
+
+Card form: the same number of characters of the historical kana (あふこ, をぐ).  Historical kana
+has one character per mora, which ``tests/test_kimariji.py`` checks for every 上の句.
+
+The universe is the set of poems that can be read (all 100, or a goshiki colour's 20); every
+poem read — taken or karafuda — drops out, and the others' kimariji can only shorten.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+__all__ = ["sound_morae", "kimariji", "kimariji_length", "Kimariji", "static_kimariji"]
+
+_SMALL = set("ゃゅょぁぃぅぇぉ")
+_ALWAYS = str.maketrans("をゐゑぢづ", "おいえじず")
+# kana whose vowel is o: a following う is heard as お (long o)
+_O_ROW = set("おこごそぞとどのほぼぽもよろょを")
+# historical a-row + ふ/う is read as o-row + う (あふ → おう → おお)
+_A_TO_O = dict(zip("あかがさざただなはばぱまやらわ", "おこごそぞとどのほぼぽもよろお"))
+
+
+def _morae(text: str) -> list[str]:
+    out: list[str] = []
+    for c in text:
+        if c in _SMALL and out:
+            out[-1] += c
+        else:
+            out.append(c)
+    return out
+
+
+def sound_morae(reading_kami: Iterable[str]) -> tuple[str, ...]:
+    """The 上の句 as heard, one string per mora: ('お', 'お', 'こ', 'と', 'の', ...)."""
+    morae = _morae("".join(reading_kami).translate(_ALWAYS))
+    for i in range(1, len(morae)):
+        if morae[i] == "う":
+            prev = morae[i - 1]
+            if prev[-1] in _O_ROW:
+                morae[i] = "お"
+            elif len(prev) == 1 and prev in _A_TO_O:
+                morae[i - 1] = _A_TO_O[prev]
+                morae[i] = "お"
+    return tuple(morae)
+
+
+class Kimariji(tuple):
+    """(card, sound, length): ``Kimariji('あふこ', 'おおこ', 3)``."""
+
+    __slots__ = ()
+
+    def __new__(cls, card: str, sound: str, length: int):
+        return super().__new__(cls, (card, sound, length))
+
+    card = property(lambda self: self[0])
+    sound = property(lambda self: self[1])
+    length = property(lambda self: self[2])
+
+
+def _shortest_unique(sounds: Mapping[int, tuple[str, ...]]) -> dict[int, int]:
+    """For each key, the number of morae that make its sequence unique among ``sounds``."""
+    out: dict[int, int] = {}
+    items = list(sounds.items())
+    for n, s in items:
+        longest_shared = 0
+        for m, t in items:
+            if m == n:
+                continue
+            k = 0
+            limit = min(len(s), len(t))
+            while k < limit and s[k] == t[k]:
+                k += 1
+            longest_shared = max(longest_shared, k)
+        out[n] = min(longest_shared + 1, len(s))
+    return out
+
+
+@lru_cache(maxsize=None)
+def _sounds() -> dict[int, tuple[str, ...]]:
+    from poems import all_poems
+
+    return {p.no: sound_morae(p.kami_reading) for p in all_poems()}
+
+
+def _card_form(kana_kami: Iterable[str], length: int) -> str:
+    return "".join(kana_kami)[:length]
+
+
+def kimariji_length(universe: Iterable[int], read: Iterable[int] = ()) -> dict[int, int]:
+    """Kimariji length in morae for every unread poem of ``universe``."""
+    sounds = _sounds()
+    unread = set(universe) - set(read)
+    bad = [n for n in unread if n not in sounds]
+    if bad:
+        raise KeyError(f"no poem number {bad[0]!r} (poems are 1-100)")
+    return _shortest_unique({n: sounds[n] for n in sorted(unread)})
+
+
+def kimariji(universe: Iterable[int] = range(1, 101), read: Iterable[int] = ()) -> dict[int, Kimariji]:
+    """Kimariji of every unread poem of ``universe`` after the poems in ``read`` were read.
+
+    >>> kimariji(read=[])[44]
+    ('あふこ', 'おおこ', 3)
+    """
+    from poems import poem
+
+    sounds = _sounds()
+    return {
+        n: Kimariji(_card_form(poem(n).kana[:3], k), "".join(sounds[n][:k]), k)
+        for n, k in kimariji_length(universe, read).items()
+    }
+
+
+def static_kimariji(raw_poems: list[dict]) -> dict[int, tuple[str, str]]:
+    """All 100 unread, straight from the raw JSON (used while loading ``poems``)."""
+    sounds = {p["no"]: sound_morae(p["reading"][:3]) for p in raw_poems}
+    lengths = _shortest_unique(sounds)
+    return {
+        p["no"]: (_card_form(p["kana"][:3], lengths[p["no"]]), "".join(sounds[p["no"]][: lengths[p["no"]]]))
+        for p in raw_poems
+    }
