@@ -18,7 +18,9 @@ Segment kinds:
 poem they belong to: a ``ma`` the poem whose 上の句 follows, a ``take`` the card just read.
 
 Speech segments hold the ``SpeechItem`` to ask the voice for, and start where the voice
-starts.  Segments tile the timeline: each starts where the previous one ended.
+starts.  A numbered poem's ``kami`` also carries its kimariji as it was when read (among the
+poems of the universe not read before it) and ``decisive``: the plan frame where the kimariji's
+last mora starts, the moment the poem became decisive (grab timing measures from it).  Segments tile the timeline: each starts where the previous one ended.
 """
 from __future__ import annotations
 
@@ -40,6 +42,11 @@ class Segment:
     end: int  # frame, exclusive
     speech: SpeechItem | None = None
     wait: bool = False
+    #: kami of a numbered poem: its kimariji at the moment it is read (card form, as heard)
+    kimariji: str | None = None
+    kimariji_sound: str | None = None
+    #: kami: plan frame where the kimariji's last mora starts (the poem became decisive)
+    decisive: int | None = None
 
     @property
     def frames(self) -> int:
@@ -101,6 +108,8 @@ class Plan:
                     "start_frame": s.start,
                     "end_frame": s.end,
                     **({"wait": True} if s.wait else {}),
+                    **({"kimariji": s.kimariji, "kimariji_sound": s.kimariji_sound,
+                        "decisive_ms": self.ms(s.decisive)} if s.kimariji is not None else {}),
                 }
                 for s in self.segments
             ],
