@@ -1,0 +1,125 @@
+"""``karuta voice``: list, add, check and choose voices (built-in and recorded packs).
+
+Thin click layer over ``audio.pack``; heavy imports happen inside the commands.
+"""
+from __future__ import annotations
+
+import click
+
+from reader.errors import KarutaError
+
+
+@click.group("voice")
+def voice():
+    """Voices: the built-in synthesized voice, and packs of a reader's recordings.
+
+    \b
+    Examples:
+      karuta voice add ~/wasuramoti/inaba     # import a folder of recordings
+      karuta voice check inaba                # what is missing or wrong in it
+      karuta voice use inaba                  # read with it from now on
+      karuta read --voice synth               # or choose per reading
+    """
+
+
+@voice.command("list")
+def list_cmd():
+    """List the voices: built-in ones and imported packs (* = the default)."""
+    from audio.pack import BUILTIN, VoicePack, default_voice_name, list_packs
+
+    default = default_voice_name() or "synth"
+    rows = [("", "name", "clips", "reader", "source")]
+    builtin_desc = {"synth": "built-in synthesized voice", "tone": "test tones (no speech)"}
+    for b in BUILTIN:
+        rows.append(("*" if b == default else "", b, "-", "", builtin_desc[b]))
+    for p in list_packs():
+        if isinstance(p, VoicePack):
+            n = len(p.clip_keys())
+            rows.append(("*" if p.name == default else "", p.name, f"{n}/202", p.reader,
+                         p.source or p.meta.get("layout", "")))
+        else:
+            rows.append(("", p.name, "?", "", "damaged: add it again"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    for r in rows:
+        click.echo("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip() + ("  " + r[4] if r[4] else ""))
+
+
+@voice.command("add")
+@click.argument("path", type=click.Path(exists=True, file_okay=False))
+@click.option("--name", help="Pack name (default: from voice.toml, else the reader's name).")
+@click.option("--no-align", is_flag=True, help="Skip the mora alignment (timelines are proportional).")
+def add_cmd(path, name, no_align):
+    """Import a folder of recordings as a voice pack.
+
+    \b
+    Layouts: <reader>/<reader>_NNN_1.ogg and _2 (Wasuramoti), NNN_1.mp3 and NNN_2.mp3
+    (karuta-tools), name_000.mp3 ... name_100.mp3 (one file per poem, split at the pause).
+    NNN 000 is the jo-ka.  Formats: wav, flac, ogg, opus, mp3, m4a/aac (ffmpeg).
+    Adding a folder again re-imports it (after editing its voice.toml, say).
+    """
+    import sys
+
+    from audio.pack import format_problems, import_pack
+
+    def progress(done, total):
+        if sys.stderr.isatty():
+            click.echo(f"\rimporting {done}/{total} files", nl=False, err=True)
+
+    pack = import_pack(path, name=name, reference=False if no_align else None, progress=progress)
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    problems = pack.problems()
+    n = len(pack.clip_keys())
+    click.echo(f"added voice {pack.name!r}: {n} of 202 clips ({pack.meta.get('layout')} layout) in {pack.folder}")
+    if problems:
+        click.echo(format_problems(problems))
+    click.echo(f"use it with: karuta voice use {pack.name}   (or --voice {pack.name})")
+
+
+@voice.command("check")
+@click.argument("spec", required=False, metavar="[NAME|PATH]")
+def check_cmd(spec):
+    """Report missing, unreadable, silent, clipped, too short/long clips and unsure timelines.
+
+    NAME is an imported pack (default: the current voice), PATH a pack folder or a folder of
+    recordings (checked without installing it).
+    """
+    from audio.pack import BUILTIN, check_pack, default_voice_name, format_problems
+
+    if spec is None:
+        spec = default_voice_name()
+        if spec is None or spec in BUILTIN:
+            raise KarutaError("no voice pack to check: name one (karuta voice check NAME|PATH)")
+    if spec in BUILTIN:
+        raise KarutaError(f"{spec!r} is a built-in voice, not a pack: nothing to check")
+    pack, problems = check_pack(spec)
+    n = len(pack.clip_keys())
+    if problems:
+        click.echo(format_problems(problems))
+    click.echo(f"voice {pack.name!r}: {n} of 202 clips usable, {len(problems)} problem"
+               f"{'' if len(problems) == 1 else 's'}")
+
+
+@voice.command("use")
+@click.argument("name")
+def use_cmd(name):
+    """Read with NAME from now on (synth, tone, or an imported pack)."""
+    from pathlib import Path
+
+    from audio.pack import BUILTIN, VoicePack, import_pack, is_pack_folder, set_default_voice, voices_dir
+
+    if name not in BUILTIN:
+        if (voices_dir() / name).is_dir() and "/" not in name:
+            name = VoicePack(voices_dir() / name).folder.name
+        elif Path(name).is_dir():
+            path = Path(name)
+            pack = VoicePack(path) if is_pack_folder(path) else import_pack(path)
+            if pack.folder.parent.resolve() != voices_dir().resolve():
+                raise KarutaError(f"{name}: a pack outside {voices_dir()}; add it with 'karuta voice add'")
+            name = pack.folder.name
+        else:
+            from audio.pack import _unknown_voice_message
+
+            raise KarutaError(_unknown_voice_message(name))
+    path = set_default_voice(name)
+    click.echo(f"default voice: {name} (saved in {path})")
