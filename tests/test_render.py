@@ -1,0 +1,493 @@
+"""The renderer and the PlanCursor: sample-exact streams, live commands, files."""
+from __future__ import annotations
+
+import os
+import threading
+
+import numpy as np
+import pytest
+import soundfile as sf
+from hypothesis import given, settings, strategies as st, HealthCheck
+
+from audio_fixtures import small_plan, tone_voice  # noqa: F401  (fixture)
+from audio.render import (PlanCursor, quantize16, render, render_to_file, write_audio)
+from audio.voice import ToneVoice
+from reader.errors import AudioFileError, KarutaError, OutputError
+
+VOICE = ToneVoice(48000, mora_ms=20)
+PLAN = small_plan(VOICE, cards=3)
+REF = render(PLAN, VOICE)
+
+
+def stream(cursor, sizes=(480,), limit=10_000_000):
+    out, k, total = [], 0, 0
+    while total < limit:
+        b = cursor.read(sizes[k % len(sizes)])
+        k += 1
+        if b.shape[0] == 0:
+            break
+        out.append(b)
+        total += b.shape[0]
+    return np.concatenate(out) if out else np.zeros(0, np.float32)
+
+
+def read_until(cursor, pred, n=480, limit=2_000_000):
+    """Read blocks until pred(cursor.state) holds (at least one block: commands act, and the
+    state is refreshed, at the next read); returns what was read."""
+    out = [cursor.read(n)]
+    while not pred(cursor.state):
+        b = cursor.read(n)
+        assert b.shape[0], "plan ended before the condition"
+        out.append(b)
+        assert sum(x.shape[0] for x in out) < limit
+    return np.concatenate(out) if out else np.zeros(0, np.float32)
+
+
+# ---------------------------------------------------------------------------- render()
+def test_render_places_each_speech_segment_at_its_start():
+    assert REF.dtype == np.float32 and REF.shape == (PLAN.frames,)
+    mask = np.zeros(PLAN.frames, bool)
+    for seg in PLAN.segments:
+        if seg.is_speech:
+            np.testing.assert_array_equal(REF[seg.start:seg.end], VOICE.samples(seg.speech))
+            mask[seg.start:seg.end] = True
+    assert not REF[~mask].any()
+
+
+def test_ma_before_each_kami_is_exact_in_the_file(tmp_path):
+    out = write_audio(REF, 48000, tmp_path / "r.wav")
+    wav, rate = sf.read(out, dtype="int16")
+    assert rate == 48000
+    ma = round(PLAN.settings["ma_ms"] * 48000 / 1000)
+    segs = PLAN.segments
+    kamis = [i for i, s in enumerate(segs) if s.kind == "kami" and i > 0]
+    assert len(kamis) == 3
+    for i in kamis:
+        kami, gap, before = segs[i], segs[i - 1], segs[i - 2]
+        assert gap.kind == "ma" and gap.frames == ma == kami.start - before.end
+        assert before.is_speech
+        assert not wav[kami.start - ma:kami.start].any()
+        np.testing.assert_array_equal(wav[kami.start:kami.end], quantize16(VOICE.samples(kami.speech)))
+        np.testing.assert_array_equal(wav[before.start:before.end], quantize16(VOICE.samples(before.speech)))
+
+
+def test_render_rejects_a_voice_at_another_rate():
+    with pytest.raises(AudioFileError):
+        render(PLAN, ToneVoice(44100, mora_ms=20))
+
+
+class ShortVoice(ToneVoice):
+    def samples(self, item):
+        return super().samples(item)[:-1]
+
+
+def test_a_voice_breaking_its_layout_is_one_clear_error():
+    v = ShortVoice(48000, mora_ms=20)
+    p = small_plan(v, cards=1)
+    with pytest.raises(AudioFileError, match="layout promised"):
+        render(p, v)
+    with pytest.raises(AudioFileError, match="layout promised"):
+        stream(PlanCursor(p, v))
+
+
+# ---------------------------------------------------------------------------- cursor = render
+@pytest.mark.parametrize("sizes", [(480,), (1, 7, 4096), (65536,), (PLAN.frames + 5,), (333, 1000)])
+def test_cursor_stream_equals_render(sizes):
+    c = PlanCursor(PLAN, VOICE)
+    got = stream(c, sizes)
+    np.testing.assert_array_equal(got, REF)
+    assert c.finished and c.position == PLAN.frames and c.emitted == PLAN.frames
+    assert c.read(100).shape == (0,)
+    assert c.plan_frame_at(12345) == 12345 and c.stream_frame_at(12345) == 12345
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(1, 20000), min_size=1, max_size=12))
+def test_cursor_equals_render_for_any_block_sizes(sizes):
+    np.testing.assert_array_equal(stream(PlanCursor(PLAN, VOICE, threaded=False), sizes), REF)
+
+
+def test_without_interaction_live_false_never_waits():
+    c = PlanCursor(PLAN, VOICE, live=False)
+    c.release()  # not at a wait: ignored
+    np.testing.assert_array_equal(stream(c), REF)
+
+
+# ---------------------------------------------------------------------------- live commands
+def first_take():
+    return next(s for s in PLAN.segments if s.wait)
+
+
+def test_live_wait_emits_silence_until_release_then_skips_the_rest_of_the_take():
+    take = first_take()
+    c = PlanCursor(PLAN, VOICE, live=True)
+    head = read_until(c, lambda s: s.waiting)
+    assert c.position == take.start and c.current == take
+    waited = [c.read(480) for _ in range(50)]  # 0.5 s of waiting
+    assert c.position == take.start and c.state.waiting
+    assert not np.concatenate(waited).any()
+    wait_stream = c.anchors[-1].stream_frame
+    assert c.anchors[-1].event == "wait" and not c.anchors[-1].advancing
+    c.release()
+    rest = read_until(c, lambda s: s.waiting)  # up to the next card's take
+    got = np.concatenate([head, *waited, rest])
+    W = head.shape[0] + 50 * 480 - take.start  # stream frames spent at the take
+    expect = np.concatenate([REF[:take.start], np.zeros(W, np.float32), REF[take.end:]])
+    np.testing.assert_array_equal(got, expect[:got.shape[0]])
+    rel = next(a for a in c.anchors if a.event == "release")
+    assert rel.plan_frame == take.end and rel.advancing
+    # the mapping
+    assert c.plan_frame_at(wait_stream) == take.start
+    assert c.plan_frame_at(rel.stream_frame - 1) == take.start
+    assert c.plan_frame_at(rel.stream_frame + 10) == take.end + 10
+    assert c.stream_frame_at(take.start) == wait_stream
+    assert c.stream_frame_at(take.end) == rel.stream_frame
+    assert c.stream_frame_at(take.start + 5) is None  # skipped by the release
+    assert c.stream_frame_at(c.position - 1) == got.shape[0] - 1
+    assert c.segment_at(rel.stream_frame - 1) == (take, False)
+
+
+def test_release_outside_a_wait_is_ignored_in_live_mode():
+    c = PlanCursor(PLAN, VOICE, live=True)
+    c.release()
+    read_until(c, lambda s: s.waiting)
+    for _ in range(10):
+        assert not c.read(480).any()
+    assert c.state.waiting
+
+
+def test_hold_pauses_the_take_countdown_in_auto_mode():
+    take = first_take()
+    c = PlanCursor(PLAN, VOICE, live=False)
+    head = read_until(c, lambda s: s.segment == take and s.position > take.start)
+    at = head.shape[0]
+    c.hold()
+    held = np.concatenate([c.read(480) for _ in range(20)])
+    assert not held.any() and c.position == at and c.state.held
+    c.resume()
+    rest = stream(c)
+    got = np.concatenate([head, held, rest])
+    expect = np.concatenate([REF[:at], np.zeros(held.shape[0], np.float32), REF[at:]])
+    np.testing.assert_array_equal(got, expect)
+    assert [a.event for a in c.anchors][1:3] == ["hold", "resume"]
+    assert c.plan_frame_at(at + 100) == at
+    assert c.plan_frame_at(at + held.shape[0] + 100) == at + 100
+
+
+def test_hold_before_the_take_pauses_at_its_start():
+    take = first_take()
+    c = PlanCursor(PLAN, VOICE)
+    c.hold()  # a hand goes up during the 上の句: the speech goes on, the take waits
+    head = read_until(c, lambda s: s.segment == take)
+    np.testing.assert_array_equal(head[:take.start], REF[:take.start])
+    for _ in range(10):
+        c.read(480)
+    assert c.position == take.start
+    c.resume()
+    rest = stream(c)
+    np.testing.assert_array_equal(rest[-(PLAN.frames - take.start):], REF[take.start:])
+
+
+def test_live_release_during_hold_waits_for_resume():
+    take = first_take()
+    c = PlanCursor(PLAN, VOICE, live=True)
+    read_until(c, lambda s: s.waiting)
+    c.hold()
+    c.release()
+    for _ in range(10):
+        c.read(480)
+    assert c.state.waiting and c.position == take.start
+    c.resume()
+    c.read(480)
+    assert c.position == take.end + 480 and not c.state.waiting
+
+
+def last_shimo_before(frame):
+    return [s for s in PLAN.segments if s.kind == "shimo" and s.start < frame][-1]
+
+
+def test_repeat_in_a_ma_says_the_shimo_again_and_restarts_the_ma():
+    segs = PLAN.segments
+    ma = [s for s in segs if s.kind == "ma"][1]  # after card 1's 下の句
+    c = PlanCursor(PLAN, VOICE)
+    head = read_until(c, lambda s: s.segment == ma and s.position > ma.start)
+    shimo = last_shimo_before(ma.start)
+    c.repeat_last_shimo()
+    rest = stream(c)
+    got = np.concatenate([head, rest])
+    x = head.shape[0]
+    expect = np.concatenate([REF[:x], VOICE.samples(shimo.speech), REF[ma.start:]])
+    np.testing.assert_array_equal(got, expect)
+    rep = next(a for a in c.anchors if a.event == "repeat")
+    assert rep.insert == shimo and rep.stream_frame == x
+    assert c.segment_at(x + 10) == (shimo, True)
+    assert c.segment_at(x + shimo.frames + 1)[0] == ma
+    # the kami after the restarted ma maps back to its plan frame
+    kami = segs[segs.index(ma) + 1]
+    assert c.stream_frame_at(kami.start) == x + shimo.frames + ma.frames
+
+
+def test_repeat_during_speech_comes_after_the_segment_and_the_wait_goes_on():
+    take = first_take()
+    segs = PLAN.segments
+    kami = segs[segs.index(take) - 1]
+    c = PlanCursor(PLAN, VOICE, live=True)
+    head = read_until(c, lambda s: s.segment == kami and s.position > kami.start + 1000)
+    c.repeat_last_shimo()  # the jo-ka's 下の句, after this 上の句
+    mid = read_until(c, lambda s: s.waiting)
+    shimo = last_shimo_before(kami.start)
+    got = np.concatenate([head, mid])
+    np.testing.assert_array_equal(got[:take.start], REF[:take.start])
+    np.testing.assert_array_equal(got[take.start:take.start + shimo.frames], VOICE.samples(shimo.speech))
+    assert c.position == take.start
+    c.repeat_last_shimo()  # at a wait: at once, then the wait goes on
+    blk = np.concatenate([c.read(480) for _ in range(-(-shimo.frames // 480) + 5)])
+    np.testing.assert_array_equal(blk[:shimo.frames], VOICE.samples(shimo.speech))
+    assert not blk[shimo.frames:].any() and c.state.waiting
+    c.release()
+    rest = read_until(c, lambda s: s.waiting)
+    np.testing.assert_array_equal(rest, REF[take.end:take.end + rest.shape[0]])
+
+
+def test_repeat_before_any_shimo_does_nothing():
+    c = PlanCursor(PLAN, VOICE)
+    c.repeat_last_shimo()
+    np.testing.assert_array_equal(stream(c), REF)
+
+
+def test_stop_ends_the_stream():
+    c = PlanCursor(PLAN, VOICE, live=True)
+    c.read(1000)
+    c.stop()
+    assert c.read(480).shape == (0,)
+    assert c.finished and c.anchors[-1].event == "stop"
+
+
+def reconstruct(c, got):
+    """Check every stretch of the stream against the plan through the anchors."""
+    anchors = c.anchors
+    for k, a in enumerate(anchors):
+        end = anchors[k + 1].stream_frame if k + 1 < len(anchors) else got.shape[0]
+        piece = got[a.stream_frame:end]
+        if a.insert is not None:
+            clip = VOICE.samples(a.insert.speech)
+            np.testing.assert_array_equal(piece, clip[:piece.shape[0]])
+        elif a.advancing:
+            np.testing.assert_array_equal(piece, REF[a.plan_frame:a.plan_frame + piece.shape[0]])
+        else:
+            assert not piece.any()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live=st.booleans(),
+       script=st.lists(st.tuples(st.integers(1, 40),
+                                 st.sampled_from(["release", "hold", "resume", "repeat_last_shimo"])),
+                       max_size=12))
+def test_any_command_sequence_keeps_the_stream_consistent_with_the_anchors(live, script):
+    c = PlanCursor(PLAN, VOICE, live=live, threaded=False)
+    out = []
+    for blocks, cmd in script:
+        for _ in range(blocks):
+            out.append(c.read(1200))
+        getattr(c, cmd)()
+    c.resume()
+    for _ in range(2000):
+        if c.finished:
+            break
+        if c.state.waiting:
+            c.release()
+        out.append(c.read(1200))
+    assert c.finished
+    got = np.concatenate(out)
+    assert got.shape[0] == c.emitted
+    reconstruct(c, got)
+    assert c.position == PLAN.frames
+
+
+def test_commands_from_another_thread_never_block_and_stay_consistent():
+    c = PlanCursor(PLAN, VOICE, live=True)
+    stop = threading.Event()
+
+    def hammer():
+        i = 0
+        while not stop.is_set():
+            [c.release, c.hold, c.resume, c.repeat_last_shimo][i % 4]()
+            i += 1
+
+    t = threading.Thread(target=hammer)
+    t.start()
+    out = []
+    try:
+        for _ in range(20000):
+            if c.finished:
+                break
+            out.append(c.read(480))
+    finally:
+        stop.set()
+        t.join()
+    c.resume()
+    while not c.finished:
+        c.release()
+        out.append(c.read(480))
+    reconstruct(c, np.concatenate(out))
+
+
+class PrefetchVoice(ToneVoice):
+    def __init__(self):
+        super().__init__(48000, mora_ms=20)
+        self.prefetched = []
+        self.threads = set()
+
+    def prefetch(self, items):
+        self.prefetched.extend(items)
+
+    def samples(self, item):
+        self.threads.add(threading.current_thread().name)
+        return super().samples(item)
+
+
+def test_samples_are_requested_ahead_on_a_worker_with_prefetch():
+    v = PrefetchVoice()
+    p = small_plan(v, cards=3)
+    c = PlanCursor(p, v, live=True, lookahead=3)
+    speech = list(dict.fromkeys(s.speech for s in p.segments if s.is_speech))
+    out = []
+    while not c.finished:
+        if c.state.waiting:
+            c.release()
+        out.append(c.read(4800))
+    assert v.prefetched[:3] == speech[:3]
+    assert set(v.prefetched) == set(speech)
+    assert all(name.startswith("karuta-voice") for name in v.threads)
+    assert threading.current_thread().name not in v.threads
+
+
+# ---------------------------------------------------------------------------- files
+def test_wav_pcm16_read_back_equals_render(tmp_path):
+    path = write_audio(REF, 48000, tmp_path / "a.wav")
+    info = sf.info(path)
+    assert (info.samplerate, info.channels, info.subtype, info.frames) == (48000, 1, "PCM_16", PLAN.frames)
+    back, _ = sf.read(path, dtype="int16")
+    np.testing.assert_array_equal(back, quantize16(REF))
+
+
+def test_render_to_file_streams_the_same_file(tmp_path):
+    a = write_audio(REF, 48000, tmp_path / "a.wav")
+    b = render_to_file(PLAN, VOICE, tmp_path / "b.wav", block=4000)
+    assert a.read_bytes() == b.read_bytes()
+
+
+@pytest.mark.parametrize("name,subtype,exact", [("x.wav", "PCM_24", False), ("x.wav", "FLOAT", True),
+                                                ("x.flac", "PCM_16", True), ("x.flac", "PCM_24", False)])
+def test_other_sample_formats(tmp_path, name, subtype, exact):
+    path = write_audio(REF, 48000, tmp_path / name, subtype=subtype)
+    assert sf.info(path).subtype == subtype
+    back, _ = sf.read(path, dtype="float32")
+    if subtype == "PCM_16":
+        np.testing.assert_array_equal(sf.read(path, dtype="int16")[0], quantize16(REF))
+    elif exact:
+        np.testing.assert_array_equal(back, REF)
+    else:
+        assert np.abs(back - REF).max() < 2e-7 * 1000
+
+
+def test_samples_are_clipped_before_conversion(tmp_path):
+    x = np.array([0.0, 1.5, -2.0, 1.0, -1.0, 0.5], np.float32)
+    back, _ = sf.read(write_audio(x, 48000, tmp_path / "c.wav"), dtype="int16")
+    assert back.tolist() == [0, 32767, -32767, 32767, -32767, 16384]
+
+
+def assert_one_line_output_error(excinfo):
+    assert isinstance(excinfo.value, KarutaError)
+    msg = str(excinfo.value)
+    assert msg and "\n" not in msg
+
+
+def test_missing_folder_is_one_line(tmp_path):
+    with pytest.raises(OutputError, match="does not exist") as e:
+        write_audio(REF, 48000, tmp_path / "no" / "such" / "r.wav")
+    assert_one_line_output_error(e)
+
+
+def test_a_folder_as_output_is_one_line(tmp_path):
+    (tmp_path / "d.wav").mkdir()
+    with pytest.raises(OutputError, match="folder") as e:
+        write_audio(REF, 48000, tmp_path / "d.wav")
+    assert_one_line_output_error(e)
+
+
+def test_a_file_as_folder_is_one_line(tmp_path):
+    (tmp_path / "f").write_text("")
+    with pytest.raises(OutputError) as e:
+        write_audio(REF, 48000, tmp_path / "f" / "r.wav")
+    assert_one_line_output_error(e)
+
+
+def test_unwritable_folder_is_one_line(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    target = ro / "r.wav"
+    try:
+        if os.geteuid() == 0:
+            target = "/proc/karuta-test/r.wav"  # root ignores modes; /proc refuses everyone
+        with pytest.raises(OutputError) as e:
+            write_audio(REF, 48000, target)
+        assert_one_line_output_error(e)
+    finally:
+        ro.chmod(0o700)
+
+
+def test_unknown_format_and_flac_float_are_one_line(tmp_path):
+    for path, kw in [(tmp_path / "r.aiff", {}), (tmp_path / "r", {}),
+                     (tmp_path / "r.flac", {"subtype": "FLOAT"}), (tmp_path / "r.wav", {"subtype": "PCM_8"})]:
+        with pytest.raises(OutputError) as e:
+            write_audio(REF, 48000, path, **kw)
+        assert_one_line_output_error(e)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failure_midway_leaves_nothing(tmp_path):
+    def blocks():
+        yield REF[:48000]
+        raise RuntimeError("voice failed")
+
+    (tmp_path / "old.wav").write_bytes(b"keep")
+    with pytest.raises(RuntimeError):
+        write_audio(blocks(), 48000, tmp_path / "old.wav")
+    assert [p.name for p in tmp_path.iterdir()] == ["old.wav"]
+    assert (tmp_path / "old.wav").read_bytes() == b"keep"
+
+
+@pytest.mark.parametrize("fmt", ["mp3", "ogg"])
+def test_mp3_and_ogg_through_ffmpeg(tmp_path, fmt):
+    from audio_fixtures import require_tool
+
+    require_tool("ffmpeg")
+    path = render_to_file(PLAN, VOICE, tmp_path / f"r.{fmt}")
+    assert [p.name for p in tmp_path.iterdir()] == [f"r.{fmt}"]
+    back, rate = sf.read(path, dtype="float32")
+    assert rate == 48000
+    if back.ndim == 2:
+        back = back.mean(axis=1)
+    # lossy: the same length (give or take the codec's padding) and the same sound
+    assert abs(back.shape[0] - PLAN.frames) < 4800
+    n = min(back.shape[0], PLAN.frames)
+    lag = 0
+    if fmt == "mp3":  # the decoder may keep the encoder delay; find it
+        probe = REF[:20000]
+        lag = int(np.argmax(np.correlate(back[:22000], probe, "valid")))
+    a, b = back[lag:n], REF[:n - lag]
+    corr = float(np.dot(a, b) / np.sqrt(np.dot(a, a) * np.dot(b, b)))
+    assert corr > 0.95
+
+
+def test_missing_ffmpeg_is_one_line_suggesting_wav(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    import pydub
+
+    monkeypatch.setattr(pydub.AudioSegment, "converter", "ffmpeg")
+    with pytest.raises(OutputError, match=r"ffmpeg.*\.wav") as e:
+        write_audio(REF, 48000, tmp_path / "r.mp3")
+    assert_one_line_output_error(e)
+    assert list(tmp_path.iterdir()) == []
