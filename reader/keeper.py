@@ -369,4 +369,4 @@ def run(*, rules, seed, deal_file, color, players, reads, finals, log_file, resu
     except KeyboardInterrupt:
         click.echo("")
         click.echo(keeper.resume_hint(), err=True)
-        raise click.exceptions.Exit(130)
+        raise click.exceptions.Abort() from None  # karuta: interrupted, exit 130
