@@ -62,21 +62,27 @@ class Kimariji(tuple):
     length = property(lambda self: self[2])
 
 
+def _common(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    k, limit = 0, min(len(a), len(b))
+    while k < limit and a[k] == b[k]:
+        k += 1
+    return k
+
+
 def _shortest_unique(sounds: Mapping[int, tuple[str, ...]]) -> dict[int, int]:
-    """For each key, the number of morae that make its sequence unique among ``sounds``."""
+    """For each key, the number of morae that make its sequence unique among ``sounds``.
+
+    In sorted order the longest opening a sequence shares with any other is the one it shares
+    with a neighbour, so one sort and one pass do it (n log n, not n²).
+    """
+    ranked = sorted(sounds.items(), key=lambda kv: kv[1])
     out: dict[int, int] = {}
-    items = list(sounds.items())
-    for n, s in items:
-        longest_shared = 0
-        for m, t in items:
-            if m == n:
-                continue
-            k = 0
-            limit = min(len(s), len(t))
-            while k < limit and s[k] == t[k]:
-                k += 1
-            longest_shared = max(longest_shared, k)
-        out[n] = min(longest_shared + 1, len(s))
+    for i, (n, s) in enumerate(ranked):
+        shared = max(
+            _common(s, ranked[i - 1][1]) if i > 0 else 0,
+            _common(s, ranked[i + 1][1]) if i + 1 < len(ranked) else 0,
+        )
+        out[n] = min(shared + 1, len(s))
     return out
 
 
