@@ -55,7 +55,7 @@ from pathlib import Path
 from audio.voice import Layout, Mora, SpeechItem, text_for
 from reader.errors import KarutaError
 
-__all__ = ["SynthVoice", "SynthError", "script_for", "label_morae", "canonical_morae"]
+__all__ = ["SynthVoice", "SynthError", "script_for", "label_morae", "canonical_morae", "reading_morae"]
 
 SAMPLE_RATE = 48000
 GRID = 240  # frames per 5 ms tick (hts_engine's frame period for mei at 48 kHz)
@@ -117,6 +117,7 @@ def _build_tables():
 _KANA, _PHONEMES_TO_KANA = _build_tables()
 _SMALL = set("ゃゅょぁぃぅぇぉゎ")
 _VOWEL_KANA = dict(zip(_VOWELS, "あいうえお"))
+_FOLD = str.maketrans("をぢづゐゑ", "おじずいえ")
 
 
 def _vowel(mora: str) -> str | None:
@@ -142,6 +143,19 @@ def _pron_morae(pron: str) -> list[str]:
             out.append(_VOWEL_KANA[_vowel(out[-1])])
         elif c in "、。？！":  # punctuation is no sound
             continue
+        else:
+            out.append(c)
+    return out
+
+
+def reading_morae(reading: str) -> list[str]:
+    """A modern reading split into morae, as written (small kana attached; を, ぢ, づ as お, じ, ず).
+
+    Unlike ``sound_morae`` this keeps a-row + う as written (いわうつ is i-wa-u-tsu)."""
+    out: list[str] = []
+    for c in reading.translate(_FOLD):
+        if c in _SMALL and out:
+            out[-1] += c
         else:
             out.append(c)
     return out
@@ -339,7 +353,7 @@ def script_for(key: str, part: str) -> Script:
     respelled = 0
     sep = None
     for n, (words, ku) in enumerate(zip(kus, reading)):
-        target = sound_morae([ku])
+        target = reading_morae(ku)
         said = canonical_morae([m for f in words for m in _pron_morae(f["pron"])])
         if said != canonical_morae(target):
             words = _respell(words, target)
@@ -355,7 +369,7 @@ def script_for(key: str, part: str) -> Script:
     # group phonemes into morae and check them against the reading
     kana = sound_morae(reading)
     said = label_morae(labels)
-    if [canonical_morae(g) for g in said] != [canonical_morae(sound_morae([k])) for k in reading]:
+    if [canonical_morae(g) for g in said] != [canonical_morae(reading_morae(k)) for k in reading]:
         raise SynthError(f"text {key!r}: synthesis would say {'/'.join(''.join(g) for g in said)}, "
                          f"not {'/'.join(reading)}")
     mora_phones: list[tuple[int, ...]] = []
