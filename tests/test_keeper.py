@@ -251,3 +251,53 @@ def test_resume_of_a_bad_log_names_the_line(tmp_path):
     log.write_text(json.dumps({"rules": "kyogi", "A": list(A), "B": list(B)}) + "\nnope\n")
     r = karuta("match", "keep", "--log", str(log), "--resume", input="")
     assert r.returncode == 1 and "line 2: not JSON" in r.stderr
+
+
+def test_on_a_terminal_the_screen_shows_counts_reads_and_the_last_reads(tmp_path):
+    """Run under a pseudo-terminal, as a referee would: full-screen redraw after each read."""
+    import os
+    import pty
+    import select
+
+    log = tmp_path / "m.jsonl"
+    master, slave = pty.openpty()
+    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "match", "keep", "--rules",
+                          "kyogi", "--seed", str(SEED), "--log", str(log), "--last", "2"],
+                         stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+                         env={**os.environ, "TERM": "xterm"})
+    os.close(slave)
+    seen = b""
+
+    def read_until(token: bytes, timeout=10.0):
+        nonlocal seen
+        end = time.monotonic() + timeout
+        while token not in seen and time.monotonic() < end:
+            r, _, _ = select.select([master], [], [], 0.1)
+            if r:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+        assert token in seen, seen[-2000:].decode(errors="replace")
+
+    try:
+        for i, entry in enumerate([f"{A[0]} a", f"{B[0]} a", f"{KARA[0]} bo"]):
+            read_until(f"read {i + 1} — poem".encode())
+            seen = b""
+            os.write(master, (entry + "\n").encode())
+        read_until(b"read 4 \xe2\x80\x94 poem")
+        screen = seen.decode(errors="replace")
+        assert "kyogi, 3 reads: in progress" in screen
+        assert "A: 22 cards" in screen and "B: 26 cards" in screen
+        # the last two reads only
+        rows = [ln.split() for ln in screen.splitlines() if ln[:1].isdigit()]
+        assert [r[1] for r in rows] == [str(B[0]), str(KARA[0])]
+        assert "片お手" in screen
+        os.write(master, b"q\n")
+        assert p.wait(timeout=10) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        os.close(master)
+    assert len(log_lines(log)) == 4
