@@ -30,6 +30,7 @@ leave out the poem number.  No audio is done here.
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import random
@@ -276,6 +277,11 @@ class Keeper:
                 if self.rules == "kyogi":
                     ev = _complete_touch(self.match.state, ev)
                 self.match.push(ev)
+                if self.rules == "kyogi" and ev.send is None and self.match.state.results[-1].sent:
+                    # log the cards actually sent, so the log does not lean on the default
+                    sent = self.match.state.results[-1].sent
+                    self.match.pop()
+                    self.match.push(dataclasses.replace(ev, send=sent))
             except KarutaError as e:
                 note = f"! {e}"
                 continue

@@ -65,6 +65,9 @@ def test_kyogi_reads_undo_and_the_log(tmp_path):
     lines = log_lines(tmp_path / "m.jsonl")
     assert lines[0] == {"rules": "kyogi", "A": list(A), "B": list(B), "seed": SEED}
     assert [x["read"] for x in lines[1:]] == [A[0], B[0], KARA[0]]
+    # the cards actually sent are logged (B's lowest), so the log does not lean on the default
+    assert lines[2]["send"] == [B[1]] and lines[3]["send"] == [B[2]]
+    assert "send" not in lines[1]
     assert lines[2]["touched"] == {"A": ["own"], "B": ["own"]}   # the taking touch added
     out = matchlog.summary(matchlog.load(tmp_path / "m.jsonl").match)
     assert (out["A"]["count"], out["B"]["count"]) == (26, 22)
