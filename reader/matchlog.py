@@ -80,7 +80,7 @@ def parse_header(obj: Any) -> LoadedLog:
     if not isinstance(obj, dict):
         raise KarutaError("the first line must be a JSON object with \"rules\", \"A\" and \"B\"")
     rules = obj.get("rules")
-    if rules not in _HEADER_KEYS:
+    if not isinstance(rules, str) or rules not in _HEADER_KEYS:
         raise KarutaError(f"\"rules\" must be \"kyogi\" or \"goshiki\", not {json.dumps(rules)}")
     unknown = sorted(set(obj) - _HEADER_KEYS[rules])
     if unknown:

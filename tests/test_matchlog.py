@@ -213,3 +213,35 @@ def test_empty_or_missing_log(tmp_path, content, why):
     r = karuta("match", "replay", str(log))
     assert r.returncode == 1
     assert len(r.stderr.strip().splitlines()) == 1 and why in r.stderr
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 120) | st.floats(allow_nan=False)
+    | st.sampled_from(["A", "B", "C", "both", "own", "opp", "kyogi", "goshiki", "blue"]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["read", "took", "touched", "send", "faults", "lost",
+                                       "A", "B", "rules"]), inner, max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([KYOGI_HEAD, GOSHIKI_HEAD]), st.lists(json_values, max_size=4))
+def test_any_json_line_is_replayed_or_refused_with_a_log_error(head, lines):
+    text = "\n".join([json.dumps(head)] + [json.dumps(x) for x in lines])
+    try:
+        matchlog.loads(text, "f")
+    except LogError as e:
+        msg = str(e)
+        assert msg.startswith("f line ") and "\n" not in msg
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["rules", "A", "B", "C", "color", "reads", "finals",
+                                        "seed"]), json_values, max_size=6),
+       st.sampled_from(["kyogi", "goshiki"]))
+def test_any_header_is_accepted_or_refused_with_a_log_error(head, rules):
+    head = {"rules": rules, **head} if "rules" not in head else head
+    try:
+        matchlog.loads(json.dumps(head), "f")
+    except LogError as e:
+        assert str(e).startswith("f line 1: ") and "\n" not in str(e)
