@@ -774,6 +774,9 @@ class VoicePack:
         out = [Problem(*p) for p in self.meta.get("problems", [])]
         named = {(p.clip, p.kind) for p in out}
         reported = {p.clip for p in out}  # "12 kami", or "12" for a one-file recording
+        if self._clips and not self.meta.get("reference"):
+            out.append(Problem("timelines", "not aligned", "imported without a reference voice: "
+                                                          "mora onsets are proportional estimates"))
         gone: dict[str, list[str]] = {}
         for key in KEYS:
             for part in PARTS:
@@ -794,7 +797,7 @@ class VoicePack:
                 if not ok:
                     out.append(Problem(label, "missing", f"{c['file']} was deleted from the pack folder"))
             t = c.get("timeline") or {}
-            if part in self.meta.get("align_parts", ["kami"]):
+            if self.meta.get("reference") and part in self.meta.get("align_parts", ["kami"]):
                 conf = float(t.get("confidence", 0.0))
                 if conf < LOW_CONFIDENCE and (label, "low confidence") not in named:
                     how = t.get("method", "")

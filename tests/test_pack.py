@@ -1,0 +1,445 @@
+"""Voice packs: import of every layout and format, splitting, loudness, gapless joins, the
+check table, bad input, fallback to the synthesized voice, speed, and ``resolve_voice``.
+
+All audio is made here (tones, noise, ToneVoice); nothing outside the test's folders is read.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from audio.pack import (FallbackVoice, MissingClip, VoicePack, active_rms, check_pack, find_split,
+                        format_problems, import_pack, resolve_voice, scan_source, set_default_voice)
+from audio.voice import SpeechItem, ToneVoice
+from reader.errors import KarutaError
+
+RATE = 48000
+needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
+
+
+@pytest.fixture(autouse=True)
+def dirs(tmp_path, monkeypatch):
+    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def tone(seconds, rate=RATE, freq=440.0, amp=0.4):
+    n = int(round(seconds * rate))
+    t = np.arange(n) / rate
+    r = max(1, int(0.002 * rate))
+    env = np.minimum(1.0, np.minimum(np.arange(n) + 1, np.arange(n)[::-1] + 1) / r)
+    return (amp * np.sin(2 * np.pi * freq * t) * env).astype(np.float32)
+
+
+def sil(seconds, rate=RATE):
+    return np.zeros(int(round(seconds * rate)), np.float32)
+
+
+def ku_reading(n_ku=3, rate=RATE, amp=0.4, ku_s=(0.9, 0.8, 1.0), breath=0.25):
+    """A 'reading': ku of tones with short breaths between them."""
+    parts = []
+    for i, d in enumerate(ku_s[:n_ku]):
+        if i:
+            parts.append(sil(breath, rate))
+        parts.append(tone(d, rate, freq=300 + 110 * i, amp=amp))
+    return np.concatenate(parts)
+
+
+def write(path, x, rate, **kw):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ext = path.suffix.lower()
+    if ext in (".wav", ".flac", ".ogg"):
+        sf.write(path, x, rate, **kw)
+    else:  # mp3, opus, m4a through ffmpeg
+        tmp = path.with_suffix(".src.wav")
+        sf.write(tmp, x, rate, subtype="FLOAT")
+        codec = {".mp3": "libmp3lame", ".opus": "libopus", ".m4a": "aac"}[ext]
+        extra = ["-ar", "48000"] if ext == ".opus" else []
+        subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-i", str(tmp), "-c:a", codec, *extra, str(path)],
+                       check=True)
+        tmp.unlink()
+    return path
+
+
+def voice_of(pack):
+    return FallbackVoice(pack, ToneVoice())
+
+
+# ---- layouts -----------------------------------------------------------------------------
+
+def test_wasuramoti_ogg_pack(tmp_path):
+    src = tmp_path / "src" / "inaba"
+    lengths = {}
+    for n in (0, 1, 2):
+        for half in (1, 2):
+            x = ku_reading(3 if half == 1 else 2, 22050)
+            lengths[(n, half)] = len(x) * RATE / 22050
+            write(src / f"inaba_{n:03d}_{half}.ogg", np.concatenate([sil(0.3, 22050), x, sil(0.5, 22050)]), 22050)
+    pack = import_pack(src, reference=False)
+    assert pack.name == "inaba" and pack.meta["layout"] == "wasuramoti"
+    assert pack.folder == tmp_path / "data" / "voices" / "inaba"
+    assert sorted(pack.clip_keys()) == sorted((k, p) for k in ("joka", "1", "2") for p in ("kami", "shimo"))
+    for (n, half), want in lengths.items():
+        item = SpeechItem("joka" if n == 0 else str(n), "kami" if half == 1 else "shimo")
+        lay = pack.layout(item)
+        x = pack.samples(item)
+        assert lay.frames == len(x) and lay.sample_rate == RATE and not lay.exact
+        assert abs(len(x) - want) < 0.03 * RATE  # silence and Vorbis padding gone
+        assert len(lay.morae) > 5 and lay.morae[0].start == 0 and lay.morae[-1].end == lay.frames
+    # the voice.toml written with the pack says where it came from
+    assert "imported_from" in (pack.folder / "voice.toml").read_text()
+
+
+@needs_ffmpeg
+def test_karuta_tools_mp3_gapless_render(tmp_path):
+    """The 間 between a recorded 下の句 and the next 上の句 is exact in a rendered file."""
+    from reader.engine import build_plan
+    from reader.settings import preset
+
+    from audio.render import render_to_file
+
+    src = tmp_path / "src" / "yomite"
+    truth = {}
+    for n in (0, 1, 2, 3):
+        for half in (1, 2):
+            body = ku_reading(3 if half == 1 else 2, 44100)
+            truth[(n, half)] = len(body)
+            write(src / f"{n:03d}_{half}.mp3", np.concatenate([sil(0.2, 44100), body, sil(0.4, 44100)]), 44100)
+    pack = import_pack(src, reference=False)
+    assert pack.meta["layout"] == "karuta-tools" and len(pack.clip_keys()) == 8
+    # encoder padding removed: each clip is as long as the tones that went in (±3 ms of edge ramp)
+    for (n, half), frames in truth.items():
+        got = pack.layout(SpeechItem("joka" if n == 0 else str(n), "kami" if half == 1 else "shimo")).frames
+        assert abs(got - frames * RATE / 44100) < 0.003 * RATE
+    voice = voice_of(pack)
+    plan = build_plan(preset("kyogi", poems=(1, 2, 3), ma_ms=1000, take_ms=300, yoin_ms=3000, gap_ms=500), 7, voice)
+    out = tmp_path / "reading.wav"
+    render_to_file(plan, voice, out, subtype="FLOAT")
+    y, rate = sf.read(out, dtype="float32")
+    assert rate == RATE and voice.missing == []
+    mas = [s for s in plan.segments if s.kind == "ma"]
+    assert len(mas) == 3
+    for seg in mas:
+        before = np.flatnonzero(np.abs(y[seg.start - RATE:seg.start]) > 1e-6)
+        after = np.flatnonzero(np.abs(y[seg.end:seg.end + RATE]) > 1e-6)
+        last_sound = seg.start - RATE + int(before[-1])
+        first_sound = seg.end + int(after[0])
+        assert abs((first_sound - last_sound - 1) - RATE) <= 1  # 1 s of 間, ±1 sample
+
+
+@pytest.mark.parametrize("ext", ["wav", pytest.param("mp3", marks=needs_ffmpeg)])
+def test_one_file_per_poem_split(tmp_path, ext):
+    src = tmp_path / "src" / "onefile"
+    truth = {}
+    for n in (0, 1, 2, 3):
+        kami = ku_reading(3)
+        shimo = ku_reading(2, ku_s=(1.1, 1.4))
+        pause = 1.0 + 0.2 * n
+        x = np.concatenate([sil(0.3), kami, sil(pause), shimo, sil(0.3)])
+        truth[n] = (int(0.3 * RATE) + len(kami), int(0.3 * RATE) + len(kami) + int(round(pause * RATE)))
+        write(src / f"karuta_{n:03d}.{ext}", x, RATE)
+    pack = import_pack(src, reference=False)
+    assert pack.meta["layout"] == "one-file"
+    for n in (0, 1, 2, 3):
+        key = "joka" if n == 0 else str(n)
+        kami = pack.samples(SpeechItem(key, "kami"))
+        shimo = pack.samples(SpeechItem(key, "shimo"))
+        # trimmed halves are the spoken parts: the split sat in the pause
+        assert abs(len(kami) - (truth[n][0] - int(0.3 * RATE))) < 0.01 * RATE
+        assert abs(len(shimo) - len(ku_reading(2, ku_s=(1.1, 1.4)))) < 0.01 * RATE
+    kinds = {p.kind for p in pack.problems()}
+    assert kinds == {"missing", "not aligned"}
+
+
+def test_find_split_prefers_the_long_middle_pause():
+    kami, shimo = ku_reading(3, breath=0.4), ku_reading(2, breath=0.4)
+    x = np.concatenate([kami, sil(0.9), shimo])
+    a, b = find_split(x, RATE)
+    assert abs(a - len(kami)) < 0.011 * RATE and abs(b - (len(kami) + 0.9 * RATE)) < 0.011 * RATE
+    assert find_split(tone(3.0), RATE) is None
+
+
+def test_split_override_in_manifest(tmp_path):
+    src = tmp_path / "src" / "p"
+    # poem 1 has no pause at all: only the manifest can split it
+    write(src / "p_001.wav", np.concatenate([tone(2.0, freq=300), tone(2.0, freq=500)]), RATE)
+    write(src / "p_002.wav", np.concatenate([tone(2.0, freq=300), tone(2.0, freq=500)]), RATE)
+    (src / "voice.toml").write_text('name = "splitme"\n[clips."1"]\nsplit_ms = 2000\n', encoding="utf-8")
+    pack = import_pack(src, reference=False)
+    assert pack.name == "splitme"
+    assert abs(len(pack.samples(SpeechItem("1", "kami"))) - 2 * RATE) < 200
+    assert abs(len(pack.samples(SpeechItem("1", "shimo"))) - 2 * RATE) < 200
+    rows = [(p.clip, p.kind) for p in pack.problems()]
+    assert ("2", "no split") in rows
+    assert not pack.has("2", "kami")
+    # the override is kept in the pack's own voice.toml
+    assert 'split_ms = 2000' in (pack.folder / "voice.toml").read_text()
+
+
+@needs_ffmpeg
+def test_every_format_depth_and_rate(tmp_path):
+    src = tmp_path / "src" / "mixed"
+    base = ku_reading(2)
+    files = {
+        "001_1.wav": (8000, dict(subtype="PCM_U8")),
+        "001_2.wav": (96000, dict(subtype="PCM_24")),
+        "002_1.wav": (44100, dict(subtype="PCM_32")),
+        "002_2.wav": (16000, dict(subtype="FLOAT")),
+        "003_1.flac": (44100, dict(subtype="PCM_16")),
+        "003_2.ogg": (22050, {}),
+        "004_1.opus": (48000, {}),
+        "004_2.m4a": (44100, {}),
+        "005_1.mp3": (22050, {}),
+        "005_2.wav": (11025, dict(subtype="PCM_16")),
+    }
+    from audio.decode import resample
+
+    for name, (rate, kw) in files.items():
+        x = resample(base, RATE, rate)
+        if name == "001_2.wav":
+            x = np.stack([x, x * 0.5], axis=1)  # stereo
+        write(src / name, np.concatenate([sil(0.1, rate), x, sil(0.2, rate)]) if x.ndim == 1 else x, rate, **kw)
+    pack = import_pack(src, reference=False)
+    assert len(pack.clip_keys()) == 10
+    for key in "12345":
+        for part in ("kami", "shimo"):
+            n = len(pack.samples(SpeechItem(key, part)))
+            assert abs(n - len(base)) < 0.03 * RATE, (key, part, n)
+
+
+# ---- loudness, speed, hold -------------------------------------------------------------------
+
+def test_loudness_matched_across_pack(tmp_path):
+    src = tmp_path / "src" / "loud"
+    write(src / "001_1.wav", ku_reading(3, amp=0.03), RATE)
+    write(src / "001_2.wav", ku_reading(2, amp=0.9), RATE)
+    write(src / "002_1.wav", ku_reading(3, amp=0.2), RATE, subtype="PCM_16")
+    pack = import_pack(src, reference=False)
+    levels = [20 * np.log10(active_rms(pack.samples(SpeechItem(k, p)), RATE))
+              for k, p in (("1", "kami"), ("1", "shimo"), ("2", "kami"))]
+    assert max(levels) - min(levels) < 1.0
+    assert all(np.abs(pack.samples(SpeechItem(k, p))).max() <= 1.0 for k, p in pack.clip_keys())
+
+
+def test_speed_stretches_without_pitch_and_hold_is_ignored(tmp_path):
+    src = tmp_path / "src" / "sp"
+    write(src / "001_1.wav", ku_reading(3), RATE)
+    write(src / "001_2.wav", ku_reading(2), RATE)
+    pack = import_pack(src, reference=False)
+    base = pack.layout(SpeechItem("1", "kami"))
+    for speed in (0.7, 0.85, 1.0, 1.2):
+        for hold in (0, 3000):
+            item = SpeechItem("1", "shimo", speed=speed, hold_ms=hold)
+            lay = pack.layout(item)
+            x = pack.samples(item)
+            assert lay.frames == len(x) == round(pack.layout(SpeechItem("1", "shimo")).frames / speed)
+        lay = pack.layout(SpeechItem("1", "kami", speed=speed))
+        assert [m.kana for m in lay.morae] == [m.kana for m in base.morae]
+        assert abs(lay.morae[5].start - base.morae[5].start / speed) <= 1
+    slow = pack.samples(SpeechItem("1", "kami", speed=0.7))
+    seg = slow[1000:1000 + RATE // 2]
+    f = np.argmax(np.abs(np.fft.rfft(seg * np.hanning(len(seg))))) * RATE / len(seg)
+    assert abs(f - 300) < 3  # the first ku's tone keeps its pitch
+    assert np.array_equal(pack.samples(SpeechItem("1", "kami", speed=0.7)), slow)  # cached, same
+
+
+# ---- bad input and the check table ------------------------------------------------------------
+
+def test_bad_input_each_reported_and_pack_usable(tmp_path):
+    src = tmp_path / "src" / "bad"
+    good = ku_reading(3)
+    for n in (1, 2, 3):
+        write(src / f"{n:03d}_1.wav", good, RATE)
+        write(src / f"{n:03d}_2.wav", ku_reading(2), RATE)
+    (src / "004_1.mp3").write_bytes(b"ID3 this is not really an mp3 " * 100)
+    (src / "004_2.mp3").write_bytes(b"")
+    full = write(tmp_path / "full.wav", good, RATE)
+    (src / "005_1.wav").write_bytes(full.read_bytes()[:40])  # header only
+    write(src / "005_2.wav", sil(2.0) + 1e-5, RATE, subtype="FLOAT")
+    square = np.sign(tone(2.0, amp=1.0)).astype(np.float32)
+    write(src / "006_1.wav", square, RATE)
+    write(src / "006_2.wav", tone(0.3), RATE)
+    write(src / "007_1.wav", tone(25.0, rate=8000), 8000)
+    outside = write(tmp_path / "elsewhere" / "secret.wav", good, RATE)
+    os.symlink(outside, src / "007_2.wav")
+    os.symlink(tmp_path / "elsewhere", src / "linked-folder")
+    (src / "voice.toml").write_text(
+        'name = 5\nreader = "読手"\n'
+        '[clips."1"]\nsplit_ms = "abc"\n'
+        '[clips."2.kami"]\ngain_db = true\nexclude = "yes"\n'
+        '[clips."3.shimo"]\nexclude = true\n'
+        '[clips."150"]\ngain_db = 1\n', encoding="utf-8")
+    pack = import_pack(src, reference=False)
+    rows = {(p.clip, p.kind) for p in pack.problems()}
+    expected = {
+        ("4 kami", "unreadable"), ("4 shimo", "unreadable"), ("5 kami", "unreadable"),
+        ("5 shimo", "silent"), ("6 kami", "clipped"), ("6 shimo", "too short"), ("7 kami", "too long"),
+        ("007_2.wav", "link outside the pack"), ("linked-folder", "link outside the pack"),
+        ("3 shimo", "excluded"), ("7 shimo", "missing"),
+    }
+    assert expected <= rows, expected - rows
+    manifest_rows = [p for p in pack.problems() if p.clip == "voice.toml"]
+    details = " | ".join(p.detail for p in manifest_rows)
+    for bit in ("name must be a string", "split_ms must be a number", "gain_db must be a number",
+                "exclude must be true/false", "clips.150: no such clip"):
+        assert bit in details
+    for p in pack.problems():
+        assert "\n" not in p.line()
+    table = format_problems(pack.problems())
+    assert table.splitlines()[0].split() == ["clip", "problem", "detail"]
+    # good clips (and clipped / too short / too long ones) are used; the rest fall back
+    voice = voice_of(pack)
+    assert pack.name == "bad" and pack.reader == "読手"
+    for key in ("1", "2", "3", "6", "7"):
+        lay = voice.layout(SpeechItem(key, "kami"))
+        assert lay.frames == len(voice.samples(SpeechItem(key, "kami")))
+    assert voice.missing == []
+    for key, part in (("4", "kami"), ("5", "shimo"), ("3", "shimo"), ("7", "shimo")):
+        item = SpeechItem(key, part)
+        x = voice.samples(item)
+        assert len(x) == voice.layout(item).frames and np.abs(x).max() > 0.1  # never silence
+    assert set(voice.missing) == {("4", "kami"), ("5", "shimo"), ("3", "shimo"), ("7", "shimo")}
+
+
+def test_low_confidence_timeline_reported(tmp_path):
+    ref = ToneVoice(mora_ms=100)
+    src = tmp_path / "src" / "conf"
+    write(src / "001_1.wav", ref.samples(SpeechItem("1", "kami")), RATE)
+    write(src / "002_1.wav", np.random.default_rng(0).normal(0, 0.1, 3 * RATE).astype(np.float32), RATE)
+    pack = import_pack(src, reference=ref)
+    assert pack.timeline("1", "kami").confidence >= 0.5
+    assert pack.timeline("2", "kami").confidence < 0.5
+    rows = {(p.clip, p.kind) for p in pack.problems()}
+    assert ("2 kami", "low confidence") in rows and ("1 kami", "low confidence") not in rows
+
+
+def test_broken_manifest_still_imports(tmp_path):
+    src = tmp_path / "src" / "toml"
+    write(src / "001_1.wav", ku_reading(3), RATE)
+    (src / "voice.toml").write_text("name = [unclosed\n", encoding="utf-8")
+    pack = import_pack(src, reference=False)
+    assert pack.has("1", "kami")
+    assert [p.kind for p in pack.problems() if p.clip == "voice.toml"] == ["bad manifest"]
+
+
+def test_manifest_overrides_gain_trim_exclude(tmp_path):
+    src = tmp_path / "src" / "ov"
+    for n in (1, 2):
+        write(src / f"{n:03d}_1.wav", ku_reading(3), RATE)
+    (src / "voice.toml").write_text(
+        '[clips."1.kami"]\ngain_db = -6.0\ntrim_start_ms = 500\n[clips."2"]\nexclude = true\n', encoding="utf-8")
+    pack = import_pack(src, reference=False)
+    a = pack.samples(SpeechItem("1", "kami"))
+    assert abs(len(a) - (len(ku_reading(3)) - RATE // 2)) < 0.005 * RATE
+    assert not pack.has("2", "kami") and not pack.has("2", "shimo")
+
+
+def test_check_is_fast_on_a_202_clip_pack(tmp_path):
+    src = tmp_path / "src" / "full"
+    rate = 16000
+    clip = ku_reading(2, rate, ku_s=(0.6, 0.6), breath=0.1)
+    for n in range(101):
+        for half in (1, 2):
+            write(src / f"full_{n:03d}_{half}.wav", clip, rate, subtype="PCM_16")
+    t0 = time.perf_counter()
+    pack = import_pack(src, reference=False)
+    import_s = time.perf_counter() - t0
+    assert len(pack.clip_keys()) == 202
+    t0 = time.perf_counter()
+    _, problems = check_pack("full")
+    assert time.perf_counter() - t0 < 5.0
+    assert [p.kind for p in problems] == ["not aligned"]
+    assert import_s < 60
+
+
+# ---- fallback and resolve_voice ---------------------------------------------------------------
+
+def test_fallback_voice_says_once(tmp_path):
+    src = tmp_path / "src" / "fb"
+    write(src / "001_1.wav", ku_reading(3), RATE)
+    pack = import_pack(src, reference=False)
+    with pytest.raises(MissingClip):
+        pack.layout(SpeechItem("1", "shimo"))
+    with pytest.raises(MissingClip):
+        pack.layout(SpeechItem("announce", "whole"))
+    calls = []
+    made = []
+
+    def factory():
+        made.append(1)
+        return ToneVoice()
+
+    voice = FallbackVoice(pack, factory, on_missing=calls.append)
+    voice.samples(SpeechItem("1", "kami"))
+    assert made == [] and voice.notice_once() is None  # nothing missing, fallback never made
+    for item in (SpeechItem("1", "shimo"), SpeechItem("announce", "whole"), SpeechItem("1", "shimo", hold_ms=3000)):
+        assert len(voice.samples(item)) == voice.layout(item).frames
+    assert len(calls) == 1 and "1 下の句" in calls[0]
+    msg = voice.notice_once()
+    assert msg and "\n" not in msg and "tone" in msg and "announce" in msg
+    assert voice.notice_once() is None
+
+
+def test_clip_deleted_after_import_falls_back_at_same_length(tmp_path):
+    src = tmp_path / "src" / "del"
+    write(src / "001_1.wav", ku_reading(3), RATE)
+    pack = import_pack(src, reference=False)
+    voice = voice_of(VoicePack(pack.folder))
+    item = SpeechItem("1", "kami")
+    frames = voice.layout(item).frames
+    (pack.folder / "clips" / "1_kami.flac").unlink()
+    x = voice.samples(item)
+    assert len(x) == frames and np.abs(x).max() > 0.1
+    assert voice.missing == [("1", "kami")]
+    assert ("1 kami", "missing") in {(p.clip, p.kind) for p in VoicePack(pack.folder).problems()}
+
+
+def test_resolve_voice(tmp_path):
+    src = tmp_path / "src" / "rv"
+    write(src / "rv_001_1.ogg", ku_reading(3), RATE)
+    synth = object()
+    assert resolve_voice("synth", lambda: synth) is synth
+    assert resolve_voice(None, lambda: synth) is synth
+    assert isinstance(resolve_voice("tone", lambda: synth), ToneVoice)
+    with pytest.raises(KarutaError) as ei:
+        resolve_voice("nobody", lambda: synth)
+    assert "unknown voice 'nobody'" in str(ei.value) and "\n" not in str(ei.value)
+    # a raw folder is imported on first use, then reused while unchanged
+    v = resolve_voice(str(src), ToneVoice)
+    assert isinstance(v, FallbackVoice) and v.name == "rv" and v.primary.has("1", "kami")
+    mtime = (v.primary.folder / "pack.json").stat().st_mtime_ns
+    v2 = resolve_voice(str(src), ToneVoice)
+    assert (v2.primary.folder / "pack.json").stat().st_mtime_ns == mtime
+    assert isinstance(resolve_voice("rv", ToneVoice), FallbackVoice)
+    assert isinstance(resolve_voice(str(v.primary.folder), ToneVoice), FallbackVoice)
+    set_default_voice("rv")
+    assert resolve_voice(None, ToneVoice).name == "rv"
+    set_default_voice("gone")
+    with pytest.raises(KarutaError):
+        resolve_voice(None, ToneVoice)
+
+
+def test_scan_ignores_unrelated_files(tmp_path):
+    src = tmp_path / "src" / "r"
+    write(src / "r_001_1.ogg", ku_reading(3), RATE)
+    write(src / "r_101_1.ogg", ku_reading(3), RATE)
+    (src / "README.txt").write_text("hello")
+    s = scan_source(src)
+    assert s.layout == "wasuramoti" and list(s.files) == [("1", "kami")]
+    assert [(p.clip, p.kind) for p in s.problems] == [("r_101_1.ogg", "ignored")]
+
+
+def test_not_a_pack(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(KarutaError):
+        import_pack(tmp_path / "empty", reference=False)
+    with pytest.raises(KarutaError):
+        VoicePack(tmp_path / "empty")
