@@ -68,7 +68,8 @@ class Announcer(Protocol):
     """Hook for the reading engine (a later ``--read`` option): chooses and reads the poems.
 
     ``next_poem(state)`` returns the poem about to be read (and may read it aloud), or ``None``
-    to let the referee type it.  Called once before each entry prompt.
+    to let the referee type it.  Called once per read (the keeper remembers the answer, so a
+    typo, help or an undo back to that read does not read it again).
     """
 
     def next_poem(self, state) -> int | None: ...
@@ -202,6 +203,8 @@ class Keeper:
         self.echo = echo or click.echo
         self.announcer = announcer
         self.clear = clear
+        #: read index -> the poem the announcer chose for it
+        self._announced: dict[int, int | None] = {}
 
     def save(self) -> None:
         matchlog.save(self.log_file, self.match, self.extra)
@@ -244,7 +247,10 @@ class Keeper:
                 prompt = "match over — u undo, q quit: "
             else:
                 if self.announcer is not None:
-                    announced = self.announcer.next_poem(st)
+                    n_read = len(st.results)
+                    if n_read not in self._announced:   # once per read, not per prompt
+                        self._announced[n_read] = self.announcer.next_poem(st)
+                    announced = self._announced[n_read]
                 n = len(st.results) + 1
                 prompt = (f"read {n}" + (f" (poem {announced})" if announced else "")
                           + " — poem, who took, faults (? help, u undo, q quit): ")

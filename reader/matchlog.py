@@ -181,7 +181,7 @@ def loads(text: str, name: str = "<log>") -> LoadedLog:
 def load(path: str | os.PathLike) -> LoadedLog:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise LogError(f"{path}: no such file") from None
     except UnicodeDecodeError:

@@ -148,17 +148,21 @@ def test_announcer_hook_supplies_the_poem(tmp_path):
     class Reader:
         def __init__(self):
             self.order = list(KARA)
+            self.calls = 0
 
         def next_poem(self, state):
+            self.calls += 1
             return self.order[len(state.results)]
 
     loaded = matchlog.LoadedLog("kyogi", kyogi.KyogiMatch(DEAL))
-    inputs = iter(["ao\n", "-\n", ""])
+    reader = Reader()
+    inputs = iter(["ao\n", "?\n", "zz\n", "-\n", ""])
     out = []
     k = keeper.Keeper(loaded, tmp_path / "h.jsonl", readline=lambda: next(inputs),
-                      echo=lambda s="", nl=True: out.append(s), announcer=Reader())
+                      echo=lambda s="", nl=True: out.append(s), announcer=reader)
     k.run()
     assert [ev.poem for ev in loaded.match.events] == KARA[:2]
+    assert reader.calls == 3          # reads 1, 2 and the prompt for 3; not per typo or help
     assert any(f"(poem {KARA[0]})" in s for s in out)
 
 
