@@ -68,6 +68,8 @@ def _one_line(e: BaseException) -> str:
     # libsndfile messages repeat the path: keep the reason
     if "Error opening" in text and ":" in text:
         text = text.rsplit(":", 1)[-1].strip()
+    if "does not exist" in text:  # libsndfile's words for a format it cannot recognise
+        text = "format not recognised"
     return text[:160] or type(e).__name__
 
 

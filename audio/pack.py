@@ -505,7 +505,7 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             return [Problem(clip_label(key, part), "excluded", "exclude = true in voice.toml")]
         s, e = trim_silence(y, PACK_RATE)
         if e <= s:
-            return [Problem(clip_label(key, part), "silent", rel)]
+            return [Problem(clip_label(key, part), "silent", f"{rel}: no sound above the noise floor")]
         cut0 = int(round(float(ov.get("trim_start_ms", 0)) * PACK_RATE / 1000))
         cut1 = int(round(float(ov.get("trim_end_ms", 0)) * PACK_RATE / 1000))
         if cut0 or cut1:
@@ -876,8 +876,11 @@ def check_pack(spec) -> tuple[VoicePack, list[Problem]]:
         import tempfile
 
         tmpdir = Path(tempfile.mkdtemp(prefix="karuta-check-"))
-        pack = import_pack(path, tmpdir / "pack")
-        return pack, pack.problems()
+        try:
+            pack = import_pack(path, tmpdir / "pack")
+            return pack, pack.problems()
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
     raise KarutaError(_unknown_voice_message(str(spec)))
 
 
