@@ -302,7 +302,8 @@ def report(match: AnyMatch, last: int | None = None) -> str:
                              else ": in progress"))
         for p in kyogi.PLAYERS:
             cards = " ".join(str(c) for c in st.cards(p))
-            lines.append(f"  {p}: {st.count(p):2d} card{'s' if st.count(p) != 1 else ' '}  {cards}")
+            lines.append(f"  {p}: {st.count(p):2d} card{'s' if st.count(p) != 1 else ' '}  {cards}"
+                         .rstrip())
         rows = [("read", "poem", "kimariji", "lies", "took", "faults", "sent", "A", "B", "case")]
         for i, r in enumerate(st.results, 1):
             faults = " ".join(f"{p}{'×2' if r.fault_count(p) == 2 else ''}"
@@ -327,7 +328,7 @@ def report(match: AnyMatch, last: int | None = None) -> str:
         lines.append(head)
         for p in players:
             cards = " ".join(str(c) for c in st.cards(p))
-            lines.append(f"  {p}: {st.count(p):2d} taken  {cards}")
+            lines.append(f"  {p}: {st.count(p):2d} taken  {cards}".rstrip())
         lines.append(f"  ba: {len(st.ba)}" + (f"  ({' '.join(map(str, st.ba))})" if st.ba else ""))
         if st.sitting_out:
             lines.append(f"  sits out the next read: {', '.join(sorted(st.sitting_out))}")
