@@ -56,7 +56,13 @@ def replay(file, as_json):
 @click.option("--resume", is_flag=True, help="Continue the match in --log after a crash or quit.")
 @click.option("--last", type=click.IntRange(0, 100), default=5, show_default=True,
               help="How many recent reads the screen shows.")
-def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume, last):
+@click.option("--read", "read_aloud", is_flag=True,
+              help="The app reads the poems aloud too: each entered result reads on "
+                   "(previous 下の句, 間, next 上の句).")
+@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH", help="With --read: the voice.")
+@click.option("--device", default=None, help="With --read: the sound device.")
+def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
+         read_aloud, voice_spec, device):
     """Keep score of a real match from the keyboard, saving the log after every read.
 
     Enter each read as one line: the poem number, then who took it and any faults
@@ -65,5 +71,21 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
     """
     from reader import keeper
 
-    keeper.run(rules=rules, seed=seed, deal_file=deal_file, color=color, players=players,
-               reads=reads, finals=finals, log_file=log_file, resume=resume, last=last)
+    announcer = None
+    if read_aloud:
+        import secrets
+
+        from reader.announcer import ReadingAnnouncer
+        from reader.cli_read import make_voice
+        from reader.session import open_output
+
+        voice = make_voice(voice_spec)
+        output = open_output("sounddevice", device, voice.sample_rate)
+        announcer = ReadingAnnouncer(voice, output, seed if seed is not None else secrets.randbelow(10**6))
+    try:
+        keeper.run(rules=rules, seed=seed, deal_file=deal_file, color=color, players=players,
+                   reads=reads, finals=finals, log_file=log_file, resume=resume, last=last,
+                   announcer=announcer)
+    finally:
+        if announcer is not None:
+            announcer.close()
