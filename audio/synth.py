@@ -14,12 +14,15 @@ How a clip is made
    scaled by 1/speed; the consonant takes a fixed share by its class (r 35 ms ... ch 95 ms,
    scaled by 1/speed) and the vowel the rest; each ku's last mora lasts ``ku_end`` (2x) morae;
    a breath (``pau``, ``breath_ms`` = 100 ms / speed) follows each ku but the last; the item's
-   last vowel is extended by ``hold_ms`` (余韻, rounded to the grid, not scaled by speed).
+   last mora is extended by ``hold_ms`` (余韻, rounded to the grid, not scaled by speed).
 3. **Synthesis.**  Debian's ``hts_engine -vp`` (phoneme alignment from the labels) renders the
-   timed labels exactly.  A long vowel (or ん) is written as a 70 ms onset plus ~200 ms
-   continuation labels (V-V+V): stretched as one label, HTS puts the stretch into the silent
-   transition states.  The engine runs 20 dB down (no int16 clipping); at load the clip gets
-   +12 dB and a soft limiter above 0.7.  50 ms of ``sil`` before and after are synthesized and cut off exactly,
+   timed labels exactly.  A long vowel (or ん) is written as a 70 ms onset, continuation
+   labels (V-V+V, up to ~500 ms each) and a 60 ms ending: stretched as one label, HTS puts the
+   stretch into its transition states and the vowel goes silent.  The engine runs 20 dB down
+   (no int16 clipping); at load the clip gets +12 dB and a soft limiter above 0.7.  The hold
+   is not synthesized: the last vowel is continued as a cross-faded loop of whole pitch
+   periods at a steady pitch, falling 4 dB (``_sustain``), so every ``hold_ms`` shares one
+   cached clip.  50 ms of ``sil`` before and after are synthesized and cut off exactly,
    so a clip starts where the voice starts and ends where its last sound ends.  A 5 ms fade-in
    and a ``fade_ms`` (150 ms) fade-out are applied at load.
 
@@ -28,7 +31,8 @@ has ``layout(item).frames`` frames and the mora onsets are the phoneme boundarie
 Mora kana in the layout are ``poems.kimariji.sound_morae`` of the reading.
 
 Clips are cached on disk (``KARUTA_CACHE_DIR`` or the per-user cache folder, ``synth/``),
-keyed by a hash of the timed labels, voice file, half-tone, engine version and format.
+keyed by a hash of the timed labels (without the hold), voice file, engine options
+(half-tone), engine version and format.
 Entries carry their length and a SHA-256; a bad entry is deleted and rebuilt.  ``prefetch``
 synthesizes ahead in a pool of 2 worker threads (each runs one ``hts_engine`` process).
 
@@ -410,23 +414,24 @@ CONSONANT_MS = {  # near mei's own median durations (k 75, s 75, sh 75, ch 95, r
 }
 
 
-#: a vowel or ん longer than HEAD + 4 ticks is said as a long vowel: a HEAD-tick onset, then
-#: segments of about SEG ticks labelled as its continuation (V-V+V), the last one leading on.
-#: One stretched label would put the stretch into its transition states (silence after sil,
-#: a fade before pau), so a 1.5 s held vowel would be mostly silent.
+#: a vowel or ん longer than HEAD + TAIL + 4 ticks is said as a long vowel: a HEAD-tick onset,
+#: segments of about SEG ticks labelled as its continuation (V-V+V), and a TAIL-tick ending
+#: that leads on.  One stretched label would put the stretch into its transition states
+#: (silence after sil, a fade before pau): a 600 ms ku-final vowel went silent after 350 ms.
 _HEAD = 14
-_SEG = 40
+_SEG = 100
+_TAIL = 12
 _QUINT = re.compile(r"^([^^]*)\^([^-]*)-([^+]*)\+([^=]*)=([^/]*)(/.*)$")
 
 
 def _split_long(label: str, ticks: int) -> list[tuple[int, str]]:
     m = _QUINT.match(label)
-    if m is None or m.group(3) not in ("a", "i", "u", "e", "o", "N") or ticks <= _HEAD + 4:
+    if m is None or m.group(3) not in ("a", "i", "u", "e", "o", "N") or ticks <= _HEAD + _TAIL + 4:
         return [(ticks, label)]
     p1, p2, v, p4, p5, rest = m.groups()
-    rem = ticks - _HEAD
-    n = max(1, round(rem / _SEG))
-    segs = [_HEAD] + [rem // n + (1 if k < rem % n else 0) for k in range(n)]
+    mid = ticks - _HEAD - _TAIL
+    n = max(1, round(mid / _SEG))
+    segs = [_HEAD] + [mid // n + (1 if k < mid % n else 0) for k in range(n)] + [_TAIL]
     out = []
     for k, d in enumerate(segs):
         prev2, prev = (p1, p2) if k == 0 else ((p2 if k == 1 else v), v)
@@ -435,12 +440,53 @@ def _split_long(label: str, ticks: int) -> list[tuple[int, str]]:
     return out
 
 
+def _sustain(x, vowel_start: int, hold: int):
+    """Hold the last vowel ``hold`` frames longer (余韻) at a steady pitch.
+
+    Stretching a vowel inside HTS makes its pitch and loudness swing (each stretched label has
+    its own contour), so the hold is made here: from a point S 45 % into the last vowel the
+    clip continues as a loop of whole pitch periods (about 25 ms, cut from just before S and
+    cross-faded with a sin^2 window), falling gently by 4 dB to the end; the clip's end fade
+    follows.  Deterministic, exact length ``len(x) + hold``."""
+    import numpy as np
+
+    n = len(x)
+    s = vowel_start + int(0.45 * (n - vowel_start))
+    seg = x[max(vowel_start, s - 2400):s].astype(np.float64)
+    period = 240
+    if len(seg) >= 1200:
+        seg = seg - seg.mean()
+        lags = np.arange(80, min(400, len(seg) // 2))
+        if len(lags):
+            corr = [np.dot(seg[:-k], seg[k:]) / (np.linalg.norm(seg[:-k]) * np.linalg.norm(seg[k:]) + 1e-12)
+                    for k in lags]
+            period = int(lags[int(np.argmax(corr))])
+    loop = period * max(1, round(1200 / period))
+    while loop > period and s - 2 * loop < vowel_start:
+        loop -= period
+    loop = min(loop, max(1, (s - vowel_start) // 2), s // 2) or 1
+    w = np.sin(np.pi * (np.arange(2 * loop) + 0.5) / (2 * loop)) ** 2  # w[i] + w[i + loop] == 1
+    grain = x[s - 2 * loop:s].astype(np.float64) * w
+    cycle = grain[:loop] + grain[loop:]  # one period of the loop; cycle[i] ~ x[s - loop + i]
+    total = (n - s) + hold
+    ext = np.tile(cycle, (loop + total) // loop + 1)[:loop + total]  # from s - loop on
+    ext[loop:] *= 10 ** (-4 / 20 * np.arange(total) / max(1, total))
+    xf = np.sin(0.5 * np.pi * (np.arange(loop) + 0.5) / loop) ** 2
+    out = np.empty(n + hold, dtype=np.float32)
+    out[:s - loop] = x[:s - loop]
+    out[s - loop:s] = x[s - loop:s] * (1 - xf) + ext[:loop] * xf
+    out[s:] = ext[loop:]
+    return out
+
+
 @dataclass(frozen=True)
 class _Timed:
     """A script with times: label lines for hts_engine and the layout."""
 
-    label_text: str  # what hts_engine reads (edge sil included)
-    frames: int  # clip length (edge sil excluded)
+    label_text: str  # what hts_engine reads (edge sil included); the hold is not in it
+    base_frames: int  # length of the synthesized clip (edge sil excluded, hold excluded)
+    frames: int  # clip length with the hold
+    vowel_start: int  # frame where the last mora's vowel (or ん) starts
     layout: Layout
 
 
@@ -570,22 +616,22 @@ class SynthVoice:
         for n, phones in enumerate(sc.mora_phones):
             starts.append(pos)
             total = mora if not sc.ku_end[n] else max(mora, round(mora * self.ku_end))
-            if n == last:
-                total += hold
+            c_t = 0
             if len(phones) == 2:
                 c = label_phoneme(sc.labels[phones[0]])
                 c_t = min(max(3, self._ticks(CONSONANT_MS.get(c, 60), speed)), mora // 2)
                 dur[phones[0]], dur[phones[1]] = c_t, total - c_t
             else:
                 dur[phones[0]] = total
+            vowel_start = pos + c_t
             pos += total
             if sc.pau_after[n] >= 0 and n != last:
                 b = max(1, breath)
                 dur[sc.pau_after[n]] = b
                 pos += b
-        frames = pos * GRID
+        frames = (pos + hold) * GRID
         morae = tuple(
-            Mora(k, s * GRID, (starts[i + 1] if i < last else pos) * GRID)
+            Mora(k, s * GRID, (starts[i + 1] if i < last else pos + hold) * GRID)
             for i, (k, s) in enumerate(zip(sc.kana, starts)))
         lines = []
         t = 0
@@ -596,7 +642,7 @@ class SynthVoice:
             for seg_ticks, seg_lab in _split_long(lab, d):
                 lines.append(f"{t * _HTK_PER_TICK} {(t + seg_ticks) * _HTK_PER_TICK} {seg_lab}")
                 t += seg_ticks
-        timed = _Timed("\n".join(lines) + "\n", frames,
+        timed = _Timed("\n".join(lines) + "\n", pos * GRID, frames, vowel_start * GRID,
                        Layout(frames=frames, sample_rate=SAMPLE_RATE, morae=morae, exact=True))
         with self._lock:
             if len(self._timed) > 4096:
@@ -612,7 +658,7 @@ class SynthVoice:
         timed = self._time(item)
         h = hashlib.sha256()
         for part in (f"format={_FORMAT}", f"rate={SAMPLE_RATE}", f"options={' '.join(self._engine_options())}",
-                     f"speed={item.speed!r}", f"hold_ms={item.hold_ms!r}",
+                     f"speed={item.speed!r}",
                      f"voice={_file_hash(self.voice_path())}", f"engine={self.engine_version()}",
                      timed.label_text):
             h.update(part.encode("utf-8"))
@@ -668,7 +714,7 @@ class SynthVoice:
         import numpy as np
 
         cmd = [self.engine_path(), "-m", self.voice_path(), *self._engine_options()]
-        total = timed.frames + 2 * _EDGE_SIL * GRID
+        total = timed.base_frames + 2 * _EDGE_SIL * GRID
         try:
             if os.path.exists("/dev/stdin") and os.path.exists("/dev/stdout"):
                 p = subprocess.run(cmd + ["-or", "/dev/stdout", "/dev/stdin"],
@@ -688,7 +734,7 @@ class SynthVoice:
         pcm = np.frombuffer(raw, dtype="<i2")
         if len(pcm) != total:
             raise SynthError(f"speech engine returned {len(pcm)} frames, expected {total}")
-        return pcm[_EDGE_SIL * GRID:_EDGE_SIL * GRID + timed.frames].copy()
+        return pcm[_EDGE_SIL * GRID:_EDGE_SIL * GRID + timed.base_frames].copy()
 
     def _engine_options(self) -> list[str]:
         opts = ["-vp", "-g", str(_ENGINE_GAIN_DB)]
@@ -708,7 +754,7 @@ class SynthVoice:
         if not owner:
             return fut.result()
         try:
-            pcm = self._read_entry(path, timed.frames)
+            pcm = self._read_entry(path, timed.base_frames)
             if pcm is None:
                 pcm = self._synthesize(timed)
                 self._write_entry(path, pcm)
@@ -731,6 +777,8 @@ class SynthVoice:
         if over.any():
             x = out[over]
             out[over] = np.sign(x) * (_LIMIT + (1 - _LIMIT) * np.tanh((np.abs(x) - _LIMIT) / (1 - _LIMIT)))
+        if timed.frames > timed.base_frames:
+            out = _sustain(out, timed.vowel_start, timed.frames - timed.base_frames)
         n = len(out)
         fin = min(GRID, n)
         out[:fin] *= np.linspace(0.0, 1.0, fin, endpoint=False, dtype=np.float32)
