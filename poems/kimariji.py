@@ -21,8 +21,6 @@ _SMALL = set("ゃゅょぁぃぅぇぉ")
 _ALWAYS = str.maketrans("をゐゑぢづ", "おいえじず")
 # kana whose vowel is o: a following う is heard as お (long o)
 _O_ROW = set("おこごそぞとどのほぼぽもよろょを")
-# historical a-row + ふ/う is read as o-row + う (あふ → おう → おお)
-_A_TO_O = dict(zip("あかがさざただなはばぱまやらわ", "おこごそぞとどのほぼぽもよろお"))
 
 
 def _morae(text: str) -> list[str]:
@@ -36,16 +34,15 @@ def _morae(text: str) -> list[str]:
 
 
 def sound_morae(reading_kami: Iterable[str]) -> tuple[str, ...]:
-    """The 上の句 as heard, one string per mora: ('お', 'お', 'こ', 'と', 'の', ...)."""
+    """Ku in modern reading, as heard, one string per mora: ('お', 'お', 'こ', 'と', 'の', ...).
+
+    The modern reading already turned historical あふ into おう, so only an o-row + う is a long
+    o; an a-row + う stays (48 いわうつ is い-わ-う-つ).
+    """
     morae = _morae("".join(reading_kami).translate(_ALWAYS))
     for i in range(1, len(morae)):
-        if morae[i] == "う":
-            prev = morae[i - 1]
-            if prev[-1] in _O_ROW:
-                morae[i] = "お"
-            elif len(prev) == 1 and prev in _A_TO_O:
-                morae[i - 1] = _A_TO_O[prev]
-                morae[i] = "お"
+        if morae[i] == "う" and morae[i - 1][-1] in _O_ROW:
+            morae[i] = "お"
     return tuple(morae)
 
 

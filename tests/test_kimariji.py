@@ -73,3 +73,8 @@ def test_reading_cards_only_shortens_and_stays_decisive(read):
         if k.length > 1:
             shorter = k.sound[: len(k.sound) - len(sound_morae([k.sound])[-1])]
             assert any(m != n and s.startswith(shorter) for m, s in sounds.items())
+
+
+def test_a_row_u_in_a_modern_reading_is_not_a_long_o():
+    # 48 風をいたみ 岩打つ波の: いわうつ is i-wa-u-tsu
+    assert sound_morae(["いわうつなみの"])[:4] == ("い", "わ", "う", "つ")
