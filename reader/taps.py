@@ -1,0 +1,342 @@
+"""Taps: input sources that stamp each event as it is taken in, and the mapping of a stamp
+onto the reading's timeline.
+
+Sources (all stamp with ``time.perf_counter_ns()`` the moment an event is taken in):
+
+  ``TerminalTaps``  a dedicated thread ``select()``s the tty (cbreak, no echo) with a 1 ms
+                    timeout and reads each key as it arrives; events go on a queue.  The thread
+                    wakes as soon as a byte is readable, so the stamp lags the key by the
+                    kernel's wake-up only (measured: tmux send-keys → stamp ≈ 2.5 ms, most of
+                    it tmux itself).
+  ``WindowTaps``    the pygame window.  SDL's event functions must run on the thread that made
+                    the window, so the window's own loop calls ``pump()`` about every 1 ms and
+                    draws at 60 fps in between (``WindowLoop``): a tap waits at most one poll
+                    gap or one draw.  Keys, mouse buttons and touches (FINGERDOWN) all count.
+
+Mapping (``TapMapper``): a stamp → the output stream frame heard at that instant
+(``Output.frame_at_perf``: with sounddevice, per-buffer ``outputBufferDacTime`` converted from
+PortAudio's clock, which follows the wall clock, with a paired reading; with pygame, the
+moment a chunk was seen to start plus the mixer buffer — an estimate, ~10 ms constant offset
+absorbed by calibration, jitter up to a few ms) → the plan frame
+(``PlanCursor.plan_frame_at``), kept fractional.
+
+Accuracy (tests/test_taps.py, scripts/bench_grab.py): sounddevice on a PulseAudio null sink,
+a tap injected at a known DAC frame maps back within a fraction of a millisecond.
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import os
+import queue
+import select
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+__all__ = ["TapEvent", "PollStats", "TerminalTaps", "WindowTaps", "TapMapper"]
+
+
+@dataclass(frozen=True)
+class TapEvent:
+    """An input event, stamped when taken in.
+
+    ``kind``: "key" (``char`` set for a terminal key or a text key; ``key`` the pygame key
+    code), "mouse" (``pos``), "touch" (``pos`` in window pixels), "quit".
+    """
+
+    ns: int
+    kind: str
+    char: str = ""
+    key: int | None = None
+    pos: tuple[int, int] | None = None
+    source: str = ""
+
+    @property
+    def t(self) -> float:
+        """The stamp in ``time.perf_counter()`` seconds."""
+        return self.ns / 1e9
+
+
+class PollStats:
+    """Intervals between successive polls (the last ``size``), in ms."""
+
+    def __init__(self, size: int = 20000):
+        self._d: deque[float] = deque(maxlen=size)
+        self._last: int | None = None
+
+    def tick(self, ns: int) -> None:
+        if self._last is not None:
+            self._d.append((ns - self._last) / 1e6)
+        self._last = ns
+
+    def reset(self) -> None:
+        self._d.clear()
+        self._last = None
+
+    def describe(self) -> dict:
+        xs = sorted(self._d)
+        if not xs:
+            return {"n": 0}
+
+        def q(p):
+            return round(xs[min(len(xs) - 1, int(p * len(xs)))], 3)
+
+        return {"n": len(xs), "median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": round(xs[-1], 3),
+                "mean_ms": round(sum(xs) / len(xs), 3)}
+
+
+def prompt_gil(interval_s: float = 0.0005) -> None:
+    """Let an input thread get the GIL within ``interval_s`` when another Python thread (the
+    audio feeder, PortAudio's callback) holds it: Python's default switch interval is 5 ms,
+    which showed as 5-12 ms late stamps.  Process-wide; only ever lowered."""
+    import sys
+
+    if sys.getswitchinterval() > interval_s:
+        sys.setswitchinterval(interval_s)
+
+
+# ---------------------------------------------------------------------------- terminal
+def _decode_one(buf: bytes) -> tuple[str, int]:
+    """(first UTF-8 character, bytes used); ("", 0) if incomplete, ("", 1) for a bad byte."""
+    b = buf[0]
+    need = 1 if b < 0x80 else 2 if 0xC2 <= b <= 0xDF else 3 if 0xE0 <= b <= 0xEF else \
+        4 if 0xF0 <= b <= 0xF4 else 0
+    if not need:
+        return "", 1
+    if len(buf) < need:
+        return "", 0
+    try:
+        return buf[:need].decode("utf-8"), need
+    except UnicodeDecodeError:
+        return "", 1
+
+
+class TerminalTaps:
+    """Keys from a tty (or any readable fd), read on a dedicated thread.
+
+    ``with TerminalTaps() as taps: ev = taps.get(timeout)``.  The tty is put in cbreak mode
+    (no echo, keys one by one) and restored on exit, Ctrl-C included.  UTF-8 characters are
+    decoded whole (kana typed through an IME or tmux arrive as one event each).  End of input
+    gives a ``quit`` event.
+    """
+
+    def __init__(self, stream=None, fd: int | None = None, poll_ms: float = 1.0):
+        import sys
+
+        self.stream = stream if stream is not None else sys.stdin
+        self.fd = fd
+        self.poll_s = poll_ms / 1000.0
+        self.q: queue.Queue[TapEvent] = queue.Queue()
+        self.stats = PollStats()
+        self._halt = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._saved = None
+
+    def __enter__(self) -> "TerminalTaps":
+        prompt_gil()
+        if self.fd is None:
+            try:
+                self.fd = self.stream.fileno()
+            except (AttributeError, OSError, ValueError):
+                self.fd = None
+        if self.fd is not None and os.isatty(self.fd):
+            import termios
+            import tty
+
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd)
+        self._thread = threading.Thread(target=self._run, name="karuta-taps", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._halt.set()
+        if self._thread is not None:
+            self._thread.join(timeout=1.0)
+        if self._saved is not None:
+            import termios
+
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            self._saved = None
+
+    def _run(self) -> None:
+        if self.fd is None:
+            self.q.put(TapEvent(time.perf_counter_ns(), "quit", source="tty"))
+            return
+        fd, pending = self.fd, b""
+        while not self._halt.is_set():
+            ready, _, _ = select.select([fd], [], [], self.poll_s)
+            ns = time.perf_counter_ns()
+            self.stats.tick(ns)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 256)
+            except OSError:
+                data = b""
+            if not data:
+                self.q.put(TapEvent(ns, "quit", source="tty"))
+                return
+            pending += data
+            while pending:
+                ch, used = _decode_one(pending)
+                if not used:  # an incomplete UTF-8 sequence: wait for its other bytes
+                    break
+                pending = pending[used:]
+                if ch:
+                    self.q.put(TapEvent(ns, "key", char=ch, source="tty"))
+
+    def get(self, timeout: float = 0.0) -> TapEvent | None:
+        try:
+            return self.q.get(timeout=timeout) if timeout else self.q.get_nowait()
+        except queue.Empty:
+            return None
+
+
+# ---------------------------------------------------------------------------- window
+class WindowTaps:
+    """Events of the pygame window, stamped as taken off SDL's queue.
+
+    Call ``pump()`` from the window's thread about every 1 ms (``WindowLoop`` does): it drains
+    the queue and returns the new ``TapEvent`` s (also kept on ``q``).  KEYDOWN (with its
+    unicode text), MOUSEBUTTONDOWN (left button), FINGERDOWN (touch; position scaled to the
+    window) and QUIT are kept; everything else is dropped.
+    """
+
+    def __init__(self):
+        import pygame
+
+        self._pg = pygame
+        prompt_gil()
+        self.q: queue.Queue[TapEvent] = queue.Queue()
+        self.stats = PollStats()
+        pygame.event.set_allowed(None)
+        pygame.event.set_allowed([pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN,
+                                  pygame.QUIT])
+
+    def pump(self) -> list[TapEvent]:
+        pg = self._pg
+        events = pg.event.get()
+        ns = time.perf_counter_ns()
+        self.stats.tick(ns)
+        out = []
+        for ev in events:
+            if ev.type == pg.KEYDOWN:
+                out.append(TapEvent(ns, "key", char=getattr(ev, "unicode", "") or "", key=ev.key,
+                                    source="window"))
+            elif ev.type == pg.MOUSEBUTTONDOWN and getattr(ev, "button", 1) == 1:
+                out.append(TapEvent(ns, "mouse", pos=tuple(ev.pos), source="window"))
+            elif ev.type == pg.FINGERDOWN:
+                surf = pg.display.get_surface()
+                w, h = surf.get_size() if surf is not None else (1, 1)
+                out.append(TapEvent(ns, "touch", pos=(int(ev.x * w), int(ev.y * h)),
+                                    source="window"))
+            elif ev.type == pg.QUIT:
+                out.append(TapEvent(ns, "quit", source="window"))
+        for e in out:
+            self.q.put(e)
+        return out
+
+    def get(self, timeout: float = 0.0) -> TapEvent | None:
+        try:
+            return self.q.get_nowait()
+        except queue.Empty:
+            return None
+
+
+class WindowLoop:
+    """Interleave input polling (~every ``poll_ms``) with drawing (``fps``) on one thread.
+
+    ``step()`` runs one slice: pumps input, and draws (calls ``draw()``, then flips) when a
+    frame is due; it sleeps to the next poll.  Returns the new events.  ``frames`` counts
+    drawn frames (``fps_measured()`` over the last second's frames).
+    """
+
+    def __init__(self, taps: WindowTaps, draw, fps: float = 60.0, poll_ms: float = 1.0):
+        self.taps = taps
+        self.draw = draw
+        self.period_ns = int(1e9 / fps)
+        self.poll_ns = int(poll_ms * 1e6)
+        self._next_frame = time.perf_counter_ns()
+        self.frames = 0
+        self.frame_times: deque[int] = deque(maxlen=600)
+        self.draw_ms = PollStats(2000)  # durations of draws (ticked in pairs)
+        self._draw_durations: deque[float] = deque(maxlen=2000)
+
+    def step(self) -> list[TapEvent]:
+        evs = self.taps.pump()
+        now = time.perf_counter_ns()
+        if now >= self._next_frame:
+            self.draw()
+            self._pg_flip()
+            end = time.perf_counter_ns()
+            self._draw_durations.append((end - now) / 1e6)
+            self.frames += 1
+            self.frame_times.append(end)
+            self._next_frame += self.period_ns
+            if self._next_frame < end:  # fell behind: do not try to catch up
+                self._next_frame = end + self.period_ns // 4
+            evs += self.taps.pump()  # what came in while drawing
+        # sleep to the next poll (never past the next frame)
+        now = time.perf_counter_ns()
+        wake = min(now + self.poll_ns, self._next_frame)
+        delay = (wake - now) / 1e9
+        if delay > 0.0002:
+            time.sleep(delay - 0.0001)
+        return evs
+
+    def _pg_flip(self):
+        import pygame
+
+        pygame.display.flip()
+
+    def fps_measured(self) -> float:
+        ts = list(self.frame_times)
+        if len(ts) < 2:
+            return 0.0
+        return (len(ts) - 1) / ((ts[-1] - ts[0]) / 1e9)
+
+    def draw_stats(self) -> dict:
+        xs = sorted(self._draw_durations)
+        if not xs:
+            return {"n": 0}
+        return {"n": len(xs), "median_ms": round(xs[len(xs) // 2], 3),
+                "max_ms": round(xs[-1], 3)}
+
+
+# ---------------------------------------------------------------------------- mapping
+class TapMapper:
+    """Stamp → stream frame heard (``output.frame_at_perf``) → plan frame (``cursor``).
+
+    ``plan_frame(ns)`` returns a float plan frame, or None before anything played.  Where the
+    cursor advances, the fraction of a frame is kept; in a live wait or hold the plan stands
+    still and the frame is where it stands.
+    """
+
+    def __init__(self, output, cursor):
+        self.output = output
+        self.cursor = cursor
+
+    def stream_frame(self, ns: int) -> float | None:
+        return self.output.frame_at_perf(ns / 1e9)
+
+    def plan_frame(self, ns: int, *, continuous: bool = True) -> float | None:
+        """The plan frame heard at stamp ``ns``.
+
+        ``continuous`` (default): inside a live wait or hold, where the plan stands still, time
+        counts on from where it stopped (a tap 400 ms into the wait after a 上の句 is 400 ms
+        after its end), so reaction times stay true; otherwise the standing frame."""
+        s = self.stream_frame(ns)
+        if s is None:
+            return None
+        s = max(0.0, s)
+        anchors = self.cursor.anchors
+        k = bisect.bisect_right([a.stream_frame for a in anchors], math.floor(s)) - 1
+        a = anchors[max(k, 0)]
+        if a.advancing:
+            return a.plan_frame + max(0.0, s - a.stream_frame)
+        if continuous and a.insert is None:
+            return a.plan_frame + max(0.0, s - a.stream_frame)
+        return float(a.plan_frame)
