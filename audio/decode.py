@@ -218,9 +218,11 @@ def resample(x, src_rate: int, dst_rate: int):
     n = len(x)
     pad = max(256, int(0.02 * src_rate))
     total = n + 2 * pad
-    # padded length: a multiple of ``down`` so the output length is an integer
-    L = -(-total // down) * down
-    M = L // down * up
+    # padded length: ``down`` times a 2-3-5-7-smooth number, so the output length is an
+    # integer and both transforms have only small prime factors (fast)
+    k = _smooth_at_least(-(-total // down))
+    L = k * down
+    M = k * up
     buf = np.zeros(L, dtype=np.float64)
     buf[pad:pad + n] = x
     X = np.fft.rfft(buf)
@@ -233,6 +235,26 @@ def resample(x, src_rate: int, dst_rate: int):
     start = round(pad * dst_rate / src_rate)
     length = round(n * dst_rate / src_rate)
     return y[start:start + length].astype(np.float32)
+
+
+def _smooth_at_least(n: int) -> int:
+    """The smallest 2-3-5-7-smooth integer >= n."""
+    best = None
+    p7 = 1
+    while p7 < 2 * n:
+        p5 = p7
+        while p5 < 2 * n:
+            p3 = p5
+            while p3 < 2 * n:
+                p2 = p3
+                while p2 < n:
+                    p2 *= 2
+                if best is None or p2 < best:
+                    best = p2
+                p3 *= 3
+            p5 *= 5
+        p7 *= 7
+    return best if best is not None else 1
 
 
 def trim_silence(x, rate: int, floor_db: float = -48.0):

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Benchmark voice-pack import and check on a synthetic 202-clip mp3 pack.
+
+The pack is a "different reader": the synthesized voice slower (340 ms a mora instead of 300)
+and two half-tones lower, encoded as 44.1 kHz mp3 with ffmpeg (karuta-tools layout,
+``NNN_1.mp3`` / ``NNN_2.mp3``, 000 = jo-ka) with silence around each clip.  Without
+hts_engine (or with ``--tone``) the clips are ToneVoice readings instead (no alignment check).
+
+Prints: build time, import time cold (alignment reference not yet synthesized: a fresh
+synthesis cache), import time warm (reference cached), ``check`` time, and how well the
+estimated 上の句 mora onsets match the truth (the builder's layout) with their confidence.
+
+    python scripts/bench_voicepack.py [--workdir DIR] [--tone] [--keep]
+
+Targets (issue 4): check <= 5 s after the first import; import <= 60 s.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+import soundfile as sf  # noqa: E402
+
+KEYS = ["joka"] + [str(n) for n in range(1, 101)]
+
+
+def build(src: Path, voice, rate_out: int = 44100) -> dict:
+    """Write the 202 mp3 clips; returns {(key, part): (lead_frames_48k, layout)}."""
+    from audio.decode import resample
+    from audio.voice import SpeechItem
+
+    src.mkdir(parents=True, exist_ok=True)
+    truth = {}
+    items = [(k, p) for k in KEYS for p in ("kami", "shimo")]
+    if hasattr(voice, "prefetch"):
+        voice.prefetch([SpeechItem(k, p) for k, p in items])
+
+    def one(kp):
+        key, part = kp
+        item = SpeechItem(key, part)
+        x = voice.samples(item)
+        lead = 0.25
+        y = np.concatenate([np.zeros(int(lead * 48000), np.float32), 0.5 * x, np.zeros(int(0.4 * 48000), np.float32)])
+        y = resample(y, 48000, rate_out)
+        nnn = 0 if key == "joka" else int(key)
+        wav = src / f"{nnn:03d}_{1 if part == 'kami' else 2}.wav"
+        sf.write(wav, y, rate_out, subtype="PCM_16")
+        subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-i", str(wav), "-c:a", "libmp3lame",
+                        "-b:a", "128k", str(wav.with_suffix(".mp3"))], check=True)
+        wav.unlink()
+        return kp, voice.layout(item)
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as ex:
+        for kp, lay in ex.map(one, items):
+            truth[kp] = lay
+    return truth
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--workdir", type=Path, help="keep the built pack here (reused when present)")
+    ap.add_argument("--tone", action="store_true", help="tone clips instead of the synthesized voice")
+    ap.add_argument("--keep", action="store_true", help="do not delete the temporary folder")
+    args = ap.parse_args()
+    if not shutil.which("ffmpeg"):
+        print("needs ffmpeg", file=sys.stderr)
+        return 1
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="karuta-bench-pack-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ["KARUTA_DATA_DIR"] = str(work / "data")
+    os.environ["KARUTA_CONFIG_DIR"] = str(work / "config")
+
+    from audio.pack import check_pack, import_pack
+    from audio.voice import ToneVoice
+
+    use_synth = not args.tone and shutil.which("hts_engine") is not None
+    if use_synth:
+        from audio.synth import SynthVoice
+
+        builder = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=work / "builder-cache")
+    else:
+        builder = ToneVoice(mora_ms=300)
+    src = work / "src" / "bench"
+    t0 = time.perf_counter()
+    if len(list(src.glob("*.mp3"))) == 202:
+        truth = {(k, p): builder.layout(__import__("audio.voice").voice.SpeechItem(k, p))
+                 for k in KEYS for p in ("kami", "shimo")}
+        print(f"pack:            reused {src}")
+    else:
+        truth = build(src, builder)
+        print(f"build 202 mp3:   {time.perf_counter() - t0:6.1f} s  ({'synthesized voice, 340 ms/mora, -2 half-tones' if use_synth else 'ToneVoice'})")
+    size = sum(p.stat().st_size for p in src.glob("*.mp3"))
+    print(f"pack size:       {size / 1e6:6.1f} MB in 202 files")
+
+    ref = None
+    cold_cache = work / f"ref-cache-{os.getpid()}"
+    if use_synth:
+        ref = SynthVoice(cache_dir=cold_cache)
+    t0 = time.perf_counter()
+    pack = import_pack(src, reference=ref if ref is not None else False)
+    cold = time.perf_counter() - t0
+    print(f"import (cold):   {cold:6.1f} s  (decode, trim, resample, loudness, FLAC, "
+          f"{'DTW with a reference synthesized now' if use_synth else 'no alignment'})")
+    if use_synth:
+        t0 = time.perf_counter()
+        pack = import_pack(src, reference=SynthVoice(cache_dir=cold_cache))
+        print(f"import (warm):   {time.perf_counter() - t0:6.1f} s  (reference readings already cached)")
+    t0 = time.perf_counter()
+    import_pack(src, reference=False)
+    print(f"import no-align: {time.perf_counter() - t0:6.1f} s")
+    pack = import_pack(src, reference=SynthVoice(cache_dir=cold_cache)) if use_synth else pack
+    t0 = time.perf_counter()
+    _, problems = check_pack("bench")
+    print(f"check:           {time.perf_counter() - t0:6.2f} s  ({len(problems)} problems)")
+    for p in problems[:10]:
+        print("   ", p.line())
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", "from reader.cli_voice import voice; voice(['check','bench'])"],
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    print(f"check (process): {time.perf_counter() - t0:6.2f} s  -> {r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr.strip()[-200:]}")
+
+    if use_synth:
+        errs, confs = [], []
+        for key in KEYS:
+            t = pack.timeline(key, "kami")
+            lay = truth[(key, "kami")]
+            if t is None:
+                continue
+            # the clip was trimmed: its frame 0 is the builder clip's first sound (the engine
+            # leaves 20-40 ms of digital silence before it), so shift the truth the same way
+            from audio.decode import trim_silence
+            from audio.voice import SpeechItem
+
+            s0, _ = trim_silence(builder.samples(SpeechItem(key, "kami")), 48000)
+            got = np.array([m.start for m in t.morae])[1:]  # the first onset is 0 by definition
+            want = np.array([m.start for m in lay.morae])[1:] - s0
+            if len(got) == len(want):
+                errs.extend(np.abs(got - want) / 48.0)
+            confs.append(t.confidence)
+        errs = np.array(errs)
+        print(f"kami onsets:     {len(errs)} onsets (after the first) in {len(confs)} clips: median error {np.median(errs):.1f} ms, "
+              f"90% {np.percentile(errs, 90):.1f} ms, max {errs.max():.0f} ms; "
+              f"confidence min {min(confs):.2f} median {np.median(confs):.2f}")
+    if not args.keep and args.workdir is None:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"files kept in {work}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
