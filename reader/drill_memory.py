@@ -296,9 +296,9 @@ def run_window(
     ``on_question(question, choice_rects)`` is called once each question is on screen (tests
     post their input events there).
     """
-    import pygame
+    from reader.window import import_pygame, open_window, poll_events
 
-    from reader.window import open_window, poll_events
+    pygame = import_pygame()
 
     screen = open_window(WINDOW_SIZE, "karuta drill memory")
     digit_keys = {getattr(pygame, f"K_{d}"): d for d in range(1, 10)}

@@ -5,6 +5,7 @@ Who calls what: ``reader.drill_memory`` (memory drill ``--window``) and the spee
   - ``display_available()`` / ``require_display()``: decide *before* importing pygame whether a
     window can be opened; ``require_display`` raises ``DeviceError`` with the one-line message
     ``NO_DISPLAY`` (the CLI prints it and exits 1).
+  - ``import_pygame()``: pygame without its greeting on stdout.
   - ``open_window(size, title)``: init pygame's display and return the screen surface
     (a ``DeviceError`` with the same message if SDL still cannot open one).
   - ``font_path()`` / ``load_font(px)``: IPAex Gothic from Debian's fonts-ipaexfont-gothic, else
@@ -29,7 +30,7 @@ from pathlib import Path
 from reader.errors import DeviceError
 
 __all__ = [
-    "NO_DISPLAY", "display_available", "require_display", "open_window", "font_path", "load_font",
+    "NO_DISPLAY", "display_available", "require_display", "import_pygame", "open_window", "font_path", "load_font",
     "draw_card", "draw_text", "card_columns", "poll_events", "INK", "PAPER", "BACKGROUND",
 ]
 
@@ -60,11 +61,18 @@ def require_display(environ: Mapping[str, str] | None = None) -> None:
         raise DeviceError(NO_DISPLAY)
 
 
+def import_pygame():
+    """``import pygame`` without its greeting on stdout (stdout is the drill's transcript)."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    return pygame
+
+
 def open_window(size: tuple[int, int], title: str):
     """Open the window; returns the pygame screen surface."""
     require_display()
-    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
-    import pygame
+    pygame = import_pygame()
 
     try:
         pygame.display.init()
