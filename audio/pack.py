@@ -686,7 +686,10 @@ class VoicePack:
         self.source = fields.get("source", "")
         self.licence = fields.get("licence", "")
         self._clips: dict[str, dict] = meta["clips"]
-        self._cache: dict = {}
+        from collections import OrderedDict
+
+        #: recently used clips (and stretched versions): bounded, a full reading touches all 202
+        self._cache: OrderedDict = OrderedDict()
         self._lock = threading.Lock()
 
     def __repr__(self):
@@ -727,14 +730,29 @@ class VoicePack:
             morae.append(Mora(kana, min(s2, frames), min(e2, frames)))
         return Layout(frames=frames, sample_rate=PACK_RATE, morae=tuple(morae), exact=False)
 
+    CACHE_ITEMS = 16
+
+    def _cached(self, k):
+        with self._lock:
+            x = self._cache.get(k)
+            if x is not None:
+                self._cache.move_to_end(k)
+            return x
+
+    def _remember(self, k, x):
+        with self._lock:
+            self._cache[k] = x
+            self._cache.move_to_end(k)
+            while len(self._cache) > self.CACHE_ITEMS:
+                self._cache.popitem(last=False)
+
     def _clip(self, item: SpeechItem):
         import numpy as np
         import soundfile as sf
 
         c = self._entry(item)
         base = (item.key, item.part, 1.0)
-        with self._lock:
-            x = self._cache.get(base)
+        x = self._cached(base)
         if x is None:
             path = self.folder / c["file"]
             try:
@@ -746,8 +764,7 @@ class VoicePack:
                 raise AudioFileError(f"{path.name}: clip in pack {self.name!r} changed since import "
                                      f"(add the pack again)")
             x = (x * np.float32(c.get("gain", 1.0))).astype(np.float32)
-            with self._lock:
-                self._cache[base] = x
+            self._remember(base, x)
         return x
 
     def samples(self, item: SpeechItem):
@@ -758,12 +775,10 @@ class VoicePack:
         if speed == 1.0:
             return x.copy()
         k = (item.key, item.part, round(speed, 4))
-        with self._lock:
-            y = self._cache.get(k)
+        y = self._cached(k)
         if y is None:
             y = stretch(x, PACK_RATE, speed)
-            with self._lock:
-                self._cache[k] = y
+            self._remember(k, y)
         return y.copy()
 
     # ---- check ------------------------------------------------------------------------------

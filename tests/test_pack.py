@@ -443,3 +443,51 @@ def test_not_a_pack(tmp_path):
         import_pack(tmp_path / "empty", reference=False)
     with pytest.raises(KarutaError):
         VoicePack(tmp_path / "empty")
+
+
+def test_fallback_at_another_rate(tmp_path):
+    src = tmp_path / "src" / "rate"
+    write(src / "001_1.wav", ku_reading(3), RATE)
+    voice = FallbackVoice(import_pack(src, reference=False), ToneVoice(sample_rate=22050))
+    item = SpeechItem("1", "shimo", speed=0.8)
+    lay = voice.layout(item)
+    x = voice.samples(item)
+    assert lay.sample_rate == RATE and len(x) == lay.frames
+    assert abs(lay.frames - ToneVoice().layout(item).frames) <= 50  # its own rounding at 22.05 kHz
+
+
+def test_clip_cache_is_bounded(tmp_path):
+    src = tmp_path / "src" / "many"
+    for n in range(1, 31):
+        write(src / f"{n:03d}_1.wav", tone(1.2, 16000), 16000, subtype="PCM_16")
+    pack = import_pack(src, reference=False)
+    for n in range(1, 31):
+        pack.samples(SpeechItem(str(n), "kami"))
+        pack.samples(SpeechItem(str(n), "kami", speed=0.8))
+    assert len(pack._cache) <= pack.CACHE_ITEMS
+
+
+@needs_ffmpeg
+@pytest.mark.skipif(shutil.which("hts_engine") is None, reason="synthesized voice needs hts_engine")
+def test_import_aligns_with_the_synthesized_voice(tmp_path):
+    """A 'different reader' (slower, lower) in mp3: 上の句 onsets found within 50 ms."""
+    from audio.decode import trim_silence
+    from audio.synth import SynthVoice
+
+    reader = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=tmp_path / "reader")
+    src = tmp_path / "src" / "other"
+    truth = {}
+    for key in ("1", "87"):
+        x = reader.samples(SpeechItem(key, "kami"))
+        s0, _ = trim_silence(x, RATE)
+        truth[key] = np.array([m.start for m in reader.layout(SpeechItem(key, "kami")).morae][1:]) - s0
+        write(src / f"{int(key):03d}_1.mp3", np.concatenate([sil(0.3), 0.5 * x, sil(0.3)]), RATE)
+    pack = import_pack(src)  # default reference: the synthesized voice
+    assert pack.meta["reference"] == "synth"
+    for key, want in truth.items():
+        t = pack.timeline(key, "kami")
+        assert t.method == "dtw" and t.confidence >= 0.5
+        got = np.array([m.start for m in t.morae][1:])
+        err = np.abs(got - want) / RATE * 1000
+        assert np.median(err) < 15 and err.max() < 60, err.round()
+    assert not [p for p in pack.problems() if p.kind == "low confidence"]
