@@ -39,9 +39,9 @@ def list_cmd():
                          p.source or p.meta.get("layout", "")))
         else:
             rows.append(("", p.name, "?", "", "damaged: add it again"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     for r in rows:
-        click.echo("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip() + ("  " + r[4] if r[4] else ""))
+        click.echo("  ".join(f"{c:<{w}}" for c, w in zip(r, widths)).rstrip())
 
 
 @voice.command("add")
