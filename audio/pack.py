@@ -724,6 +724,10 @@ class VoicePack:
         morae = []
         t = c.get("timeline") or {}
         raw = t.get("morae") or []
+        if not raw:  # a pack.json without a timeline: spread the text's morae evenly
+            from audio.align import proportional
+
+            raw = proportional(n, _ref_layout(None, item.key, item.part)).to_json()["morae"]
         for i, (kana, s, e) in enumerate(raw):
             s2 = int(round(s / speed))
             e2 = frames if i == len(raw) - 1 else int(round(e / speed))

@@ -491,3 +491,16 @@ def test_import_aligns_with_the_synthesized_voice(tmp_path):
         err = np.abs(got - want) / RATE * 1000
         assert np.median(err) < 15 and err.max() < 60, err.round()
     assert not [p for p in pack.problems() if p.kind == "low confidence"]
+
+
+def test_layout_without_stored_timeline_still_has_morae(tmp_path):
+    import json
+
+    src = tmp_path / "src" / "nt"
+    write(src / "001_1.wav", ku_reading(3), RATE)
+    pack = import_pack(src, reference=False)
+    meta = json.loads((pack.folder / "pack.json").read_text())
+    del meta["clips"]["1.kami"]["timeline"]
+    (pack.folder / "pack.json").write_text(json.dumps(meta))
+    lay = VoicePack(pack.folder).layout(SpeechItem("1", "kami"))
+    assert len(lay.morae) == 17 and lay.morae[-1].end == lay.frames
