@@ -217,6 +217,7 @@ class PlanCursor:
         self._insert_off = 0
         self._restart_after_insert = False
         self._stopped = False
+        self._stop_requested = False
         self._frozen = False  # whether the last anchor is not advancing
         self._last_shimo: Segment | None = None
         self._anchors: list[Anchor] = []
@@ -243,7 +244,9 @@ class PlanCursor:
         self._commands.append("repeat")
 
     def stop(self) -> None:
-        """End the stream: the next ``read`` returns an empty array."""
+        """End the stream: the next ``read`` returns an empty array (``finished`` is True at
+        once)."""
+        self._stop_requested = True
         self._commands.append("stop")
 
     # ------------------------------------------------------------------ observers (any thread)
@@ -268,7 +271,8 @@ class PlanCursor:
 
     @property
     def finished(self) -> bool:
-        return self._state.finished
+        """The plan has been produced to its end, or ``stop()`` was called."""
+        return self._stop_requested or self._state.finished
 
     @property
     def anchors(self) -> list[Anchor]:

@@ -10,7 +10,8 @@ Fixtures:
     The null device consumes as fast as it is fed (no clock).
   - ``pulse_server`` (session): a real PulseAudio daemon with a 48 kHz null sink ``ci_sink``
     in a temporary XDG_RUNTIME_DIR, started once and killed at the end; sets
-    ``PULSE_SERVER`` so ALSA's ``pulse`` device reaches it.  Consumes in real time.
+    ``PULSE_SERVER`` so ALSA's ``pulse`` device reaches it.  Consumes in real time (a
+    ``parec`` of the sink's monitor keeps the clockless null sink ticking; see inside).
 
 Helpers:
   - ``small_plan(voice, cards=2, seed=1, **settings)``: a short kyogi plan from the engine.
@@ -59,17 +60,23 @@ def small_plan(voice, cards: int = 2, seed: int = 1, **settings):
     return build_plan(preset("kyogi", **opts), seed, voice)
 
 
-def find_lead_in(captured: np.ndarray, reference: np.ndarray) -> int:
-    """Offset of ``reference`` in ``captured``, found by matching the first non-zero sample
-    and checked against the first 256 non-zero samples (fails the test if none fits)."""
-    ref_nz = np.flatnonzero(reference)
-    assert ref_nz.size, "reference is silent"
-    first = int(ref_nz[0])
-    probe = reference[first:first + 256]
-    for start in np.flatnonzero(captured)[:4096]:
-        off = int(start) - first
-        if off >= 0 and np.array_equal(captured[start:start + probe.shape[0]], probe):
-            return off
+def find_lead_in(captured: np.ndarray, reference: np.ndarray, at: int | None = None,
+                 n: int = 256) -> int:
+    """Offset of ``reference`` in ``captured`` (captured index of reference[0]), found by
+    matching ``n`` samples of ``reference`` from index ``at`` (default: its first non-zero
+    sample) exactly; the first match wins, so make the probe unique (tone voices repeat
+    their morae: include some silence before an onset).  Fails the test if it is not there."""
+    if at is None:
+        ref_nz = np.flatnonzero(reference)
+        assert ref_nz.size, "reference is silent"
+        at = int(ref_nz[0])
+    probe = reference[at:at + n]
+    assert probe.any(), "the probe is silent"
+    lead = np.flatnonzero(probe)[0]
+    for start in np.flatnonzero(captured == probe[lead])[:100000]:
+        begin = int(start) - lead
+        if begin >= 0 and np.array_equal(captured[begin:begin + probe.shape[0]], probe):
+            return begin - at
     pytest.fail("the reference was not found in the capture", pytrace=False)
 
 
@@ -160,6 +167,7 @@ def pulse_server():
     env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), HOME=str(home))
     env.pop("PULSE_SERVER", None)
     log = open(root / "pulseaudio.log", "wb")
+    keepalive = None
     proc = subprocess.Popen(
         [pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
          "--log-target=stderr", "--use-pid-file=no",
@@ -182,6 +190,13 @@ def pulse_server():
             if time.monotonic() > deadline:
                 pytest.fail("pulseaudio did not come up within 10 s", pytrace=False)
             time.sleep(0.05)
+        # A null sink has no hardware clock: once idle it sleeps in ~2 s steps, and the next
+        # stream then stalls ~1.9 s after filling its buffer (measured).  A low-latency reader
+        # of its monitor keeps it ticking every few ms, as a real card would.
+        keepalive = subprocess.Popen(
+            [require_tool("parec", "pulseaudio-utils"), "-d", "ci_sink.monitor", "--raw",
+             "--latency-msec=5"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.5)  # measured: with 0.3 s the first stream still stalled ~1.5 s
         os.environ["XDG_RUNTIME_DIR"] = str(runtime)
         os.environ["PULSE_SERVER"] = env["PULSE_SERVER"]
         reinit_portaudio()
@@ -192,6 +207,9 @@ def pulse_server():
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        if keepalive is not None:
+            keepalive.terminate()
+            keepalive.wait(timeout=5)
         proc.terminate()
         try:
             proc.wait(timeout=5)

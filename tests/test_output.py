@@ -1,0 +1,275 @@
+"""Playback backends through real PortAudio / PulseAudio / SDL paths (no sound card needed)."""
+from __future__ import annotations
+
+import subprocess
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from audio_fixtures import (alsa_capture, find_lead_in, pulse_server, require_tool,  # noqa: F401
+                            run_python, small_plan, tone_voice)
+from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices,
+                          reinit_portaudio)
+from audio.render import PlanCursor, quantize16, render
+from audio.voice import ToneVoice
+from reader.errors import DeviceError
+
+VOICE = ToneVoice(48000, mora_ms=20)
+
+
+# ---------------------------------------------------------------------------- ALSA file capture
+def test_alsa_capture_is_bit_identical_to_the_rendered_file(alsa_capture):
+    plan = small_plan(VOICE, cards=3)
+    ref = quantize16(render(plan, VOICE))
+    # the null device has no clock: queue the whole reading so the feeder never lags
+    out = SounddeviceOutput(queue_ms=plan.seconds * 1000 + 500)
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=30)
+    assert out.underflows == 0 and not out.is_active
+    got = alsa_capture.samples()
+    off = find_lead_in(got, ref)
+    assert off < 48000  # a fixed, small lead-in of silence
+    assert not got[:off].any()
+    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
+    assert not got[off + ref.shape[0]:].any()  # the padded last block is silence
+    frames, dac = out.dac_times()
+    assert frames[0] == 0 and np.all(np.diff(frames) == out.blocksize)
+    assert frames.shape[0] * out.blocksize >= ref.shape[0]
+
+
+def test_alsa_capture_stereo_float_device_path(alsa_capture):
+    # float32 to a mono plug: PortAudio converts; the sound arrives (not necessarily bit-exact)
+    plan = small_plan(VOICE, cards=1)
+    ref = quantize16(render(plan, VOICE)).astype(np.int32)
+    out = SounddeviceOutput(device="default", queue_ms=plan.seconds * 1000 + 500, dtype="float32")
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=30)
+    got = alsa_capture.samples().astype(np.int32)
+    nz = np.flatnonzero(got)
+    seg = got[nz[0] - np.flatnonzero(ref)[0]:][:ref.shape[0]]
+    assert np.abs(seg - ref).max() <= 2
+
+
+def test_list_devices_and_device_by_name_and_index(alsa_capture):
+    devs = list_devices()
+    names = [d["name"] for d in devs]
+    assert "karuta_capture" in names and "default" in names
+    assert sum(d["default"] for d in devs) == 1
+    idx = names.index("karuta_capture")
+    assert SounddeviceOutput(device="karuta_cap").device == devs[idx]["index"]
+    assert SounddeviceOutput(device=str(devs[idx]["index"])).device == devs[idx]["index"]
+    with pytest.raises(DeviceError, match="no output device matches 'no-such-card'") as e:
+        SounddeviceOutput(device="no-such-card")
+    assert "\n" not in str(e.value)
+
+
+def test_no_sound_device_is_one_clear_line(tmp_path, monkeypatch):
+    # ALSA's devices all point at a sound card that is not there, and no sound server runs:
+    # PortAudio finds no output device at all (as on a machine without a sound card)
+    (tmp_path / ".asoundrc").write_text(
+        "pcm.!default { type hw card 0 }\nctl.!default { type hw card 0 }\n"
+        "pcm.!pulse { type hw card 0 }\nctl.!pulse { type hw card 0 }\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.delenv("PULSE_SERVER", raising=False)
+    reinit_portaudio()
+    try:
+        assert list_devices() == []
+        with pytest.raises(DeviceError) as e:
+            SounddeviceOutput()
+        assert str(e.value) == NO_DEVICE
+        assert str(e.value) == ("no sound device found: use `karuta render --out reading.wav` "
+                                "to write the reading to a file")
+    finally:
+        monkeypatch.undo()
+        reinit_portaudio()
+
+
+def test_null_output_stop_during_playback_returns_quickly():
+    plan = small_plan(VOICE, cards=3)
+    out = NullOutput()
+    cursor = PlanCursor(plan, VOICE, live=True)
+    out.play(cursor)
+    time.sleep(0.2)
+    t = time.perf_counter()
+    out.stop()
+    assert time.perf_counter() - t < 1.0
+    assert not out.is_active and cursor.finished
+
+
+# ---------------------------------------------------------------------------- PulseAudio, real time
+@pytest.mark.realtime
+def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
+    require_tool("parec", "pulseaudio-utils")
+    plan = small_plan(VOICE, cards=1, ma_ms=200, take_ms=300)
+    ref = quantize16(render(plan, VOICE))
+    assert 1.5 < plan.seconds < 3.0
+    monitor = tmp_path / "monitor.raw"
+    rec = subprocess.Popen(["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le",
+                            "--rate=48000", "--channels=1", "--latency-msec=5", str(monitor)],
+                           env=pulse_server.env, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        out = SounddeviceOutput(device="pulse")
+        t0 = time.perf_counter()
+        out.play(PlanCursor(plan, VOICE))
+        assert out.is_active
+        assert out.wait(timeout=plan.seconds + 5)
+        elapsed = time.perf_counter() - t0
+        time.sleep(0.3)
+    finally:
+        rec.terminate()
+        rec.wait(timeout=5)
+    # wait() returns once PortAudio has handed over the last buffer (≤ its latency early)
+    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6, elapsed
+    assert out.underflows == 0 and out.xruns == 0
+    assert 0 < out.latency < 0.2
+    frames, dac = out.dac_times()
+    assert frames.shape[0] == -(-plan.frames // out.blocksize) + 25  # + 250 ms tail
+    assert np.all(np.diff(dac) > 0)
+    # DAC times advance with the frames at the sample rate (after the settling start)
+    late = dac > dac[0] + 0.3
+    rate = np.polyfit(dac[late], frames[late], 1)[0]
+    assert abs(rate - 48000) < 48000 * 0.01
+    # frame_at maps each buffer's DAC time to its frame
+    k = int(np.flatnonzero(late)[5])
+    assert abs(out.frame_at(dac[k]) - frames[k]) < 0.01  # (wall-clock seconds: ~0.2 µs steps)
+    assert abs(out.frame_at(dac[k] + 0.001) - (frames[k] + 48)) < 0.01
+    # an independent observer: the sink's monitor heard exactly the rendered samples
+    # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句)
+    got = np.fromfile(monitor, np.int16)
+    kami = [s for s in plan.segments if s.kind == "kami"][1]
+    off = find_lead_in(got, ref, at=kami.start - 4000, n=8000)
+    first = max(0, -off)
+    assert first < 4800  # at most 0.1 s missed at the start
+    heard = got[off + first:off + ref.shape[0]]
+    np.testing.assert_array_equal(heard, ref[first:])
+
+
+@pytest.mark.realtime
+def test_pulse_live_wait_and_release_from_another_thread(pulse_server):
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=3000, yoin_ms=100)
+    take = next(s for s in plan.segments if s.wait)
+    out = SounddeviceOutput(device="pulse")
+    cursor = PlanCursor(plan, VOICE, live=True)
+    out.play(cursor)
+    deadline = time.monotonic() + 10
+    while not cursor.state.waiting:
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    time.sleep(0.3)  # a live wait: plays silence, the plan stands still
+    assert cursor.position == take.start and out.is_active
+    # what is audible now maps to the take's start on the plan
+    heard = out.frame_now()
+    assert heard is not None and cursor.plan_frame_at(int(heard)) == take.start
+    t = time.perf_counter()
+    threading.Thread(target=cursor.release).start()
+    assert out.wait(timeout=10)
+    rest = plan.frames - take.end
+    # the release skipped the 3 s take: the rest played in about its own length
+    assert time.perf_counter() - t < rest / 48000 + 0.6
+    assert out.underflows == 0
+
+
+@pytest.mark.realtime
+def test_pulse_stop_is_prompt(pulse_server):
+    plan = small_plan(VOICE, cards=2)
+    out = SounddeviceOutput(device="pulse")
+    cursor = PlanCursor(plan, VOICE)
+    out.play(cursor)
+    time.sleep(0.3)
+    t = time.perf_counter()
+    out.stop()
+    assert time.perf_counter() - t < 0.5
+    assert not out.is_active and cursor.finished
+    out.stop()  # idempotent
+
+
+def test_perf_clock_maps_to_the_stream_clock(pulse_server):
+    out = SounddeviceOutput(device="pulse")
+    plan = small_plan(VOICE, cards=1)
+    out.play(PlanCursor(plan, VOICE))
+    try:
+        time.sleep(0.4)
+        t = time.perf_counter()
+        a = out.frame_at_perf(t)
+        b = out.frame_at(out.now())
+        assert a is not None and abs(b - a) < 48000 * 0.005  # within 5 ms
+    finally:
+        out.stop()
+
+
+# ---------------------------------------------------------------------------- NullOutput
+@pytest.mark.realtime
+def test_null_output_consumes_in_real_time():
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    out = NullOutput()
+    t = time.perf_counter()
+    out.play(PlanCursor(plan, VOICE))
+    mid = None
+    time.sleep(0.5)
+    mid = out.frame_at_perf(time.perf_counter())
+    assert out.wait(timeout=10)
+    el = time.perf_counter() - t
+    assert plan.seconds - 0.05 < el < plan.seconds + 0.3
+    assert abs(mid - 0.5 * 48000) < 48000 * 0.05
+    assert out.underflows == 0
+
+
+# ---------------------------------------------------------------------------- SDL (pygame)
+SDL_PLAY = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    sys.path.insert(0, "tests")
+    from audio_fixtures import small_plan
+    from audio.voice import ToneVoice
+    from audio.render import PlanCursor, quantize16, render
+    from audio.output import PygameOutput
+    v = ToneVoice(48000, mora_ms=20)
+    plan = small_plan(v, cards=1, ma_ms=150, take_ms=150, yoin_ms=150)
+    np.save(sys.argv[1] if len(sys.argv) > 1 else {ref!r}, quantize16(render(plan, v)))
+    out = PygameOutput(chunk={chunk}, channels={channels})
+    t = time.perf_counter()
+    out.play(PlanCursor(plan, v))
+    started = time.perf_counter()  # play() returns as the first chunk starts
+    assert out.wait(timeout=30)
+    el = time.perf_counter() - t
+    import pygame
+    pygame.mixer.quit()
+    print(el, plan.seconds, out.underflows, out.latency, out.frame_at(started + 1.0))
+""")
+
+
+@pytest.mark.realtime
+@pytest.mark.parametrize("chunk,channels", [(2400, 1), (1000, 2)])
+def test_sdl_disk_capture_equals_render(tmp_path, chunk, channels):
+    raw, ref_path = tmp_path / "sdl.raw", tmp_path / "ref.npy"
+    res = run_python(SDL_PLAY.format(ref=str(ref_path), chunk=chunk, channels=channels),
+                     env={"SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": str(raw)})
+    el, seconds, underflows, latency, f1 = res.stdout.split()
+    assert int(underflows) == 0
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
+    ref = np.load(ref_path)
+    got = np.fromfile(raw, dtype=np.int16)
+    if channels == 2:
+        got = got.reshape(-1, 2)
+        np.testing.assert_array_equal(got[:, 0], got[:, 1])
+        got = got[:, 0].copy()
+    off = find_lead_in(got, ref)
+    assert not got[:off].any()
+    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
+    assert not got[off + ref.shape[0]:].any()
+    # an estimated clock: 1 s after play() is about frame 48000 (±60 ms)
+    assert abs(float(f1) - 48000) < 48000 * 0.06
+
+
+@pytest.mark.realtime
+def test_sdl_dummy_driver_smoke(tmp_path):
+    res = run_python(SDL_PLAY.format(ref=str(tmp_path / "ref.npy"), chunk=2400, channels=1),
+                     env={"SDL_AUDIODRIVER": "dummy"})
+    el, seconds, underflows, _, _ = res.stdout.split()
+    assert int(underflows) == 0
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
