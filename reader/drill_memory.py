@@ -303,6 +303,7 @@ def run_window(
     screen = open_window(WINDOW_SIZE, "karuta drill memory")
     digit_keys = {getattr(pygame, f"K_{d}"): d for d in range(1, 10)}
     digit_keys.update({getattr(pygame, f"K_KP{d}"): d for d in range(1, 10)})
+    redraw_events = {pygame.VIDEOEXPOSE, pygame.WINDOWEXPOSED, pygame.WINDOWSHOWN}
 
     def wait_choice(q: Question, rects: list) -> tuple[int, float] | None:
         """(chosen index, stamp ms), or None to stop."""
@@ -310,6 +311,8 @@ def run_window(
             for stamp, ev in poll_events(clock.monotonic_ms):
                 if ev.type == pygame.QUIT:
                     return None
+                if ev.type in redraw_events:  # shown, uncovered: SDL keeps the surface, show it again
+                    pygame.display.flip()
                 if ev.type == pygame.KEYDOWN:
                     if ev.key in (pygame.K_ESCAPE, pygame.K_q):
                         return None

@@ -1,0 +1,464 @@
+"""``karuta drill memory`` end to end: piped stdin, a real tty (tmux), a killed process, the
+window (SDL dummy driver with posted events, and one real Xvfb window driven by xdotool)."""
+from __future__ import annotations
+
+import os
+import random
+import re
+import select
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+from datetime import datetime, timedelta, timezone
+from io import StringIO
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from poems import all_poems, poem
+from reader.drill_memory import MemorySession, run_terminal, run_window
+from reader.memory import MemoryDeck
+from reader.stats import DB_NAME, StatsDB
+
+ROOT = Path(__file__).resolve().parents[1]
+# reader/cli.py registers 'drill' and 'stats'; until then (and harmlessly after) add them here
+BOOT = ("import sys; from reader import cli; "
+        "cli._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', 'Drills.')); "
+        "cli._COMMANDS.setdefault('stats', ('reader.cli_stats:stats', 'Stats.')); "
+        "cli.main(sys.argv[1:])")
+NO_DISPLAY_LINE = "karuta: no display for --window: run without --window to drill in the terminal"
+T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def karuta(*args: str) -> list[str]:
+    return [sys.executable, "-c", BOOT, *args]
+
+
+def clean_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    env.update(KARUTA_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def db_reviews(data_dir: Path) -> list[tuple[int, int, str]]:
+    raw = sqlite3.connect(data_dir / DB_NAME)
+    try:
+        return raw.execute("SELECT poem, correct, mode FROM reviews ORDER BY id").fetchall()
+    finally:
+        raw.close()
+
+
+# -- answering like a player who knows every card ----------------------------------------------
+
+_KAMI = {"　".join(p.kami_kanji): p.no for p in all_poems()}
+_TORI = {p.torifuda: p.no for p in all_poems()}
+_KIM = {p.kimariji: p.no for p in all_poems()}
+_Q = re.compile(r"\[(\d+)/(\d+)\] (上の句|決まり字|取り札): (.+)\n((?:  \d\) .+\n)+)")
+
+
+def solve(transcript: str, wrong: bool = False) -> tuple[int, int]:
+    """(poem, digit to type) for the last question in ``transcript``."""
+    m = list(_Q.finditer(transcript))[-1]
+    kind, prompt = m.group(3), m.group(4)
+    texts = [ln.split(") ", 1)[1] for ln in m.group(5).splitlines()]
+    if kind == "取り札":
+        no = _TORI[prompt]
+        want = "　".join(poem(no).kami_kanji)
+    else:
+        no = _KAMI[prompt] if kind == "上の句" else _KIM[prompt]
+        want = poem(no).torifuda
+    right = texts.index(want)
+    pick = (right + 1) % len(texts) if wrong else right
+    return no, pick + 1
+
+
+class Reader:
+    """Reads a child's stdout pipe without blocking; ``expect`` waits for a pattern."""
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc, self.text, self.pos = proc, "", 0
+        self._raw = b""
+
+    def expect(self, pattern: str, timeout: float = 30.0) -> re.Match:
+        end = time.monotonic() + timeout
+        rx = re.compile(pattern)
+        while True:
+            m = rx.search(self.text, self.pos)
+            if m:
+                self.pos = m.end()
+                return m
+            left = end - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {pattern!r}; got:\n{self.text}")
+            r, _, _ = select.select([self.proc.stdout], [], [], min(left, 0.2))
+            if r:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                if not chunk and self.proc.poll() is not None:
+                    raise AssertionError(f"process ended waiting for {pattern!r}; got:\n{self.text}")
+                self._raw += chunk
+                self.text = self._raw.decode("utf-8", errors="replace")
+
+
+    def drain(self) -> str:
+        """Everything up to end of output (the process has ended)."""
+        self._raw += self.proc.stdout.read()
+        self.text = self._raw.decode("utf-8", errors="replace")
+        return self.text
+
+
+def start(args, data_dir, **env) -> tuple[subprocess.Popen, Reader]:
+    proc = subprocess.Popen(karuta(*args), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=clean_env(data_dir, **env), cwd=ROOT)
+    return proc, Reader(proc)
+
+
+def answer(proc: subprocess.Popen, digit: int | str) -> None:
+    proc.stdin.write(f"{digit}\n".encode())
+    proc.stdin.flush()
+
+
+# -- terminal, piped -------------------------------------------------------------------------
+
+def test_piped_drill_all_right(tmp_path):
+    proc, out = start(["drill", "memory", "--count", "6", "--mode", "mix", "--seed", "5"], tmp_path)
+    asked = []
+    for _ in range(6):
+        out.expect(r"\(q to stop\): ")
+        no, digit = solve(out.text)
+        asked.append(no)
+        answer(proc, digit)
+        out.expect(r"○ right")
+    out.expect(r"answered 6, right 6")
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    assert proc.stderr.read() == b""
+    rows = db_reviews(tmp_path)
+    assert [r[0] for r in rows] == asked and all(r[1] == 1 for r in rows)
+    assert {r[2] for r in rows} <= {"kami", "kimariji", "reverse"}
+    with StatsDB(tmp_path / DB_NAME) as db:  # the FSRS cards were saved with the answers
+        assert set(db.memory_cards()) == set(asked)
+    assert "new available 14" in out.text  # 6 of blue's 20 introduced
+
+
+def test_piped_wrong_answer_is_asked_again(tmp_path):
+    proc, out = start(["drill", "memory", "--count", "3", "--seed", "2", "--choices", "6"], tmp_path)
+    out.expect(r"\(q to stop\): ")
+    first, digit = solve(out.text, wrong=True)
+    answer(proc, digit)
+    out.expect(r"× wrong .*Again.*: it was \d\) ")
+    for _ in range(3):
+        out.expect(r"\(q to stop\): ")
+        assert out.text.rstrip().endswith("(q to stop):")
+        no, digit = solve(out.text)
+        answer(proc, digit)
+        out.expect("○ right")
+    proc.stdin.close()
+    assert proc.wait(20) == 0
+    rows = db_reviews(tmp_path)
+    assert len(rows) == 4 and rows[0] == (first, 0, "kami")
+    assert [r[0] for r in rows].count(first) == 2
+    assert "[2/4]" in out.text and "6) " in out.text
+
+
+def test_stray_input_and_quit(tmp_path):
+    proc, out = start(["drill", "memory", "--count", "5", "--seed", "1"], tmp_path)
+    out.expect(r"\(q to stop\): ")
+    answer(proc, "x")
+    out.expect(r"type a digit 1-4, or q")
+    answer(proc, "9")  # out of range: asked again
+    answer(proc, "q")
+    out.expect(r"answered 0, right 0")
+    assert proc.wait(20) == 0
+    assert db_reviews(tmp_path) == []
+
+
+def test_end_of_input_stops_cleanly(tmp_path):
+    r = subprocess.run(karuta("drill", "memory", "--count", "3", "--seed", "4"), input=b"1\n",
+                       capture_output=True, env=clean_env(tmp_path), cwd=ROOT, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert b"answered 1," in r.stdout and len(db_reviews(tmp_path)) == 1
+
+
+def test_killed_mid_drill_keeps_answers(tmp_path):
+    proc, out = start(["drill", "memory", "--count", "8", "--seed", "9"], tmp_path)
+    for _ in range(3):
+        out.expect(r"\(q to stop\): ")
+        answer(proc, solve(out.text)[1])
+        out.expect("○ right")
+    out.expect(r"\(q to stop\): ")
+    proc.kill()  # SIGKILL: no clean-up, no checkpoint
+    proc.wait(10)
+    assert len(db_reviews(tmp_path)) == 3
+    with StatsDB(tmp_path / DB_NAME) as db:
+        assert db.notice is None and len(db.memory_cards()) == 3
+
+
+def test_due_only_with_nothing_due(tmp_path):
+    r = subprocess.run(karuta("drill", "memory", "--due"), capture_output=True, text=True,
+                       env=clean_env(tmp_path), cwd=ROOT, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0
+    assert "nothing to drill now" in r.stdout
+
+
+def test_due_only_after_a_session(tmp_path):
+    # answered 10 minutes ago ("Good" -> due after 10 minutes): due now
+    with StatsDB(tmp_path / DB_NAME) as db:
+        deck = MemoryDeck()
+        sid = db.start_session("memory", T0)
+        past = datetime.now(timezone.utc) - timedelta(minutes=30)
+        for n in (3, 30):
+            card, rating = deck.review(n, True, 4000.0, "kami", past)
+            db.record_review(sid, n, past, mode="kami", correct=True, response_ms=4000.0,
+                             rating=int(rating), chosen=n, state="learning", due=card.due,
+                             stability=card.stability, card_json=card.to_json())
+    proc, out = start(["drill", "memory", "--due", "--seed", "1"], tmp_path)
+    out.expect(r"2 poems: 2 due, 0 new")
+    seen = set()
+    for _ in range(2):
+        out.expect(r"\(q to stop\): ")
+        no, digit = solve(out.text)
+        seen.add(no)
+        answer(proc, digit)
+    assert proc.wait(20) == 0
+    assert seen == {3, 30}
+
+
+def test_window_without_display_is_one_line(tmp_path):
+    r = subprocess.run(karuta("drill", "memory", "--window"), capture_output=True, text=True,
+                       env=clean_env(tmp_path), cwd=ROOT, timeout=60)
+    assert r.returncode == 1
+    assert r.stderr.splitlines() == [NO_DISPLAY_LINE]
+    assert not (tmp_path / DB_NAME).exists()  # refused before anything was opened
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["drill", "memory", "--mode", "nope"], "Invalid value for '--mode'"),
+    (["drill", "memory", "--choices", "12"], "--choices"),
+    (["drill", "memory", "--color", "purple"], "--color"),
+    (["drill", "nope"], "No such command"),
+])
+def test_bad_options_are_one_line(tmp_path, args, expect):
+    r = subprocess.run(karuta(*args), capture_output=True, text=True, env=clean_env(tmp_path),
+                       cwd=ROOT, timeout=60)
+    assert r.returncode == 1
+    assert len(r.stderr.splitlines()) == 1 and expect in r.stderr
+
+
+def test_drill_help_lists_memory(tmp_path):
+    r = subprocess.run(karuta("drill", "--help"), capture_output=True, text=True,
+                       env=clean_env(tmp_path), cwd=ROOT, timeout=60)
+    assert r.returncode == 0 and "memory" in r.stdout
+
+
+def test_corrupt_db_at_drill_start(tmp_path):
+    (tmp_path / DB_NAME).write_bytes(os.urandom(4096))
+    proc, out = start(["drill", "memory", "--count", "1", "--seed", "1", "--color", "青"], tmp_path)
+    out.expect(r"\(q to stop\): ")
+    answer(proc, solve(out.text)[1])
+    assert proc.wait(20) == 0
+    err = proc.stderr.read().decode()
+    assert len(err.splitlines()) == 1 and "corrupt-1" in err and "new one started" in err
+    assert (tmp_path / f"{DB_NAME}.corrupt-1").exists() and len(db_reviews(tmp_path)) == 1
+
+
+# -- terminal, a real tty (tmux): single keys, no Enter ------------------------------------------
+
+@pytest.mark.skipif(not shutil.which("tmux"), reason="needs tmux")
+def test_tty_single_keys_with_tmux(tmp_path):
+    sock = f"karuta-test-{os.getpid()}"
+    tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
+    env = clean_env(tmp_path)
+    cmd = shlex.join(["env", *(f"{k}={env[k]}" for k in ("KARUTA_DATA_DIR", "PYTHONPATH")),
+                      *karuta("drill", "memory", "--count", "3", "--seed", "11", "--mode", "kimariji")])
+    subprocess.run([*tmux, "new-session", "-d", "-s", "drill", "-x", "160", "-y", "60", cmd],
+                   check=True, env=env)
+    try:
+        def pane() -> str:
+            return subprocess.run([*tmux, "capture-pane", "-p", "-J", "-t", "drill", "-S", "-200"],
+                                  capture_output=True, text=True).stdout
+
+        def wait_for(n_prompts: int) -> str:
+            end = time.monotonic() + 30
+            while time.monotonic() < end:
+                text = pane()
+                if text.count("(q to stop):") >= n_prompts:
+                    return text
+                time.sleep(0.05)
+            raise AssertionError(pane())
+
+        for i in range(1, 3):
+            text = wait_for(i)
+            _, digit = solve(text + "\n")
+            subprocess.run([*tmux, "send-keys", "-t", "drill", str(digit)], check=True)  # no Enter
+        text = wait_for(3)
+        assert text.count("○ right") == 2
+        subprocess.run([*tmux, "send-keys", "-t", "drill", "q"], check=True)
+        end = time.monotonic() + 20
+        while time.monotonic() < end and len(db_reviews(tmp_path)) < 2:
+            time.sleep(0.05)
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+    rows = db_reviews(tmp_path)
+    assert len(rows) == 2 and all(r[1] == 1 and r[2] == "kimariji" for r in rows)
+
+
+# -- in process: the session and its front ends with a fake clock ---------------------------------
+
+class FakeClock:
+    def __init__(self, step_ms: float = 1.0):
+        self.ms, self.step = 0.0, step_ms
+
+    def now(self) -> datetime:
+        return T0 + timedelta(milliseconds=self.ms)
+
+    def monotonic_ms(self) -> float:
+        self.ms += self.step
+        return self.ms
+
+
+def _session(tmp_path, count=4, seed=3, mode="kami"):
+    db = StatsDB(tmp_path / DB_NAME)
+    deck = MemoryDeck()
+    rng = random.Random(seed)
+    plan = deck.plan_session(T0, rng, count=count)
+    sid = db.start_session("memory", T0)
+    return db, MemorySession(db, deck, plan, sid, rng, modes=(mode,))
+
+
+class SolvingStdin(StringIO):
+    """A pipe whose next line is the right answer to the last question written to ``out``."""
+
+    def __init__(self, out: StringIO):
+        super().__init__()
+        self.out = out
+
+    def readline(self, *a):
+        return f"{solve(self.out.getvalue() + chr(10))[1]}\n"
+
+
+def test_terminal_rates_by_response_time(tmp_path):
+    db, session = _session(tmp_path, count=3)
+    out = StringIO()
+    run_terminal(session, FakeClock(step_ms=10_000.0), SolvingStdin(out), out)  # 10 s each
+    assert [a.rating for a in session.answers] == ["Hard"] * 3
+    assert all(a.correct and a.response_ms == 10_000.0 for a in session.answers)
+    assert [r.rating for r in db.reviews()] == [2, 2, 2]
+    db.close()
+
+
+@pytest.fixture
+def dummy_video(monkeypatch):
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("SDL_AUDIODRIVER", "dummy")
+    yield
+
+
+@pytest.mark.parametrize("mode", ["kami", "reverse"])
+def test_window_dummy_driver_keys_and_clicks(tmp_path, dummy_video, mode):
+    import pygame
+
+    db, session = _session(tmp_path, count=4, mode=mode)
+    shots = []
+
+    def on_question(q, rects):
+        surf = pygame.display.get_surface()
+        shots.append(pygame.surfarray.array3d(surf).copy())
+        i = len(shots)
+        if i % 2:  # odd questions by key, even ones by a click on the right choice
+            key = getattr(pygame, f"K_{q.answer + 1}")
+            pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=key, mod=0, unicode=str(q.answer + 1)))
+        else:
+            pos = rects[q.answer].center
+            pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
+
+    out = StringIO()
+    run_window(session, FakeClock(), out, feedback_ms=0, on_question=on_question)
+    assert len(session.answers) == 4 and all(a.correct for a in session.answers)
+    assert len(db.reviews()) == 4 and out.getvalue().count("○ right") == 4
+    for img in shots:  # something was drawn: the paper of the cards, text
+        assert (img.reshape(-1, 3) == (246, 238, 214)).all(axis=1).sum() > 5000
+        assert len(np.unique(img.reshape(-1, 3), axis=0)) > 20
+    db.close()
+
+
+def test_window_escape_stops(tmp_path, dummy_video):
+    import pygame
+
+    db, session = _session(tmp_path, count=4)
+
+    def on_question(q, rects):
+        pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE, mod=0, unicode=""))
+
+    run_window(session, FakeClock(), StringIO(), feedback_ms=0, on_question=on_question)
+    assert session.answers == [] and db.reviews() == []
+    db.close()
+
+
+# -- a real X server --------------------------------------------------------------------------
+
+@pytest.fixture
+def xvfb():
+    if not (shutil.which("Xvfb") and shutil.which("xdotool") and shutil.which("import")):
+        pytest.skip("needs Xvfb, xdotool and imagemagick")
+    r, w = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        ready, _, _ = select.select([r], [], [], 20)
+        assert ready, "Xvfb did not start"
+        number = os.read(r, 64).decode().strip()
+        yield f":{number}"
+    finally:
+        os.close(r)
+        proc.terminate()
+        proc.wait(10)
+
+
+def screenshot(display: str) -> np.ndarray:
+    ppm = subprocess.run(["import", "-display", display, "-window", "root", "-depth", "8", "ppm:-"],
+                         capture_output=True, check=True, timeout=30).stdout
+    parts = ppm.split(maxsplit=4)  # P6 width height maxval data
+    assert parts[0] == b"P6" and parts[3] == b"255"
+    w, h = int(parts[1]), int(parts[2])
+    return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
+
+
+def test_window_under_xvfb(tmp_path, xvfb):
+    proc, out = start(["drill", "memory", "--window", "--count", "3", "--seed", "6"], tmp_path,
+                      DISPLAY=xvfb)
+    try:
+        env = {**os.environ, "DISPLAY": xvfb}
+        end = time.monotonic() + 30
+        while time.monotonic() < end:
+            found = subprocess.run(["xdotool", "search", "--pid", str(proc.pid)], env=env,
+                                   capture_output=True, text=True).stdout.split()
+            if found:
+                break
+            assert proc.poll() is None, proc.stderr.read()
+            time.sleep(0.1)
+        else:
+            raise AssertionError("no window")
+        time.sleep(0.5)
+        img = screenshot(xvfb)
+        assert img.shape == (800, 1280, 3)
+        flat = img.reshape(-1, 3)
+        paper = (flat == (246, 238, 214)).all(axis=1).sum()
+        assert paper > 4 * 100 * 100            # four cards' worth of paper
+        assert len(np.unique(flat, axis=0)) > 20  # antialiased Japanese text, not a flat fill
+        for n in (1, 2):
+            subprocess.run(["xdotool", "key", "1"], env=env, check=True)
+            out.expect(r"(○ right|× wrong)")
+            time.sleep(1.2)  # the verdict stays ~0.9 s
+        subprocess.run(["xdotool", "key", "Escape"], env=env, check=True)
+        assert proc.wait(20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert len(db_reviews(tmp_path)) == 2
+    assert "answered 2," in out.drain()
