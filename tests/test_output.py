@@ -273,3 +273,20 @@ def test_sdl_dummy_driver_smoke(tmp_path):
     el, seconds, underflows, _, _ = res.stdout.split()
     assert int(underflows) == 0
     assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
+
+
+class BrokenVoice(ToneVoice):
+    def samples(self, item):
+        if item.part == "shimo":
+            raise RuntimeError("synthesis failed")
+        return super().samples(item)
+
+
+def test_a_voice_failure_during_playback_surfaces_in_wait():
+    v = BrokenVoice(48000, mora_ms=20)
+    plan = small_plan(v, cards=1)
+    out = NullOutput()
+    out.play(PlanCursor(plan, v))
+    with pytest.raises(RuntimeError, match="synthesis failed"):
+        out.wait(timeout=10)
+    assert not out.is_active
