@@ -23,6 +23,7 @@ _COMMANDS = {
     "poems": ("reader.cli_poems:poems", "List the 100 poems with colour and kimariji."),
     "kimariji": ("reader.cli_poems:kimariji_cmd", "Kimariji of the unread poems after some were read."),
     "match": ("reader.cli_match:match", "Score matches: keep score of a real match, replay a match log."),
+    "voice": ("reader.cli_voice:voice", "Voice packs: list, add (import recordings), check, use."),
 }
 
 

@@ -164,7 +164,7 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
 
 def _notice(voice) -> None:
     """A voice pack with missing clips says so once (the synthesized voice fills in)."""
-    note = getattr(voice, "notice", None)
+    note = getattr(voice, "notice_once", None)
     msg = note() if callable(note) else None
     if msg:
         click.echo(f"karuta: {msg}", err=True)
