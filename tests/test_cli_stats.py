@@ -1,0 +1,168 @@
+"""``karuta stats``: table, JSON, CSV export, a real matplotlib PNG, bad input."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+import warnings
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from reader.cli_stats import stats
+from reader.stats import DB_NAME, StatsDB
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOT = ("import sys; from reader import cli; "
+        "cli._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', 'Drills.')); "
+        "cli._COMMANDS.setdefault('stats', ('reader.cli_stats:stats', 'Stats.')); "
+        "cli.main(sys.argv[1:])")
+T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def run_karuta(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "SDL_VIDEODRIVER")}
+    env.update(KARUTA_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-c", BOOT, *args], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120)
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path))
+    with StatsDB(tmp_path / DB_NAME) as db:
+        sid = db.start_session("speed", T0)
+        for i, (poem, ms) in enumerate([(87, 310.0), (87, 250.0), (87, 400.0), (53, 700.0), (44, 520.0)]):
+            db.record_tap(sid, poem, T0 + timedelta(seconds=i), kimariji="x", reaction_ms=ms,
+                          from_kami_ms=ms + 300, correct=True)
+        db.record_tap(sid, 53, T0, kimariji="なげ", reaction_ms=-80.0, from_kami_ms=200.0,
+                      correct=True, anticipation=True)
+        db.record_tap(sid, 86, T0, kimariji="なげけ", reaction_ms=90.0, from_kami_ms=500.0,
+                      correct=False, fault=True)
+        mid = db.start_session("memory", T0)
+        for poem, stab, state in ((3, 8.3, "review"), (30, 0.2, "learning"), (87, 2.5, "review")):
+            db.record_review(mid, poem, T0, mode="kami", correct=True, response_ms=1500.0, rating=3,
+                             chosen=poem, state=state, due=T0 + timedelta(days=stab), stability=stab,
+                             card_json="{}")
+    return tmp_path
+
+
+def test_table(data_dir):
+    r = CliRunner().invoke(stats, [])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    assert lines[0].split()[:3] == ["no", "kimariji", "color"]
+    assert len(lines) == 1 + 6  # poems 3 30 44 53 86 87
+    row87 = next(ln for ln in lines if ln.split()[0] == "87")
+    # no kimariji color taps median best ant flt rev ok memory
+    assert row87.split()[:11] == ["87", "む", "yellow", "3", "310", "250", "0", "0", "1", "1", "review"]
+
+
+def test_empty_database(tmp_path, monkeypatch):
+    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path))
+    r = CliRunner().invoke(stats, [])
+    assert r.exit_code == 0 and "no answers recorded yet" in r.output
+    r = CliRunner().invoke(stats, ["--json"])
+    assert json.loads(r.output) == []
+
+
+def test_json(data_dir):
+    r = CliRunner().invoke(stats, ["--json"])
+    assert r.exit_code == 0
+    rows = {d["poem"]: d for d in json.loads(r.output)}
+    assert set(rows) == {3, 30, 44, 53, 86, 87}
+    assert rows[87]["median_reaction_ms"] == 310.0 and rows[87]["best_reaction_ms"] == 250.0
+    assert rows[87]["memory_state"] == "review" and rows[87]["stability"] == 2.5
+    assert rows[53]["anticipations"] == 1 and rows[53]["median_reaction_ms"] == 700.0
+    assert rows[86]["faults"] == 1 and rows[86]["median_reaction_ms"] is None
+    assert rows[30]["memory_state"] == "learning" and rows[30]["due"].startswith("2025-04-01T13:48")
+    r = CliRunner().invoke(stats, ["--json", "--all"])
+    assert len(json.loads(r.output)) == 100
+
+
+def test_export_csv_stdout_and_file(data_dir, tmp_path):
+    r = CliRunner().invoke(stats, ["--export", "csv"])
+    assert r.exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(r.output)))
+    assert [int(x["poem"]) for x in rows] == [3, 30, 44, 53, 86, 87]
+    out = tmp_path / "s.csv"
+    r = CliRunner().invoke(stats, ["--export", "csv", "--out", str(out), "--all"])
+    assert r.exit_code == 0
+    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    assert len(rows) == 100 and rows[86]["median_reaction_ms"] == "310.0"
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def test_plot_is_a_real_png_with_japanese_labels(data_dir, tmp_path):
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    out = tmp_path / "plot.png"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = CliRunner().invoke(stats, ["--plot", str(out)])
+    assert r.exit_code == 0, r.output
+    missing = [str(w.message) for w in caught if "missing from" in str(w.message)]
+    assert missing == []  # every Japanese glyph was found
+    assert _png_size(out) == (1200, 700)
+    img = mpimg.imread(out)[..., :3]
+    flat = img.reshape(-1, 3)
+    not_white = (flat < 0.98).any(axis=1).mean()
+    assert 0.02 < not_white < 0.9
+    assert len(np.unique((flat * 255).astype(int), axis=0)) > 10  # bars in goshiki colours, text
+
+
+def test_plot_font_is_japanese():
+    import matplotlib
+
+    from reader.cli_stats import _japanese_font
+
+    _japanese_font()
+    assert "IPAexGothic" in matplotlib.rcParams["font.family"]
+
+
+def test_plot_of_empty_database_in_a_fresh_process(tmp_path):
+    """A new process, an empty database: the 'no data' panels still render, no glyph warnings."""
+    out = tmp_path / "empty.png"
+    r = run_karuta(tmp_path, "stats", "--plot", str(out))
+    assert r.returncode == 0, r.stderr
+    assert "missing from" not in r.stderr and _png_size(out) == (1200, 700)
+
+
+@pytest.mark.parametrize("args, expect", [
+    (["stats", "--out", "x.csv"], "--out goes with --export"),
+    (["stats", "--plot", "x.jpg"], "FILE.png"),
+    (["stats", "--export", "xml"], "--export"),
+])
+def test_bad_options_one_line(tmp_path, args, expect):
+    r = run_karuta(tmp_path, *args)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and expect in r.stderr
+
+
+def test_unwritable_outputs_one_line(tmp_path):
+    r = run_karuta(tmp_path, "stats", "--plot", str(tmp_path / "no" / "such" / "dir" / "p.png"))
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("karuta: cannot write")
+    r = run_karuta(tmp_path, "stats", "--export", "csv", "--out", str(tmp_path / "no" / "x.csv"))
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("karuta: cannot write")
+
+
+def test_corrupt_database_moved_aside_and_reported(tmp_path):
+    (tmp_path / DB_NAME).write_bytes(b"\x00garbage" * 1000)
+    r = run_karuta(tmp_path, "stats")
+    assert r.returncode == 0
+    assert len(r.stderr.splitlines()) == 1
+    assert "corrupt-1" in r.stderr and "new one started" in r.stderr
+    assert "no answers recorded yet" in r.stdout
+    assert (tmp_path / f"{DB_NAME}.corrupt-1").read_bytes().startswith(b"\x00garbage")
+    r = run_karuta(tmp_path, "stats")  # the new one is fine
+    assert r.returncode == 0 and r.stderr == ""
