@@ -1,0 +1,335 @@
+"""``karuta drill speed`` end to end: the terminal drill in tmux (send-keys into a real tty),
+the window drill under Xvfb (xdotool), both playing on a PulseAudio null sink.
+
+The commands run in a fresh interpreter through ``tests/karuta_cli.py``-style bootstrap code
+that registers ``drill speed`` and ``calibrate`` if reader/cli.py does not list them yet.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
+
+BOOT = ("import reader.cli as c, reader.cli_drill as d; "
+        "c._COMMANDS.setdefault('calibrate', ('reader.cli_calibrate:calibrate', '')); "
+        "c._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', '')); "
+        "d._DRILLS.setdefault('speed', ('reader.drill_speed:speed', '')); c.main()")
+
+
+def karuta_argv(*args) -> list[str]:
+    return [sys.executable, "-c", BOOT, *args]
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    cfg, data = tmp_path / "cfg", tmp_path / "data"
+    return {"KARUTA_CONFIG_DIR": str(cfg), "KARUTA_DATA_DIR": str(data)}
+
+
+class Tmux:
+    def __init__(self, tmp: Path):
+        self.sock = f"karuta-test-{os.getpid()}-{id(self)}"
+        self.tmp = tmp
+
+    def run(self, *args, check=True):
+        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, check=check)
+
+    def start(self, argv: list[str], env: dict) -> None:
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        out = self.tmp / "screen.txt"
+        cmd = (f"cd {shlex.quote(str(REPO))} && env {envs} PYTHONPATH={shlex.quote(str(REPO))} "
+               f"{shlex.join(argv)} 2>&1 | tee {shlex.quote(str(out))}; "
+               f"echo EXIT=${{PIPESTATUS[0]}} >> {shlex.quote(str(out))}; sleep 30")
+        # tee would make stdout a pipe: the drill reads keys from the tty (stdin) still
+        self.run("new-session", "-d", "-s", "k", "-x", "160", "-y", "50", "bash", "-c", cmd)
+
+    def screen(self) -> str:
+        p = self.tmp / "screen.txt"
+        return p.read_text(errors="replace") if p.exists() else ""
+
+    def wait_for(self, text: str, timeout: float = 30.0, after: int = 0) -> int:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            s = self.screen()
+            k = s.find(text, after)
+            if k >= 0:
+                return k + len(text)
+            time.sleep(0.01)
+        pytest.fail(f"{text!r} did not appear:\n{self.screen()[-3000:]}", pytrace=False)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "k", *keys)
+
+    def kill(self):
+        self.run("kill-server", check=False)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    require_tool("tmux")
+    t = Tmux(tmp_path)
+    yield t
+    t.kill()
+
+
+def _plan(path: Path, timeout=30.0) -> dict:
+    end = time.monotonic() + timeout
+    while not path.exists() and time.monotonic() < end:
+        time.sleep(0.05)
+    return json.loads(path.read_text())
+
+
+def _kami(plan: dict, poem: int) -> dict:
+    return next(s for s in plan["segments"] if s["kind"] == "kami" and s["poem"] == poem)
+
+
+def _check_line(line: dict, plan: dict, poem: int) -> None:
+    k = _kami(plan, poem)
+    assert line["poem"] == poem
+    assert line["kimariji"] == k["kimariji"]
+    assert line["kimariji_onset_ms"] == pytest.approx(k["decisive_ms"], abs=0.01)
+    assert line["kami_start_ms"] == pytest.approx(k["start_ms"], abs=0.01)
+    assert line["from_kami_ms"] - line["reaction_ms"] == pytest.approx(
+        k["decisive_ms"] - k["start_ms"], abs=0.01)
+    assert line["tap_ms"] - line["kami_start_ms"] == pytest.approx(line["from_kami_ms"], abs=0.01)
+    assert line["anticipation"] == (line["reaction_ms"] < 100)
+    assert line["calibration_ms"] == 0.0 and line["timeline"] == "exact"
+
+
+@pytest.mark.realtime
+def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
+    log, plan_out = tmp_path / "drill.jsonl", tmp_path / "plan.json"
+    env = {"PULSE_SERVER": os.environ["PULSE_SERVER"],
+           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm"}
+    tmux.start(karuta_argv("drill", "speed", "--poems", "1-3", "--karafuda", "1", "--seed", "4",
+                           "--voice", "tone", "--speed", "4", "--ma", "0.3", "--take", "6",
+                           "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)),
+               env)
+    plan = _plan(plan_out)
+    order, kara = plan["order"], plan["karafuda"]
+    assert len(order) == 4 and len(kara) == 1
+    real = [p for p in order if p not in kara]
+    pos = tmux.wait_for("tap (any key)")
+    answers = {}
+    for i, poem in enumerate(order):
+        pos = tmux.wait_for(f"[{i + 1}/4]", after=pos)
+        k = _kami(plan, poem)
+        # the cursor head announces a card ~0.1 s + latency before it is heard: tap well
+        # after the kimariji's last mora began
+        time.sleep((k["decisive_ms"] - k["start_ms"]) / 1000 + 0.6)
+        tmux.keys("Space")
+        pos = tmux.wait_for("ms after the kimariji", after=pos)
+        if poem in kara:
+            pos = tmux.wait_for("空札", after=pos)
+            continue
+        pos = tmux.wait_for("which poem?", after=pos)
+        if poem == real[0]:
+            answers[poem] = str(poem)                      # by number: right
+        elif poem == real[1]:
+            answers[poem] = k["kimariji"]                  # by kimariji (kana): right
+        else:
+            answers[poem] = str(next(p for p in real if p != poem))  # wrong poem
+        tmux.keys("-l", answers[poem])
+        tmux.keys("Enter")
+        pos = tmux.wait_for("  ○" if poem != real[2] else "  ×", after=pos)
+    tmux.wait_for("EXIT=0", timeout=30)
+    screen = tmux.screen()
+    assert "no calibration for sounddevice:pulse" in screen
+    assert "4 cards · 4 taps · 2 correct · 2 faults · 0 missed" in screen
+    assert "input polled every" in screen
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [ln["poem"] for ln in lines] == order
+    for ln in lines:
+        _check_line(ln, plan, ln["poem"])
+        # tapped ~0.6 s after the onset; the tmux/tty path and the head's lead move it a little
+        assert 300 < ln["reaction_ms"] < 1200, ln
+        assert ln["card"] == order.index(ln["poem"]) + 1
+    by = {ln["poem"]: ln for ln in lines}
+    assert by[real[0]]["correct"] and by[real[1]]["correct"]
+    assert not by[real[2]]["correct"] and by[real[2]]["fault"]
+    assert by[kara[0]]["fault"] and by[kara[0]]["karafuda"] and not by[kara[0]]["correct"]
+    # the same taps are in the stats database
+    os.environ.update(dirs)
+    try:
+        from reader.stats import StatsDB
+
+        with StatsDB() as db:
+            taps = db.taps()
+    finally:
+        for k in dirs:
+            os.environ.pop(k, None)
+    assert sorted(t.poem for t in taps) == sorted(order)
+    assert {t.poem: t.reaction_ms for t in taps} == pytest.approx(
+        {ln["poem"]: ln["reaction_ms"] for ln in lines})
+
+
+@pytest.mark.realtime
+def test_a_card_not_tapped_is_missed_and_q_quits(pulse_server, tmux, tmp_path, dirs):
+    log = tmp_path / "drill.jsonl"
+    env = {"PULSE_SERVER": os.environ["PULSE_SERVER"],
+           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm"}
+    tmux.start(karuta_argv("drill", "speed", "--poems", "1-3", "--seed", "2", "--voice", "tone",
+                           "--speed", "4", "--ma", "0.2", "--take", "0.5", "--device", "pulse",
+                           "--log", str(log)), env)
+    pos = tmux.wait_for("[1/3]")
+    pos = tmux.wait_for("missed", after=pos, timeout=20)
+    tmux.wait_for("[2/3]", after=pos)
+    tmux.keys("q")
+    tmux.wait_for("EXIT=0")
+    assert "0 taps" in tmux.screen() and "1 missed" in tmux.screen()
+    assert log.read_text() == ""
+
+
+# ---------------------------------------------------------------------------- bad input
+def _run(args, env=None, timeout=60):
+    return subprocess.run(karuta_argv(*args), cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, stdin=subprocess.DEVNULL)
+
+
+def test_no_display_for_window_is_one_line_suggesting_the_terminal(tmp_path, dirs):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    r = subprocess.run(karuta_argv("drill", "speed", "--window", "--voice", "tone"), cwd=REPO,
+                       capture_output=True, text=True, env={**env, **dirs}, timeout=60)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "karuta: no display for --window: run without --window to drill in the terminal"]
+
+
+def test_no_sound_device_is_one_line(tmp_path, dirs):
+    # ALSA's devices all point at a sound card that is not there, and no sound server runs
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".asoundrc").write_text(
+        "pcm.!default { type hw card 0 }\nctl.!default { type hw card 0 }\n"
+        "pcm.!pulse { type hw card 0 }\nctl.!pulse { type hw card 0 }\n")
+    env = {**dirs, "HOME": str(home), "XDG_RUNTIME_DIR": str(home)}
+    env_clean = {k: v for k, v in os.environ.items() if k not in ("PULSE_SERVER",)}
+    r = subprocess.run(karuta_argv("drill", "speed", "--voice", "tone"), cwd=REPO,
+                       capture_output=True, text=True, env={**env_clean, **env}, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("karuta: no sound device found")
+    r = _run(["drill", "speed", "--voice", "tone", "--device", "no-such-card"], env=dirs)
+    assert r.returncode == 1 and "no output device matches 'no-such-card'" in r.stderr
+
+
+def test_an_existing_log_is_not_overwritten(tmp_path, dirs):
+    log = tmp_path / "old.jsonl"
+    log.write_text("{}\n")
+    r = _run(["drill", "speed", "--voice", "tone", "--log", str(log)], env=dirs)
+    assert r.returncode == 1 and "exists: give a new file" in r.stderr
+    assert log.read_text() == "{}\n"
+
+
+def test_bad_selection_is_one_line(dirs):
+    r = _run(["drill", "speed", "--voice", "tone", "--poems", "101"], env=dirs)
+    assert r.returncode == 1 and r.stderr.strip() == "karuta: no poem 101: poems are numbered 1-100"
+
+
+# ---------------------------------------------------------------------------- window under Xvfb
+@pytest.fixture
+def xvfb():
+    require_tool("Xvfb", "xvfb")
+    require_tool("xdotool")
+    for n in range(90, 140):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            break
+    else:
+        pytest.fail("no free X display number", pytrace=False)
+    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 10
+        while not Path(f"/tmp/.X11-unix/X{n}").exists():
+            assert proc.poll() is None, "Xvfb exited"
+            assert time.monotonic() < end, "Xvfb did not start"
+            time.sleep(0.05)
+        yield f":{n}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.realtime
+def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs):
+    from reader.drill_speed import choices_for
+
+    log, plan_out = tmp_path / "w.jsonl", tmp_path / "plan.json"
+    env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
+           "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+    env.pop("SDL_VIDEODRIVER", None)
+    p = subprocess.Popen(karuta_argv("drill", "speed", "--window", "--poems", "1-4", "--seed", "9",
+                                     "--voice", "tone", "--speed", "4", "--ma", "0.3", "--take",
+                                     "6", "--choices", "3", "--device", "pulse", "--log", str(log),
+                                     "--plan-out", str(plan_out)),
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True)
+    xenv = {**os.environ, "DISPLAY": xvfb}
+    try:
+        plan = _plan(plan_out)
+        order = plan["order"]
+        rng = random.Random(9)
+        end = time.monotonic() + 20
+        find = ["xdotool", "search", "--pid", str(p.pid)]  # (--name misses SDL's window here)
+        while subprocess.run(find, env=xenv, capture_output=True).returncode != 0:
+            assert time.monotonic() < end, "no window"
+            time.sleep(0.1)
+        wid = subprocess.run(find, env=xenv, capture_output=True, text=True).stdout.split()[-1]
+        subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=xenv, check=False)
+        t_start = time.monotonic()
+        done = 0
+        for i, poem in enumerate(order):
+            k = _kami(plan, poem)
+            # card i is heard from its kami start; wait for it on the plan's own clock
+            while not log.exists() or len(log.read_text().splitlines()) < i:
+                time.sleep(0.02)
+            if i == 0:
+                time.sleep((1500 + k["decisive_ms"]) / 1000 + 1.5)  # lead-in and stream start
+            else:
+                time.sleep(0.3 + (k["decisive_ms"] - k["start_ms"]) / 1000 + 0.6)
+            if i == 1:  # a mouse click taps too
+                subprocess.run(["xdotool", "mousemove", "--window", wid, "400", "80", "click", "1"],
+                               env=xenv, check=True)
+            else:
+                subprocess.run(["xdotool", "key", "--window", wid, "space"], env=xenv, check=True)
+            cands = [n for n in plan["universe"] if n not in order[:i]]
+            choices = choices_for(poem, cands, 3, rng)
+            time.sleep(0.3)
+            subprocess.run(["xdotool", "key", "--window", wid, str(choices.index(poem) + 1)],
+                           env=xenv, check=True)
+            end = time.monotonic() + 10
+            while not log.exists() or len(log.read_text().splitlines()) < i + 1:
+                assert time.monotonic() < end, "the tap was not logged"
+                time.sleep(0.02)
+            done += 1
+        out, _ = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out
+    lines = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [ln["poem"] for ln in lines] == order
+    for ln in lines:
+        _check_line(ln, plan, ln["poem"])
+        assert ln["correct"] and not ln["fault"]
+    assert "4 cards · 4 taps · 4 correct" in out
+    fps = float(out.split("window ")[1].split(" fps")[0])
+    assert fps >= 58, out
+    assert t_start
