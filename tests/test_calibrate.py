@@ -1,0 +1,137 @@
+"""Calibration: the store, the click track, and ``karuta calibrate`` end to end in tmux with a
+robot player that listens to the null sink's monitor (parec) and taps when it hears a click."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from audio_fixtures import pulse_server, require_tool  # noqa: F401
+from reader.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, ClickVoice,
+                              click_track, config_dir, device_key)
+from test_drill_speed import Tmux, karuta_argv, tmux  # noqa: F401
+
+
+def test_store_round_trip_per_device(tmp_path, monkeypatch):
+    monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert config_dir() == tmp_path / "cfg"
+    store = CalibrationStore()
+    assert store.load() == {} and store.offset_ms("sounddevice:pulse") is None
+    store.save("sounddevice:pulse", CalibrationResult(12.5, 18, 2, 1.5, (12.0, 13.0)))
+    store.save("pygame:dummy", CalibrationResult(-3.0, 10, 0, 0.5))
+    again = CalibrationStore()
+    assert again.offset_ms("sounddevice:pulse") == 12.5
+    assert again.offset_ms("pygame:dummy") == -3.0
+    e = again.get("sounddevice:pulse")
+    assert e["taps"] == 18 and e["dropped"] == 2 and e["input"] == "terminal" and "date" in e
+    data = json.loads((tmp_path / "cfg" / "calibration.json").read_text())
+    assert data["version"] == 1 and set(data["devices"]) == {"sounddevice:pulse", "pygame:dummy"}
+
+
+def test_an_unreadable_store_is_one_line_and_a_new_calibration_replaces_it(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text("{not json")
+    store = CalibrationStore(path)
+    with pytest.raises(CalibrationError, match="unreadable: run `karuta calibrate` again"):
+        store.load()
+    store.save("x:y", CalibrationResult(1.0, 5, 0, 0.1))
+    assert store.offset_ms("x:y") == 1.0
+
+
+def test_click_track_layout_is_where_the_clicks_are():
+    plan, voice, clicks = click_track(48000, count=8, interval_ms=500, lead_ms=1000)
+    from audio.render import render
+
+    audio = render(plan, voice)
+    assert audio.shape[0] == plan.frames
+    assert clicks == tuple(48000 + i * 24000 for i in range(8))
+    loud = np.flatnonzero(np.abs(audio) > 0.05)
+    onsets = [int(loud[0])] + [int(b) for a, b in zip(loud[:-1], loud[1:]) if b - a > 4800]
+    assert [abs(o - c) <= 2 for o, c in zip(onsets, clicks)] == [True] * 8
+    assert np.abs(audio[:clicks[0]]).max() == 0
+
+
+def test_device_key_names_backend_and_device():
+    class Fake:
+        device_info = {"name": "pulse"}
+
+    assert device_key(Fake()) == "sounddevice:pulse"
+    from audio.output import NullOutput
+
+    assert device_key(NullOutput()) == "null:default"
+
+
+class Listener(threading.Thread):
+    """A robot player: hears the sink's monitor through parec (5 ms chunks) and taps (tmux
+    send-keys) as soon as a click's onset arrives."""
+
+    def __init__(self, env: dict, tap):
+        super().__init__(daemon=True)
+        self.proc = subprocess.Popen(
+            ["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le", "--rate=48000",
+             "--channels=1", "--latency-msec=5"], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL)
+        self.tap = tap
+        self.heard = 0
+        self.stop = threading.Event()
+
+    def run(self):
+        quiet = 0
+        while not self.stop.is_set():
+            raw = self.proc.stdout.read(480)
+            if not raw:
+                return
+            x = np.frombuffer(raw, np.int16)
+            if np.abs(x).max() > 3000:
+                if quiet > 48000 * 0.2:
+                    self.tap()
+                    self.heard += 1
+                quiet = 0
+            else:
+                quiet += x.shape[0]
+
+    def close(self):
+        self.stop.set()
+        self.proc.terminate()
+        self.proc.wait(timeout=5)
+
+
+@pytest.mark.realtime
+def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
+    require_tool("parec", "pulseaudio-utils")
+    cfg = tmp_path / "cfg"
+    env = {"PULSE_SERVER": os.environ["PULSE_SERVER"],
+           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], "KARUTA_CONFIG_DIR": str(cfg),
+           "TERM": "xterm"}
+    robot = Listener(pulse_server.env, lambda: tmux.keys("Space"))
+    robot.start()
+    try:
+        tmux.start(karuta_argv("calibrate", "--device", "pulse", "--clicks", "12",
+                               "--interval", "0.4"), env)
+        tmux.wait_for("EXIT=", timeout=40)
+    finally:
+        robot.close()
+    screen = tmux.screen()
+    assert "EXIT=0" in screen, screen
+    assert robot.heard == 12, screen
+    saved = CalibrationStore(cfg / "calibration.json").get("sounddevice:pulse")
+    assert saved is not None, screen
+    # the robot hears the sink ~5-10 ms late (parec) and tmux adds ~2-5 ms: a steady, small
+    # positive offset
+    assert 0 < saved["offset_ms"] < 60 and saved["spread_ms"] < 5, saved
+    assert saved["taps"] >= 10
+    assert f"sounddevice:pulse: offset {saved['offset_ms']:+.1f} ms" in screen
+    r = subprocess.run(karuta_argv("calibrate", "--show"), capture_output=True, text=True,
+                       env={**os.environ, "KARUTA_CONFIG_DIR": str(cfg)}, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("sounddevice:pulse: ")
+
+
+def test_show_with_nothing_saved(tmp_path):
+    r = subprocess.run(karuta_argv("calibrate", "--show"), capture_output=True, text=True,
+                       env={**os.environ, "KARUTA_CONFIG_DIR": str(tmp_path)}, timeout=60)
+    assert r.returncode == 0 and r.stdout.startswith("no calibrations saved yet")
