@@ -24,6 +24,9 @@ _COMMANDS = {
     "kimariji": ("reader.cli_poems:kimariji_cmd", "Kimariji of the unread poems after some were read."),
     "match": ("reader.cli_match:match", "Score matches: keep score of a real match, replay a match log."),
     "voice": ("reader.cli_voice:voice", "Voice packs: list, add (import recordings), check, use."),
+    "drill": ("reader.cli_drill:drill", "Drills: memory (pick the card; FSRS), speed (tap when you know)."),
+    "stats": ("reader.cli_stats:stats", "Your drill results per poem: table, JSON, CSV, plot."),
+    "calibrate": ("reader.cli_calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
 }
 
 
