@@ -1,0 +1,271 @@
+#!/usr/bin/env python3
+"""Grab-timer benchmark: key (XTest) -> reported reaction time, against the truth.
+
+    python scripts/bench_grab.py [--cards 15] [--clicks 20]
+
+Starts its own PulseAudio null sink and Xvfb (temporary folders), then:
+
+  1. an observer records the sink's monitor (``parec --latency-msec=5``) and keeps a clock
+     model: monitor sample n was heard at perf time ``t(n) = min_recent(arrival - n/rate) +
+     n/rate`` (lower envelope of chunk arrivals, tracked over the last 2 s for the sink's drift);
+  2. ``karuta calibrate --window``: the robot taps (XTest key) exactly on the clicks it predicts
+     from the first one it hears (same clock model);
+  3. ``karuta drill speed --window --voice tone``: for each card the robot hears the 上の句's
+     first sample, knows from the plan where the kimariji's last mora starts, and presses a key
+     (XTest) exactly ``R_true`` (250-600 ms, random) after it; then picks the right torifuda.
+  4. compares the drill log's ``reaction_ms`` with ``R_true``: median / sd / worst error, and
+     quotes the drill's own input-poll and frame-rate figures.
+
+The observer's constant latency cancels: calibration and drill are timed by the same model.
+Needs: pulseaudio, parec, Xvfb, python-xlib.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+RATE = 48000
+BOOT = ("import reader.cli as c, reader.cli_drill as d; "
+        "c._COMMANDS.setdefault('calibrate', ('reader.cli_calibrate:calibrate', '')); "
+        "c._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', '')); "
+        "d._DRILLS.setdefault('speed', ('reader.drill_speed:speed', '')); c.main()")
+
+
+def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
+    run, home = root / "run", root / "home"
+    run.mkdir(mode=0o700)
+    home.mkdir()
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(run), HOME=str(home))
+    env.pop("PULSE_SERVER", None)
+    p = subprocess.Popen(["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1",
+                          "--disallow-exit", "--use-pid-file=no",
+                          "-L", f"module-null-sink sink_name=ci_sink rate={RATE}",
+                          "-L", "module-native-protocol-unix"], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    env["PULSE_SERVER"] = f"unix:{run}/pulse/native"
+    for _ in range(200):
+        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
+            return p, env
+        time.sleep(0.05)
+    raise SystemExit("pulseaudio did not start")
+
+
+def start_xvfb() -> tuple[subprocess.Popen, str]:
+    for n in range(150, 200):
+        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
+            break
+    p = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if Path(f"/tmp/.X11-unix/X{n}").exists():
+            return p, f":{n}"
+        time.sleep(0.05)
+    raise SystemExit("Xvfb did not start")
+
+
+class Observer(threading.Thread):
+    """Reads the sink monitor; ``onsets`` gets the sample index of each sound that follows
+    >= 200 ms of silence; ``t_of(n)`` maps a monitor sample index to perf time."""
+
+    def __init__(self, env):
+        super().__init__(daemon=True)
+        self.proc = subprocess.Popen(
+            ["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
+             "--channels=1", "--latency-msec=5"], env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, bufsize=0)
+        self.n = 0
+        self.arrivals: deque[tuple[float, int]] = deque(maxlen=2000)
+        self.onsets: list[int] = []
+        self.cv = threading.Condition()
+        self.lock = threading.Lock()
+
+    def run(self):
+        quiet = RATE
+        fd = self.proc.stdout.fileno()
+        while True:
+            raw = os.read(fd, 4096)
+            t = time.perf_counter()
+            if not raw:
+                return
+            x = np.frombuffer(raw[: len(raw) // 2 * 2], np.int16)
+            with self.lock:
+                self.arrivals.append((t, self.n + x.shape[0]))
+            loud = np.flatnonzero(np.abs(x) > 300)
+            if loud.size:
+                first = int(loud[0])
+                if quiet + first >= RATE * 0.2:
+                    with self.cv:
+                        self.onsets.append(self.n + first)
+                        self.cv.notify_all()
+                quiet = x.shape[0] - 1 - int(loud[-1])
+            else:
+                quiet += x.shape[0]
+            self.n += x.shape[0]
+
+    def t_of(self, n: int) -> float:
+        with self.lock:
+            recent = [(t, k) for t, k in self.arrivals if t > self.arrivals[-1][0] - 2.0]
+        off = min(t - k / RATE for t, k in recent)
+        return off + n / RATE
+
+    def wait_onset(self, count: int, timeout: float = 30) -> int:
+        with self.cv:
+            ok = self.cv.wait_for(lambda: len(self.onsets) >= count, timeout)
+        if not ok:
+            raise SystemExit(f"no sound heard (onset {count})")
+        return self.onsets[count - 1]
+
+
+class Keys:
+    """XTest key presses from Python (python-xlib)."""
+
+    def __init__(self, display: str):
+        from Xlib import X, XK, display as xd
+        from Xlib.ext import xtest
+
+        self.X, self.XK, self.xtest = X, XK, xtest
+        self.d = xd.Display(display)
+
+    def focus(self, pid: int, timeout=20):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            r = subprocess.run(["xdotool", "search", "--pid", str(pid)], capture_output=True,
+                               text=True, env={**os.environ, "DISPLAY": self.d.get_display_name()})
+            if r.returncode == 0:
+                wid = int(r.stdout.split()[-1])
+                win = self.d.create_resource_object("window", wid)
+                win.set_input_focus(self.X.RevertToParent, self.X.CurrentTime)
+                self.d.sync()
+                return
+            time.sleep(0.1)
+        raise SystemExit("no window")
+
+    def press(self, name: str) -> float:
+        code = self.d.keysym_to_keycode(self.XK.string_to_keysym(name))
+        t = time.perf_counter()
+        self.xtest.fake_input(self.d, self.X.KeyPress, code)
+        self.d.sync()
+        self.xtest.fake_input(self.d, self.X.KeyRelease, code)
+        self.d.sync()
+        return t
+
+
+def sleep_until(t: float):
+    while True:
+        left = t - time.perf_counter()
+        if left <= 0:
+            return
+        time.sleep(left - 0.0005 if left > 0.001 else 0)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cards", type=int, default=15)
+    ap.add_argument("--clicks", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args()
+    for tool in ("pulseaudio", "parec", "pactl", "Xvfb", "xdotool"):
+        if not shutil.which(tool):
+            raise SystemExit(f"missing {tool}")
+    root = Path(tempfile.mkdtemp(prefix="karuta-bench-"))
+    pulse, penv = start_pulse(root)
+    xvfb, disp = start_xvfb()
+    obs = Observer(penv)
+    obs.start()
+    env = {**penv, "DISPLAY": disp, "KARUTA_CONFIG_DIR": str(root / "cfg"),
+           "KARUTA_DATA_DIR": str(root / "data"), "PYTHONPATH": str(REPO),
+           "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+    keys = Keys(disp)
+    procs = []
+    try:
+        # 1. calibration: tap exactly on each predicted click
+        time.sleep(0.5)
+        base = len(obs.onsets)
+        p = subprocess.Popen([sys.executable, "-c", BOOT, "calibrate", "--window", "--device",
+                              "pulse", "--clicks", str(args.clicks), "--interval", "0.6"],
+                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        procs.append(p)
+        keys.focus(p.pid)
+        n0 = obs.wait_onset(base + 1)
+        step = round(0.6 * RATE)
+        for k in range(1, args.clicks):
+            sleep_until(obs.t_of(n0 + k * step))
+            keys.press("space")
+        out, _ = p.communicate(timeout=30)
+        print("calibrate:", out.strip().splitlines()[-2])
+
+        # 2. the drill
+        log, plan_out = root / "drill.jsonl", root / "plan.json"
+        p = subprocess.Popen([sys.executable, "-c", BOOT, "drill", "speed", "--window", "--poems",
+                              f"1-{args.cards}", "--seed", str(args.seed), "--voice", "tone",
+                              "--speed", "2", "--ma", "0.4", "--take", "5", "--choices", "2",
+                              "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)],
+                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+        procs.append(p)
+        while not plan_out.exists():
+            time.sleep(0.05)
+        time.sleep(0.1)
+        plan = json.loads(plan_out.read_text())
+        kami = {s["poem"]: s for s in plan["segments"] if s["kind"] == "kami"}
+        keys.focus(p.pid)
+        from reader.drill_speed import choices_for
+
+        rng, truth_rng = random.Random(args.seed), random.Random(1)
+        base = len(obs.onsets)
+        truths = []
+        for i, poem in enumerate(plan["order"]):
+            n_start = obs.wait_onset(base + i + 1)
+            k = kami[poem]
+            n_dec = n_start + round((k["decisive_ms"] - k["start_ms"]) * RATE / 1000)
+            r_true = truth_rng.uniform(250, 600)
+            sleep_until(obs.t_of(n_dec) + r_true / 1000)
+            keys.press("space")
+            truths.append(r_true)
+            cands = [n for n in plan["universe"] if n not in plan["order"][:i]]
+            ch = choices_for(poem, cands, 2, rng)
+            time.sleep(0.15)
+            keys.press(str(ch.index(poem) + 1))
+        out, _ = p.communicate(timeout=60)
+        lines = [json.loads(x) for x in log.read_text().splitlines()]
+        errs = [ln["reaction_ms"] - t for ln, t in zip(lines, truths)]
+        ok = all(ln["correct"] for ln in lines) and len(lines) == len(truths)
+        print("drill:", out.strip().splitlines()[-3])
+        print("drill:", out.strip().splitlines()[-2])
+        print(f"key -> reported reaction, {len(errs)} taps (all answered right: {ok})")
+        print(f"  error median {statistics.median(errs):+.2f} ms, sd {statistics.pstdev(errs):.2f} ms, "
+              f"worst {max(errs, key=abs):+.2f} ms   (target: median ±3, sd ≤ 1, worst ≤ 3)")
+        print("  errors:", " ".join(f"{e:+.1f}" for e in errs))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+        obs.proc.terminate()
+        xvfb.terminate()
+        pulse.terminate()
+        for p in (obs.proc, xvfb, pulse):
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
