@@ -1,7 +1,7 @@
 """``karuta drill speed`` end to end: the terminal drill in tmux (send-keys into a real tty),
 the window drill under Xvfb (xdotool), both playing on a PulseAudio null sink.
 
-The commands run in a fresh interpreter through ``tests/karuta_cli.py``-style bootstrap code
+The commands run in a fresh interpreter through a small bootstrap (``BOOT``)
 that registers ``drill speed`` and ``calibrate`` if reader/cli.py does not list them yet.
 """
 from __future__ import annotations
