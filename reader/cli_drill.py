@@ -12,6 +12,8 @@ import click
 _DRILLS: dict[str, tuple[str, str]] = {
     "memory": ("reader.drill_memory:memory",
                "Pick the torifuda for a 上の句 or kimariji (and the reverse), FSRS-scheduled."),
+    "speed": ("reader.drill_speed:speed",
+              "Tap as soon as you know the card; reaction timed from its kimariji, as heard."),
 }
 
 
