@@ -31,23 +31,36 @@ _COMMANDS = {
 
 
 class LazyGroup(click.Group):
+    """A click group whose subcommands are imported only when invoked.
+
+    ``table``: name -> ("module:attribute", short help).  ``--help`` lists the short help from
+    the table, so listing commands imports nothing.
+    """
+
+    def __init__(self, *args, table: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.table = table if table is not None else {}
+
     def list_commands(self, ctx):
-        return list(_COMMANDS)
+        return list(self.table) + [n for n in self.commands if n not in self.table]
 
     def get_command(self, ctx, name):
-        if name not in _COMMANDS:
+        if name in self.commands:
+            return self.commands[name]
+        if name not in self.table:
             return None
-        module, attr = _COMMANDS[name][0].split(":")
+        module, attr = self.table[name][0].split(":")
         return getattr(importlib.import_module(module), attr)
 
     def format_commands(self, ctx, formatter):
-        # Short help from the table, without importing every module.
-        rows = [(name, help_) for name, (_, help_) in _COMMANDS.items()]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+        rows = [(name, help_) for name, (_, help_) in self.table.items()]
+        rows += [(n, c.get_short_help_str()) for n, c in self.commands.items() if n not in self.table]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=LazyGroup, table=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="karuta")
 def cli():
     """karuta: a 小倉百人一首 (Ogura Hyakunin Isshu) karuta reader, grab timer and match scorer.

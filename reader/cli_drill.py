@@ -5,9 +5,9 @@ attribute is a click command.  ``karuta drill --help`` lists them without import
 """
 from __future__ import annotations
 
-import importlib
-
 import click
+
+from reader.cli import LazyGroup
 
 _DRILLS: dict[str, tuple[str, str]] = {
     "memory": ("reader.drill_memory:memory",
@@ -17,26 +17,6 @@ _DRILLS: dict[str, tuple[str, str]] = {
 }
 
 
-class _LazyDrills(click.Group):
-    def list_commands(self, ctx):
-        return sorted(set(_DRILLS) | set(self.commands))
-
-    def get_command(self, ctx, name):
-        if name in self.commands:
-            return self.commands[name]
-        if name not in _DRILLS:
-            return None
-        module, attr = _DRILLS[name][0].split(":")
-        return getattr(importlib.import_module(module), attr)
-
-    def format_commands(self, ctx, formatter):
-        rows = [(name, _DRILLS[name][1]) for name in sorted(_DRILLS)]
-        rows += [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items()) if n not in _DRILLS]
-        if rows:
-            with formatter.section("Drills"):
-                formatter.write_dl(rows)
-
-
-@click.group(cls=_LazyDrills)
+@click.group(cls=LazyGroup, table=_DRILLS)
 def drill():
     """Drills: memorise the cards, train your reactions.  Answers are saved for 'karuta stats'."""

@@ -25,11 +25,7 @@ from reader.memory import MemoryDeck
 from reader.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
-# reader/cli.py registers 'drill' and 'stats'; until then (and harmlessly after) add them here
-BOOT = ("import sys; from reader import cli; "
-        "cli._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', 'Drills.')); "
-        "cli._COMMANDS.setdefault('stats', ('reader.cli_stats:stats', 'Stats.')); "
-        "cli.main(sys.argv[1:])")
+BOOT = "import sys; from reader import cli; cli.main(sys.argv[1:])"
 NO_DISPLAY_LINE = "karuta: no display for --window: run without --window to drill in the terminal"
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -18,10 +18,7 @@ from reader.cli_stats import stats
 from reader.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOT = ("import sys; from reader import cli; "
-        "cli._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', 'Drills.')); "
-        "cli._COMMANDS.setdefault('stats', ('reader.cli_stats:stats', 'Stats.')); "
-        "cli.main(sys.argv[1:])")
+BOOT = "import sys; from reader import cli; cli.main(sys.argv[1:])"
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
 
 

@@ -20,10 +20,7 @@ import pytest
 
 from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
 
-BOOT = ("import reader.cli as c, reader.cli_drill as d; "
-        "c._COMMANDS.setdefault('calibrate', ('reader.cli_calibrate:calibrate', '')); "
-        "c._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', '')); "
-        "d._DRILLS.setdefault('speed', ('reader.drill_speed:speed', '')); c.main()")
+BOOT = "import reader.cli as c; c.main()"
 
 
 def karuta_argv(*args) -> list[str]:
