@@ -123,3 +123,70 @@ def use_cmd(name):
             raise KarutaError(_unknown_voice_message(name))
     path = set_default_voice(name)
     click.echo(f"default voice: {name} (saved in {path})")
+
+
+@voice.command("record")
+@click.argument("name")
+@click.option("--device", "device", default=None, metavar="IN",
+              help="Microphone: an input device's number or name (default: the default input).")
+@click.option("--poems", "spec", default=None, metavar="SPEC",
+              help="Record these only (5, 1-20, blue, むすめふさほせ ...; 'joka' for the jo-ka). "
+                   "Default: the jo-ka and all 100.")
+@click.option("--only-missing", is_flag=True, help="Walk only the clips that have no take yet.")
+@click.option("--stop-after", type=click.FloatRange(min=0), default=2.0, show_default=True,
+              metavar="SECONDS", help="Stop a take after this much silence (0: only on a key).")
+@click.option("--play-device", default=None, metavar="OUT", help="Where 'p' plays a take (default output).")
+@click.option("--no-align", is_flag=True, help="Build the pack without the mora alignment (faster).")
+def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_align):
+    """Record your own reader: the jo-ka and the 100 poems, 上の句 and 下の句, one take each.
+
+    \b
+    Shows each ku in kanji and kana with a level meter.  Keys:
+      space/Enter  start / stop a take (it also stops after --stop-after s of silence)
+      r            retake (the new take replaces the old)     p  play the take
+      n or →       next clip        b or ←  previous clip     q  quit
+    Every take is trimmed and saved at once (FLAC, 48 kHz mono) under
+    $KARUTA_DATA_DIR/recordings/NAME; on quit the pack NAME is built from them.  Run the
+    command again to continue at the first clip with no take.
+    \b
+    Examples:
+      karuta voice record mine                     # everything, from the first missing clip
+      karuta voice record mine --poems 1-10,joka
+      karuta voice record mine --only-missing --device 2
+    """
+    import sys
+
+    from audio.pack import format_problems
+    from audio.record import Microphone, Player
+    from reader.recorder import RecordSession, clip_order, parse_poems, run_terminal
+
+    joka, nos = parse_poems(spec)
+    session = RecordSession(name, clip_order(nos, joka), only_missing=only_missing)
+    session.check_pack_owner()
+    if session.done:
+        click.echo(f"voice {name!r}: every chosen clip has a take already "
+                   f"(record without --only-missing to redo one)")
+    else:
+        with Microphone(device) as mic:
+            session.prepare()
+            run_terminal(session, mic, stop_after=stop_after, player=Player(play_device))
+    have, total = session.counts()
+    click.echo(f"{session.saved_now} take{'' if session.saved_now == 1 else 's'} saved this session; "
+               f"{have} of {total} clips have a take ({session.folder})")
+    if session.saved_now or session.pack_stale():
+        def progress(done, n):
+            if sys.stderr.isatty():
+                click.echo(f"\rbuilding the pack: {done}/{n} clips", nl=False, err=True)
+
+        pack = session.refresh_pack(align=not no_align, progress=progress)
+        if sys.stderr.isatty():
+            click.echo("", err=True)
+        if pack is not None:
+            bad = [p for p in pack.problems() if p.kind != "missing"]
+            click.echo(f"voice {pack.name!r}: {len(pack.clip_keys())} of 202 clips in {pack.folder}")
+            if bad:
+                click.echo(format_problems(bad))
+    missing = session.missing()
+    if missing:
+        click.echo(f"{len(missing)} clip{'' if len(missing) == 1 else 's'} still to record, next: "
+                   f"{missing[0].label}; continue with: karuta voice record {name} --only-missing")
