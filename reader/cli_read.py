@@ -178,7 +178,21 @@ def _notice(voice) -> None:
 @click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
               show_default=True, help="Audio output library.")
 @click.option("--plan-out", default=None, type=click.Path(dir_okay=False), help="Also write the plan as JSON.")
-def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_out: str | None, **opts):
+@click.option("--live", is_flag=True,
+              help="Club mode: a full-screen status (card k/N, kimariji at read time, read/left, "
+                   "the read log), step back, memorisation timer; saved after every card.")
+@click.option("--window", is_flag=True, help="Club mode in a large-text window with a NEXT button.")
+@click.option("--resume", is_flag=True, help="Continue the saved session where it stopped (same order).")
+@click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
+              help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
+@click.option("--memorize", type=float, default=None, metavar="MIN",
+              help="Memorisation minutes before the jo-ka (club mode default 15, goshiki 1; 0 = none).")
+@click.option("--signals", default=None, metavar="MIN[,MIN]",
+              help="Memorisation signals, minutes from the start (default: 2 min before the end).")
+@click.option("--show-log", is_flag=True, help="Print the last session's read log and exit.")
+def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_out: str | None,
+         live: bool, window: bool, resume: bool, session_path: str | None, memorize: float | None,
+         signals: str | None, show_log: bool, **opts):
     """Read aloud on the sound device: jo-ka, then the shuffled poems.
 
     \b
@@ -187,12 +201,40 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
           r      repeat the last 下の句
           q      quit
     With --auto the reading advances after the take time by itself.
+
+    \b
+    Club mode (--live, --window; --resume continues a saved one):
+          space / Enter / PageDown / Right   next
+          p or h                             hold / resume
+          r                                  repeat the last 下の句
+          b / Left / Backspace               step back one card
+          s                                  skip the memorisation
+          q                                  quit (saved)
     """
     from reader.session import list_output_devices, run_live
 
     if list_devices:
         for line in list_output_devices():
             click.echo(line)
+        return
+    if show_log:
+        from reader.club import show_log as _show
+
+        _show(session_path, click.echo)
+        return
+    if live or window or resume or memorize is not None:
+        from reader.club import open_club
+
+        def _build(o):
+            p, voice = build(o)
+            if plan_out:
+                _write_json(plan_out, p.to_json(indent=1))
+            _notice(voice)
+            return p, voice
+
+        open_club(opts, build=_build, resume=resume, session_path=session_path, memorize=memorize,
+                  signals=signals, auto=auto, device=device, backend=backend, window=window,
+                  echo=click.echo)
         return
     p, voice = build(opts)
     if plan_out:
