@@ -785,7 +785,7 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
     session = ClubSession(plan, voice, output, opts=opts, session=sf, auto=auto,
                           memorize_s=memorize * 60.0, signals_s=signals_s, position=position,
                           log=log, started=started, message=message,
-                          echo=None if (window or sys.stdout.isatty()) else echo)
+                          echo=None if (not window and sys.stdout.isatty()) else echo)
     echo(f"{plan.rules} reading · {len(plan.order)} cards · seed {plan.seed} · session {sf.path}")
     if window:
         from reader.club_window import run_window
