@@ -121,6 +121,7 @@ class RecordSession:
             else list(self.all_clips)
         self.warnings: dict[Clip, list[str]] = {}
         self.saved_now = 0
+        self.takes: dict[Clip, int] = {}  # takes saved in this session, per clip
         first = self.first_missing()
         self.index = self.clips.index(first) if first is not None else 0
 
@@ -180,6 +181,7 @@ class RecordSession:
         self.states[clip] = "recorded"
         self.warnings[clip] = list(warnings)
         self.saved_now += 1
+        self.takes[clip] = self.takes.get(clip, 0) + 1
         return p
 
     def counts(self) -> tuple[int, int]:
@@ -354,7 +356,8 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
             session.warnings[c] = ["nothing heard"]
         else:
             session.save(c, take.trimmed, take.warnings)
-            message = f"{c.label}: saved {take.seconds:.2f} s (peak {take.peak_db:.1f} dBFS, {reason})"
+            message = (f"{c.label}: take {session.takes[c]} saved, {take.seconds:.2f} s "
+                       f"(peak {take.peak_db:.1f} dBFS, {reason})")
             if take.warnings:
                 message += f"  ⚠ {', '.join(take.warnings)}"
             if "too loud" in take.warnings:

@@ -1,0 +1,339 @@
+"""``karuta voice record``: the clip order and resume logic, take analysis, and the whole
+command end to end in tmux (a real tty) recording from a PulseAudio null sink's monitor while
+the test plays tones into the sink with ``pacat``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
+from reader.errors import KarutaError, SelectionError
+from reader.recorder import Clip, RecordSession, clip_order, parse_poems
+
+RATE = 48000
+
+
+# ---------------------------------------------------------------------------- order and resume
+def test_clip_order_default_is_joka_then_the_100():
+    order = clip_order()
+    assert len(order) == 202
+    assert order[:4] == [Clip("joka", "kami"), Clip("joka", "shimo"), Clip("1", "kami"), Clip("1", "shimo")]
+    assert order[-1] == Clip("100", "shimo")
+    assert [c.filename for c in order[:3]] == ["000_1.flac", "000_2.flac", "001_1.flac"]
+    assert order[2].kanji.startswith("秋の田の") and order[2].reading.startswith("あきのたの")
+    assert order[0].label == "序歌 上の句" and order[3].label == "1 下の句"
+
+
+def test_parse_poems():
+    assert parse_poems(None) == (True, tuple(range(1, 101)))
+    assert parse_poems("3,1") == (False, (1, 3))
+    assert parse_poems("joka, 5-6") == (True, (5, 6))
+    assert parse_poems("序歌") == (True, ())
+    assert [c.key for c in clip_order(*reversed(parse_poems("joka,2")))] == ["joka", "joka", "2", "2"]
+    for bad in ("101", "nonsense", " , "):
+        with pytest.raises(SelectionError):
+            parse_poems(bad)
+
+
+def _take(path: Path, seconds=0.2):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sf.write(path, np.full(int(seconds * RATE), 0.1, np.float32), RATE, format="FLAC")
+
+
+def test_session_starts_at_first_missing_and_walks(tmp_path):
+    folder = tmp_path / "st"
+    clips = clip_order((1, 2, 3), joka=True)
+    for name in ("000_1.flac", "000_2.flac", "001_1.flac", "002_2.flac"):
+        _take(folder / name)
+    s = RecordSession("me", clips, folder)
+    assert s.current == Clip("1", "shimo")  # the first clip with no take
+    assert s.states[Clip("1", "kami")] == "saved" and s.states[Clip("1", "shimo")] == "missing"
+    assert s.counts() == (4, 8)
+    assert s.back() and s.current == Clip("1", "kami")  # everything stays reachable
+    while s.next():
+        pass
+    assert s.current == Clip("3", "shimo") and not s.next()
+    s.index = 0
+    assert not s.back() and s.current == Clip("joka", "kami")
+
+    only = RecordSession("me", clips, folder, only_missing=True)
+    assert only.clips == [Clip("1", "shimo"), Clip("2", "kami"), Clip("3", "kami"), Clip("3", "shimo")]
+    assert only.current == Clip("1", "shimo")
+    only.save(Clip("1", "shimo"), np.full(RATE, 0.2, np.float32), ["too short"])
+    assert only.states[Clip("1", "shimo")] == "recorded" and only.takes[Clip("1", "shimo")] == 1
+    assert (folder / "001_2.flac").is_file() and not list(folder.glob("*.tmp"))
+    x, rate = sf.read(folder / "001_2.flac")
+    assert rate == RATE and x.ndim == 1 and len(x) == RATE
+    # the next session continues after it
+    again = RecordSession("me", clips, folder, only_missing=True)
+    assert again.current == Clip("2", "kami") and len(again.clips) == 3
+    # all done: an --only-missing walk is empty; a full walk starts at the beginning
+    for c in clips:
+        _take(folder / c.filename)
+    assert RecordSession("me", clips, folder, only_missing=True).done
+    full = RecordSession("me", clips, folder)
+    assert not full.done and full.current == clips[0]
+
+
+def test_session_names_and_foreign_packs(tmp_path, monkeypatch):
+    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
+    for bad in ("", "a/b", "synth", "tone", "../x", "has space"):
+        with pytest.raises(KarutaError):
+            RecordSession(bad, clip_order((1,)))
+    s = RecordSession("mine", clip_order((1,)))
+    assert s.folder == tmp_path / "data" / "recordings" / "mine"
+    s.check_pack_owner()  # no pack yet: fine
+    pack = tmp_path / "data" / "voices" / "mine"
+    pack.mkdir(parents=True)
+    (pack / "pack.json").write_text(json.dumps({"clips": {}, "imported_from": "/somewhere/else"}))
+    with pytest.raises(KarutaError, match="imported from /somewhere/else"):
+        s.check_pack_owner()
+
+
+# ---------------------------------------------------------------------------- takes
+def _tone(seconds, freq=300.0, amp=0.3, lead=0.5, tail=0.5):
+    t = np.arange(int(seconds * RATE)) / RATE
+    y = (amp * np.sin(2 * np.pi * freq * t)).astype(np.float32)
+    return np.concatenate([np.zeros(int(lead * RATE), np.float32), y,
+                           np.zeros(int(tail * RATE), np.float32)])
+
+
+def test_analyse_trims_and_warns():
+    from audio.record import analyse
+
+    rng = np.random.default_rng(1)
+    x = _tone(1.5) + rng.normal(0, 1e-4, int(2.5 * RATE)).astype(np.float32)
+    t = analyse(x)
+    assert t.warnings == [] and t.usable
+    assert abs(t.start - int(0.5 * RATE)) < RATE * 0.005
+    assert t.seconds == pytest.approx(1.5, abs=0.01)
+    loud = analyse(np.clip(_tone(1.5, amp=1.5), -1, 1))
+    assert "too loud" in loud.warnings and loud.clipped > 100 and loud.usable
+    quiet = analyse(rng.normal(0, 1e-4, RATE * 2).astype(np.float32))
+    assert quiet.warnings == ["nothing heard"] and not quiet.usable
+    assert analyse(np.zeros(RATE, np.float32)).warnings == ["nothing heard"]
+    assert analyse(np.zeros(0, np.float32)).warnings == ["nothing heard"]
+    assert "too short" in analyse(_tone(0.4)).warnings
+
+
+def test_meter_bar():
+    from audio.record import db, meter_bar
+
+    assert meter_bar(-90, 10) == "·" * 10 and meter_bar(0, 10) == "█" * 10
+    assert meter_bar(-30, 10) == "█" * 5 + "·" * 5
+    assert db(1.0) == 0.0 and db(0.0) == -90.0
+
+
+# ---------------------------------------------------------------------------- end to end
+def karuta_argv(*args) -> list[str]:
+    return [sys.executable, "-c", "import reader.cli as c; c.main()", *args]
+
+
+class Tmux:
+    """A private tmux server; the screen is read with capture-pane (what a user sees)."""
+
+    def __init__(self, tmp: Path):
+        self.sock = f"karuta-rec-{os.getpid()}-{id(self)}"
+        self.tmp = tmp
+        self.n = 0
+
+    @property
+    def target(self) -> str:
+        return f"k{self.n}"
+
+    def run(self, *args, check=True):
+        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, check=check)
+
+    def start(self, argv, env: dict) -> None:
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        cmd = (f"cd {shlex.quote(str(REPO))} && env {envs} PYTHONPATH={shlex.quote(str(REPO))} "
+               f"{shlex.join(argv)}; echo EXIT=$?; sleep 60")
+        self.n += 1  # a fresh session (window) each time: the old one may still be sleeping
+        self.run("new-session", "-d", "-s", self.target, "-x", "150", "-y", "45", "bash", "-c", cmd)
+
+    def screen(self) -> str:
+        r = self.run("capture-pane", "-p", "-J", "-t", self.target, "-S", "-300", check=False)
+        return r.stdout
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            s = self.screen()
+            if text in s:
+                return s
+            time.sleep(0.05)
+        pytest.fail(f"{text!r} did not appear:\n{self.screen()[-3000:]}", pytrace=False)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", self.target, *keys)
+
+    def kill(self):
+        self.run("kill-server", check=False)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    require_tool("tmux")
+    t = Tmux(tmp_path)
+    yield t
+    t.kill()
+
+
+def _play(server, path: Path):
+    """Play a WAV into the null sink (the recorder hears it on the sink's monitor)."""
+    subprocess.run([require_tool("pacat", "pulseaudio-utils"), "-d", server.sink, "--file-format=wav",
+                    str(path)], env=server.env, check=True, timeout=20)
+
+
+def _write_tone(path: Path, freq: float, amp=0.3, seconds=1.5, lead=0.5, square=False):
+    x = _tone(seconds, freq, amp, lead=lead, tail=0.1)
+    if square:
+        x = np.sign(x).astype(np.float32) * np.float32(amp)
+    sf.write(path, x, RATE, subtype="PCM_16")
+    return path
+
+
+def _freq(x) -> float:
+    spec = np.abs(np.fft.rfft(x * np.hanning(len(x))))
+    return float(np.argmax(spec) * RATE / len(x))
+
+
+@pytest.mark.realtime
+def test_record_in_tmux_end_to_end(pulse_server, tmux, tmp_path):
+    subprocess.run(["pactl", "set-default-source", f"{pulse_server.sink}.monitor"],
+                   env=pulse_server.env, check=True)
+    data = tmp_path / "data"
+    env = {"KARUTA_DATA_DIR": str(data), "KARUTA_CONFIG_DIR": str(tmp_path / "cfg"),
+           "XDG_RUNTIME_DIR": pulse_server.env["XDG_RUNTIME_DIR"],
+           "PULSE_SERVER": pulse_server.env["PULSE_SERVER"], "HOME": pulse_server.env["HOME"]}
+    tones = {f: _write_tone(tmp_path / f"t{f}.wav", f) for f in (300, 500, 700, 900, 1100)}
+    loud = _write_tone(tmp_path / "loud.wav", 400, amp=1.0, square=True)
+    stage = data / "recordings" / "mine"
+
+    tmux.start(karuta_argv("voice", "record", "mine", "--poems", "1-2", "--no-align",
+                           "--stop-after", "0.8"), env)
+    s = tmux.wait_for("clip 1/4")
+    assert "秋の田の かりほの庵の 苫をあらみ" in s and "あきのたの" in s and "level |" in s
+
+    # 1 上の句: a take that stops by itself after the trailing silence, then a retake
+    tmux.keys("Space")
+    tmux.wait_for("● REC")
+    _play(pulse_server, tones[300])
+    tmux.wait_for("1 上の句: take 1 saved")
+    tmux.keys("r")
+    tmux.wait_for("again")
+    _play(pulse_server, tones[500])
+    s = tmux.wait_for("1 上の句: take 2 saved")
+    assert "takes 1/4" in s
+    x, rate = sf.read(stage / "001_1.flac")
+    assert rate == RATE and x.ndim == 1
+    assert _freq(x) == pytest.approx(500, abs=5)  # the retake replaced the first take
+
+    # → 1 下の句: nothing played -> nothing heard, not saved; then a real take stopped by key
+    tmux.keys("Right")
+    tmux.wait_for("わが衣手は")
+    tmux.keys("Space")
+    tmux.wait_for("● REC")
+    time.sleep(1.0)
+    tmux.keys("Space")
+    tmux.wait_for("1 下の句: nothing heard")
+    assert not (stage / "001_2.flac").exists()
+    tmux.keys("Enter")
+    tmux.wait_for("● REC")
+    _play(pulse_server, tones[700])
+    tmux.keys("Enter")
+    tmux.wait_for("1 下の句: take 1 saved")
+
+    # n → 2 上の句: too loud (warned, kept), then retaken; back and forth keeps both
+    tmux.keys("n")
+    tmux.wait_for("春過ぎて")
+    tmux.keys("Space")
+    tmux.wait_for("● REC")
+    _play(pulse_server, loud)
+    s = tmux.wait_for("2 上の句: take 1 saved")
+    tmux.wait_for("too loud")
+    tmux.keys("r")
+    tmux.wait_for("again")
+    _play(pulse_server, tones[900])
+    tmux.wait_for("2 上の句: take 2 saved")
+    tmux.keys("b")
+    tmux.wait_for("clip 2/4")
+    tmux.keys("q")
+    s = tmux.wait_for("EXIT=", timeout=30)
+    assert "EXIT=0" in s
+    assert "5 takes saved this session; 3 of 4 clips have a take" in s
+    assert "voice 'mine': 3 of 202 clips" in s
+    assert "next: 2 下の句; continue with: karuta voice record mine --only-missing" in s
+
+    # the pack: trimmed 48 kHz mono clips of what was played, the retakes kept
+    pack = data / "voices" / "mine"
+    meta = json.loads((pack / "pack.json").read_text())
+    assert sorted(meta["clips"]) == ["1.kami", "1.shimo", "2.kami"]
+    for key, freq in (("1.kami", 500), ("1.shimo", 700), ("2.kami", 900)):
+        y, rate = sf.read(pack / meta["clips"][key]["file"], dtype="float32")
+        assert rate == RATE and y.ndim == 1
+        assert _freq(y) == pytest.approx(freq, abs=5), key
+        # the 0.5 s of silence before the tone is gone: sound from the first 10 ms on and the
+        # clip as long as the tone (1.5 s) within 20 ms
+        assert np.sqrt(np.mean(y[:480] ** 2)) > 0.1, key
+        assert len(y) / RATE == pytest.approx(1.5, abs=0.02), key
+    res = subprocess.run(karuta_argv("voice", "check", "mine"), env={**os.environ, **env},
+                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "voice 'mine': 3 of 202 clips usable" in res.stdout
+    for word in ("silent", "clipped", "too short", "unreadable"):
+        assert word not in res.stdout, res.stdout
+
+    # again with --only-missing: starts at 2 下の句, the only clip left; n past it ends
+    tmux.start(karuta_argv("voice", "record", "mine", "--poems", "1-2", "--only-missing",
+                           "--no-align", "--stop-after", "0.8"), env)
+    s = tmux.wait_for("clip 1/1")
+    assert "2 下の句" in s and "衣ほすてふ 天の香具山" in s
+    tmux.keys("Space")
+    tmux.wait_for("● REC")
+    _play(pulse_server, tones[1100])
+    tmux.wait_for("2 下の句: take 1 saved")
+    tmux.keys("n")
+    s = tmux.wait_for("EXIT=", timeout=30)
+    assert "EXIT=0" in s and "4 of 4 clips have a take" in s and "still to record" not in s
+    meta = json.loads((pack / "pack.json").read_text())
+    assert sorted(meta["clips"]) == ["1.kami", "1.shimo", "2.kami", "2.shimo"]
+    y, _ = sf.read(pack / meta["clips"]["2.shimo"]["file"], dtype="float32")
+    assert _freq(y) == pytest.approx(1100, abs=5)
+
+
+def test_no_microphone_is_one_line(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PULSE_SERVER", "PULSE_SOURCE")}
+    env.update(HOME=str(home), XDG_RUNTIME_DIR=str(tmp_path / "none"), PYTHONPATH=str(REPO),
+               KARUTA_DATA_DIR=str(tmp_path / "data"), PULSE_SERVER=f"unix:{tmp_path}/no-such-socket")
+    res = subprocess.run(karuta_argv("voice", "record", "mine"), env=env, cwd=REPO,
+                         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 1
+    assert res.stderr.startswith("karuta: no microphone found: ") and res.stderr.count("\n") == 1
+    assert not (tmp_path / "data").exists()  # nothing created
+
+
+def test_bad_options_are_one_line(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(REPO), KARUTA_DATA_DIR=str(tmp_path / "data"))
+    for argv, text in ((["--poems", "101", "mine"], "no poem 101"),
+                       (["--stop-after", "-1", "mine"], "--stop-after"),
+                       (["--poems", "1", "a/b"], "bad voice name")):
+        argv = ["voice", "record", *argv]
+        res = subprocess.run(karuta_argv(*argv), env=env, cwd=REPO, stdin=subprocess.DEVNULL,
+                             capture_output=True, text=True, timeout=60)
+        assert res.returncode == 1, (argv, res.stderr)
+        assert res.stderr.count("\n") == 1 and text in res.stderr, res.stderr
+    assert not (tmp_path / "data").exists()
