@@ -1,0 +1,393 @@
+"""``karuta read --live`` / ``--window`` / ``--resume`` end to end, as a club runs them.
+
+  - the terminal screen in tmux (a real tty; keys by ``send-keys``), audio in real time on a
+    PulseAudio null sink (``--device pulse``): next, hold, repeat, step back, quit;
+    ``kill -9`` mid-reading then ``--resume`` continues at the right card, same order;
+  - the window under Xvfb (``-displayfd``) driven by xdotool, screenshots not blank;
+  - the ALSA file capture (tests/audio_fixtures.ASOUNDRC): with ``--auto`` and a short
+    ``--memorize`` the capture holds the chimes and then exactly the rendered reading;
+  - goshiki runs on its own; one-line errors (no display, corrupt/missing session).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
+
+FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
+        "--yoin", "0.2"]
+
+
+def karuta(*args, env=None, timeout=120, stdin=subprocess.DEVNULL):
+    full = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1", PYTHONPATH=str(REPO))
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
+                          text=True, env=full, timeout=timeout, stdin=stdin, cwd=REPO)
+
+
+def one_line_error(res, *words):
+    assert res.returncode == 1, res
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("karuta: "), res.stderr
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+def plan_of(*args) -> dict:
+    res = karuta("plan", "--json", *args)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def session(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def wait_until(pred, timeout=30.0, what="condition"):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.02)
+    pytest.fail(f"timed out waiting for {what}", pytrace=False)
+
+
+@pytest.fixture
+def capture_home(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    wav = home / "capture.wav"
+    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=wav))
+    return home, wav
+
+
+# ---------------------------------------------------------------------------- tmux
+class Tmux:
+    """One tmux server on its own socket; the command's tty is the pane (screen by capture-pane)."""
+
+    def __init__(self, tmp: Path):
+        self.sock = f"karuta-club-{os.getpid()}-{id(self)}"
+        self.tmp = tmp
+
+    def run(self, *args, check=True):
+        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, check=check)
+
+    def start(self, args: list[str], env: dict, name: str = "k") -> None:
+        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        argv = shlex.join([sys.executable, "-m", "reader.cli", *args])
+        cmd = (f"cd {shlex.quote(str(REPO))} && env {envs} PYTHONPATH={shlex.quote(str(REPO))} "
+               f"PYGAME_HIDE_SUPPORT_PROMPT=1 {argv}; echo EXIT=$?; sleep 60")
+        if self.run("has-session", "-t", "k", check=False).returncode == 0:
+            self.run("kill-session", "-t", "k")
+        self.run("new-session", "-d", "-s", "k", "-x", "120", "-y", "40", "bash", "-c", cmd)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "k", check=False).stdout
+
+    def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            s = self.screen()
+            if all(t in s for t in texts):
+                return s
+            time.sleep(0.02)
+        pytest.fail(f"{texts!r} did not appear:\n{self.screen()}", pytrace=False)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", "k", *keys)
+
+    def app_pid(self) -> int:
+        shell = int(self.run("list-panes", "-t", "k", "-F", "#{pane_pid}").stdout.split()[0])
+        out = subprocess.run(["pgrep", "-P", str(shell)], capture_output=True, text=True).stdout
+        return int(out.split()[0])
+
+    def kill(self):
+        self.run("kill-server", check=False)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    require_tool("tmux")
+    t = Tmux(tmp_path)
+    yield t
+    t.kill()
+
+
+def pulse_env(tmp_path) -> dict:
+    return {"PULSE_SERVER": os.environ["PULSE_SERVER"], "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
+            "KARUTA_DATA_DIR": str(tmp_path / "data"), "TERM": "xterm"}
+
+
+@pytest.mark.realtime
+def test_live_screen_keys_hold_repeat_back_quit(pulse_server, tmux, tmp_path):
+    sess = tmp_path / "s.json"
+    args = ["--seed", "5", "--cards", "4", *FAST]
+    plan = plan_of(*args)
+    order = plan["order"]
+    kami = {s["poem"]: s for s in plan["segments"] if s["kind"] == "kami"}
+    tmux.start(["read", "--live", "--memorize", "0", "--device", "pulse", "--session", str(sess),
+                *args], pulse_env(tmp_path))
+    s = tmux.wait_for("card 1/4", "waiting for take", "read 1 · left 3")
+    assert kami[order[0]]["kimariji"] in s and "at read time" in s and f"[{order[0]:3d}]" in s
+    # a hand is up: hold; space during the hold is kept until the hold ends
+    tmux.keys("p")
+    tmux.wait_for("● held")
+    tmux.keys("Space")
+    time.sleep(1.0)
+    assert "card 1/4" in tmux.screen() and "● held" in tmux.screen()
+    tmux.keys("p")
+    s = tmux.wait_for("card 2/4", "waiting for take", "read 2 · left 2")
+    assert kami[order[1]]["kimariji"] in s
+    # repeat the last 下の句 (card 1's), then wait again
+    tmux.keys("r")
+    tmux.wait_for("repeating 下の句")
+    tmux.wait_for("card 2/4", "waiting for take")
+    # a take came too early: back to card 1 (re-read its 上の句 and wait)
+    tmux.keys("b")
+    tmux.wait_for("card 1/4", "waiting for take")
+    assert session(sess)["position"] == 1
+    tmux.keys("Space")   # foot pedal: PageDown works like space
+    tmux.wait_for("card 2/4", "waiting for take")
+    tmux.keys("PageDown")
+    tmux.wait_for("card 3/4", "waiting for take", "read 3 · left 1")
+    tmux.keys("q")
+    s = tmux.wait_for("EXIT=0")
+    assert "read log (seed 5): 3 of 4 cards" in s and "continues" in s
+    data = session(sess)
+    assert data["position"] == 3 and data["order"] == order and not data["finished"]
+    log = data["log"]
+    assert [e["card"] for e in log] == [1, 2, 1, 2, 3]
+    assert [e["again"] for e in log] == [False, False, True, True, False]
+    assert [e["poem"] for e in log] == [order[i - 1] for i in (1, 2, 1, 2, 3)]
+    for e in log:
+        assert e["kimariji"] == kami[e["poem"]]["kimariji"]
+        assert e["kimariji_sound"] == kami[e["poem"]]["kimariji_sound"]
+    # the log of the last session, on request
+    res = karuta("read", "--show-log", "--session", str(sess))
+    assert res.returncode == 0 and "next card 4/4" in res.stdout
+    assert len([ln for ln in res.stdout.splitlines() if "(again)" in ln]) == 2
+
+
+@pytest.mark.realtime
+def test_kill_9_then_resume_continues_at_the_right_card(pulse_server, tmux, tmp_path):
+    sess = tmp_path / "data" / "sessions" / "last.json"  # the default place (KARUTA_DATA_DIR)
+    args = ["--seed", "8", "--cards", "5", *FAST]
+    order = plan_of(*args)["order"]
+    env = pulse_env(tmp_path)
+    tmux.start(["read", "--live", "--memorize", "0", "--device", "pulse", *args], env)
+    tmux.wait_for("card 1/5", "waiting for take")
+    tmux.keys("Space")
+    tmux.wait_for("card 2/5", "waiting for take")
+    tmux.keys("Space")
+    tmux.wait_for("card 3/5")  # card 3's 上の句 is being read: cut it off
+    pid = tmux.app_pid()
+    os.kill(pid, 9)
+    tmux.wait_for("EXIT=137")
+    data = session(sess)
+    assert data["position"] == 2 and data["order"] == order
+    assert [e["poem"] for e in data["log"]] == order[:2]
+    # resume: same order, card 3 again from its 間, then to the end
+    tmux.start(["read", "--resume", "--device", "pulse"], env)
+    s = tmux.wait_for("card 3/5", "waiting for take")
+    assert f"[{order[2]:3d}]" in s and "read 3 · left 2" in s
+    for k in (4, 5):
+        tmux.keys("Space")
+        tmux.wait_for(f"card {k}/5", "waiting for take")
+    tmux.keys("Space")
+    s = tmux.wait_for("EXIT=0", timeout=30)
+    assert "resuming at card 3/5" in s and "finished: 5 of 5 cards read" in s
+    data = session(sess)
+    assert data["finished"] and data["position"] == 5
+    assert [e["poem"] for e in data["log"]] == order
+    # a finished session resumes to nothing and says so
+    res = karuta("read", "--resume", "--device", "pulse", env=env)
+    assert res.returncode == 0 and "this session is finished" in res.stdout
+
+
+# ---------------------------------------------------------------------------- ALSA capture
+APPEND_ASOUNDRC = """\
+pcm.!default {{
+    type plug
+    slave {{ pcm "karuta_capture"; format S16_LE; rate 48000; channels 1 }}
+}}
+pcm.karuta_capture {{
+    type file
+    slave.pcm "null"
+    file "|cat >> {raw}"
+    format "raw"
+}}
+"""
+
+
+def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
+    """The real memorisation path (a 3 s timer with a signal at 1.2 s): the capture holds the
+    two chimes, then sample for sample what ``karuta render`` writes.  (Each chime is its
+    own stream: this ALSA ``file`` capture appends raw samples instead of rewriting a WAV.)"""
+    home = tmp_path / "home"
+    home.mkdir()
+    raw = home / "capture.raw"
+    (home / ".asoundrc").write_text(APPEND_ASOUNDRC.format(raw=raw))
+    args = ["--seed", "5", "--cards", "2", *FAST]
+    sess = tmp_path / "s.json"
+    t0 = time.monotonic()
+    res = karuta("read", "--live", "--auto", "--memorize", "0.05", "--signals", "0.02",
+                 "--session", str(sess), *args, env={"HOME": str(home)})
+    assert res.returncode == 0, res.stderr
+    assert time.monotonic() - t0 >= 3.0
+    assert "finished: 2 of 2 cards read" in res.stdout
+    ref_path = tmp_path / "ref.wav"
+    assert karuta("render", "--out", str(ref_path), *args).returncode == 0
+    import soundfile as sf
+
+    ref, _ = sf.read(ref_path, dtype="int16")
+    time.sleep(0.3)  # the last ``cat`` flushes
+    got = np.fromfile(raw, dtype=np.int16)
+    off = find_lead_in(got, ref)
+    assert np.array_equal(got[off:off + len(ref)], ref)
+    before = got[:off]
+    loud = np.flatnonzero(np.abs(before) > 3000)
+    assert loud.size and loud[-1] - loud[0] > 0.5 * 48000, "two chimes before the jo-ka/first card"
+    assert session(sess)["finished"]
+
+
+def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
+    home, _ = capture_home
+    sess = tmp_path / "g.json"
+    res = karuta("read", "--rules", "goshiki", "--color", "blue", "--cards", "3", "--live",
+                 "--memorize", "0", "--voice", "tone", "--seed", "2", "--session", str(sess),
+                 env={"HOME": str(home)}, timeout=60)
+    assert res.returncode == 0, res.stderr
+    order = plan_of("--rules", "goshiki", "--color", "blue", "--cards", "3", "--voice", "tone",
+                    "--seed", "2")["order"]
+    data = session(sess)
+    assert data["finished"] and [e["poem"] for e in data["log"]] == order
+    assert "finished: 3 of 3 cards read" in res.stdout
+
+
+# ---------------------------------------------------------------------------- one-line errors
+def test_corrupt_or_missing_session_is_one_line_and_kept(tmp_path):
+    p = tmp_path / "s.json"
+    one_line_error(karuta("read", "--resume", "--session", str(p)), "no saved session")
+    p.write_text('{"kind": "karuta-club-session", "version": 1, "order": [1')
+    one_line_error(karuta("read", "--resume", "--session", str(p)), "corrupt")
+    assert p.read_text().endswith("[1")
+    one_line_error(karuta("read", "--show-log", "--session", str(p)), "corrupt")
+
+
+def test_window_without_display_is_one_line(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    res = subprocess.run([sys.executable, "-m", "reader.cli", "read", "--window", "--voice", "tone"],
+                         capture_output=True, text=True, env=env, cwd=REPO,
+                         stdin=subprocess.DEVNULL, timeout=60)
+    one_line_error(res, "display")
+
+
+def test_bad_memorize_and_signals(tmp_path):
+    env = {"KARUTA_DATA_DIR": str(tmp_path)}
+    one_line_error(karuta("read", "--live", "--memorize", "-1", "--voice", "tone", env=env), "memorize")
+    one_line_error(karuta("read", "--live", "--memorize", "5", "--signals", "7", "--voice", "tone",
+                          env=env), "signals")
+
+
+# ---------------------------------------------------------------------------- window
+@pytest.fixture
+def xvfb():
+    require_tool("Xvfb", "xvfb")
+    require_tool("xdotool")
+    require_tool("import", "imagemagick")
+    r, w = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24",
+                             "-nolisten", "tcp"], pass_fds=(w,),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        buf = b""
+        end = time.monotonic() + 10
+        while not buf.endswith(b"\n"):
+            assert time.monotonic() < end and proc.poll() is None, "Xvfb did not start"
+            chunk = os.read(r, 16)
+            if not chunk:
+                break
+            buf += chunk
+        yield ":" + buf.decode().strip()
+    finally:
+        os.close(r)
+        proc.terminate()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _colours(png: Path) -> int:
+    out = subprocess.run(["convert", str(png), "-format", "%k", "info:"], capture_output=True,
+                         text=True, check=True).stdout
+    return int(out.strip())
+
+
+@pytest.mark.realtime
+def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
+    sess = tmp_path / "w.json"
+    args = ["--seed", "3", "--cards", "3", *FAST]
+    order = plan_of(*args)["order"]
+    env = {**os.environ, "DISPLAY": xvfb, "PYTHONPATH": str(REPO), "PYGAME_HIDE_SUPPORT_PROMPT": "1",
+           "KARUTA_DATA_DIR": str(tmp_path / "data")}
+    env.pop("SDL_VIDEODRIVER", None)
+    xenv = {**os.environ, "DISPLAY": xvfb}
+    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "read", "--window", "--memorize", "0.05",
+                          "--device", "pulse", "--session", str(sess), *args],
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True)
+    try:
+        find = ["xdotool", "search", "--pid", str(p.pid)]
+        def window():
+            if p.poll() is not None:
+                pytest.fail(f"karuta exited {p.returncode}: {p.stdout.read()}", pytrace=False)
+            return subprocess.run(find, env=xenv, capture_output=True).returncode == 0
+
+        wait_until(window, 20, "the window")
+        wid = subprocess.run(find, env=xenv, capture_output=True, text=True).stdout.split()[-1]
+        subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=xenv, check=False)
+        time.sleep(0.5)
+        shot = tmp_path / "memorize.png"
+        subprocess.run(["import", "-window", "root", str(shot)], env=xenv, check=True)
+        assert _colours(shot) > 20, "the memorisation screen is blank"
+        # after the 3 s timer the reading starts; card 1 read -> saved
+        wait_until(lambda: (session(sess) or {}).get("position", 0) >= 1, 30, "card 1")
+        time.sleep(0.3)
+        shot = tmp_path / "card1.png"
+        subprocess.run(["import", "-window", "root", str(shot)], env=xenv, check=True)
+        assert _colours(shot) > 20
+        # the big NEXT button (bottom right) advances, like space
+        subprocess.run(["xdotool", "mousemove", "--window", wid, "1050", "690", "click", "1"],
+                       env=xenv, check=True)
+        wait_until(lambda: session(sess)["position"] >= 2, 20, "card 2")
+        subprocess.run(["xdotool", "key", "--window", wid, "b"], env=xenv, check=True)
+        wait_until(lambda: len(session(sess)["log"]) >= 3, 20, "card 1 again")
+        subprocess.run(["xdotool", "key", "--window", wid, "space"], env=xenv, check=True)
+        wait_until(lambda: len(session(sess)["log"]) >= 4, 20, "card 2 again")
+        subprocess.run(["xdotool", "key", "--window", wid, "q"], env=xenv, check=True)
+        out, _ = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out
+    data = session(sess)
+    assert [e["poem"] for e in data["log"]] == [order[0], order[1], order[0], order[1]]
+    assert data["position"] == 2 and "stopped at card 3/3 (saved)" in out
