@@ -391,3 +391,23 @@ def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
     data = session(sess)
     assert [e["poem"] for e in data["log"]] == [order[0], order[1], order[0], order[1]]
     assert data["position"] == 2 and "stopped at card 3/3 (saved)" in out
+
+
+@pytest.mark.realtime
+def test_ctrl_c_saves_and_resume_continues(pulse_server, tmux, tmp_path):
+    sess = tmp_path / "c.json"
+    args = ["--seed", "11", "--cards", "3", *FAST]
+    order = plan_of(*args)["order"]
+    env = pulse_env(tmp_path)
+    tmux.start(["read", "--live", "--memorize", "0", "--device", "pulse", "--session", str(sess), *args], env)
+    tmux.wait_for("card 1/3", "waiting for take")
+    tmux.keys("C-c")
+    s = tmux.wait_for("EXIT=")
+    assert "EXIT=0" in s and "stopped at card 2/3 (saved)" in s
+    assert session(sess)["position"] == 1
+    tmux.start(["read", "--resume", "--device", "pulse", "--session", str(sess)], env)
+    s = tmux.wait_for("card 2/3", "waiting for take")
+    assert f"[{order[1]:3d}]" in s
+    tmux.keys("q")
+    tmux.wait_for("EXIT=0")
+    assert [e["poem"] for e in session(sess)["log"]] == order[:2]
