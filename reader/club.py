@@ -327,7 +327,7 @@ class ClubView:
     recent: tuple[dict, ...]
     countdown: float | None
     swings: bool
-    next_signal: float | None
+    next_signal: float | None  # seconds until the next memorisation signal
     message: str
     title: str
 
@@ -510,9 +510,9 @@ class ClubSession:
     def tick(self) -> None:
         """Follow what is heard now: the timer's signals, cards read (log + save), the end."""
         if self.phase == "memorize":
-            for kind, _ in self.timer.poll():
+            for kind, at in self.timer.poll():
                 if kind == "signal":
-                    self.message = "2 minutes left: practice swings allowed"
+                    self.message = f"{_mmss(self.timer.total - at)} left: practice swings allowed"
                     self._chime("signal")
                 else:
                     self.message = "memorisation over: the jo-ka follows"
@@ -625,7 +625,8 @@ class ClubSession:
             card=None if k is None else k + 1, poem=poem, kami=kami, author=author, kimariji=kim,
             kimariji_sound=snd, karafuda=kara, recent=tuple(self.log[-self.recent_n:][::-1]),
             countdown=countdown, swings=bool(t and t.swings),
-            next_signal=(t.next_signal() if t else None), message=self.message,
+            next_signal=(t.next_signal() - t.elapsed() if t and t.next_signal() is not None else None),
+            message=self.message,
             title=(f"karuta · {self.plan.rules} · {self.total} cards · seed {self.plan.seed} · "
                    f"{self.plan.voice} voice"))
 
@@ -664,7 +665,7 @@ def screen_lines(v: ClubView, width: int = 100) -> list[str]:
     """The terminal screen for a view."""
     lines = [v.title, "─" * min(width, 72)]
     if v.phase == "memorize" and v.countdown is not None:
-        nxt = f" · signal at {_mmss(v.next_signal)}" if v.next_signal is not None else ""
+        nxt = f" · signal in {_mmss(v.next_signal)}" if v.next_signal is not None else ""
         lines.append(f"memorisation  {_mmss(v.countdown)} left{nxt}    (s: skip to the jo-ka)")
         lines.append("practice swings allowed" if v.swings else "")
     else:

@@ -52,7 +52,7 @@ def draw(screen, v: ClubView, fonts) -> None:
         draw_text(screen, "暗記時間  memorisation", mid, (30, 80, w - 60, 80), PAPER)
         draw_text(screen, _mmss(v.countdown), big, (30, 180, w - 60, 200), ACCENT, center=True)
         note = "practice swings allowed" if v.swings else (
-            f"signal at {_mmss(v.next_signal)}" if v.next_signal is not None else "")
+            f"signal in {_mmss(v.next_signal)}" if v.next_signal is not None else "")
         draw_text(screen, note, small, (30, 400, w - 60, 60), PAPER, center=True)
         draw_text(screen, "s / NEXT: skip to the jo-ka", small, (30, 470, w - 60, 60), DIM, center=True)
     else:
