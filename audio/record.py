@@ -331,8 +331,9 @@ class Player:
                 raise sd.CallbackStop
 
         try:
+            # low latency: what the device already holds keeps sounding after stop()
             self._stream = sd.OutputStream(samplerate=RATE, channels=1, dtype="float32",
-                                           device=info["index"], callback=cb, latency="high")
+                                           device=info["index"], callback=cb, latency="low")
             self._stream.start()
         except sd.PortAudioError as e:
             self._stream = None
@@ -343,13 +344,21 @@ class Player:
         return self._stream is not None and self._stream.active
 
     def stop(self) -> None:
+        """Stop at once; returns when what the device still held has sounded (so a take
+        started next does not pick up the end of the playback)."""
         if self._stream is not None:
+            was_active = self._stream.active
             try:
+                lat = float(self._stream.latency)
                 self._stream.abort()
                 self._stream.close()
             except Exception:
-                pass
+                lat = 0.0
             self._stream = None
+            if was_active:
+                import time
+
+                time.sleep(min(0.3, max(0.05, 2 * lat)))
 
 
 def meter_bar(level_db: float, width: int = 40, lo: float = -60.0) -> str:

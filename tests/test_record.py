@@ -236,6 +236,9 @@ def test_record_in_tmux_end_to_end(pulse_server, tmux, tmp_path):
     _play(pulse_server, tones[500])
     s = tmux.wait_for("1 上の句: take 2 saved")
     assert "takes 1/4" in s
+    tmux.keys("p")  # play it back on the default output (the null sink)
+    s = tmux.wait_for("playing 1 上の句")
+    assert "cannot play" not in s
     x, rate = sf.read(stage / "001_1.flac")
     assert rate == RATE and x.ndim == 1
     assert _freq(x) == pytest.approx(500, abs=5)  # the retake replaced the first take
@@ -337,3 +340,27 @@ def test_bad_options_are_one_line(tmp_path):
         assert res.returncode == 1, (argv, res.stderr)
         assert res.stderr.count("\n") == 1 and text in res.stderr, res.stderr
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.realtime
+def test_takes_left_by_a_killed_session_become_the_pack(pulse_server, tmp_path):
+    """Takes on disk that never made it into the pack (the recorder was killed) are built
+    into it by the next run, which starts at the first clip with no take."""
+    data = tmp_path / "data"
+    stage = data / "recordings" / "kept"
+    stage.mkdir(parents=True)
+    sf.write(stage / "001_1.flac", _tone(1.2, 440, lead=0, tail=0), RATE, subtype="PCM_24")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "KARUTA_DATA_DIR": str(data),
+           "XDG_RUNTIME_DIR": pulse_server.env["XDG_RUNTIME_DIR"],
+           "PULSE_SERVER": pulse_server.env["PULSE_SERVER"]}
+    # stdin at its end: the session opens the microphone, shows 1 下の句 and quits at once
+    res = subprocess.run(karuta_argv("voice", "record", "kept", "--poems", "1", "--no-align"),
+                         env=env, cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "[2/2] 1 下の句" in res.stdout  # plain output on a pipe: one line per event
+    assert "0 takes saved this session; 1 of 2 clips have a take" in res.stdout
+    assert "voice 'kept': 1 of 202 clips" in res.stdout
+    meta = json.loads((data / "voices" / "kept" / "pack.json").read_text())
+    assert list(meta["clips"]) == ["1.kami"]
+    assert meta["imported_from"] == str(stage.resolve())
