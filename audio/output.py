@@ -55,9 +55,10 @@ class _Feeder(threading.Thread):
     realtime callback).  An exception is kept in ``error`` and ends the stream."""
 
     def __init__(self, cursor: PlanCursor, blocksize: int, maxblocks: int, convert,
-                 tail_blocks: int = 0):
+                 tail_blocks: int = 0, lead_blocks: int = 0):
         super().__init__(name="karuta-feeder", daemon=True)
         self.tail_blocks = tail_blocks
+        self.lead_blocks = lead_blocks
         self.cursor = cursor
         self.blocksize = blocksize
         self.q: queue.Queue = queue.Queue(maxsize=max(2, maxblocks))
@@ -78,13 +79,18 @@ class _Feeder(threading.Thread):
 
     def run(self):
         try:
+            # silence before the reading (negative stream frames): device start-up effects
+            # fall on it, not on the first sound
+            silence = self.convert(np.zeros(self.blocksize, np.float32))
+            for k in range(self.lead_blocks, 0, -1):
+                if not self._put((-k * self.blocksize, silence)):
+                    return
             while not self.halt.is_set():
                 block = self.cursor.read(self.blocksize)
                 n = block.shape[0]
                 if n == 0:
                     # silence after the end, so closing the stream cuts no sound that is
                     # still in the device's / sound server's buffer
-                    silence = self.convert(np.zeros(self.blocksize, np.float32))
                     for _ in range(self.tail_blocks):
                         frame = self.frames
                         self.frames += self.blocksize
@@ -294,9 +300,13 @@ class SounddeviceOutput(Output):
     with "low" (20 ms on PulseAudio) a busy 2-core machine had occasional ALSA underruns).
     ``tail_ms``: silence played after the reading before the stream closes (closing drops
     what PulseAudio still buffers: measured, the last ~70 ms were lost without it).
+    ``lead_ms``: silence played before the reading's frame 0 (stream frames < 0): PulseAudio
+    was seen to drop the first ~4 ms of a stream, and DAC times of a stream's first
+    0.1-0.15 s are off by 30-100 ms; both fall on this silence.
 
     The callback runs no Python beyond a ``get_nowait``, one copy and two array stores; on an
-    empty queue it plays silence and counts ``underflows`` (and ``xruns`` for PortAudio's own
+    empty queue it plays silence and counts ``underflows`` (except on a device with no clock,
+    see ``_late_block``) (and ``xruns`` for PortAudio's own
     underflow flags).  ``frame_at(t)`` uses the per-buffer DAC times (``now()`` is PortAudio's
     stream clock, which follows the wall clock, not ``time.monotonic``); the first 0.15 s of
     DAC times are skipped once later ones exist (they are off by 30-100 ms on PulseAudio).
@@ -306,7 +316,7 @@ class SounddeviceOutput(Output):
 
     def __init__(self, device=None, sample_rate: int = 48000, blocksize: int = 480,
                  queue_ms: float = 100.0, dtype: str = "int16", channels: int = 1,
-                 latency=0.05, tail_ms: float = 250.0):
+                 latency=0.05, tail_ms: float = 250.0, lead_ms: float = 150.0):
         if dtype not in ("int16", "float32"):
             raise ValueError("dtype must be 'int16' or 'float32'")
         self.device_info = resolve_device(device)
@@ -318,6 +328,7 @@ class SounddeviceOutput(Output):
         self.channels = int(channels)
         self._latency_req = latency
         self.tail_ms = float(tail_ms)
+        self.lead_ms = float(lead_ms)
         self._stream = None
         self._latency = 0.0
         self._feeder: _Feeder | None = None
@@ -328,18 +339,24 @@ class SounddeviceOutput(Output):
         self.underflows = 0
         self.xruns = 0
         self.buffers = 0
+        self._t0: float | None = None
+        self._grace = 0.002
         self.timeline = _Timeline(self.sample_rate)
 
     # realtime callback: keep it tiny
     def _callback(self, outdata, frames, time_info, status):
         if status.output_underflow:
             self.xruns += 1
+        if self._t0 is None:
+            self._t0 = time.perf_counter()
         try:
             item = self._q.get_nowait()
         except queue.Empty:
-            outdata.fill(0)
-            self.underflows += 1
-            return
+            item = self._late_block()
+            if item is False:
+                outdata.fill(0)
+                self.underflows += 1
+                return
         if item is None:
             outdata.fill(0)
             raise self._sdmod.CallbackStop
@@ -350,6 +367,30 @@ class SounddeviceOutput(Output):
             outdata[:] = block[:, None]
         self.timeline.record(frame, time_info.outputBufferDacTime)
         self.buffers += 1
+
+    def _late_block(self):
+        """On an empty queue (underflow path only; returns the block or False):
+
+        - wait a moment (≤ 2 ms, ≤ a quarter block) for the feeder: the device still holds
+          ``latency`` of audio, so this costs nothing audible and often saves a gap;
+        - a device that has taken far more audio than real time allows has no clock (ALSA
+          ``null``/``file`` in tests: nobody listens in real time): wait for the feeder (≤ 1 s)
+          rather than fill the stream with silence.  A real device cannot get here: it never
+          holds more than its buffer (``latency``) beyond the elapsed time, and the test asks
+          for more than 4x the elapsed time and more than twice the latency.
+        """
+        try:
+            return self._q.get(timeout=self._grace)
+        except queue.Empty:
+            pass
+        played = self.buffers * self.blocksize / self.sample_rate
+        if played > 2.0 * self._latency and \
+                played > 4.0 * (time.perf_counter() - self._t0):
+            try:
+                return self._q.get(timeout=1.0)
+            except queue.Empty:
+                pass
+        return False
 
     def _finished(self):
         self._done.set()
@@ -364,12 +405,14 @@ class SounddeviceOutput(Output):
                               f"opened at {self.sample_rate} Hz")
         sd = self._sdmod = _sd()
         self.underflows = self.xruns = self.buffers = 0
+        self._t0 = None
         self.timeline = _Timeline(self.sample_rate)
         maxblocks = math.ceil(self.queue_ms * self.sample_rate / 1000.0 / self.blocksize)
         convert = quantize16 if self.dtype == "int16" else (lambda b: b)
         self._cursor = cursor
         tail = math.ceil(self.tail_ms * self.sample_rate / 1000.0 / self.blocksize)
-        self._feeder = _Feeder(cursor, self.blocksize, maxblocks, convert, tail)
+        lead = math.ceil(self.lead_ms * self.sample_rate / 1000.0 / self.blocksize)
+        self._feeder = _Feeder(cursor, self.blocksize, maxblocks, convert, tail, lead)
         self._q = self._feeder.q
         try:
             self._stream = sd.OutputStream(
@@ -381,6 +424,7 @@ class SounddeviceOutput(Output):
                               f"({' '.join(str(e).split())}): use `karuta render --out "
                               f"reading.wav` to write the reading to a file") from None
         self._latency = float(self._stream.latency)
+        self._grace = min(0.002, self.blocksize / self.sample_rate / 4)
         self._done.clear()
         self._feeder.start()
         self._feeder.prefilled.wait()

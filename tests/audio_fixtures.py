@@ -8,9 +8,10 @@ Fixtures:
     ``plug`` (S16_LE, 48000 Hz, mono) in front of a ``file`` plugin writing a WAV and feeding
     ``null``; PortAudio is re-initialised inside and after.  ``.samples()`` reads the capture.
     The null device consumes as fast as it is fed (no clock).
-  - ``pulse_server`` (session): a real PulseAudio daemon with a 48 kHz null sink ``ci_sink``
-    in a temporary XDG_RUNTIME_DIR, started once and killed at the end; sets
-    ``PULSE_SERVER`` so ALSA's ``pulse`` device reaches it.  Consumes in real time (a
+  - ``pulse_server``: a real PulseAudio daemon with a 48 kHz null sink ``ci_sink`` in a
+    temporary XDG_RUNTIME_DIR, started once a session and killed at the end; for each test
+    using it, ``XDG_RUNTIME_DIR`` and ``PULSE_SERVER`` are set so ALSA's ``pulse`` device
+    reaches it (and restored after the test).  Consumes in real time (a
     ``parec`` of the sink's monitor keeps the clockless null sink ticking; see inside).
 
 Helpers:
@@ -136,6 +137,9 @@ def alsa_capture(tmp_path, monkeypatch):
     (home / ".asoundrc").write_text(ASOUNDRC.format(rate=RATE, wav=cap.wav))
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("ALSA_CONFIG_PATH", raising=False)
+    # no reachable PulseAudio: while one is, ALSA makes ``pulse`` the default device
+    monkeypatch.delenv("PULSE_SERVER", raising=False)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(home))
     reinit_portaudio()
     try:
         yield cap
@@ -145,83 +149,98 @@ def alsa_capture(tmp_path, monkeypatch):
 
 
 class PulseServer:
-    def __init__(self, runtime: Path, proc: subprocess.Popen, env: dict):
-        self.runtime = runtime
-        self.proc = proc
-        self.env = env  # environment for clients (parec, pactl)
+    """A PulseAudio daemon with a null sink, started once per test session (on first use)."""
+
+    def __init__(self):
+        pulseaudio = require_tool("pulseaudio")
+        require_tool("pactl", "pulseaudio-utils")
+        parec = require_tool("parec", "pulseaudio-utils")
         self.sink = "ci_sink"
-        self.socket = runtime / "pulse" / "native"
+        self.root = Path(tempfile.mkdtemp(prefix="karuta-pulse-"))
+        self.runtime, home = self.root / "run", self.root / "home"
+        self.runtime.mkdir(mode=0o700)
+        home.mkdir()
+        self.socket = self.runtime / "pulse" / "native"
+        env = dict(os.environ, XDG_RUNTIME_DIR=str(self.runtime), HOME=str(home))
+        env.pop("PULSE_SERVER", None)
+        self._log = open(self.root / "pulseaudio.log", "wb")
+        self.keepalive = None
+        self.proc = subprocess.Popen(
+            [pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
+             "--log-target=stderr", "--use-pid-file=no",
+             "-L", f"module-null-sink sink_name={self.sink} rate={RATE}",
+             "-L", "module-native-protocol-unix"],
+            env=env, stdout=self._log, stderr=self._log)
+        env["PULSE_SERVER"] = f"unix:{self.socket}"
+        self.env = env  # the environment for clients (parec, pactl, subprocesses)
+        try:
+            deadline = time.monotonic() + 10
+            while True:
+                if self.proc.poll() is not None:
+                    log = (self.root / "pulseaudio.log").read_text(errors="replace")[-500:]
+                    pytest.fail(f"pulseaudio exited ({self.proc.returncode}): {log}", pytrace=False)
+                if self.socket.exists() and subprocess.run(
+                        ["pactl", "info"], env=env, capture_output=True).returncode == 0:
+                    break
+                if time.monotonic() > deadline:
+                    pytest.fail("pulseaudio did not come up within 10 s", pytrace=False)
+                time.sleep(0.05)
+            # A null sink has no hardware clock: once idle it sleeps in ~2 s steps, and the
+            # next stream then stalls ~1.9 s after filling its buffer (measured).  A
+            # low-latency reader of its monitor keeps it ticking every few ms, as a card would.
+            self.keepalive = subprocess.Popen(
+                [parec, "-d", f"{self.sink}.monitor", "--raw", "--latency-msec=5"],
+                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            time.sleep(1.5)  # measured: with 0.3 s the first stream still stalled ~1.5 s
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        for p in (self.keepalive, self.proc):
+            if p is None:
+                continue
+            p.terminate()
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self._log.close()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def pulse_server():
-    pulseaudio = require_tool("pulseaudio")
-    require_tool("pactl", "pulseaudio-utils")
+_PULSE: PulseServer | None = None
+
+
+def _stop_pulse() -> None:
+    global _PULSE
+    if _PULSE is not None:
+        _PULSE.close()
+        _PULSE = None
+
+
+@pytest.fixture
+def pulse_server(request, monkeypatch):
+    """The session's PulseAudio daemon (started on first use, killed when pytest ends),
+    reachable for this test only: ``XDG_RUNTIME_DIR`` and ``PULSE_SERVER`` are set (and
+    PortAudio re-initialised) for the test and restored after, because while a server is
+    reachable ALSA's ``pulse_load_if_running`` hook makes ``pulse`` the default device —
+    which would swallow audio meant for other tests' devices."""
+    global _PULSE
     from audio.output import reinit_portaudio
 
-    root = Path(tempfile.mkdtemp(prefix="karuta-pulse-"))
-    runtime, home = root / "run", root / "home"
-    runtime.mkdir(mode=0o700)
-    home.mkdir()
-    saved = {k: os.environ.get(k) for k in ("XDG_RUNTIME_DIR", "PULSE_SERVER", "HOME")}
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime), HOME=str(home))
-    env.pop("PULSE_SERVER", None)
-    log = open(root / "pulseaudio.log", "wb")
-    keepalive = None
-    proc = subprocess.Popen(
-        [pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-         "--log-target=stderr", "--use-pid-file=no",
-         "-L", f"module-null-sink sink_name=ci_sink rate={RATE}",
-         "-L", "module-native-protocol-unix"],
-        env=env, stdout=log, stderr=log)
-    socket = runtime / "pulse" / "native"
-    env["PULSE_SERVER"] = f"unix:{socket}"
+    if _PULSE is None:
+        _PULSE = PulseServer()
+        request.config.add_cleanup(_stop_pulse)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", _PULSE.env["XDG_RUNTIME_DIR"])
+    monkeypatch.setenv("PULSE_SERVER", _PULSE.env["PULSE_SERVER"])
+    reinit_portaudio()
     try:
-        deadline = time.monotonic() + 10
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"pulseaudio exited ({proc.returncode}): "
-                            f"{(root / 'pulseaudio.log').read_text(errors='replace')[-500:]}",
-                            pytrace=False)
-            ok = socket.exists() and subprocess.run(
-                ["pactl", "info"], env=env, capture_output=True).returncode == 0
-            if ok:
-                break
-            if time.monotonic() > deadline:
-                pytest.fail("pulseaudio did not come up within 10 s", pytrace=False)
-            time.sleep(0.05)
-        # A null sink has no hardware clock: once idle it sleeps in ~2 s steps, and the next
-        # stream then stalls ~1.9 s after filling its buffer (measured).  A low-latency reader
-        # of its monitor keeps it ticking every few ms, as a real card would.
-        keepalive = subprocess.Popen(
-            [require_tool("parec", "pulseaudio-utils"), "-d", "ci_sink.monitor", "--raw",
-             "--latency-msec=5"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.5)  # measured: with 0.3 s the first stream still stalled ~1.5 s
-        os.environ["XDG_RUNTIME_DIR"] = str(runtime)
-        os.environ["PULSE_SERVER"] = env["PULSE_SERVER"]
-        reinit_portaudio()
-        yield PulseServer(runtime, proc, env)
+        yield _PULSE
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        if keepalive is not None:
-            keepalive.terminate()
-            keepalive.wait(timeout=5)
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
-        try:
-            reinit_portaudio()
-        except Exception:
-            pass
-        shutil.rmtree(root, ignore_errors=True)
+        monkeypatch.undo()
+        reinit_portaudio()
 
 
 def run_python(code: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

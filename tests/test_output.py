@@ -36,8 +36,21 @@ def test_alsa_capture_is_bit_identical_to_the_rendered_file(alsa_capture):
     np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
     assert not got[off + ref.shape[0]:].any()  # the padded last block is silence
     frames, dac = out.dac_times()
-    assert frames[0] == 0 and np.all(np.diff(frames) == out.blocksize)
+    assert frames[0] == -7200 and np.all(np.diff(frames) == out.blocksize)  # 150 ms lead-in
     assert frames.shape[0] * out.blocksize >= ref.shape[0]
+
+
+def test_alsa_capture_with_the_default_queue_is_bit_identical(alsa_capture):
+    # the session's defaults (100 ms queue) on a clockless device: no silence slips in
+    plan = small_plan(VOICE, cards=2)
+    ref = quantize16(render(plan, VOICE))
+    out = SounddeviceOutput()
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=30)
+    got = alsa_capture.samples()
+    off = find_lead_in(got, ref)
+    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
+    assert not got[:off].any() and not got[off + ref.shape[0]:].any()
 
 
 def test_alsa_capture_stereo_float_device_path(alsa_capture):
@@ -128,7 +141,7 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     assert out.underflows == 0 and out.xruns == 0
     assert 0 < out.latency < 0.2
     frames, dac = out.dac_times()
-    assert frames.shape[0] == -(-plan.frames // out.blocksize) + 25  # + 250 ms tail
+    assert frames.shape[0] == 15 + -(-plan.frames // out.blocksize) + 25  # lead-in, tail
     assert np.all(np.diff(dac) > 0)
     # DAC times advance with the frames at the sample rate (after the settling start)
     late = dac > dac[0] + 0.3
@@ -144,7 +157,7 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     kami = [s for s in plan.segments if s.kind == "kami"][1]
     off = find_lead_in(got, ref, at=kami.start - 4000, n=8000)
     first = max(0, -off)
-    assert first < 4800  # at most 0.1 s missed at the start
+    assert first == 0  # nothing lost at the start (the 150 ms lead-in takes start-up effects)
     heard = got[off + first:off + ref.shape[0]]
     np.testing.assert_array_equal(heard, ref[first:])
 
