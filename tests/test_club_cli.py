@@ -198,18 +198,20 @@ def test_kill_9_then_resume_continues_at_the_right_card(pulse_server, tmux, tmp_
     os.kill(pid, 9)
     tmux.wait_for("EXIT=137")
     data = session(sess)
-    assert data["position"] == 2 and data["order"] == order
-    assert [e["poem"] for e in data["log"]] == order[:2]
-    # resume: same order, card 3 again from its 間, then to the end
+    # killed during card 3's 上の句 (on a busy machine it may have been heard out: then 3 read)
+    k = data["position"]
+    assert k in (2, 3) and data["order"] == order
+    assert [e["poem"] for e in data["log"]] == order[:k]
+    # resume: same order, from the next card's 間 (card 3 again if it was cut off), to the end
     tmux.start(["read", "--resume", "--device", "pulse"], env)
-    s = tmux.wait_for("card 3/5", "waiting for take")
-    assert f"[{order[2]:3d}]" in s and "read 3 · left 2" in s
-    for k in (4, 5):
+    s = tmux.wait_for(f"card {k + 1}/5", "waiting for take")
+    assert f"[{order[k]:3d}]" in s and f"read {k + 1} · left {4 - k}" in s
+    for c in range(k + 2, 6):
         tmux.keys("Space")
-        tmux.wait_for(f"card {k}/5", "waiting for take")
+        tmux.wait_for(f"card {c}/5", "waiting for take")
     tmux.keys("Space")
     s = tmux.wait_for("EXIT=0", timeout=30)
-    assert "resuming at card 3/5" in s and "finished: 5 of 5 cards read" in s
+    assert f"resuming at card {k + 1}/5" in s and "finished: 5 of 5 cards read" in s
     data = session(sess)
     assert data["finished"] and data["position"] == 5
     assert [e["poem"] for e in data["log"]] == order
