@@ -275,7 +275,7 @@ def resolve_device(device=None) -> dict:
             if isinstance(device, str) and device.strip().isdigit():
                 device = int(device)
             info = sd.query_devices(device)
-    except (sd.PortAudioError, ValueError) as e:
+    except (sd.PortAudioError, ValueError):
         if device is None:
             raise DeviceError(NO_DEVICE) from None
         names = ", ".join(repr(d["name"]) for d in list_devices()) or "none"

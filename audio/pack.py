@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audio.voice import Layout, Mora, SpeechItem
+from reader.dirs import config_dir, data_dir
 from reader.errors import AudioFileError, KarutaError
 
 __all__ = [
@@ -91,26 +92,13 @@ class MissingClip(KarutaError):
 # -------------------------------------------------------------------------------------------
 # folders and the default voice
 
-def data_dir() -> Path:
-    env = os.environ.get("KARUTA_DATA_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
 
-    return Path(platformdirs.user_data_dir("karuta"))
 
 
 def voices_dir() -> Path:
     return data_dir() / "voices"
 
 
-def config_dir() -> Path:
-    env = os.environ.get("KARUTA_CONFIG_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_config_dir("karuta"))
 
 
 def _config_file() -> Path:

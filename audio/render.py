@@ -32,7 +32,6 @@ import os
 import shutil
 import subprocess
 import tempfile
-import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path

@@ -58,6 +58,7 @@ from pathlib import Path
 
 from audio.voice import Layout, Mora, SpeechItem, text_for
 from reader.errors import KarutaError
+from reader.dirs import cache_dir as _default_cache_dir
 
 __all__ = ["SynthVoice", "SynthError", "script_for", "label_morae", "canonical_morae", "reading_morae"]
 
@@ -493,13 +494,7 @@ class _Timed:
 # --------------------------------------------------------------------------------------------
 # the voice
 
-def _default_cache_dir() -> Path:
-    env = os.environ.get("KARUTA_CACHE_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
 
-    return Path(platformdirs.user_cache_dir("karuta"))
 
 
 _MAGIC = b"KRTSYN1\n"

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from reader.errors import KarutaError
+from reader.dirs import config_dir
 
 __all__ = [
     "CalibrationError", "CalibrationResult", "CalibrationStore", "analyze", "click_track",
@@ -42,13 +43,7 @@ class CalibrationError(KarutaError):
     """Too few usable taps, or an unreadable calibration file."""
 
 
-def config_dir() -> Path:
-    env = os.environ.get("KARUTA_CONFIG_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
 
-    return Path(platformdirs.user_config_dir("karuta"))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ plays.
 from __future__ import annotations
 
 import functools
-import json
 import secrets
 from pathlib import Path
 

@@ -41,7 +41,8 @@ from datetime import datetime
 from pathlib import Path
 
 from reader.errors import KarutaError, LogError
-from reader.plan import Plan, Segment
+from reader.plan import Plan
+from reader.dirs import data_dir as default_data_dir
 
 SESSION_KIND = "karuta-club-session"
 SESSION_VERSION = 1
@@ -59,13 +60,7 @@ class SessionError(LogError):
 
 
 # ---------------------------------------------------------------------------- data dirs
-def default_data_dir() -> Path:
-    env = os.environ.get("KARUTA_DATA_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
 
-    return Path(platformdirs.user_data_dir("karuta"))
 
 
 def default_session_path() -> Path:

@@ -14,7 +14,6 @@ Time: a ``Clock`` is passed in (``now()`` an aware datetime for schedules and th
 from __future__ import annotations
 
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field

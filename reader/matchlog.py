@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from reader.errors import KarutaError, LogError
-from reader.rules import Match, Outcome
+from reader.rules import Outcome
 from reader.rules import goshiki, kyogi
 
 __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary", "report",

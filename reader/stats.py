@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import IO
 
 from reader.errors import KarutaError
+from reader.dirs import data_dir as default_data_dir
 
 __all__ = [
     "StatsDB", "PoemStats", "Tap", "Review", "SCHEMA_VERSION", "DB_NAME",
@@ -92,13 +93,7 @@ CREATE TABLE memory (
 """
 
 
-def default_data_dir() -> Path:
-    env = os.environ.get("KARUTA_DATA_DIR")
-    if env:
-        return Path(env)
-    import platformdirs
 
-    return Path(platformdirs.user_data_dir("karuta"))
 
 
 def default_db_path() -> Path:

@@ -6,14 +6,12 @@ import json
 import os
 import subprocess
 import threading
-import time
 
 import numpy as np
 import pytest
 
 from audio_fixtures import pulse_server, require_tool  # noqa: F401
-from reader.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, ClickVoice,
-                              click_track, config_dir, device_key)
+from reader.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
 from test_drill_speed import Tmux, karuta_argv, tmux  # noqa: F401
 
 

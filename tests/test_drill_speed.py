@@ -10,7 +10,6 @@ import json
 import os
 import random
 import shlex
-import shutil
 import subprocess
 import sys
 import time

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from audio.voice import Layout, Mora, ToneVoice
+from audio.voice import Layout, ToneVoice
 from poems.kimariji import kimariji
 from reader.calibrate import CalibrationError, analyze
 from reader.grab import (ANTICIPATION_MS, LOG_FIELDS, card_at, drill_plan, log_record, reaction,
