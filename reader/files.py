@@ -9,7 +9,12 @@ from reader.errors import OutputError
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically; an unwritable path is one ``OutputError``."""
+    """Write ``text`` (UTF-8) to ``path`` atomically; an unwritable path is one ``OutputError``.
+
+    A temp file in the same folder, fsync, ``os.replace``, then fsync of the folder: after it
+    returns the file is on disk (a crash a moment later loses nothing); a crash during it
+    leaves the previous version.
+    """
     path = Path(path)
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
@@ -32,3 +37,18 @@ def atomic_write_text(path: Path | str, text: str) -> None:
         except OSError:
             pass
         raise OutputError(f"cannot write {path}: {e.strerror}") from None
+    _fsync_folder(folder)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every file system allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
@@ -214,41 +213,11 @@ def dumps(match: AnyMatch, extra: dict | None = None) -> str:
 
 
 def save(path: str | os.PathLike, match: AnyMatch, extra: dict | None = None) -> None:
-    """Write the whole log atomically: a temp file in the same folder, fsync, os.replace.
+    """Write the whole log atomically (``reader.files.atomic_write_text``): after it returns
+    the log is on disk, so a crash or Ctrl-C a moment later loses nothing."""
+    from reader.files import atomic_write_text
 
-    After it returns the log is on disk (a crash or Ctrl-C a moment later loses nothing);
-    a crash during it leaves the previous version.
-    """
-    path = Path(path)
-    text = dumps(match, extra)
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        try:
-            dfd = os.open(folder, os.O_RDONLY)
-        except OSError:
-            return
-        try:
-            os.fsync(dfd)
-        except OSError:
-            pass
-        finally:
-            os.close(dfd)
-    except OSError as e:
-        from reader.errors import OutputError
-        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+    atomic_write_text(path, dumps(match, extra))
 
 
 # --- replay output --------------------------------------------------------------------------
