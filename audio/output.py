@@ -136,11 +136,25 @@ class Output:
     def play(self, cursor: PlanCursor) -> None:
         raise NotImplementedError
 
+    # Backends keep ``_done`` (set when playback has ended), ``_feeder`` and ``_close()``.
+    _done: threading.Event
+    _feeder = None
+
     def wait(self, timeout: float | None = None) -> bool:
-        raise NotImplementedError
+        """Block until the reading has played out (True) or ``timeout`` s passed (False)."""
+        if not self._done.wait(timeout):
+            return False
+        self._close()
+        if self._feeder is not None and self._feeder.error is not None:
+            err, self._feeder.error = self._feeder.error, None
+            raise err
+        return True
 
     @property
     def is_active(self) -> bool:
+        return not self._done.is_set()
+
+    def _close(self) -> None:
         raise NotImplementedError
 
     def stop(self) -> None:
@@ -430,20 +444,6 @@ class SounddeviceOutput(Output):
         self._feeder.prefilled.wait()
         self._stream.start()
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until the reading has played out (True) or ``timeout`` s passed (False)."""
-        if not self._done.wait(timeout):
-            return False
-        self._close()
-        if self._feeder is not None and self._feeder.error is not None:
-            err, self._feeder.error = self._feeder.error, None
-            raise err
-        return True
-
-    @property
-    def is_active(self) -> bool:
-        return not self._done.is_set()
-
     def stop(self) -> None:
         if self._cursor is not None:
             self._cursor.stop()
@@ -630,19 +630,6 @@ class PygameOutput(Output):
             if self._halt.is_set():
                 ch.stop()
             self._done.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        if not self._done.wait(timeout):
-            return False
-        self._close()
-        if self._feeder is not None and self._feeder.error is not None:
-            err, self._feeder.error = self._feeder.error, None
-            raise err
-        return True
-
-    @property
-    def is_active(self) -> bool:
-        return not self._done.is_set()
 
     def stop(self) -> None:
         if self._cursor is not None:
