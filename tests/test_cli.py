@@ -143,3 +143,23 @@ def test_no_sound_device_points_to_render(tmp_path):
     res = karuta("read", "--voice", "tone", env={"HOME": str(tmp_path), "XDG_RUNTIME_DIR": str(empty),
                                                  "PULSE_SERVER": f"unix:{empty}/none"})
     one_line_error(res, "no sound device", "karuta render")
+
+
+def test_a_whole_100_card_reading_does_not_drift(tmp_path):
+    """Every 間 is exactly 1 s to the sample and the last 上の句 starts on the planned sample."""
+    out, plan_out = tmp_path / "r.wav", tmp_path / "r.json"
+    res = karuta("render", "--out", str(out), "--plan-out", str(plan_out), "--seed", "8",
+                 "--voice", "tone", "--speed", "4", "--take", "0.5", "--yoin", "0.3")
+    assert res.returncode == 0, res.stderr
+    audio, _ = sf.read(out, dtype="int16")
+    plan = json.loads(plan_out.read_text())
+    assert len(audio) == plan["frames"]
+    kami = [s for s in plan["segments"] if s["kind"] == "kami" and isinstance(s["poem"], int)]
+    mas = [s for s in plan["segments"] if s["kind"] == "ma"]
+    assert len(kami) == len(mas) == 100
+    for ma in mas:
+        assert ma["end_frame"] - ma["start_frame"] == 48000
+        seg = audio[ma["start_frame"] - 240:ma["end_frame"] + 240]
+        # sound up to the 間, exactly 48000 silent samples, sound right after it
+        assert not seg[240:-240].any()
+        assert seg[:240].any() and seg[-240:].any()
