@@ -40,10 +40,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 RATE = 48000
-BOOT = ("import reader.cli as c, reader.cli_drill as d; "
-        "c._COMMANDS.setdefault('calibrate', ('reader.cli_calibrate:calibrate', '')); "
-        "c._COMMANDS.setdefault('drill', ('reader.cli_drill:drill', '')); "
-        "d._DRILLS.setdefault('speed', ('reader.drill_speed:speed', '')); c.main()")
+BOOT = "import reader.cli as c; c.main()"
 
 
 def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
