@@ -63,8 +63,8 @@ class ReadingSettings:
 
 PRESETS: dict[str, ReadingSettings] = {
     "kyogi": ReadingSettings(rules="kyogi"),
-    "goshiki": ReadingSettings(rules="goshiki", ma_ms=800, yoin_ms=400, take_ms=0, gap_ms=250,
-                               speed=1.6, cards=17),
+    "goshiki": ReadingSettings(rules="goshiki", ma_ms=600, yoin_ms=400, take_ms=0, gap_ms=250,
+                               speed=1.8, cards=17),
     "beginner": ReadingSettings(rules="beginner", ma_ms=2000, yoin_ms=1000, take_ms=0, gap_ms=800,
                                 speed=0.9, joka=False),
 }
