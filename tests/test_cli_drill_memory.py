@@ -10,7 +10,6 @@ import shlex
 import shutil
 import sqlite3
 import subprocess
-import sys
 import time
 from datetime import datetime, timedelta, timezone
 from io import StringIO
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tmux_driver import karuta_argv
 
 from poems import all_poems, poem
 from reader.drill_memory import MemorySession, run_terminal, run_window
@@ -25,13 +25,12 @@ from reader.memory import MemoryDeck
 from reader.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOT = "import sys; from reader import cli; cli.main(sys.argv[1:])"
 NO_DISPLAY_LINE = "karuta: no display for --window: run without --window to drill in the terminal"
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def karuta(*args: str) -> list[str]:
-    return [sys.executable, "-c", BOOT, *args]
+    return karuta_argv(*args)
 
 
 def clean_env(data_dir: Path, **extra: str) -> dict[str, str]:

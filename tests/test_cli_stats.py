@@ -6,26 +6,25 @@ import io
 import json
 import os
 import subprocess
-import sys
 import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from tmux_driver import karuta_argv
 from click.testing import CliRunner
 
 from reader.cli_stats import stats
 from reader.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
-BOOT = "import sys; from reader import cli; cli.main(sys.argv[1:])"
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def run_karuta(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "SDL_VIDEODRIVER")}
     env.update(KARUTA_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
-    return subprocess.run([sys.executable, "-c", BOOT, *args], capture_output=True, text=True,
+    return subprocess.run(karuta_argv(*args), capture_output=True, text=True,
                           env=env, cwd=ROOT, timeout=120)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import numpy as np
 import pytest
 
 from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
+from tmux_driver import karuta_argv
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
         "--yoin", "0.2"]
@@ -74,59 +74,6 @@ def capture_home(tmp_path):
     return home, wav
 
 
-# ---------------------------------------------------------------------------- tmux
-class Tmux:
-    """One tmux server on its own socket; the command's tty is the pane (screen by capture-pane)."""
-
-    def __init__(self, tmp: Path):
-        self.sock = f"karuta-club-{os.getpid()}-{id(self)}"
-        self.tmp = tmp
-
-    def run(self, *args, check=True):
-        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=check)
-
-    def start(self, args: list[str], env: dict, name: str = "k") -> None:
-        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        argv = shlex.join([sys.executable, "-m", "reader.cli", *args])
-        cmd = (f"cd {shlex.quote(str(REPO))} && env {envs} PYTHONPATH={shlex.quote(str(REPO))} "
-               f"PYGAME_HIDE_SUPPORT_PROMPT=1 {argv}; echo EXIT=$?; sleep 60")
-        if self.run("has-session", "-t", "k", check=False).returncode == 0:
-            self.run("kill-session", "-t", "k")
-        self.run("new-session", "-d", "-s", "k", "-x", "120", "-y", "40", "bash", "-c", cmd)
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", "k", check=False).stdout
-
-    def wait_for(self, *texts: str, timeout: float = 30.0) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            s = self.screen()
-            if all(t in s for t in texts):
-                return s
-            time.sleep(0.02)
-        pytest.fail(f"{texts!r} did not appear:\n{self.screen()}", pytrace=False)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", "k", *keys)
-
-    def app_pid(self) -> int:
-        shell = int(self.run("list-panes", "-t", "k", "-F", "#{pane_pid}").stdout.split()[0])
-        out = subprocess.run(["pgrep", "-P", str(shell)], capture_output=True, text=True).stdout
-        return int(out.split()[0])
-
-    def kill(self):
-        self.run("kill-server", check=False)
-
-
-@pytest.fixture
-def tmux(tmp_path):
-    require_tool("tmux")
-    t = Tmux(tmp_path)
-    yield t
-    t.kill()
-
-
 def pulse_env(tmp_path) -> dict:
     return {"PULSE_SERVER": os.environ["PULSE_SERVER"], "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"],
             "KARUTA_DATA_DIR": str(tmp_path / "data"), "TERM": "xterm"}
@@ -139,7 +86,7 @@ def test_live_screen_keys_hold_repeat_back_quit(pulse_server, tmux, tmp_path):
     plan = plan_of(*args)
     order = plan["order"]
     kami = {s["poem"]: s for s in plan["segments"] if s["kind"] == "kami"}
-    tmux.start(["read", "--live", "--memorize", "0", "--device", "pulse", "--session", str(sess),
+    tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse", "--session", str(sess),
                 *args], pulse_env(tmp_path))
     s = tmux.wait_for("card 1/4", "waiting for take", "read 1 · left 3")
     assert kami[order[0]]["kimariji"] in s and "at read time" in s and f"[{order[0]:3d}]" in s
@@ -188,7 +135,7 @@ def test_kill_9_then_resume_continues_at_the_right_card(pulse_server, tmux, tmp_
     args = ["--seed", "8", "--cards", "5", *FAST]
     order = plan_of(*args)["order"]
     env = pulse_env(tmp_path)
-    tmux.start(["read", "--live", "--memorize", "0", "--device", "pulse", *args], env)
+    tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse", *args], env)
     tmux.wait_for("card 1/5", "waiting for take")
     tmux.keys("Space")
     tmux.wait_for("card 2/5", "waiting for take")
@@ -203,7 +150,7 @@ def test_kill_9_then_resume_continues_at_the_right_card(pulse_server, tmux, tmp_
     assert k in (2, 3) and data["order"] == order
     assert [e["poem"] for e in data["log"]] == order[:k]
     # resume: same order, from the next card's 間 (card 3 again if it was cut off), to the end
-    tmux.start(["read", "--resume", "--device", "pulse"], env)
+    tmux.start([*karuta_argv(), "read", "--resume", "--device", "pulse"], env)
     s = tmux.wait_for(f"card {k + 1}/5", "waiting for take")
     assert f"[{order[k]:3d}]" in s and f"read {k + 1} · left {4 - k}" in s
     for c in range(k + 2, 6):
@@ -401,13 +348,13 @@ def test_ctrl_c_saves_and_resume_continues(pulse_server, tmux, tmp_path):
     args = ["--seed", "11", "--cards", "3", *FAST]
     order = plan_of(*args)["order"]
     env = pulse_env(tmp_path)
-    tmux.start(["read", "--live", "--memorize", "0", "--device", "pulse", "--session", str(sess), *args], env)
+    tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse", "--session", str(sess), *args], env)
     tmux.wait_for("card 1/3", "waiting for take")
     tmux.keys("C-c")
     s = tmux.wait_for("EXIT=")
     assert "EXIT=0" in s and "stopped at card 2/3 (saved)" in s
     assert session(sess)["position"] == 1
-    tmux.start(["read", "--resume", "--device", "pulse", "--session", str(sess)], env)
+    tmux.start([*karuta_argv(), "read", "--resume", "--device", "pulse", "--session", str(sess)], env)
     s = tmux.wait_for("card 2/3", "waiting for take")
     assert f"[{order[1]:3d}]" in s
     tmux.keys("q")

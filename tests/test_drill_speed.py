@@ -1,82 +1,27 @@
 """``karuta drill speed`` end to end: the terminal drill in tmux (send-keys into a real tty),
 the window drill under Xvfb (xdotool), both playing on a PulseAudio null sink.
-
-The commands run in a fresh interpreter through a small bootstrap (``BOOT``)
-that registers ``drill speed`` and ``calibrate`` if reader/cli.py does not list them yet.
 """
 from __future__ import annotations
 
 import json
 import os
 import random
-import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
+from tmux_driver import karuta_argv
 
-BOOT = "import reader.cli as c; c.main()"
 
-
-def karuta_argv(*args) -> list[str]:
-    return [sys.executable, "-c", BOOT, *args]
 
 
 @pytest.fixture
 def dirs(tmp_path):
     cfg, data = tmp_path / "cfg", tmp_path / "data"
     return {"KARUTA_CONFIG_DIR": str(cfg), "KARUTA_DATA_DIR": str(data)}
-
-
-class Tmux:
-    def __init__(self, tmp: Path):
-        self.sock = f"karuta-test-{os.getpid()}-{id(self)}"
-        self.tmp = tmp
-
-    def run(self, *args, check=True):
-        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=check)
-
-    def start(self, argv: list[str], env: dict) -> None:
-        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        out = self.tmp / "screen.txt"
-        cmd = (f"cd {shlex.quote(str(REPO))} && env {envs} PYTHONPATH={shlex.quote(str(REPO))} "
-               f"{shlex.join(argv)} 2>&1 | tee {shlex.quote(str(out))}; "
-               f"echo EXIT=${{PIPESTATUS[0]}} >> {shlex.quote(str(out))}; sleep 30")
-        # tee would make stdout a pipe: the drill reads keys from the tty (stdin) still
-        self.run("new-session", "-d", "-s", "k", "-x", "160", "-y", "50", "bash", "-c", cmd)
-
-    def screen(self) -> str:
-        p = self.tmp / "screen.txt"
-        return p.read_text(errors="replace") if p.exists() else ""
-
-    def wait_for(self, text: str, timeout: float = 30.0, after: int = 0) -> int:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            s = self.screen()
-            k = s.find(text, after)
-            if k >= 0:
-                return k + len(text)
-            time.sleep(0.01)
-        pytest.fail(f"{text!r} did not appear:\n{self.screen()[-3000:]}", pytrace=False)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", "k", *keys)
-
-    def kill(self):
-        self.run("kill-server", check=False)
-
-
-@pytest.fixture
-def tmux(tmp_path):
-    require_tool("tmux")
-    t = Tmux(tmp_path)
-    yield t
-    t.kill()
 
 
 def _plan(path: Path, timeout=30.0) -> dict:
@@ -110,26 +55,25 @@ def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
            "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm"}
     tmux.start(karuta_argv("drill", "speed", "--poems", "1-3", "--karafuda", "1", "--seed", "4",
                            "--voice", "tone", "--speed", "4", "--ma", "0.3", "--take", "6",
-                           "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)),
-               env)
+                           "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)), env, tee=True)
     plan = _plan(plan_out)
     order, kara = plan["order"], plan["karafuda"]
     assert len(order) == 4 and len(kara) == 1
     real = [p for p in order if p not in kara]
-    pos = tmux.wait_for("tap (any key)")
+    pos = tmux.wait_pos("tap (any key)")
     answers = {}
     for i, poem in enumerate(order):
-        pos = tmux.wait_for(f"[{i + 1}/4]", after=pos)
+        pos = tmux.wait_pos(f"[{i + 1}/4]", after=pos)
         k = _kami(plan, poem)
         # the cursor head announces a card ~0.1 s + latency before it is heard: tap well
         # after the kimariji's last mora began
         time.sleep((k["decisive_ms"] - k["start_ms"]) / 1000 + 0.6)
         tmux.keys("Space")
-        pos = tmux.wait_for("ms after the kimariji", after=pos)
+        pos = tmux.wait_pos("ms after the kimariji", after=pos)
         if poem in kara:
-            pos = tmux.wait_for("空札", after=pos)
+            pos = tmux.wait_pos("空札", after=pos)
             continue
-        pos = tmux.wait_for("which poem?", after=pos)
+        pos = tmux.wait_pos("which poem?", after=pos)
         if poem == real[0]:
             answers[poem] = str(poem)                      # by number: right
         elif poem == real[1]:
@@ -138,8 +82,8 @@ def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
             answers[poem] = str(next(p for p in real if p != poem))  # wrong poem
         tmux.keys("-l", answers[poem])
         tmux.keys("Enter")
-        pos = tmux.wait_for("  ○" if poem != real[2] else "  ×", after=pos)
-    tmux.wait_for("EXIT=0", timeout=30)
+        pos = tmux.wait_pos("  ○" if poem != real[2] else "  ×", after=pos)
+    tmux.wait_pos("EXIT=0", timeout=30)
     screen = tmux.screen()
     assert "no calibration for sounddevice:pulse" in screen
     assert "4 cards · 4 taps · 2 correct · 2 faults · 0 missed" in screen
@@ -177,12 +121,12 @@ def test_a_card_not_tapped_is_missed_and_q_quits(pulse_server, tmux, tmp_path, d
            "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm"}
     tmux.start(karuta_argv("drill", "speed", "--poems", "1-3", "--seed", "2", "--voice", "tone",
                            "--speed", "4", "--ma", "0.2", "--take", "0.5", "--device", "pulse",
-                           "--log", str(log)), env)
-    pos = tmux.wait_for("[1/3]")
-    pos = tmux.wait_for("missed", after=pos, timeout=20)
-    tmux.wait_for("[2/3]", after=pos)
+                           "--log", str(log)), env, tee=True)
+    pos = tmux.wait_pos("[1/3]")
+    pos = tmux.wait_pos("missed", after=pos, timeout=20)
+    tmux.wait_pos("[2/3]", after=pos)
     tmux.keys("q")
-    tmux.wait_for("EXIT=0")
+    tmux.wait_pos("EXIT=0")
     assert "0 taps" in tmux.screen() and "1 missed" in tmux.screen()
     assert log.read_text() == ""
 

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 import soundfile as sf
 
 from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
+from tmux_driver import karuta_argv
 from reader.errors import KarutaError, SelectionError
 from reader.recorder import Clip, RecordSession, clip_order, parse_poems
 
@@ -135,60 +134,6 @@ def test_meter_bar():
 
 
 # ---------------------------------------------------------------------------- end to end
-def karuta_argv(*args) -> list[str]:
-    return [sys.executable, "-c", "import reader.cli as c; c.main()", *args]
-
-
-class Tmux:
-    """A private tmux server; the screen is read with capture-pane (what a user sees)."""
-
-    def __init__(self, tmp: Path):
-        self.sock = f"karuta-rec-{os.getpid()}-{id(self)}"
-        self.tmp = tmp
-        self.n = 0
-
-    @property
-    def target(self) -> str:
-        return f"k{self.n}"
-
-    def run(self, *args, check=True):
-        return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=check)
-
-    def start(self, argv, env: dict) -> None:
-        envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        cmd = (f"cd {shlex.quote(str(REPO))} && env {envs} PYTHONPATH={shlex.quote(str(REPO))} "
-               f"{shlex.join(argv)}; echo EXIT=$?; sleep 60")
-        self.n += 1  # a fresh session (window) each time: the old one may still be sleeping
-        self.run("new-session", "-d", "-s", self.target, "-x", "150", "-y", "45", "bash", "-c", cmd)
-
-    def screen(self) -> str:
-        r = self.run("capture-pane", "-p", "-J", "-t", self.target, "-S", "-300", check=False)
-        return r.stdout
-
-    def wait_for(self, text: str, timeout: float = 20.0) -> str:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            s = self.screen()
-            if text in s:
-                return s
-            time.sleep(0.05)
-        pytest.fail(f"{text!r} did not appear:\n{self.screen()[-3000:]}", pytrace=False)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", self.target, *keys)
-
-    def kill(self):
-        self.run("kill-server", check=False)
-
-
-@pytest.fixture
-def tmux(tmp_path):
-    require_tool("tmux")
-    t = Tmux(tmp_path)
-    yield t
-    t.kill()
-
 
 def _play(server, path: Path):
     """Play a WAV into the null sink (the recorder hears it on the sink's monitor)."""
