@@ -217,9 +217,17 @@ class _Timeline:
         return (np.concatenate([self.frames[k:], self.frames[:k]]),
                 np.concatenate([self.times[k:], self.times[:k]]))
 
+    #: DAC-time model: the median of (time − frame/rate) over the buffers of the last
+    #: ``WINDOW_S`` up to the one playing at ``t``, after the last jump larger than ``JUMP_S``
+    #: (a stall or an underrun moves the whole line).  Per-buffer DAC times jitter by
+    #: 0.02 ms on an idle machine and ±1 ms on a loaded one (the callback runs late); the
+    #: median of ~30 buffers does not.  The drift over the window is ppm of 0.3 s.
+    WINDOW_S = 0.3
+    JUMP_S = 0.002
+
     def frame_at(self, t: float, settle: float = 0.0) -> float | None:
-        """Frame at time ``t`` from the nearest earlier pair (pairs from the first ``settle``
-        seconds are skipped when later ones exist: their times are unreliable)."""
+        """Frame heard at time ``t`` (pairs from the first ``settle`` seconds are skipped when
+        later ones exist: their times are unreliable)."""
         frames, times = self.pairs()
         if frames.shape[0] == 0:
             return None
@@ -229,7 +237,15 @@ class _Timeline:
                 frames, times = frames[ok], times[ok]
         k = int(np.searchsorted(times, t, side="right")) - 1
         k = min(max(k, 0), frames.shape[0] - 1)
-        return float(frames[k] + (t - times[k]) * self.rate)
+        lo = int(np.searchsorted(times, times[k] - self.WINDOW_S, side="left"))
+        off = times[lo:k + 1] - frames[lo:k + 1] / self.rate
+        if off.shape[0] >= 2:
+            jumps = np.flatnonzero(np.abs(np.diff(off)) > self.JUMP_S)
+            if jumps.size:
+                off = off[jumps[-1] + 1:]
+        if off.shape[0] < 3:
+            return float(frames[k] + (t - times[k]) * self.rate)
+        return float((t - float(np.median(off))) * self.rate)
 
 
 # ---------------------------------------------------------------------------- PortAudio
@@ -277,19 +293,26 @@ def list_devices() -> list[dict]:
     return out
 
 
+def lookup_device(sd, device, kind: str) -> dict | None:
+    """PortAudio's info for ``device``: None (the default ``kind`` device, "output" or
+    "input"), an index (int or digit string) or a name (a case-insensitive substring,
+    sounddevice's rule).  None when there is no such device."""
+    try:
+        if device is None:
+            return sd.query_devices(kind=kind)
+        if isinstance(device, str) and device.strip().isdigit():
+            device = int(device)
+        return sd.query_devices(device)
+    except (sd.PortAudioError, ValueError):
+        return None
+
+
 def resolve_device(device=None) -> dict:
     """The PortAudio output device for ``device``: None (the default), an index (int or a
     digit string) or a name (a case-insensitive substring, sounddevice's rule).  Raises
     ``DeviceError`` with one line when there is none."""
-    sd = _sd()
-    try:
-        if device is None:
-            info = sd.query_devices(kind="output")
-        else:
-            if isinstance(device, str) and device.strip().isdigit():
-                device = int(device)
-            info = sd.query_devices(device)
-    except (sd.PortAudioError, ValueError):
+    info = lookup_device(_sd(), device, "output")
+    if info is None:
         if device is None:
             raise DeviceError(NO_DEVICE) from None
         names = ", ".join(repr(d["name"]) for d in list_devices()) or "none"
@@ -499,10 +522,38 @@ class SounddeviceOutput(Output):
         s = self._stream
         if s is None:
             return t_perf - time.perf_counter() + time.time()
-        a = time.perf_counter()
-        st = float(s.time)
-        b = time.perf_counter()
-        return st + (t_perf - (a + b) / 2.0)
+        return t_perf + self._clock_offset(s)
+
+    #: paired readings per mapping; a pair wider than ``PAIR_OK_S`` (the thread lost the GIL or
+    #: the CPU between its two perf readings) is not trusted when a recent narrow one exists
+    PAIRS = 5
+    PAIR_OK_S = 0.0002
+    PAIR_KEEP_S = 2.0
+
+    def _clock_offset(self, s) -> float:
+        """stream clock − perf_counter, from the narrowest of ``PAIRS`` paired readings.
+
+        One pair (perf, stream.time, perf) taken with the midpoint is off by up to half its
+        width: measured 2-9 ms wide now and then under load (``stream.time`` releases the GIL),
+        which showed as taps reported early.  A narrow pair from the last ``PAIR_KEEP_S`` is
+        used when this call's best is wide (the two clocks drift apart by ppm only)."""
+        best_w, best_off = math.inf, 0.0
+        for _ in range(self.PAIRS):
+            a = time.perf_counter()
+            st = float(s.time)
+            b = time.perf_counter()
+            if b - a < best_w:
+                best_w, best_off = b - a, st - (a + b) / 2.0
+                if best_w < self.PAIR_OK_S / 4:
+                    break
+        now = time.perf_counter()
+        kept = getattr(self, "_pair", None)
+        if best_w <= self.PAIR_OK_S or kept is None or now - kept[0] > self.PAIR_KEEP_S \
+                or kept[2] is not s:
+            if best_w <= self.PAIR_OK_S or kept is None or kept[2] is not s:
+                self._pair = (now, best_off, s) if best_w <= self.PAIR_OK_S else None
+            return best_off
+        return kept[1]
 
     def frame_at(self, t: float) -> float | None:
         return self.timeline.frame_at(t, settle=self.SETTLE_S)

@@ -71,15 +71,10 @@ def input_devices() -> list[dict]:
 def resolve_input_device(device=None) -> dict:
     """The PortAudio input device for ``device`` (None = the default, an index, or a name
     substring).  ``DeviceError`` with one line ("no microphone found: ...") when there is none."""
-    sd = _sd()
-    try:
-        if device is None:
-            info = sd.query_devices(kind="input")
-        else:
-            if isinstance(device, str) and device.strip().isdigit():
-                device = int(device)
-            info = sd.query_devices(device)
-    except (sd.PortAudioError, ValueError):
+    from audio.output import lookup_device
+
+    info = lookup_device(_sd(), device, "input")
+    if info is None:
         if device is None:
             raise DeviceError("no microphone found: PortAudio sees no input device "
                               "(plug one in, or start a sound server)") from None
