@@ -765,19 +765,9 @@ class NullOutput(Output):
         finally:
             self._done.set()
 
-    def wait(self, timeout: float | None = None) -> bool:
-        if not self._done.wait(timeout):
-            return False
+    def _close(self) -> None:
         if self._feeder is not None:
             self._feeder.join(timeout=2.0)
-            if self._feeder.error is not None:
-                err, self._feeder.error = self._feeder.error, None
-                raise err
-        return True
-
-    @property
-    def is_active(self) -> bool:
-        return not self._done.is_set()
 
     def stop(self) -> None:
         if self._cursor is not None:
