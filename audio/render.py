@@ -2,7 +2,7 @@
 
 Who calls what:
 
-  - ``PlanCursor(plan, voice, live=...)``: the playback backends (``audio.output``) call
+  - ``PlanCursor(plan, voice, live=..., start_segment=...)``: the playback backends (``audio.output``) call
     ``read(n)`` from their feeder thread; the session (UI / key thread) calls ``release()``,
     ``hold()``, ``resume()``, ``repeat_last_shimo()``, ``stop()`` and reads ``state``,
     ``plan_frame_at()``, ``stream_frame_at()``, ``segment_at()``.
@@ -177,6 +177,14 @@ class PlanCursor:
         ``resume()`` (a hand is up: the wait goes on).  A ``release()`` when the cursor is not
         at a wait is ignored.
 
+        ``hold()`` in live mode pauses the reading at the next silence boundary, also in a
+        plan without waits (goshiki): at once when the head is in silence (a ``ma``, ``gap``
+        or take) or between two segments, else when the speech segment it is in ends (a line
+        is never cut).  Silence is emitted, the plan frozen, until ``resume()``.  Held in the
+        middle of a ``ma``, the ``ma`` restarts from its beginning on ``resume()`` (the 間
+        before a 上の句 stays exact, as after a repeat); any other silence goes on where it
+        stood.
+
     ``repeat_last_shimo()`` inserts the last 下の句 that has begun again: at once when the
     cursor is in silence, else when the current speech segment ends.  Inserted into a ``ma``,
     the ``ma`` restarts from its beginning afterwards (the 間 before a 上の句 stays exact);
@@ -187,10 +195,19 @@ class PlanCursor:
     ``lookahead``: how many upcoming speech segments' samples are requested ahead on a worker
     thread (``threaded=True``), so the reading thread rarely waits for synthesis; it never runs
     in an audio callback.
+
+    ``start_segment``: begin at segment ``i`` of the plan instead of its start (the club's step
+    back and ``--resume``).  The plan is *not* re-based: plan frames, ``anchors``, ``state``
+    and ``segment_at`` are those of ``plan`` (the first anchor maps stream frame 0 to plan
+    frame ``plan.segments[i].start``; earlier plan frames were never produced, so
+    ``stream_frame_at`` gives ``None`` for them).  The segments before ``i`` count as said:
+    ``repeat_last_shimo()`` right away says the last 下の句 before segment ``i`` (its samples
+    are requested ahead).  Without commands the stream equals
+    ``render(plan, voice)[plan.segments[i].start:]``.
     """
 
     def __init__(self, plan: Plan, voice, live: bool = False, *, lookahead: int = 3,
-                 threaded: bool = True):
+                 threaded: bool = True, start_segment: int = 0):
         if voice.sample_rate != plan.sample_rate:
             raise AudioFileError(
                 f"voice {getattr(voice, 'name', '?')!r} runs at {voice.sample_rate} Hz but the "
@@ -202,10 +219,14 @@ class PlanCursor:
         self.lookahead = max(1, int(lookahead))
         self._segs = plan.segments
         self._speech_idx = [i for i, s in enumerate(self._segs) if s.is_speech]
+        start_segment = int(start_segment)
+        if start_segment and not 0 <= start_segment < len(self._segs):
+            raise ValueError(f"start_segment {start_segment} is not in the plan "
+                             f"(0-{len(self._segs) - 1})")
         self._samples = _Samples(voice, threaded)
         self._commands: collections.deque = collections.deque()
         # reading-thread state
-        self._i = 0
+        self._i = start_segment
         self._off = 0
         self._emitted = 0
         self._held = False
@@ -215,14 +236,19 @@ class PlanCursor:
         self._insert_data: np.ndarray | None = None
         self._insert_off = 0
         self._restart_after_insert = False
+        self._restart_on_resume = False  # held in the middle of a ma: it restarts
         self._stopped = False
         self._stop_requested = False
         self._frozen = False  # whether the last anchor is not advancing
-        self._last_shimo: Segment | None = None
+        # the last 下の句 begun; when starting part-way, the last one before the start
+        self._last_shimo: Segment | None = next(
+            (s for s in reversed(self._segs[:start_segment]) if s.kind == "shimo"), None)
         self._anchors: list[Anchor] = []
         self._anchor_frames: list[int] = []
         self._anchor(0, self._position(), True, "start")
         self._lookahead()
+        if self._last_shimo is not None:  # a repeat right after the start must not wait
+            self._samples.request([self._last_shimo.speech])
         self._state = self._snapshot()
 
     # ------------------------------------------------------------------ commands (any thread)
@@ -231,7 +257,8 @@ class PlanCursor:
         self._commands.append("release")
 
     def hold(self) -> None:
-        """A hand is up: keep waiting / pause the take countdown until ``resume()``."""
+        """A hand is up: keep waiting / pause the take countdown until ``resume()``; in live
+        mode also pause at the next silence boundary (see the class doc)."""
         self._commands.append("hold")
 
     def resume(self) -> None:
@@ -343,15 +370,24 @@ class PlanCursor:
             if self._i >= len(self._segs):
                 break
             seg = self._segs[self._i]
-            if seg.wait and (self._held or self.live):
-                # live wait, or a held countdown: silence, plan frozen, for the rest of the block
+            if self._stands(seg):
+                # live wait, a held countdown, or a live hold at a silence boundary: silence,
+                # plan frozen, for the rest of the block
                 if not self._frozen:
+                    if self._held and seg.kind == "ma" and self._off > 0:
+                        self._restart_on_resume = True
                     self._anchor(self._emitted + filled, self._position(), False,
                                  "hold" if self._held else "wait")
                 filled = n
                 break
             if self._frozen:
-                self._anchor(self._emitted + filled, self._position(), True, "resume")
+                event = "resume"
+                if self._restart_on_resume:
+                    self._restart_on_resume = False
+                    if seg.kind == "ma":
+                        self._off = 0
+                        event = "restart"
+                self._anchor(self._emitted + filled, self._position(), True, event)
             take = min(n - filled, seg.frames - self._off)
             if seg.is_speech:
                 data = self._samples.get(seg.speech, seg.frames)
@@ -389,6 +425,13 @@ class PlanCursor:
         self._samples.close()
 
     # ------------------------------------------------------------------ internals
+    def _stands(self, seg: Segment) -> bool:
+        """Whether the head stands still (silence, plan frozen) at ``seg``."""
+        if seg.wait and (self._held or self.live):
+            return True
+        # live hold: at once in silence or between segments, else after this speech segment
+        return self._held and self.live and (not seg.is_speech or self._off == 0)
+
     def _position(self) -> int:
         if self._i >= len(self._segs):
             return self.plan.frames
@@ -477,8 +520,7 @@ class PlanCursor:
                 self._off = 0
             at = self._emitted + filled + take
             if self._i < len(self._segs):
-                seg = self._segs[self._i]
-                advancing = not (seg.wait and (self.live or self._held))
+                advancing = not self._stands(self._segs[self._i])
                 self._anchor(at, self._position(), advancing,
                              "restart" if self._restart_after_insert else "repeat-end")
             self._restart_after_insert = False

@@ -278,13 +278,15 @@ def reconstruct(c, got):
             assert not piece.any()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(live=st.booleans(),
+       start=st.integers(0, len(PLAN.segments) - 1),
        script=st.lists(st.tuples(st.integers(1, 40),
                                  st.sampled_from(["release", "hold", "resume", "repeat_last_shimo"])),
                        max_size=12))
-def test_any_command_sequence_keeps_the_stream_consistent_with_the_anchors(live, script):
-    c = PlanCursor(PLAN, VOICE, live=live, threaded=False)
+def test_any_command_sequence_keeps_the_stream_consistent_with_the_anchors(live, start, script):
+    c = PlanCursor(PLAN, VOICE, live=live, threaded=False, start_segment=start)
+    assert c.anchors[0].plan_frame == PLAN.segments[start].start
     out = []
     for blocks, cmd in script:
         for _ in range(blocks):
@@ -302,6 +304,159 @@ def test_any_command_sequence_keeps_the_stream_consistent_with_the_anchors(live,
     assert got.shape[0] == c.emitted
     reconstruct(c, got)
     assert c.position == PLAN.frames
+
+
+# ---------------------------------------------------------------------------- starting part-way
+def card_ma(k):
+    """Card ``k``'s 間 (0-based) and its segment index."""
+    i = [j for j, s in enumerate(PLAN.segments) if s.kind == "ma"][k]
+    return i, PLAN.segments[i]
+
+
+@pytest.mark.parametrize("live", [False, True])
+@pytest.mark.parametrize("k", [0, 1, 2])
+def test_starting_at_a_cards_ma_is_exactly_the_render_from_there(k, live):
+    i, ma = card_ma(k)
+    c = PlanCursor(PLAN, VOICE, live=live, start_segment=i)
+    assert c.position == ma.start and c.current == ma and c.state.index == i
+    got = []
+    while not c.finished:
+        if c.state.waiting:
+            c.release()
+        got.append(c.read(1000))
+    got = np.concatenate(got)
+    if not live:
+        np.testing.assert_array_equal(got, REF[ma.start:])
+    else:
+        reconstruct(c, got)
+    np.testing.assert_array_equal(got[:ma.frames + 5000], REF[ma.start:ma.start + ma.frames + 5000])
+    # plan frames stay the plan's: no re-basing
+    a = c.anchors[0]
+    assert (a.stream_frame, a.plan_frame, a.event) == (0, ma.start, "start")
+    assert c.plan_frame_at(10) == ma.start + 10
+    assert c.segment_at(10) == (ma, False)
+    assert c.stream_frame_at(ma.start) == 0 and c.stream_frame_at(ma.start - 1) is None
+    assert c.position == PLAN.frames
+
+
+def test_repeat_right_after_starting_part_way_says_the_previous_cards_shimo():
+    i, ma = card_ma(1)  # card 2's 間: the last 下の句 before it is card 1's
+    shimo = last_shimo_before(ma.start)
+    assert shimo.poem == PLAN.order[0]
+    c = PlanCursor(PLAN, VOICE, live=False, start_segment=i)
+    c.repeat_last_shimo()
+    got = stream(c)
+    expect = np.concatenate([VOICE.samples(shimo.speech), REF[ma.start:]])
+    np.testing.assert_array_equal(got, expect)
+    rep = next(a for a in c.anchors if a.event == "repeat")
+    assert rep.insert == shimo and rep.stream_frame == 0 and rep.plan_frame == ma.start
+    assert c.segment_at(10) == (shimo, True)
+    assert c.segment_at(shimo.frames + 10) == (ma, False)
+
+
+def test_repeat_part_way_in_a_ma_restarts_it_and_before_any_shimo_does_nothing():
+    i, ma = card_ma(2)
+    c = PlanCursor(PLAN, VOICE, live=True, start_segment=i)
+    head = c.read(4800)  # inside the 間
+    c.repeat_last_shimo()
+    rest = read_until(c, lambda s: s.waiting)
+    shimo = last_shimo_before(ma.start)
+    got = np.concatenate([head, rest])
+    expect = np.concatenate([REF[ma.start:ma.start + 4800], VOICE.samples(shimo.speech),
+                             REF[ma.start:]])
+    np.testing.assert_array_equal(got, expect[:got.shape[0]])
+    # the jo-ka's 上の句 is the first segment: no 下の句 before it
+    c0 = PlanCursor(PLAN, VOICE, start_segment=0)
+    c0.repeat_last_shimo()
+    np.testing.assert_array_equal(stream(c0), REF)
+
+
+def test_start_segment_out_of_range_is_refused():
+    for bad in (-1, len(PLAN.segments)):
+        with pytest.raises(ValueError, match="start_segment"):
+            PlanCursor(PLAN, VOICE, start_segment=bad)
+
+
+# ---------------------------------------------------------------------------- live hold
+def goshiki_plan():
+    from reader.engine import build_plan
+    from reader.selection import parse_selection
+    from reader.settings import preset
+
+    return build_plan(preset("goshiki", cards=2, poems=parse_selection(None, ("blue",))), 1, VOICE)
+
+
+def test_live_hold_without_waits_pauses_after_the_line_then_resumes_exactly():
+    plan = goshiki_plan()
+    assert not any(s.wait for s in plan.segments)
+    ref = render(plan, VOICE)
+    kami = [s for s in plan.segments if s.kind == "kami"][1]
+    c = PlanCursor(plan, VOICE, live=True)
+    head = read_until(c, lambda s: s.segment == kami and s.position > kami.start + 2000)
+    c.hold()  # mid-line: the 上の句 is said to its end, then the reading stands still
+    mid = read_until(c, lambda s: s.position == kami.end)
+    held = np.concatenate([c.read(480) for _ in range(100)])  # a second of silence
+    assert c.position == kami.end and c.state.held and not held.any()
+    hold = next(a for a in c.anchors if a.event == "hold")
+    assert hold.plan_frame == kami.end and not hold.advancing
+    assert c.segment_at(hold.stream_frame + 100)[0] == plan.segments[plan.segments.index(kami) + 1]
+    c.resume()
+    rest = stream(c)
+    got = np.concatenate([head, mid, held, rest])
+    frozen = head.shape[0] + mid.shape[0] + held.shape[0] - kami.end
+    expect = np.concatenate([ref[:kami.end], np.zeros(frozen, np.float32), ref[kami.end:]])
+    np.testing.assert_array_equal(got, expect)
+    reconstruct_plan(c, got, ref)
+    assert c.position == plan.frames
+
+
+def test_live_hold_in_a_ma_is_at_once_and_the_ma_restarts_on_resume():
+    i, ma = card_ma(1)
+    c = PlanCursor(PLAN, VOICE, live=True, start_segment=i)
+    head = c.read(4800)
+    c.hold()
+    held = np.concatenate([c.read(480) for _ in range(20)])
+    assert not held.any() and c.position == ma.start + 4800 and c.state.held
+    c.resume()
+    rest = read_until(c, lambda s: s.waiting)
+    got = np.concatenate([head, held, rest])
+    expect = np.concatenate([REF[ma.start:ma.start + 4800], np.zeros(held.shape[0], np.float32),
+                             REF[ma.start:]])
+    np.testing.assert_array_equal(got, expect[:got.shape[0]])
+    assert [a.event for a in c.anchors][:3] == ["start", "hold", "restart"]
+    # after a full 間 the 上の句 begins, at its own plan frame
+    kami = PLAN.segments[i + 1]
+    assert c.stream_frame_at(kami.start) == 4800 + held.shape[0] + ma.frames
+
+
+def test_live_hold_during_a_shimo_stops_before_the_next_ma():
+    _, ma = card_ma(1)
+    shimo = last_shimo_before(ma.start)
+    c = PlanCursor(PLAN, VOICE, live=True)
+    read_until(c, lambda s: s.waiting)
+    c.release()
+    read_until(c, lambda s: s.segment == shimo and s.position > shimo.start)
+    c.hold()
+    read_until(c, lambda s: s.position == ma.start)
+    for _ in range(20):
+        assert not c.read(480).any()
+    assert c.position == ma.start and not c.state.waiting
+    c.resume()
+    c.read(480)
+    assert c.position == ma.start + 480
+
+
+def reconstruct_plan(c, got, ref):
+    anchors = c.anchors
+    for k, a in enumerate(anchors):
+        end = anchors[k + 1].stream_frame if k + 1 < len(anchors) else got.shape[0]
+        piece = got[a.stream_frame:end]
+        if a.insert is not None:
+            np.testing.assert_array_equal(piece, VOICE.samples(a.insert.speech)[:piece.shape[0]])
+        elif a.advancing:
+            np.testing.assert_array_equal(piece, ref[a.plan_frame:a.plan_frame + piece.shape[0]])
+        else:
+            assert not piece.any()
 
 
 def test_commands_from_another_thread_never_block_and_stay_consistent():
