@@ -189,9 +189,19 @@ def _notice(voice) -> None:
 @click.option("--signals", default=None, metavar="MIN[,MIN]",
               help="Memorisation signals, minutes from the start (default: 2 min before the end).")
 @click.option("--show-log", is_flag=True, help="Print the last session's read log and exit.")
+@click.option("--next-keys", default=None, metavar="KEYS",
+              help="Club mode: the keys that mean next, comma-separated, replacing the default "
+                   "space,enter,pagedown,right (for a foot pedal).  Names: space enter tab "
+                   "backspace pageup pagedown left right up down comma, or one character (a "
+                   "letter matches both cases).")
+@click.option("--back-keys", default=None, metavar="KEYS",
+              help="Club mode: the keys that step back a card (default b,left,backspace,pageup). "
+                   "A key in both lists is refused; a list left at its default gives up the keys "
+                   "the other one names.  p h r q s keep their meaning.")
 def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_out: str | None,
          live: bool, window: bool, resume: bool, session_path: str | None, memorize: float | None,
-         signals: str | None, show_log: bool, **opts):
+         signals: str | None, show_log: bool, next_keys: str | None, back_keys: str | None,
+         **opts):
     """Read aloud on the sound device: jo-ka, then the shuffled poems.
 
     \b
@@ -203,12 +213,13 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
     \b
     Club mode (--live, --window; --resume continues a saved one):
-          space / Enter / PageDown / Right   next
-          p or h                             hold / resume
+          space / Enter / PageDown / Right   next        (--next-keys)
+          p or h                             hold / resume (at the next silence)
           r                                  repeat the last 下の句
-          b / Left / Backspace               step back one card
+          b / Left / Backspace / PageUp      step back one card (--back-keys)
           s                                  skip the memorisation
           q                                  quit (saved)
+    A pedal that sends n:  --next-keys n   (or  --next-keys space,n  to keep space)
     """
     from reader.session import list_output_devices, run_live
 
@@ -221,8 +232,14 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         _show(session_path, click.echo)
         return
-    if live or window or resume or memorize is not None:
-        from reader.club import open_club
+    club_mode = live or window or resume or memorize is not None
+    if (next_keys is not None or back_keys is not None) and not club_mode:
+        raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
+                          "(or --resume)")
+    if club_mode:
+        from reader.club import key_bindings, open_club
+
+        bindings = key_bindings(next_keys, back_keys)
 
         def _build(o):
             p, voice = build(o)
@@ -233,7 +250,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         open_club(opts, build=_build, resume=resume, session_path=session_path, memorize=memorize,
                   signals=signals, auto=auto, device=device, backend=backend, window=window,
-                  echo=click.echo)
+                  echo=click.echo, bindings=bindings)
         return
     p, voice = build(opts)
     if plan_out:

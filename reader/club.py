@@ -14,9 +14,10 @@ Who calls what::
                                                │  tick()   (follows what is heard, saves, timer)
                                                └  view()   (a ``ClubView`` both front ends draw)
 
-Pure parts (tested without sound): ``slice_plan`` (a plan's tail re-based to frame 0, for
-step-back and resume), ``MemorizeTimer`` (the clock is passed in), ``SessionFile``
-(save/load, one-line errors), ``parse_escape`` (arrow / PageDown keys).
+Pure parts (tested without sound): ``MemorizeTimer`` (the clock is passed in),
+``SessionFile`` (save/load, one-line errors), ``KeyBindings`` / ``key_bindings`` (which keys
+mean next and back: ``--next-keys`` / ``--back-keys``, for foot pedals), ``parse_escape``
+(arrow / PageDown keys).
 
 Positions: cards are counted 0-based in ``plan.order`` here and 1-based on screen.  A card
 counts as *read* once its 上の句 has been heard to the end; ``position`` is the number of
@@ -25,8 +26,13 @@ cards read (= the index of the next card).  ``--resume`` starts at the 間 + 上
 
 Step back (``b``): while the current card's 上の句 or take is on, go back to the previous
 card; once its take was released (its 下の句, the next 間), re-read the current card.  The
-reading restarts on a derived plan (``slice_plan``) from that card's 間; the log marks the
-re-read entry ``again``.
+reading restarts from that card's 間 on a new ``PlanCursor`` over the *whole* plan
+(``start_segment``), so ``r`` at once repeats the 下の句 before it; the log marks the re-read
+entry ``again``.  ``--resume`` starts the same way.
+
+Hold (``p``): the cursor runs in live mode whenever the plan has waits and ``--auto`` is not
+given, and always when it has none (goshiki: the reading advances by itself either way), so
+``p`` pauses the reading at the next silence even without takes (``PlanCursor`` class doc).
 """
 from __future__ import annotations
 
@@ -36,7 +42,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -51,8 +57,6 @@ SESSION_VERSION = 1
 OPTION_NAMES = ("rules", "seed", "cards", "poems_spec", "colors", "karafuda", "ma", "yoin",
                 "take", "gap", "speed", "joka", "last_shimo", "voice_spec")
 
-KEYS_HELP = ("space/Enter/PgDn/→ next · p/h hold · r repeat 下の句 · b/←/BS back a card · "
-             "q quit (saved)")
 
 
 class SessionError(LogError):
@@ -67,22 +71,7 @@ def default_session_path() -> Path:
     return default_data_dir() / "sessions" / "last.json"
 
 
-# ---------------------------------------------------------------------------- plan slicing
-def slice_plan(plan: Plan, start: int) -> Plan:
-    """The plan from segment ``start`` on, every frame moved back by that segment's start
-    (so the derived plan begins at frame 0).  Segment ``i`` of the result is segment
-    ``start + i`` of ``plan``; frame ``f`` of the result is frame ``f + offset`` of ``plan``
-    (``offset = plan.segments[start].start``).  Lengths, kimariji and waits are unchanged."""
-    if not 0 <= start < len(plan.segments):
-        raise ValueError(f"segment {start} is not in the plan (0-{len(plan.segments) - 1})")
-    off = plan.segments[start].start
-    segs = tuple(
-        replace(s, start=s.start - off, end=s.end - off,
-                decisive=None if s.decisive is None else s.decisive - off)
-        for s in plan.segments[start:])
-    return replace(plan, segments=segs)
-
-
+# ---------------------------------------------------------------------------- plan positions
 def card_kami_index(plan: Plan) -> list[int]:
     """Segment index of each card's 上の句, in ``plan.order``."""
     where = {s.poem: i for i, s in enumerate(plan.segments)
@@ -398,8 +387,11 @@ class ClubSession:
         self.heard: int = -1  # original segment index heard now
         self.repeating = False
         self.cursor = None
-        self.base = 0
-        self._index: dict[int, int] = {}
+        self.base = 0  # segment the current playback started at
+        self._index = {id(seg): i for i, seg in enumerate(plan.segments)}
+        # live unless --auto; a plan without waits (goshiki) reads on by itself either way,
+        # and live mode lets ``p`` pause it at the next silence
+        self.live = not auto or not any(seg.wait for seg in plan.segments)
         self._start_after_chime = False
         self._started_reading = False
         if self.position >= self.total:
@@ -423,10 +415,10 @@ class ClubSession:
         from audio.render import PlanCursor
 
         self._stop_output()
-        derived = slice_plan(self.plan, start)
+        if self.cursor is not None:
+            self.cursor.close()
         self.base = start
-        self._index = {id(s): i for i, s in enumerate(derived.segments)}
-        self.cursor = PlanCursor(derived, self.voice, live=not self.auto)
+        self.cursor = PlanCursor(self.plan, self.voice, live=self.live, start_segment=start)
         self.heard = start - 1
         self.held = False
         self.repeating = False
@@ -524,7 +516,7 @@ class ClubSession:
             seg, rep = self.cursor.segment_at(max(0, int(frame)))
             self.repeating = bool(rep)
             if seg is not None and not rep:
-                self._heard(self.base + self._index[id(seg)])
+                self._heard(self._index[id(seg)])
         if not self.output.is_active:
             self.output.wait(timeout=0)  # re-raises a voice/device failure
             st = self.cursor.state
@@ -626,25 +618,121 @@ class ClubSession:
                    f"{self.plan.voice} voice"))
 
 
+# ---------------------------------------------------------------------------- keys
+#: named keys for ``--next-keys`` / ``--back-keys`` (any other key: its one character) and
+#: how the screen shows them
+KEY_NAMES = {"space": "space", "enter": "Enter", "tab": "Tab", "backspace": "BS",
+             "pagedown": "PgDn", "pageup": "PgUp", "right": "→", "left": "←", "up": "↑",
+             "down": "↓", "comma": ","}
+KEY_ALIASES = {"return": "enter", "pgdn": "pagedown", "pgup": "pageup", "bs": "backspace",
+               ",": "comma", " ": "space"}
+DEFAULT_NEXT_KEYS = "space,enter,pagedown,right"
+DEFAULT_BACK_KEYS = "b,left,backspace,pageup"
+#: keys whose meaning is fixed (the pedal options cannot take them)
+FIXED_KEYS = {"p": "hold", "h": "hold", "r": "repeat", "q": "quit", "s": "skip"}
+
+#: terminal input -> key name (characters; escape sequences after ESC)
+_CHAR_NAMES = {" ": "space", "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace",
+               "\x08": "backspace", ",": "comma"}
+_ESCAPE_NAMES = {"[C": "right", "OC": "right", "[D": "left", "OD": "left", "[A": "up",
+                 "OA": "up", "[B": "down", "OB": "down", "[6~": "pagedown", "[5~": "pageup"}
+
+
+def parse_keys(spec: str, option: str) -> tuple[str, ...]:
+    """``"space,enter,n"`` -> canonical key names (a letter stands for both cases).  One-line
+    ``KarutaError`` for an unknown name or an empty list."""
+    out: list[str] = []
+    for raw in spec.split(","):
+        word = raw.strip()
+        if not word:
+            continue
+        name = KEY_ALIASES.get(word.lower(), word.lower())
+        if name not in KEY_NAMES and not (len(name) == 1 and name.isprintable()):
+            raise KarutaError(f"{option} {spec!r}: unknown key {word!r} (use "
+                              f"{', '.join(KEY_NAMES)} or one character)")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise KarutaError(f"{option} {spec!r}: name at least one key, e.g. {option} space,n")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class KeyBindings:
+    """Which keys mean next and back (the other commands have fixed keys: ``FIXED_KEYS``)."""
+
+    next: tuple[str, ...]
+    back: tuple[str, ...]
+
+    def command(self, name: str | None) -> str | None:
+        """A key name (``_CHAR_NAMES`` / ``_ESCAPE_NAMES`` / one lower-case character) ->
+        the command, or None."""
+        if name is None:
+            return None
+        if name in self.next:
+            return "next"
+        if name in self.back:
+            return "back"
+        return FIXED_KEYS.get(name)
+
+    def help(self) -> str:
+        def show(names):
+            return "/".join(KEY_NAMES.get(n, n) for n in names)
+
+        return (f"{show(self.next)} next · p/h hold · r repeat 下の句 · {show(self.back)} back a "
+                f"card · q quit (saved)")
+
+
+def key_bindings(next_spec: str | None = None, back_spec: str | None = None) -> KeyBindings:
+    """The bindings from ``--next-keys`` / ``--back-keys`` (None: the default set).  A key in
+    both sets given explicitly is refused (one line); a set left at its default gives up the
+    keys the other option names (``--next-keys b`` frees ``b`` from back).  The fixed keys
+    (p h r q s) cannot be taken."""
+    nxt = parse_keys(next_spec if next_spec is not None else DEFAULT_NEXT_KEYS, "--next-keys")
+    back = parse_keys(back_spec if back_spec is not None else DEFAULT_BACK_KEYS, "--back-keys")
+    both = [k for k in nxt if k in back]
+    if both and next_spec is not None and back_spec is not None:
+        raise KarutaError(f"key {both[0]!r} is in both --next-keys and --back-keys: give each "
+                          "key one meaning")
+    if next_spec is None:
+        nxt = tuple(k for k in nxt if k not in back)
+    else:
+        back = tuple(k for k in back if k not in nxt)
+    for option, other, keys in (("--next-keys", "--back-keys", nxt),
+                                ("--back-keys", "--next-keys", back)):
+        taken = [k for k in keys if k in FIXED_KEYS]
+        if taken:
+            raise KarutaError(f"{option}: {taken[0]!r} already means {FIXED_KEYS[taken[0]]}")
+        if not keys:
+            raise KarutaError(f"{other} took every default key of {option}: give {option} too")
+    return KeyBindings(nxt, back)
+
+
+DEFAULT_KEYS = key_bindings()
+
+
+def key_name(char: str) -> str | None:
+    """A character from the terminal -> its key name (None for ESC or a control key)."""
+    if char in _CHAR_NAMES:
+        return _CHAR_NAMES[char]
+    if len(char) == 1 and char.isprintable():
+        return char.lower()
+    return None
+
+
 # ---------------------------------------------------------------------------- terminal
-def parse_escape(seq: str) -> str | None:
+def parse_escape(seq: str, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
     """A key sequence after ESC (``[C``, ``OD``, ``[6~`` ...) -> a command, or None."""
-    return {"[C": "next", "OC": "next", "[6~": "next", "[B": None,
-            "[D": "back", "OD": "back", "[5~": "back"}.get(seq)
+    return bindings.command(_ESCAPE_NAMES.get(seq))
 
 
-KEYMAP = {" ": "next", "\r": "next", "\n": "next", "p": "hold", "P": "hold", "h": "hold",
-          "H": "hold", "r": "repeat", "R": "repeat", "b": "back", "B": "back", "\x7f": "back",
-          "\x08": "back", "q": "quit", "Q": "quit", "s": "skip", "S": "skip"}
-
-
-def read_command(keys, timeout: float = 0.01) -> str | None:
+def read_command(keys, timeout: float = 0.01, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
     """The next key from a ``KeyReader`` as a command (arrow / PageDown escapes decoded)."""
     key = keys.get(timeout=timeout)
     if key is None:
         return None
     if key.char != "\x1b":
-        return KEYMAP.get(key.char)
+        return bindings.command(key_name(key.char))
     seq = ""
     while len(seq) < 6:
         nxt = keys.get(timeout=0.03)
@@ -653,10 +741,10 @@ def read_command(keys, timeout: float = 0.01) -> str | None:
         seq += nxt.char
         if len(seq) >= 2 and (seq[-1].isalpha() or seq[-1] == "~"):
             break
-    return parse_escape(seq) if seq else None
+    return parse_escape(seq, bindings) if seq else None
 
 
-def screen_lines(v: ClubView, width: int = 100) -> list[str]:
+def screen_lines(v: ClubView, width: int = 100, bindings: KeyBindings = DEFAULT_KEYS) -> list[str]:
     """The terminal screen for a view."""
     lines = [v.title, "─" * min(width, 72)]
     if v.phase == "memorize" and v.countdown is not None:
@@ -674,11 +762,12 @@ def screen_lines(v: ClubView, width: int = 100) -> list[str]:
     lines.append(v.message)
     lines.append("last read:")
     lines += ["  " + log_line(e) for e in v.recent] or ["  (none yet)"]
-    lines += ["", "keys: " + KEYS_HELP]
+    lines += ["", "keys: " + bindings.help()]
     return [ln[:width] for ln in lines]
 
 
-def run_terminal(session: ClubSession, *, out=None, keys=None) -> None:
+def run_terminal(session: ClubSession, *, out=None, keys=None,
+                 bindings: KeyBindings = DEFAULT_KEYS) -> None:
     """The terminal front end: a redrawn screen on a tty (alternate screen), one line per
     change on a pipe.  Returns when the reading ends or the reader quits (always saved)."""
     from reader.terminal import KeyReader
@@ -698,7 +787,7 @@ def run_terminal(session: ClubSession, *, out=None, keys=None) -> None:
         session.start()
         while session.phase not in ("finished", "quit"):
             try:
-                session.command(read_command(keys, 0.01))
+                session.command(read_command(keys, 0.01, bindings))
                 session.tick()
             except KeyboardInterrupt:
                 session.command("quit")
@@ -707,7 +796,7 @@ def run_terminal(session: ClubSession, *, out=None, keys=None) -> None:
             v = session.view()
             if tty:
                 now = time.monotonic()
-                lines = screen_lines(v, _width())
+                lines = screen_lines(v, _width(), bindings)
                 if lines != last or now - last_draw > 1.0:
                     out.write("\x1b[H" + "".join(ln + "\x1b[K\n" for ln in lines) + "\x1b[J")
                     out.flush()
@@ -741,8 +830,10 @@ def load_session(path: Path | str | None) -> tuple[SessionFile, dict]:
 
 def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float | None,
               signals: str | None, auto: bool, device, backend: str, window: bool,
-              echo: Callable[[str], None]) -> int:
-    """Run a club session from the CLI; returns the number of cards read."""
+              echo: Callable[[str], None], bindings: KeyBindings = DEFAULT_KEYS) -> int:
+    """Run a club session from the CLI; returns the number of cards read.  ``bindings``: the
+    next/back keys (``--next-keys`` / ``--back-keys``; not saved: ``--resume`` takes them
+    from its own command line)."""
     if window:
         from reader.window import require_display
 
@@ -786,9 +877,9 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
     if window:
         from reader.club_window import run_window
 
-        run_window(session)
+        run_window(session, bindings=bindings)
     else:
-        run_terminal(session)
+        run_terminal(session, bindings=bindings)
     for line in format_log(session.log, session.total, plan.seed):
         echo(line)
     if session.phase == "finished":

@@ -5,15 +5,17 @@ read, card k/N, the state (reading / waiting for take / held), cards read and le
 cards read, the memorisation countdown, and a big NEXT button (mouse or touch).
 
 Keys as in the terminal (``reader.club``): space / Enter / PageDown / Right next, p or h
-hold, r repeat the last 下の句, b / Left / Backspace back a card, s skip the memorisation,
-q / Escape / closing the window quit (saved).  Audio is the session's output (sounddevice by
+hold, r repeat the last 下の句, b / Left / Backspace / PageUp back a card (the next and back
+keys follow ``--next-keys`` / ``--back-keys``), s skip the memorisation, q / Escape / closing
+the window quit (saved).  Audio is the session's output (sounddevice by
 default), so the window only draws and takes input.
 """
 from __future__ import annotations
 
 import time
 
-from reader.club import ClubSession, ClubView, _mmss, log_line
+from reader.club import (DEFAULT_KEYS, FIXED_KEYS, ClubSession, ClubView, KeyBindings, _mmss,
+                         log_line)
 from reader.window import BACKGROUND, INK, PAPER, draw_text, import_pygame, load_font, open_window
 
 SIZE = (1280, 800)
@@ -22,13 +24,25 @@ HELD = (220, 170, 40)
 DIM = (150, 160, 150)
 
 
-def _keymap(pg) -> dict:
-    return {
-        pg.K_SPACE: "next", pg.K_RETURN: "next", pg.K_KP_ENTER: "next", pg.K_PAGEDOWN: "next",
-        pg.K_RIGHT: "next", pg.K_p: "hold", pg.K_h: "hold", pg.K_r: "repeat", pg.K_b: "back",
-        pg.K_LEFT: "back", pg.K_BACKSPACE: "back", pg.K_PAGEUP: "back", pg.K_s: "skip",
-        pg.K_q: "quit", pg.K_ESCAPE: "quit",
-    }
+def key_codes(pg, name: str) -> list[int]:
+    """pygame key codes for a key name of ``reader.club`` (one character: its code, which
+    pygame 2 gives printable keys, lower-case for letters)."""
+    named = {"space": [pg.K_SPACE], "enter": [pg.K_RETURN, pg.K_KP_ENTER], "tab": [pg.K_TAB],
+             "backspace": [pg.K_BACKSPACE], "pagedown": [pg.K_PAGEDOWN], "pageup": [pg.K_PAGEUP],
+             "right": [pg.K_RIGHT], "left": [pg.K_LEFT], "up": [pg.K_UP], "down": [pg.K_DOWN],
+             "comma": [pg.K_COMMA]}
+    return named.get(name) or [ord(name)]
+
+
+def _keymap(pg, bindings: KeyBindings = DEFAULT_KEYS) -> dict:
+    out = {pg.K_ESCAPE: "quit"}
+    for name, cmd in FIXED_KEYS.items():
+        out[ord(name)] = cmd
+    for cmd, names in (("next", bindings.next), ("back", bindings.back)):
+        for name in names:
+            for code in key_codes(pg, name):
+                out[code] = cmd
+    return out
 
 
 def button_rect(size=SIZE):
@@ -79,12 +93,13 @@ def draw(screen, v: ClubView, fonts) -> None:
     screen.blit(img, img.get_rect(center=(rect[0] + rect[2] // 2, rect[1] + rect[3] // 2)))
 
 
-def run_window(session: ClubSession, size=SIZE, fps: int = 30) -> None:
+def run_window(session: ClubSession, size=SIZE, fps: int = 30,
+               bindings: KeyBindings = DEFAULT_KEYS) -> None:
     """Run the session in a window until the reading ends or the reader quits."""
     screen = open_window(size, "karuta · club reader")
     pg = import_pygame()
     fonts = (load_font(140), load_font(56), load_font(34), load_font(24))
-    keymap = _keymap(pg)
+    keymap = _keymap(pg, bindings)
     clock = pg.time.Clock()
     last: ClubView | None = None
     last_draw = 0.0

@@ -1,5 +1,7 @@
-"""Pure parts of the club session (reader.club): plan slicing, the memorisation timer on a
-fake clock, the session file (round trip, corrupt files), keys, and step-back targets."""
+"""The club session (reader.club) without sound: card positions, the memorisation timer on a
+fake clock, the session file (round trip, corrupt files), keys and ``--next-keys`` /
+``--back-keys``, step-back targets, and the session driving a real ``PlanCursor`` through an
+output that reads it synchronously (repeat after step back / resume, hold in goshiki)."""
 from __future__ import annotations
 
 import json
@@ -20,29 +22,7 @@ class FakeClock:
         return self.t
 
 
-# ---------------------------------------------------------------------------- slicing
-def test_slice_plan_keeps_every_frame_exact(tone_voice):
-    from audio.render import render
-
-    plan = small_plan(tone_voice, cards=4, seed=3)
-    whole = render(plan, tone_voice)
-    for k in range(4):
-        start = club.card_start_index(plan, k)
-        assert plan.segments[start].kind in ("ma", "kami")
-        tail = club.slice_plan(plan, start)
-        off = plan.segments[start].start
-        assert tail.segments[0].start == 0
-        assert tail.frames == plan.frames - off
-        for a, b in zip(tail.segments, plan.segments[start:]):
-            assert (a.kind, a.poem, a.frames, a.kimariji, a.wait) == (b.kind, b.poem, b.frames, b.kimariji, b.wait)
-            assert a.start + off == b.start and a.end + off == b.end
-            if b.decisive is not None:
-                assert a.decisive + off == b.decisive
-        # the derived plan sounds exactly like the original's tail, sample for sample
-        assert np.array_equal(render(tail, tone_voice), whole[off:])
-        assert tail.order == plan.order
-
-
+# ---------------------------------------------------------------------------- card positions
 def test_card_start_is_the_ma_before_the_kami(tone_voice):
     plan = small_plan(tone_voice, cards=3, seed=2)
     kami = club.card_kami_index(plan)
@@ -50,8 +30,6 @@ def test_card_start_is_the_ma_before_the_kami(tone_voice):
     for k in range(3):
         s = plan.segments[club.card_start_index(plan, k)]
         assert s.kind == "ma" and s.poem == plan.order[k]
-    with pytest.raises(ValueError):
-        club.slice_plan(plan, len(plan.segments))
 
 
 # ---------------------------------------------------------------------------- timer
@@ -223,3 +201,186 @@ def test_screen_shows_card_kimariji_counts_and_log(tone_voice):
     seg = plan.segments[kami[0]]
     assert "card 1/3" in text and "read 1 · left 2" in text and seg.kimariji in text
     assert f"{plan.order[0]:3d} {seg.kimariji}" in text
+
+
+def test_screen_shows_the_configured_keys(tone_voice):
+    plan = small_plan(tone_voice, cards=2, seed=2)
+    s = club.ClubSession(plan, tone_voice, _NoOutput(), opts=OPTS,
+                         session=club.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
+    keys = club.key_bindings("n,space", None)
+    text = "\n".join(club.screen_lines(s.view(), bindings=keys))
+    assert "keys: n/space next" in text and "b/←/BS/PgUp back a card" in text
+
+
+# ---------------------------------------------------------------------------- pedal keys
+@pytest.mark.parametrize("next_spec, back_spec, text, cmd", [
+    (None, None, "\x1b[5~", "back"),
+    ("n", None, "n", "next"), ("n", None, "N", "next"), ("n", None, " ", None),
+    ("b", None, "b", "next"), ("b", None, "\x1b[D", "back"),   # b leaves the default back set
+    (None, "x,pagedown", "\x1b[6~", "back"), (None, "x,pagedown", "\r", "next"),
+    ("pgdn, Return ,tab", "up", "\t", "next"), ("pgdn,return,tab", "up", "\x1bOA", "back"),
+    ("comma", ".", ",", "next"), ("comma", ".", ".", "back"),
+    ("n", None, "p", "hold"), ("n", None, "r", "repeat"), ("n", None, "q", "quit"),
+])
+def test_next_and_back_keys(next_spec, back_spec, text, cmd):
+    keys = club.key_bindings(next_spec, back_spec)
+    assert club.read_command(FakeKeys(text), bindings=keys) == cmd
+
+
+@pytest.mark.parametrize("next_spec, back_spec, words", [
+    ("b,space", "b", "'b' is in both --next-keys and --back-keys"),
+    ("n", "N", "'n' is in both"),
+    ("q", None, "--next-keys: 'q' already means quit"),
+    (None, "r", "--back-keys: 'r' already means repeat"),
+    ("f13", None, "unknown key 'f13'"),
+    (" , ", None, "name at least one key"),
+    (None, "space,enter,pagedown,right", "--back-keys took every default key of --next-keys"),
+])
+def test_bad_key_options_are_one_line(next_spec, back_spec, words):
+    with pytest.raises(KarutaError) as e:
+        club.key_bindings(next_spec, back_spec)
+    assert words in str(e.value) and "\n" not in str(e.value)
+
+
+def test_window_keymap_follows_the_bindings():
+    from reader.club_window import _keymap
+    from reader.window import import_pygame
+
+    pg = import_pygame()
+    km = _keymap(pg, club.key_bindings("n,pagedown", "b"))
+    assert km[pg.K_n] == "next" and km[pg.K_PAGEDOWN] == "next" and km[pg.K_b] == "back"
+    assert pg.K_SPACE not in km and pg.K_LEFT not in km
+    assert km[pg.K_p] == "hold" and km[pg.K_r] == "repeat" and km[pg.K_ESCAPE] == "quit"
+    default = _keymap(pg)
+    assert default[pg.K_SPACE] == "next" and default[pg.K_KP_ENTER] == "next"
+    assert default[pg.K_PAGEUP] == "back" and default[pg.K_BACKSPACE] == "back"
+
+
+# ---------------------------------------------------------------------------- session + cursor
+class PumpOutput:
+    """An output that plays nothing: ``pump(frames)`` reads the cursor as a device would
+    (no latency: ``frame_now`` is the frames read)."""
+
+    def __init__(self):
+        self.cursor = None
+        self.frames = 0
+        self.blocks: list[np.ndarray] = []
+
+    def play(self, cursor):
+        self.cursor, self.frames, self.blocks = cursor, 0, []
+
+    @property
+    def is_active(self):
+        return self.cursor is not None and not self.cursor.finished
+
+    def stop(self):
+        if self.cursor is not None:
+            self.cursor.stop()
+
+    def wait(self, timeout=None):
+        return True
+
+    def frame_now(self):
+        return self.frames if self.cursor is not None else None
+
+    def pump(self, session, frames, block=480):
+        for _ in range(-(-frames // block)):
+            b = self.cursor.read(block)
+            self.blocks.append(b)
+            self.frames += b.shape[0]
+            session.tick()
+
+    def pump_until(self, session, pred, limit=48000 * 120):
+        n = 0
+        while not pred():
+            self.pump(session, 480)
+            n += 480
+            assert n < limit, "condition never came"
+
+    def played(self):
+        return np.concatenate(self.blocks) if self.blocks else np.zeros(0, np.float32)
+
+
+def club_session(plan, voice, out, **kw):
+    s = club.ClubSession(plan, voice, out, opts=OPTS, session=club.SessionFile("/tmp/unused.json"),
+                         wallclock=lambda: 0, **kw)
+    s.save = lambda: None
+    return s
+
+
+def shimo_of(plan, poem):
+    return next(s for s in plan.segments if s.kind == "shimo" and s.poem == poem)
+
+
+def test_resume_then_r_repeats_the_previous_cards_shimo_at_once(tone_voice):
+    from audio.render import render
+
+    plan = small_plan(tone_voice, cards=4, seed=3, joka=False)
+    out = PumpOutput()
+    s = club_session(plan, tone_voice, out, position=2)
+    s.start()
+    start = club.card_start_index(plan, 2)
+    assert out.cursor.anchors[0].plan_frame == plan.segments[start].start  # not re-based
+    s.command("repeat")
+    shimo = shimo_of(plan, plan.order[1])
+    out.pump(s, 960)
+    assert s.view().state == "repeating 下の句"
+    out.pump_until(s, lambda: out.cursor.state.waiting)
+    got = out.played()
+    ref = render(plan, tone_voice)
+    ma = plan.segments[start]
+    expect = np.concatenate([tone_voice.samples(shimo.speech), ref[ma.start:]])
+    np.testing.assert_array_equal(got, expect[:got.shape[0]])
+    assert s.current == 2 and s.view().state == "waiting for take"
+    assert [e["poem"] for e in s.log] == [plan.order[2]]
+
+
+def test_step_back_then_r_repeats_the_shimo_before_the_card(tone_voice):
+    plan = small_plan(tone_voice, cards=4, seed=3, joka=False)
+    out = PumpOutput()
+    s = club_session(plan, tone_voice, out)
+    s.start()
+    for k in range(3):  # to card 3's take
+        out.pump_until(s, lambda: out.cursor.state.waiting)
+        if k < 2:
+            s.command("next")
+            out.pump(s, 480)
+    assert s.current == 2
+    s.command("back")  # card 3's take is on: back to card 2
+    assert s.position == 1 and out.cursor.anchors[0].plan_frame == \
+        plan.segments[club.card_start_index(plan, 1)].start
+    s.command("repeat")
+    out.pump(s, 480)
+    seg, rep = out.cursor.segment_at(100)
+    assert rep and seg == shimo_of(plan, plan.order[0])
+    assert s.view().state == "repeating 下の句"
+    got = out.played()
+    np.testing.assert_array_equal(got, tone_voice.samples(seg.speech)[:got.shape[0]])
+    out.pump_until(s, lambda: out.cursor.state.waiting)
+    assert s.current == 1 and s.log[-1]["card"] == 2 and s.log[-1]["again"]
+
+
+@pytest.mark.parametrize("auto", [False, True])
+def test_goshiki_hold_pauses_at_the_next_silence_and_resumes(tone_voice, auto):
+    from reader.engine import build_plan
+    from reader.selection import parse_selection
+    from reader.settings import preset
+
+    plan = build_plan(preset("goshiki", cards=3, poems=parse_selection(None, ("blue",))), 4,
+                      tone_voice)
+    assert not any(seg.wait for seg in plan.segments)
+    out = PumpOutput()
+    s = club_session(plan, tone_voice, out, auto=auto)
+    s.start()
+    kami = plan.segments[club.card_kami_index(plan)[1]]
+    out.pump_until(s, lambda: out.cursor.position > kami.start + 1000)
+    s.command("hold")  # mid-上の句: it is said to its end, then the reading stands still
+    assert s.view().state == "held"
+    out.pump_until(s, lambda: out.cursor.position == kami.end)
+    before = out.played().shape[0]
+    out.pump(s, 48000 * 3)
+    assert out.cursor.position == kami.end and not out.played()[before:].any()
+    assert s.view().state == "held" and s.position == 2
+    s.command("hold")  # resume
+    out.pump_until(s, lambda: s.phase == "finished")
+    assert [e["poem"] for e in s.log] == list(plan.order)

@@ -227,7 +227,62 @@ def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
     assert "finished: 3 of 3 cards read" in res.stdout
 
 
+@pytest.mark.realtime
+def test_goshiki_hold_pauses_the_classroom_reading(pulse_server, tmux, tmp_path):
+    sess = tmp_path / "g.json"
+    args = ["--rules", "goshiki", "--color", "blue", "--cards", "3", "--voice", "tone", "--seed", "2"]
+    order = plan_of(*args)["order"]
+    tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse",
+                "--session", str(sess), *args], pulse_env(tmp_path))
+    tmux.wait_for("card 1/3")
+    tmux.keys("p")  # no takes in goshiki: the reading stops at the next silence
+    tmux.wait_for("● held")
+    time.sleep(0.8)
+    at = session(sess)["position"]
+    time.sleep(1.5)
+    assert session(sess)["position"] == at < 3 and "● held" in tmux.screen()
+    assert "EXIT=" not in tmux.screen()
+    tmux.keys("p")
+    s = tmux.wait_for("EXIT=0", timeout=60)
+    assert "finished: 3 of 3 cards read" in s
+    assert [e["poem"] for e in session(sess)["log"]] == order
+
+
+@pytest.mark.realtime
+def test_pedal_keys_next_b_back_x(pulse_server, tmux, tmp_path):
+    """A pedal that sends ``b`` for next: ``--next-keys b,pagedown --back-keys x``."""
+    sess = tmp_path / "p.json"
+    args = ["--seed", "5", "--cards", "3", *FAST]
+    tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse",
+                "--session", str(sess), "--next-keys", "b,pagedown", "--back-keys", "x", *args],
+               pulse_env(tmp_path))
+    s = tmux.wait_for("card 1/3", "waiting for take")
+    assert "keys: b/PgDn next" in s and "x back a card" in s
+    tmux.keys("Space")  # no longer next
+    time.sleep(1.0)
+    assert "card 1/3" in tmux.screen() and session(sess)["position"] == 1
+    tmux.keys("b")
+    tmux.wait_for("card 2/3", "waiting for take")
+    tmux.keys("x")
+    tmux.wait_for("card 1/3", "waiting for take")
+    tmux.keys("PageDown")
+    tmux.wait_for("card 2/3", "waiting for take")
+    tmux.keys("q")
+    tmux.wait_for("EXIT=0")
+    assert [e["card"] for e in session(sess)["log"]] == [1, 2, 1, 2]
+
+
 # ---------------------------------------------------------------------------- one-line errors
+def test_key_options_are_checked_with_one_line(tmp_path):
+    env = {"KARUTA_DATA_DIR": str(tmp_path)}
+    one_line_error(karuta("read", "--live", "--next-keys", "b", "--back-keys", "b,left",
+                          "--voice", "tone", env=env), "'b' is in both")
+    one_line_error(karuta("read", "--live", "--next-keys", "q", "--voice", "tone", env=env),
+                   "already means quit")
+    one_line_error(karuta("read", "--next-keys", "n", "--voice", "tone", env=env), "--live")
+    assert not (tmp_path / "sessions").exists()
+
+
 def test_corrupt_or_missing_session_is_one_line_and_kept(tmp_path):
     p = tmp_path / "s.json"
     one_line_error(karuta("read", "--resume", "--session", str(p)), "no saved session")
@@ -357,6 +412,10 @@ def test_ctrl_c_saves_and_resume_continues(pulse_server, tmux, tmp_path):
     tmux.start([*karuta_argv(), "read", "--resume", "--device", "pulse", "--session", str(sess)], env)
     s = tmux.wait_for("card 2/3", "waiting for take")
     assert f"[{order[1]:3d}]" in s
+    # right after a resume, r repeats card 1's 下の句 (the cursor knows the whole plan)
+    tmux.keys("r")
+    tmux.wait_for("repeating 下の句")
+    tmux.wait_for("card 2/3", "waiting for take")
     tmux.keys("q")
     tmux.wait_for("EXIT=0")
     assert [e["poem"] for e in session(sess)["log"]] == order[:2]
