@@ -217,13 +217,15 @@ class _Timeline:
         return (np.concatenate([self.frames[k:], self.frames[:k]]),
                 np.concatenate([self.times[k:], self.times[:k]]))
 
-    #: DAC-time model: the median of (time − frame/rate) over the buffers of the last
-    #: ``WINDOW_S`` up to the one playing at ``t``, after the last jump larger than ``JUMP_S``
-    #: (a stall or an underrun moves the whole line).  Per-buffer DAC times jitter by
+    #: DAC-time model: the buffer playing at ``t`` and its DAC time, unless that time is more
+    #: than ``OUTLIER_S`` off the median of (time − frame/rate) over the buffers of the last
+    #: ``WINDOW_S`` (after the last jump larger than ``JUMP_S``: a stall or an underrun moves
+    #: the whole line); then the median.  Per-buffer DAC times jitter by
     #: 0.02 ms on an idle machine and ±1 ms on a loaded one (the callback runs late); the
     #: median of ~30 buffers does not.  The drift over the window is ppm of 0.3 s.
     WINDOW_S = 0.3
     JUMP_S = 0.002
+    OUTLIER_S = 0.0002
 
     def frame_at(self, t: float, settle: float = 0.0) -> float | None:
         """Frame heard at time ``t`` (pairs from the first ``settle`` seconds are skipped when
@@ -243,9 +245,13 @@ class _Timeline:
             jumps = np.flatnonzero(np.abs(np.diff(off)) > self.JUMP_S)
             if jumps.size:
                 off = off[jumps[-1] + 1:]
+        own = float(frames[k] + (t - times[k]) * self.rate)
         if off.shape[0] < 3:
-            return float(frames[k] + (t - times[k]) * self.rate)
-        return float((t - float(np.median(off))) * self.rate)
+            return own
+        med = float(np.median(off))
+        if abs((times[k] - frames[k] / self.rate) - med) <= self.OUTLIER_S:
+            return own  # a buffer on the line: its own DAC time (exact where they agree)
+        return float((t - med) * self.rate)
 
 
 # ---------------------------------------------------------------------------- PortAudio
@@ -547,13 +553,13 @@ class SounddeviceOutput(Output):
                 if best_w < self.PAIR_OK_S / 4:
                     break
         now = time.perf_counter()
-        kept = getattr(self, "_pair", None)
-        if best_w <= self.PAIR_OK_S or kept is None or now - kept[0] > self.PAIR_KEEP_S \
-                or kept[2] is not s:
-            if best_w <= self.PAIR_OK_S or kept is None or kept[2] is not s:
-                self._pair = (now, best_off, s) if best_w <= self.PAIR_OK_S else None
+        if best_w <= self.PAIR_OK_S:
+            self._pair = (now, best_off, s)  # (when, offset, stream)
             return best_off
-        return kept[1]
+        kept = getattr(self, "_pair", None)
+        if kept is not None and kept[2] is s and now - kept[0] <= self.PAIR_KEEP_S:
+            return kept[1]
+        return best_off
 
     def frame_at(self, t: float) -> float | None:
         return self.timeline.frame_at(t, settle=self.SETTLE_S)

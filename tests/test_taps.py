@@ -2,8 +2,8 @@
 
 Taps are injected at known DAC frames: a buffer's ``outputBufferDacTime`` (PortAudio's clock)
 plus an offset inside it gives the instant a chosen stream frame reaches the (null) sink; a
-byte is written to a real pty at that instant, the input thread stamps it, and the mapping
-must land within 1 ms of the chosen frame.
+byte is written to a real pty at that instant, the stamping process stamps it, and the mapping
+must land within 1 ms of the chosen frame, every time.
 """
 from __future__ import annotations
 
@@ -78,6 +78,7 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
     mapper = TapMapper(out, cursor)
     master, slave = pty.openpty()
     errors_path, errors_pure, late = [], [], []
+    skipped = 0
     rng = np.random.default_rng(5)
     try:
         with TerminalTaps(fd=slave) as taps:
@@ -90,8 +91,12 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
                 _sleep_until(t_perf)
                 t_written = time.perf_counter()
                 os.write(master, b" ")
+                t_after = time.perf_counter()
                 ev = taps.get(timeout=1.0)
                 assert ev is not None and ev.char == " "
+                if t_after - t_written > 0.0002:  # the injector lost the CPU: truth unknown
+                    skipped += 1
+                    continue
                 late.append((t_written - t_perf) * 1000)
                 # the truth: the frame reaching the sink when the byte was written (the
                 # injector itself may be a little late: that is not the app's error)
@@ -108,15 +113,15 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
         out.stop()
         os.close(master)
         os.close(slave)
-    # the mapping itself: exact to a few microseconds
-    assert max(abs(e) for e in errors_pure) < 0.05, errors_pure
-    # the whole path (pty -> input thread -> stamp -> mapping): within 1 ms, allowing one tap
-    # in ten to be delayed by the OS on this 2-core machine (never more than 5 ms)
+    # the mapping itself: exact to a few microseconds (a buffer whose DAC time is off the
+    # line by > 0.2 ms is replaced by the line: then up to that)
+    assert max(abs(e) for e in errors_pure) < 0.25, errors_pure
+    # the whole path (pty -> stamping process -> stamp -> mapping): every tap within 1 ms
     errs = sorted(errors_path)
+    assert skipped <= 5 and len(errs) >= 35, (skipped, errs)
     assert errs[0] >= -0.05, errs  # a stamp cannot come before the byte was written
     assert statistics.median(errs) <= 0.5, errs
-    assert errs[int(0.9 * len(errs))] <= 1.0, errs
-    assert errs[-1] <= 5.0, errs
+    assert errs[-1] <= 1.0, errs
     # the input thread polls about every millisecond
     assert 0.9 < poll["median_ms"] < 1.5, poll
 
