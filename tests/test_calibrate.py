@@ -12,7 +12,7 @@ import pytest
 
 from audio_fixtures import pulse_server, require_tool  # noqa: F401
 from reader.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
-from test_drill_speed import Tmux, karuta_argv, tmux  # noqa: F401
+from tmux_driver import karuta_argv
 
 
 def test_store_round_trip_per_device(tmp_path, monkeypatch):
@@ -110,7 +110,7 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
     robot.start()
     try:
         tmux.start(karuta_argv("calibrate", "--device", "pulse", "--clicks", "12",
-                               "--interval", "0.4"), env)
+                               "--interval", "0.4"), env, tee=True)
         tmux.wait_for("EXIT=", timeout=40)
     finally:
         robot.close()
