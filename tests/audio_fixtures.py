@@ -35,12 +35,24 @@ import numpy as np
 import pytest
 
 __all__ = [
-    "tone_voice", "alsa_capture", "pulse_server", "small_plan", "find_lead_in", "require_tool",
+    "tone_voice", "alsa_capture", "pulse_server", "small_plan", "find_lead_in", "require_tool", "stop_process",
     "read_wav_capture", "AlsaCapture", "PulseServer", "REPO",
 ]
 
 REPO = Path(__file__).resolve().parent.parent
 RATE = 48000
+
+
+def stop_process(proc: subprocess.Popen | None, timeout: float = 5) -> None:
+    """Terminate a helper process (a server the test started), killing it if it lingers."""
+    if proc is None:
+        return
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def require_tool(name: str, package: str | None = None) -> str:
@@ -198,14 +210,7 @@ class PulseServer:
 
     def close(self) -> None:
         for p in (self.keepalive, self.proc):
-            if p is None:
-                continue
-            p.terminate()
-            try:
-                p.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            stop_process(p)
         self._log.close()
         shutil.rmtree(self.root, ignore_errors=True)
 

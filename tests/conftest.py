@@ -1,4 +1,8 @@
 """Shared pytest configuration (keep minimal: fixtures live in helper modules)."""
+import os
+import select
+import subprocess
+
 import pytest
 
 from tmux_driver import Tmux
@@ -18,3 +22,30 @@ def tmux(tmp_path):
     t = Tmux(tmp_path)
     yield t
     t.kill()
+
+
+@pytest.fixture
+def xvfb():
+    """A real X server (Xvfb, 1280x800) on a display number it picks itself; yields ":N"."""
+    from audio_fixtures import require_tool, stop_process
+
+    require_tool("Xvfb", "xvfb")
+    require_tool("xdotool")
+    require_tool("import", "imagemagick")
+    r, w = os.pipe()
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    os.close(w)
+    try:
+        buf = b""
+        while not buf.endswith(b"\n"):
+            ready, _, _ = select.select([r], [], [], 20)
+            assert ready and proc.poll() is None, "Xvfb did not start"
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            buf += chunk
+        yield ":" + buf.decode().strip()
+    finally:
+        os.close(r)
+        stop_process(proc)

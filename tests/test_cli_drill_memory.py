@@ -396,25 +396,6 @@ def test_window_escape_stops(tmp_path, dummy_video):
 
 # -- a real X server --------------------------------------------------------------------------
 
-@pytest.fixture
-def xvfb():
-    if not (shutil.which("Xvfb") and shutil.which("xdotool") and shutil.which("import")):
-        pytest.skip("needs Xvfb, xdotool and imagemagick")
-    r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    try:
-        ready, _, _ = select.select([r], [], [], 20)
-        assert ready, "Xvfb did not start"
-        number = os.read(r, 64).decode().strip()
-        yield f":{number}"
-    finally:
-        os.close(r)
-        proc.terminate()
-        proc.wait(10)
-
-
 def screenshot(display: str) -> np.ndarray:
     ppm = subprocess.run(["import", "-display", display, "-window", "root", "-depth", "8", "ppm:-"],
                          capture_output=True, check=True, timeout=30).stdout

@@ -308,36 +308,6 @@ def test_bad_memorize_and_signals(tmp_path):
 
 
 # ---------------------------------------------------------------------------- window
-@pytest.fixture
-def xvfb():
-    require_tool("Xvfb", "xvfb")
-    require_tool("xdotool")
-    require_tool("import", "imagemagick")
-    r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24",
-                             "-nolisten", "tcp"], pass_fds=(w,),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
-    try:
-        buf = b""
-        end = time.monotonic() + 10
-        while not buf.endswith(b"\n"):
-            assert time.monotonic() < end and proc.poll() is None, "Xvfb did not start"
-            chunk = os.read(r, 16)
-            if not chunk:
-                break
-            buf += chunk
-        yield ":" + buf.decode().strip()
-    finally:
-        os.close(r)
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 def _colours(png: Path) -> int:
     out = subprocess.run(["convert", str(png), "-format", "%k", "info:"], capture_output=True,
                          text=True, check=True).stdout

@@ -179,33 +179,6 @@ def test_bad_selection_is_one_line(dirs):
 
 
 # ---------------------------------------------------------------------------- window under Xvfb
-@pytest.fixture
-def xvfb():
-    require_tool("Xvfb", "xvfb")
-    require_tool("xdotool")
-    for n in range(90, 140):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            break
-    else:
-        pytest.fail("no free X display number", pytrace=False)
-    proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        end = time.monotonic() + 10
-        while not Path(f"/tmp/.X11-unix/X{n}").exists():
-            assert proc.poll() is None, "Xvfb exited"
-            assert time.monotonic() < end, "Xvfb did not start"
-            time.sleep(0.05)
-        yield f":{n}"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
 @pytest.mark.realtime
 def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs):
     from reader.drill_speed import choices_for
