@@ -180,6 +180,10 @@ class Output:
     def frame_at_perf(self, t_perf: float) -> float | None:
         return self.frame_at(self.perf_to_now(t_perf))
 
+    def timing_settled(self) -> bool:
+        """Whether ``frame_at`` can be trusted yet (a stream's first seconds may not be)."""
+        return True
+
     def __enter__(self):
         return self
 
@@ -196,14 +200,17 @@ class _Timeline:
         self.size = size
         self.frames = np.zeros(size, dtype=np.int64)
         self.times = np.zeros(size, dtype=np.float64)
+        self.currents = np.full(size, np.nan, dtype=np.float64)  # the callback's currentTime
         self.n = 0
+        self.last: dict | None = None  # how the last ``frame_at`` decided (diagnostics)
         self.first_time: float | None = None
         self.first_frame: int | None = None
 
-    def record(self, frame: int, t: float) -> None:  # realtime-safe
+    def record(self, frame: int, t: float, current: float = math.nan) -> None:  # realtime-safe
         k = self.n % self.size
         self.frames[k] = frame
         self.times[k] = t
+        self.currents[k] = current
         if self.n == 0:
             self.first_time, self.first_frame = t, frame
         self.n += 1
@@ -217,6 +224,19 @@ class _Timeline:
         return (np.concatenate([self.frames[k:], self.frames[:k]]),
                 np.concatenate([self.times[k:], self.times[:k]]))
 
+    def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(frames, DAC times, callback times) of the kept buffers in order (copies, all three
+        from one reading of ``n``: the callback may record meanwhile)."""
+        n = self.n
+        if n <= self.size:
+            return self.frames[:n].copy(), self.times[:n].copy(), self.currents[:n].copy()
+        k = n % self.size
+
+        def ordered(a):
+            return np.concatenate([a[k:], a[:k]])
+
+        return ordered(self.frames), ordered(self.times), ordered(self.currents)
+
     #: DAC-time model: the buffer playing at ``t`` and its DAC time, unless that time is more
     #: than ``OUTLIER_S`` off the median of (time − frame/rate) over the buffers of the last
     #: ``WINDOW_S`` (after the last jump larger than ``JUMP_S``: a stall or an underrun moves
@@ -226,6 +246,59 @@ class _Timeline:
     WINDOW_S = 0.3
     JUMP_S = 0.002
     OUTLIER_S = 0.0002
+
+    #: Settling (``settled``): PortAudio's DAC times of a PulseAudio stream (ALSA ``pulse``
+    #: plugin: libpulse's interpolated latency) wander by up to ±5 ms over the stream's first
+    #: ~12 s and then settle, while the sound itself (an observer on the sink's monitor) and
+    #: the callback times keep one steady line (measured: within 0.1 ms).  The lower envelope
+    #: of the callback times over ``ENVELOPE_S`` is a steady reference: the DAC line is
+    #: settled once (DAC line − envelope), in ``BIN_S`` bins, has stayed within ``SETTLE_TOL_S``
+    #: for ``SETTLE_SPAN_S``.
+    ENVELOPE_S = 2.0
+    BIN_S = 0.25
+    SETTLE_SPAN_S = 3.0
+    SETTLE_TOL_S = 0.0002
+
+    def dac_minus_envelope(self, span: float) -> tuple[np.ndarray, np.ndarray] | None:
+        """(bin end times, median DAC line − callback-time envelope per bin) over the last
+        ``span`` s, or None without callback times (a host API that gives none)."""
+        frames, times, cur = self.triples()
+        ok = np.isfinite(cur) & (cur > 0)
+        if not ok.any():
+            return None
+        frames, times, cur = frames[ok], times[ok], cur[ok]
+        end = times[-1]
+        lo = int(np.searchsorted(times, end - span - self.ENVELOPE_S, side="left"))
+        frames, times, cur = frames[lo:], times[lo:], cur[lo:]
+        base = frames / self.rate
+        c_off, d_off = cur - base, times - base
+        ends = end - self.BIN_S * np.arange(int(round(span / self.BIN_S)))[::-1]
+        out = []
+        for b in ends:
+            inbin = (times > b - self.BIN_S) & (times <= b)
+            env = (cur > b - self.ENVELOPE_S) & (cur <= b)
+            if not inbin.any() or not env.any():
+                out.append(np.nan)
+                continue
+            out.append(float(np.median(d_off[inbin]) - c_off[env].min()))
+        return ends, np.array(out)
+
+    def settled(self, min_age: float = 1.0) -> tuple[bool, float | None]:
+        """(whether the DAC line has settled, its spread over the last ``SETTLE_SPAN_S`` in s).
+        True without callback times to judge by."""
+        if self.first_time is None or self.n == 0:
+            return False, None
+        last = self.times[(self.n - 1) % self.size]
+        if last - self.first_time < min_age + self.SETTLE_SPAN_S:
+            return False, None
+        got = self.dac_minus_envelope(self.SETTLE_SPAN_S)
+        if got is None:
+            return True, None
+        d = got[1]
+        if np.isnan(d).any():
+            return False, None
+        spread = float(d.max() - d.min())
+        return spread <= self.SETTLE_TOL_S, spread
 
     def frame_at(self, t: float, settle: float = 0.0) -> float | None:
         """Frame heard at time ``t`` (pairs from the first ``settle`` seconds are skipped when
@@ -246,11 +319,17 @@ class _Timeline:
             if jumps.size:
                 off = off[jumps[-1] + 1:]
         own = float(frames[k] + (t - times[k]) * self.rate)
+        self.last = {"frame": int(frames[k]), "dac": float(times[k]), "window": int(off.shape[0])}
         if off.shape[0] < 3:
+            self.last.update(mode="own", residual=None)
             return own
         med = float(np.median(off))
-        if abs((times[k] - frames[k] / self.rate) - med) <= self.OUTLIER_S:
+        res = (times[k] - frames[k] / self.rate) - med
+        self.last.update(residual=float(res), median_off=med)
+        if abs(res) <= self.OUTLIER_S:
+            self.last["mode"] = "own"
             return own  # a buffer on the line: its own DAC time (exact where they agree)
+        self.last["mode"] = "median"
         return float((t - med) * self.rate)
 
 
@@ -408,7 +487,7 @@ class SounddeviceOutput(Output):
             outdata[:, 0] = block
         else:
             outdata[:] = block[:, None]
-        self.timeline.record(frame, time_info.outputBufferDacTime)
+        self.timeline.record(frame, time_info.outputBufferDacTime, time_info.currentTime)
         self.buffers += 1
 
     def _late_block(self):
@@ -553,6 +632,7 @@ class SounddeviceOutput(Output):
                 if best_w < self.PAIR_OK_S / 4:
                     break
         now = time.perf_counter()
+        self._pair_last = (best_w, best_off)  # diagnostics
         if best_w <= self.PAIR_OK_S:
             self._pair = (now, best_off, s)  # (when, offset, stream)
             return best_off
@@ -561,8 +641,68 @@ class SounddeviceOutput(Output):
             return kept[1]
         return best_off
 
+    def timing_settled(self) -> bool:
+        """Whether the DAC times have settled (see ``_Timeline.settled``); a drill waits for
+        this (silence, "get ready") before its first card."""
+        return self._stream is not None and self.timeline.settled()[0]
+
+    def timing_debug(self, t_perf: float) -> dict:
+        """How a tap at ``t_perf`` was mapped (``KARUTA_TIMING_DEBUG``): stream age, the DAC
+        buffer used and its residual from the window's median line, the clock pairing, and
+        ``origin_perf``: the perf time at which stream frame 0 is heard per this mapping
+        (a benchmark compares it with its own observer)."""
+        s = self._stream
+        d: dict = {}
+        if s is None:
+            return d
+        lm = getattr(self, "_last_map", None)
+        if lm is not None and lm[0] == t_perf:  # the mapping just made for this tap
+            _, t, f, (w, off), last = lm
+        else:
+            t = self.perf_to_now(t_perf)
+            w, off = getattr(self, "_pair_last", (math.nan, math.nan))
+            f = self.frame_at(t)
+            last = self.timeline.last or {}
+        tl = self.timeline
+        d["age_s"] = round(t - tl.first_time, 4) if tl.first_time is not None else None
+        d["pair_w_us"] = round(w * 1e6, 1)
+        d["clock_off"] = off
+        d["latency_ms"] = round(float(s.latency) * 1000, 3)
+        if f is not None:
+            d["origin_perf"] = t_perf - f / self.sample_rate
+        res = last.get("residual")
+        d["residual_ms"] = None if res is None else round(res * 1000, 4)
+        d["mode"] = last.get("mode")
+        d["window"] = last.get("window")
+        if "dac" in last:
+            d["dac_age_ms"] = round((t - last["dac"]) * 1000, 3)
+        # DAC - current of the recent buffers: PortAudio's idea of the delay
+        frames, times, cur = tl.triples()
+        env = tl.dac_minus_envelope(0.5)
+        if env is not None and np.isfinite(env[1]).any():
+            d["dac_env_ms"] = round(float(np.nanmedian(env[1])) * 1000, 3)
+        if frames.shape[0]:
+            d["dac_minus_cur_ms"] = round(float(np.nanmedian(times[-30:] - cur[-30:])) * 1000, 3)
+        return d
+
+    def timing_dump(self, path) -> None:
+        """Write the DAC timeline (frames, DAC times, currentTime) and a clock pairing."""
+        frames, times, cur = self.timeline.triples()
+        a = time.perf_counter()
+        w = time.time()
+        b = time.perf_counter()
+        np.savez(path, frames=frames, times=times, currents=cur,
+                 wall_minus_perf=w - (a + b) / 2, rate=self.sample_rate)
+
     def frame_at(self, t: float) -> float | None:
         return self.timeline.frame_at(t, settle=self.SETTLE_S)
+
+    def frame_at_perf(self, t_perf: float) -> float | None:
+        t = self.perf_to_now(t_perf)
+        f = self.frame_at(t)
+        self._last_map = (t_perf, t, f, getattr(self, "_pair_last", (math.nan, math.nan)),
+                          dict(self.timeline.last or {}))
+        return f
 
 
 # ---------------------------------------------------------------------------- pygame

@@ -15,6 +15,13 @@ quit), then type the kimariji or the poem number and Enter.  Window: a key, a cl
 taps, then pick the torifuda among ``--choices`` (key 1..N or a click).  A tap on a karafuda is
 a fault.  Every tap is a line in ``--log`` and a row in the stats database, written as it
 happens.
+
+Before the first card the drill plays silence ("get ready…") until the output's timing has
+settled (``Output.timing_settled``; at most ``WARMUP_MAX_S``): PortAudio's DAC times of a new
+PulseAudio stream wander by up to ±5 ms for its first 3-15 s, which showed as the first taps
+of a drill reported up to 5 ms off.  ``KARUTA_TIMING_DEBUG=1`` adds a ``debug`` object to each
+log line (how the tap was mapped: stream age, DAC buffer and its residual, clock pairing
+width, warm-up); ``KARUTA_TIMING_DUMP=FILE.npz`` writes the stream's DAC timeline at the end.
 """
 from __future__ import annotations
 
@@ -322,14 +329,18 @@ def _ts_of(ns: int) -> datetime:
     return datetime.now(timezone.utc) - timedelta(seconds=(time.perf_counter_ns() - ns) / 1e9)
 
 
+#: the longest "get ready" before the first card while the output's timing settles, seconds
+WARMUP_MAX_S = 20.0
+
+
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
               rng: random.Random | None = None, echo: Callable[[str], None] = click.echo,
               on_event: Callable[[str, object], None] | None = None) -> DrillResult:
     """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
     (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
-    happens.  ``on_event(name, data)`` tells tests/benchmarks what happens ("card", "grab",
-    "record", "miss")."""
+    happens.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
+    length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.grab import card_at, log_record, reaction, timeline_of
     from reader.taps import TapMapper
@@ -349,6 +360,10 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     wait_since: float | None = None
     released: int | None = None
     shown: int | None = None
+    # KARUTA_TIMING_DEBUG=1: each log line gets "debug": how its tap was mapped (DAC buffer,
+    # clock pairing, stream age ...); KARUTA_TIMING_DUMP=FILE.npz: the DAC timeline at the end
+    debug = os.environ.get("KARUTA_TIMING_DEBUG", "") not in ("", "0")
+    debug_of: dict[int, dict] = {}
 
     def candidates_for(poem):
         i = plan.order.index(poem)
@@ -360,6 +375,8 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         rec = log_record(grab, correct=correct, answer=answer, karafuda=grab.poem in karafuda,
                          fault=fault, card=position[grab.poem],
                          ts=ts.isoformat(timespec="milliseconds"))
+        if debug:
+            rec["debug"] = debug_of.pop(grab.poem, {})
         result.records.append(rec)
         if log is not None:
             log.write(json.dumps(rec, ensure_ascii=False) + "\n")
@@ -388,9 +405,36 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
 
     if isinstance(front, WindowFront):
         front.progress_fn = progress
+    # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
+    # times have settled (``Output.timing_settled``: on PulseAudio they wander by up to ±5 ms
+    # for the first 3-15 s of a stream), at most ``WARMUP_MAX_S``; taps meanwhile are ignored
+    warm_until = None
+    settled = getattr(output, "timing_settled", lambda: True)
+    warm_max = float(os.environ.get("KARUTA_WARMUP_MAX_S", WARMUP_MAX_S))  # tests: 0 = none
+    if warm_max > 0 and not settled():
+        cursor.hold()
+        warm_until = time.perf_counter() + warm_max
+        if hasattr(front, "message"):
+            front.message("get ready…")
+        else:
+            front.show("get ready…")
+    warm_check = 0.0
+    warm_start = time.perf_counter()
+    warm_s = 0.0
     output.play(cursor)
     try:
         while output.is_active:
+            if warm_until is not None:
+                now = time.perf_counter()
+                if now >= warm_check:
+                    warm_check = now + 0.1
+                    if now >= warm_until or settled():
+                        warm_until = None
+                        warm_s = now - warm_start
+                        cursor.resume()
+                        notify("ready", now - warm_start)
+                        if hasattr(front, "message"):
+                            front.message("")
             for ev in front.poll(0.002):
                 if ev.kind == "quit" or (ev.kind == "key" and ev.char in QUIT_CHARS
                                          and pending is None) or (ev.char == "\x1b"):
@@ -398,12 +442,18 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                     front.show("stopped")
                     return result
                 if pending is None:
-                    if not front.is_tap(ev):
+                    if warm_until is not None or not front.is_tap(ev):
                         continue
                     pf = mapper.plan_frame(ev.ns)
                     seg = card_at(plan, pf) if pf is not None else None
                     if seg is None or seg.poem in done:
                         continue
+                    if debug and hasattr(output, "timing_debug"):
+                        dbg = output.timing_debug(ev.ns / 1e9)
+                        dbg["tap_perf"] = ev.ns / 1e9
+                        dbg["plan_frame"] = pf
+                        dbg["warmup_s"] = round(warm_s, 2)
+                        debug_of[seg.poem] = dbg
                     grab = reaction(pf, seg, calibration_ms, sample_rate=rate,
                                     timeline=timeline[seg.poem])
                     notify("grab", grab)
@@ -457,6 +507,9 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     finally:
         output.stop()
         cursor.close()
+        dump = os.environ.get("KARUTA_TIMING_DUMP")
+        if dump and hasattr(output, "timing_dump"):
+            output.timing_dump(dump)
     return result
 
 

@@ -17,6 +17,13 @@ Starts its own PulseAudio null sink and Xvfb (temporary folders), then:
      quotes the drill's own input-poll and frame-rate figures.
 
 The observer's constant latency cancels: calibration and drill are timed by the same model.
+
+``--debug DIR``: the drill runs with ``KARUTA_TIMING_DEBUG=1`` (each log line says how its tap
+was mapped) and dumps its DAC timeline (``dac.npz``: frames, DAC times, callback times); the
+observer's model per tap (``observer.json``) and every chunk arrival (``arrivals.npy``) go to
+DIR too, and a per-tap table is printed.  What it showed: the observer's line and the drill's
+callback-time envelope agree within 0.1 ms from the stream's start, while PortAudio's DAC
+times wander by up to ±5 ms for a new stream's first 3-15 s (hence the drill's warm-up).
 Needs: pulseaudio, parec, Xvfb, python-xlib.
 """
 from __future__ import annotations
@@ -87,6 +94,7 @@ class Observer(threading.Thread):
             stderr=subprocess.DEVNULL, bufsize=0)
         self.n = 0
         self.arrivals: deque[tuple[float, int]] = deque(maxlen=2000)
+        self.history: list[tuple[float, int]] = []  # every chunk (--debug)
         self.onsets: list[int] = []
         self.cv = threading.Condition()
         self.lock = threading.Lock()
@@ -102,6 +110,7 @@ class Observer(threading.Thread):
             x = np.frombuffer(raw[: len(raw) // 2 * 2], np.int16)
             with self.lock:
                 self.arrivals.append((t, self.n + x.shape[0]))
+                self.history.append((t, self.n + x.shape[0]))
             loud = np.flatnonzero(np.abs(x) > 300)
             if loud.size:
                 first = int(loud[0])
@@ -115,10 +124,18 @@ class Observer(threading.Thread):
             self.n += x.shape[0]
 
     def t_of(self, n: int) -> float:
+        return self.model()["off"] + n / RATE
+
+    def model(self) -> dict:
+        """The clock model now: ``off`` (perf time of monitor sample 0), how many chunks it
+        is taken over, and how old the chunk that sets it is."""
         with self.lock:
-            recent = [(t, k) for t, k in self.arrivals if t > self.arrivals[-1][0] - 2.0]
-        off = min(t - k / RATE for t, k in recent)
-        return off + n / RATE
+            last = self.arrivals[-1][0]
+            recent = [(t, k) for t, k in self.arrivals if t > last - 2.0]
+        offs = [t - k / RATE for t, k in recent]
+        i = min(range(len(offs)), key=offs.__getitem__)
+        return {"off": offs[i], "chunks": len(offs), "min_age_s": last - recent[i][0],
+                "span_s": last - recent[0][0], "n": recent[-1][1]}
 
     def wait_onset(self, count: int, timeout: float = 30) -> int:
         with self.cv:
@@ -175,6 +192,10 @@ def main():
     ap.add_argument("--cards", type=int, default=15)
     ap.add_argument("--clicks", type=int, default=20)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--debug", metavar="DIR", default=None,
+                    help="Timing diagnostics: the drill logs how each tap was mapped "
+                         "(KARUTA_TIMING_DEBUG), dumps its DAC timeline, and the observer's "
+                         "model per tap and chunk arrivals are written to DIR.")
     args = ap.parse_args()
     for tool in ("pulseaudio", "parec", "pactl", "Xvfb", "xdotool"):
         if not shutil.which(tool):
@@ -187,6 +208,9 @@ def main():
     env = {**penv, "DISPLAY": disp, "KARUTA_CONFIG_DIR": str(root / "cfg"),
            "KARUTA_DATA_DIR": str(root / "data"), "PYTHONPATH": str(REPO),
            "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+    dbg = Path(args.debug) if args.debug else None
+    if dbg is not None:
+        dbg.mkdir(parents=True, exist_ok=True)
     keys = Keys(disp)
     procs = []
     try:
@@ -209,12 +233,14 @@ def main():
 
         # 2. the drill
         log, plan_out = root / "drill.jsonl", root / "plan.json"
+        denv = env if dbg is None else {**env, "KARUTA_TIMING_DEBUG": "1",
+                                        "KARUTA_TIMING_DUMP": str(dbg / "dac.npz")}
         p = subprocess.Popen([sys.executable, "-c", BOOT, "drill", "speed", "--window", "--poems",
                               f"1-{args.cards}", "--seed", str(args.seed), "--voice", "tone",
                               "--speed", "2", "--ma", "0.4", "--take", "5", "--choices", "2",
                               "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)],
-                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                             text=True)
+                             cwd=REPO, env=denv, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
         procs.append(p)
         while not plan_out.exists():
             time.sleep(0.05)
@@ -226,14 +252,17 @@ def main():
 
         rng, truth_rng = random.Random(args.seed), random.Random(1)
         base = len(obs.onsets)
-        truths = []
+        truths, models = [], []
         for i, poem in enumerate(plan["order"]):
             n_start = obs.wait_onset(base + i + 1)
             k = kami[poem]
             n_dec = n_start + round((k["decisive_ms"] - k["start_ms"]) * RATE / 1000)
             r_true = truth_rng.uniform(250, 600)
-            sleep_until(obs.t_of(n_dec) + r_true / 1000)
-            keys.press("space")
+            m = obs.model()
+            sleep_until(m["off"] + n_dec / RATE + r_true / 1000)
+            m.update(pressed=keys.press("space"), n_dec=n_dec, n_start=n_start, r_true=r_true,
+                     model_at_press=obs.model()["off"])
+            models.append(m)
             truths.append(r_true)
             cands = [n for n in plan["universe"] if n not in plan["order"][:i]]
             ch = choices_for(poem, cands, 2, rng)
@@ -249,6 +278,23 @@ def main():
         print(f"  error median {statistics.median(errs):+.2f} ms, sd {statistics.pstdev(errs):.2f} ms, "
               f"worst {max(errs, key=abs):+.2f} ms   (target: median ±3, sd ≤ 1, worst ≤ 3)")
         print("  errors:", " ".join(f"{e:+.1f}" for e in errs))
+        if dbg is not None:
+            shutil.copy(log, dbg / "drill.jsonl")
+            shutil.copy(plan_out, dbg / "plan.json")
+            (dbg / "observer.json").write_text(json.dumps({"taps": models}))
+            with obs.lock:
+                np.save(dbg / "arrivals.npy", np.array(obs.history, dtype=np.float64))
+            print("  tap  err   age_s  resid_ms mode   pair_us lat_ms  dac-cur  obs_chunks "
+                  "obs_min_age  obs_moved_ms  dac-env  warm_s")
+            for j, (ln, e, m) in enumerate(zip(lines, errs, models)):
+                d = ln.get("debug", {})
+                print(f"  {j + 1:3d} {e:+5.1f} {d.get('age_s', 0):7.2f} "
+                      f"{d.get('residual_ms') if d.get('residual_ms') is not None else float('nan'):8.3f} "
+                      f"{str(d.get('mode')):6s} {d.get('pair_w_us', 0):7.1f} "
+                      f"{d.get('latency_ms', 0):6.2f} {d.get('dac_minus_cur_ms', 0):7.2f} "
+                      f"{m['chunks']:6d} {m['min_age_s']:8.3f} "
+                      f"{(m['model_at_press'] - m['off']) * 1000:+8.3f}     "
+                      f"{d.get('dac_env_ms', float('nan')):7.3f} {d.get('warmup_s', 0):6.2f}")
     finally:
         for p in procs:
             if p.poll() is None:

@@ -184,8 +184,10 @@ def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs
     from reader.drill_speed import choices_for
 
     log, plan_out = tmp_path / "w.jsonl", tmp_path / "plan.json"
+    # KARUTA_WARMUP_MAX_S=0: no "get ready" phase, so the first card comes on a fixed schedule
+    # (the warm-up itself: tests/test_taps.py)
     env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
-           "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+           "PYGAME_HIDE_SUPPORT_PROMPT": "1", "KARUTA_WARMUP_MAX_S": "0"}
     env.pop("SDL_VIDEODRIVER", None)
     p = subprocess.Popen(karuta_argv("drill", "speed", "--window", "--poems", "1-4", "--seed", "9",
                                      "--voice", "tone", "--speed", "4", "--ma", "0.3", "--take",

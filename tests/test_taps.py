@@ -178,3 +178,127 @@ def test_a_tap_in_a_live_wait_counts_on_from_where_the_plan_stopped():
         assert mapper.plan_frame(ns, continuous=False) == take.start
     finally:
         out.stop()
+
+
+def _timeline_with(dac_error, seconds=12.0, block=480, callback_late=None):
+    """A ``_Timeline`` as a PulseAudio stream records it: the sound reaches the sink at
+    ``t0 + frame/rate + 0.075``; callbacks run ``0.075`` s before that plus a random lateness;
+    the reported DAC time is off by ``dac_error(age)``."""
+    from audio.output import _Timeline
+
+    rng = np.random.default_rng(3)
+    tl = _Timeline(RATE)
+    t0 = 1000.0
+    for k in range(int(seconds * RATE / block)):
+        f = k * block
+        heard = t0 + f / RATE + 0.075
+        cur = heard - 0.075 + (rng.exponential(0.0005) if callback_late is None else callback_late)
+        tl.record(f, heard + dac_error(f / RATE), cur)
+    return tl
+
+
+def test_dac_times_count_as_settled_only_once_they_stop_wandering_against_the_callbacks():
+    """Measured on PulseAudio (scripts/bench_grab.py --debug): the DAC times of a new stream
+    wander by up to ±5 ms for its first ~12 s (libpulse's interpolated latency) while the
+    callback times keep one line; the drill waits for ``settled`` before its first card."""
+    import math
+
+    steady = _timeline_with(lambda age: 0.0, seconds=6.0)
+    assert steady.settled()[0]
+    assert steady.settled()[1] < 0.0002
+    # not judged before min_age + SETTLE_SPAN_S
+    assert not _timeline_with(lambda age: 0.0, seconds=3.0).settled()[0]
+
+    def swing(age):  # like the measured ones: a swing peaking near 4 s, gone by ~12 s
+        return -0.005 * math.sin(age / 2.5) * math.exp(-max(0.0, age - 6.0) / 1.5) \
+            if age < 14 else 0.0
+
+    for seconds in (4.5, 6.0, 8.0, 10.0):
+        assert not _timeline_with(swing, seconds=seconds).settled()[0], seconds
+    assert _timeline_with(swing, seconds=18.0).settled()[0]
+    # no callback times (a host API without them): nothing to judge by
+    tl = _timeline_with(swing, seconds=6.0, callback_late=math.nan)
+    assert tl.settled()[0]
+
+
+def test_a_drill_plays_silence_until_the_output_timing_has_settled():
+    """``run_drill`` holds the first card (silence, "get ready") until
+    ``output.timing_settled()``; taps meanwhile are ignored; then the drill runs as before."""
+    import random
+
+    from reader.drill_speed import run_drill
+    from reader.taps import TapEvent
+
+    class LateSettling(NullOutput):
+        ready_at = None
+
+        def timing_settled(self):
+            return self.ready_at is not None and time.perf_counter() >= self.ready_at
+
+        def play(self, cursor):
+            self.ready_at = time.perf_counter() + 0.8
+            super().play(cursor)
+
+    events = []
+
+    class Front:
+        name = "fake"
+
+        def __init__(self):
+            self.script = []  # (perf time, TapEvent)
+            self.shown = []
+
+        def poll(self, timeout):
+            time.sleep(timeout)
+            now = time.perf_counter()
+            due = [e for t, e in self.script if t <= now]
+            self.script = [(t, e) for t, e in self.script if t > now]
+            return due
+
+        def is_tap(self, ev):
+            return ev.kind == "key" and ev.char == " "
+
+        def card(self, plan, index, poem):
+            pass
+
+        def show(self, text):
+            self.shown.append(text)
+
+        def ask(self, grab, choices):
+            self.script.append((time.perf_counter() + 0.05,
+                                TapEvent(time.perf_counter_ns(), "key", char=str(grab.poem))))
+
+        def answer(self, ev, choices, candidates):
+            return int(ev.char) if ev.char.isdigit() else None
+
+    plan = drill_plan(VOICE, 1, poems=[1], ma_ms=100, take_ms=1500, lead_ms=100)
+    out = LateSettling()
+    front = Front()
+    t0 = time.perf_counter()
+    # a tap while getting ready (ignored), one well after the first card's kimariji
+    kami = next(s for s in plan.segments if s.kind == "kami")
+    front.script = [(t0 + 0.3, TapEvent(0, "key", char=" "))]
+
+    def on_event(name, data):
+        events.append((name, time.perf_counter() - t0, data))
+        if name == "card":
+            front.script.append((time.perf_counter() + 0.4 + (kami.decisive - kami.start) / RATE,
+                                 TapEvent(0, "key", char=" ")))
+
+    real_poll = front.poll
+
+    def poll(timeout):  # stamp the scripted taps as they are taken in
+        return [TapEvent(time.perf_counter_ns(), e.kind, char=e.char) for e in real_poll(timeout)]
+
+    front.poll = poll
+    res = run_drill(plan, VOICE, out, front, take_s=1.5, choices=2, rng=random.Random(1),
+                    on_event=on_event)
+    names = [n for n, _, _ in events]
+    assert "get ready…" in front.shown
+    ready = next(t for n, t, _ in events if n == "ready")
+    assert 0.75 < ready < 2.0
+    card_t = next(t for n, t, _ in events if n == "card")
+    assert card_t > ready  # the first card comes after the warm-up
+    assert names.count("grab") == 1 and len(res.records) == 1
+    rec = res.records[0]
+    assert rec["correct"] and rec["reaction_ms"] > 150  # not the tap made while getting ready
