@@ -17,7 +17,7 @@ a fault.  Every tap is a line in ``--log`` and a row in the stats database, writ
 happens.
 
 Before the first card the drill plays silence ("get ready…") until the output's timing has
-settled (``Output.timing_settled``; at most ``WARMUP_MAX_S``): PortAudio's DAC times of a new
+settled (``Output.timing_settled``; at most ``reader.taps.WARMUP_MAX_S``): PortAudio's DAC times of a new
 PulseAudio stream wander by up to ±5 ms for its first 3-15 s, which showed as the first taps
 of a drill reported up to 5 ms off.  ``KARUTA_TIMING_DEBUG=1`` adds a ``debug`` object to each
 log line (how the tap was mapped: stream age, DAC buffer and its residual, clock pairing
@@ -329,10 +329,6 @@ def _ts_of(ns: int) -> datetime:
     return datetime.now(timezone.utc) - timedelta(seconds=(time.perf_counter_ns() - ns) / 1e9)
 
 
-#: the longest "get ready" before the first card while the output's timing settles, seconds
-WARMUP_MAX_S = 20.0
-
-
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
               rng: random.Random | None = None, echo: Callable[[str], None] = click.echo,
@@ -343,7 +339,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.grab import card_at, log_record, reaction, timeline_of
-    from reader.taps import TapMapper
+    from reader.taps import SettleGate, TapMapper
 
     rng = rng or random.Random()
     notify = on_event or (lambda name, data: None)
@@ -406,35 +402,20 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     if isinstance(front, WindowFront):
         front.progress_fn = progress
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
-    # times have settled (``Output.timing_settled``: on PulseAudio they wander by up to ±5 ms
-    # for the first 3-15 s of a stream), at most ``WARMUP_MAX_S``; taps meanwhile are ignored
-    warm_until = None
-    settled = getattr(output, "timing_settled", lambda: True)
-    warm_max = float(os.environ.get("KARUTA_WARMUP_MAX_S", WARMUP_MAX_S))  # tests: 0 = none
-    if warm_max > 0 and not settled():
-        cursor.hold()
-        warm_until = time.perf_counter() + warm_max
+    # times have settled (``reader.taps.SettleGate``); taps meanwhile are ignored
+    gate = SettleGate(output, cursor)
+    if gate.start():
         if hasattr(front, "message"):
             front.message("get ready…")
         else:
             front.show("get ready…")
-    warm_check = 0.0
-    warm_start = time.perf_counter()
-    warm_s = 0.0
     output.play(cursor)
     try:
         while output.is_active:
-            if warm_until is not None:
-                now = time.perf_counter()
-                if now >= warm_check:
-                    warm_check = now + 0.1
-                    if now >= warm_until or settled():
-                        warm_until = None
-                        warm_s = now - warm_start
-                        cursor.resume()
-                        notify("ready", now - warm_start)
-                        if hasattr(front, "message"):
-                            front.message("")
+            if gate.poll():
+                notify("ready", gate.waited_s)
+                if hasattr(front, "message"):
+                    front.message("")
             for ev in front.poll(0.002):
                 if ev.kind == "quit" or (ev.kind == "key" and ev.char in QUIT_CHARS
                                          and pending is None) or (ev.char == "\x1b"):
@@ -442,7 +423,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                     front.show("stopped")
                     return result
                 if pending is None:
-                    if warm_until is not None or not front.is_tap(ev):
+                    if gate.waiting or not front.is_tap(ev):
                         continue
                     pf = mapper.plan_frame(ev.ns)
                     seg = card_at(plan, pf) if pf is not None else None
@@ -452,7 +433,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         dbg = output.timing_debug(ev.ns / 1e9)
                         dbg["tap_perf"] = ev.ns / 1e9
                         dbg["plan_frame"] = pf
-                        dbg["warmup_s"] = round(warm_s, 2)
+                        dbg["warmup_s"] = round(gate.waited_s, 2)
                         debug_of[seg.poem] = dbg
                     grab = reaction(pf, seg, calibration_ms, sample_rate=rate,
                                     timeline=timeline[seg.poem])

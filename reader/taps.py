@@ -456,3 +456,60 @@ class TapMapper:
         if continuous and a.insert is None:
             return a.plan_frame + max(0.0, s - a.stream_frame)
         return float(a.plan_frame)
+
+
+#: the longest "get ready" while an output's timing settles, seconds
+WARMUP_MAX_S = 20.0
+
+
+class SettleGate:
+    """Hold a live cursor in its lead silence until the output's DAC times have settled.
+
+    PortAudio's reported DAC times of a new PulseAudio stream wander by up to ±5 ms for its
+    first 3-15 s while the sound keeps a steady schedule (``Output.timing_settled``), so a
+    drill or a calibration waits ("get ready") before anything is timed; at most ``max_s``
+    (default ``KARUTA_WARMUP_MAX_S`` or ``WARMUP_MAX_S``; 0 = no wait).  Call ``start()``
+    before ``output.play(cursor)`` and ``poll()`` in the loop: it returns True once, when the
+    wait ends.  While ``waiting``, taps are to be ignored.  ``clock`` is passed in.
+    """
+
+    def __init__(self, output, cursor, max_s: float | None = None, clock=time.perf_counter):
+        self.output = output
+        self.cursor = cursor
+        self.clock = clock
+        if max_s is None:
+            max_s = float(os.environ.get("KARUTA_WARMUP_MAX_S", WARMUP_MAX_S))
+        self.max_s = max_s
+        self.until: float | None = None
+        self.started = 0.0
+        self.waited_s = 0.0
+        self._next_check = 0.0
+
+    def _settled(self) -> bool:
+        return getattr(self.output, "timing_settled", lambda: True)()
+
+    @property
+    def waiting(self) -> bool:
+        return self.until is not None
+
+    def start(self) -> bool:
+        """Hold the cursor if the timing is not settled yet; True if it is now waiting."""
+        self.started = self.clock()
+        if self.max_s > 0 and not self._settled():
+            self.cursor.hold()
+            self.until = self.started + self.max_s
+        return self.waiting
+
+    def poll(self) -> bool:
+        if self.until is None:
+            return False
+        now = self.clock()
+        if now < self._next_check:
+            return False
+        self._next_check = now + 0.1
+        if now >= self.until or self._settled():
+            self.until = None
+            self.waited_s = now - self.started
+            self.cursor.resume()
+            return True
+        return False
