@@ -334,7 +334,7 @@ def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
                 pytest.fail(f"karuta exited {p.returncode}: {p.stdout.read()}", pytrace=False)
             return subprocess.run(find, env=xenv, capture_output=True).returncode == 0
 
-        wait_until(window, 20, "the window")
+        wait_until(window, 60, "the window")  # a loaded CI machine can take a while
         wid = subprocess.run(find, env=xenv, capture_output=True, text=True).stdout.split()[-1]
         subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=xenv, check=False)
         time.sleep(0.5)
