@@ -212,27 +212,18 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
     ``WindowFront`` of ``reader.drill_speed``: ``poll(timeout) -> [TapEvent]``); returns the
     analysis (raises ``CalibrationError`` with too few taps, ``KeyboardInterrupt`` on q/Esc)."""
     from audio.render import PlanCursor
-    from reader.taps import SettleGate, TapMapper
+    from reader.taps import TapMapper
 
     plan, voice, clicks = click_track(output.sample_rate, count, interval_ms)
-    # live: a hold pauses in the lead silence (there are no waits in the click track)
-    cursor = PlanCursor(plan, voice, live=True, threaded=False)
+    cursor = PlanCursor(plan, voice, live=False, threaded=False)
     mapper = TapMapper(output, cursor)
     taps_ms: list[float] = []
-    # the clicks start once the output's DAC times have settled (as in the speed drill)
-    gate = SettleGate(output, cursor)
-    if gate.start():
-        echo("get ready…")
     output.play(cursor)
     try:
         while output.is_active:
-            if gate.poll():
-                echo("clicks start now")
             for ev in front.poll(0.005):
                 if ev.kind == "quit" or ev.char in ("q", "Q", "\x1b"):
                     raise KeyboardInterrupt
-                if gate.waiting:
-                    continue
                 p = mapper.plan_frame(ev.ns)
                 if p is not None:
                     taps_ms.append(p * 1000.0 / plan.sample_rate)
