@@ -26,7 +26,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from reader.errors import AudioFileError
+from reader.base.errors import AudioFileError
 
 __all__ = ["Decoded", "decode", "resample", "trim_silence", "AUDIO_EXTENSIONS", "MAX_SECONDS"]
 

@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 from audio.render import PlanCursor, quantize16
-from reader.errors import DeviceError
+from reader.base.errors import DeviceError
 
 __all__ = [
     "Output", "SounddeviceOutput", "PygameOutput", "NullOutput", "list_devices",

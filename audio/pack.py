@@ -61,8 +61,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from audio.voice import Layout, Mora, SpeechItem
-from reader.dirs import config_dir, data_dir
-from reader.errors import AudioFileError, KarutaError
+from reader.base.dirs import config_dir, data_dir
+from reader.base.errors import AudioFileError, KarutaError
 
 __all__ = [
     "VoicePack", "FallbackVoice", "MissingClip", "Problem", "import_pack", "resolve_voice",

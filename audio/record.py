@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reader.errors import DeviceError, OutputError
+from reader.base.errors import DeviceError, OutputError
 
 __all__ = [
     "RATE", "Level", "Take", "Microphone", "Player", "analyse", "save_take", "load_take",

@@ -39,8 +39,8 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 
-from reader.errors import AudioFileError, OutputError
-from reader.plan import Plan, Segment
+from reader.base.errors import AudioFileError, OutputError
+from audio.plan import Plan, Segment
 
 __all__ = [
     "Anchor", "CursorState", "PlanCursor", "render", "render_to_file", "write_audio",

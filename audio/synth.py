@@ -57,8 +57,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from audio.voice import Layout, Mora, SpeechItem, text_for
-from reader.errors import KarutaError
-from reader.dirs import cache_dir as _default_cache_dir
+from reader.base.errors import KarutaError
+from reader.base.dirs import cache_dir as _default_cache_dir
 
 __all__ = ["SynthVoice", "SynthError", "script_for", "label_morae", "canonical_morae", "reading_morae"]
 

@@ -248,7 +248,7 @@ def main():
         plan = json.loads(plan_out.read_text())
         kami = {s["poem"]: s for s in plan["segments"] if s["kind"] == "kami"}
         keys.focus(p.pid)
-        from reader.drill_speed import choices_for
+        from reader.drills.speed import choices_for
 
         rng, truth_rng = random.Random(args.seed), random.Random(1)
         base = len(obs.onsets)

@@ -2,7 +2,7 @@
 
     python scripts/bench_render.py [--out DIR] [--mora-ms 300] [--keep]
 
-Builds the plan with ``reader.engine.build_plan`` (kyogi preset, all 100 cards) and a
+Builds the plan with ``reader.reading.engine.build_plan`` (kyogi preset, all 100 cards) and a
 ``ToneVoice`` (0.3 s a mora, like the synthesized voice's kyogi pace).  "Warm" voice samples:
 every clip is made once beforehand and saved as .npy (as a synthesized voice's disk cache
 would hold them); the timed render then loads each clip from that cache.  Prints audio
@@ -24,8 +24,8 @@ import numpy as np  # noqa: E402
 
 from audio.render import render_to_file  # noqa: E402
 from audio.voice import ToneVoice  # noqa: E402
-from reader.engine import build_plan  # noqa: E402
-from reader.settings import preset  # noqa: E402
+from reader.reading.engine import build_plan  # noqa: E402
+from reader.reading.settings import preset  # noqa: E402
 
 
 class WarmVoice:

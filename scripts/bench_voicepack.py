@@ -125,7 +125,7 @@ def main() -> int:
     for p in problems[:10]:
         print("   ", p.line())
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", "from reader.cli_voice import voice; voice(['check','bench'])"],
+    r = subprocess.run([sys.executable, "-c", "from reader.cli.voice import voice; voice(['check','bench'])"],
                        capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
     print(f"check (process): {time.perf_counter() - t0:6.2f} s  -> {r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr.strip()[-200:]}")
 

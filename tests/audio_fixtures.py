@@ -65,8 +65,8 @@ def require_tool(name: str, package: str | None = None) -> str:
 
 def small_plan(voice, cards: int = 2, seed: int = 1, **settings):
     """A short kyogi reading (jo-ka + ``cards`` cards) with short silences by default."""
-    from reader.engine import build_plan
-    from reader.settings import preset
+    from reader.reading.engine import build_plan
+    from reader.reading.settings import preset
 
     opts = dict(cards=cards, ma_ms=300, take_ms=200, yoin_ms=150, gap_ms=100)
     opts.update(settings)

@@ -8,8 +8,8 @@ import numpy as np
 
 from audio.voice import ToneVoice
 from audio_fixtures import ASOUNDRC, read_wav_capture
-from reader.engine import build_plan
-from reader.settings import preset
+from reader.reading.engine import build_plan
+from reader.reading.settings import preset
 
 
 def test_keep_with_read_reads_the_seeded_order_and_logs_it(tmp_path):

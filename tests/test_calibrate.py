@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from audio_fixtures import pulse_server, require_tool  # noqa: F401
-from reader.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
+from reader.drills.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
 from tmux_driver import karuta_argv
 
 

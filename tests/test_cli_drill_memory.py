@@ -20,9 +20,9 @@ import pytest
 from tmux_driver import karuta_argv
 
 from poems import all_poems, poem
-from reader.drill_memory import MemorySession, run_terminal, run_window
-from reader.memory import MemoryDeck
-from reader.stats import DB_NAME, StatsDB
+from reader.drills.memory_drill import MemorySession, run_terminal, run_window
+from reader.drills.memory import MemoryDeck
+from reader.drills.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_DISPLAY_LINE = "karuta: no display for --window: run without --window to drill in the terminal"

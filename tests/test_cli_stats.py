@@ -14,8 +14,8 @@ import pytest
 from tmux_driver import karuta_argv
 from click.testing import CliRunner
 
-from reader.cli_stats import stats
-from reader.stats import DB_NAME, StatsDB
+from reader.cli.stats import stats
+from reader.drills.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
@@ -121,7 +121,7 @@ def test_plot_is_a_real_png_with_japanese_labels(data_dir, tmp_path):
 def test_plot_font_is_japanese():
     import matplotlib
 
-    from reader.cli_stats import _japanese_font
+    from reader.cli.stats import _japanese_font
 
     _japanese_font()
     assert "IPAexGothic" in matplotlib.rcParams["font.family"]

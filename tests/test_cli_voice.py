@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 from click.testing import CliRunner
 
-from reader.cli_voice import voice
+from reader.cli.voice import voice
 
 RATE = 48000
 
@@ -82,7 +82,7 @@ def test_check_a_source_folder_without_installing(env, source, tmp_path):
 
 
 def test_errors_are_one_line(env, tmp_path):
-    from reader.errors import KarutaError
+    from reader.base.errors import KarutaError
 
     code, _, exc = run("use", "nobody")
     assert code == 1 and isinstance(exc, KarutaError) and "unknown voice 'nobody'" in str(exc)

@@ -11,7 +11,7 @@ import pytest
 
 from audio_fixtures import small_plan, tone_voice  # noqa: F401
 from reader import club
-from reader.errors import KarutaError
+from reader.base.errors import KarutaError
 
 
 class FakeClock:
@@ -100,7 +100,7 @@ class _NoOutput:
 
 
 def test_save_resume_round_trip(tmp_path, tone_voice):
-    from reader.cli_read import build
+    from reader.cli.read import build
 
     plan, voice = build(OPTS)
     sf = club.SessionFile(tmp_path / "s" / "last.json")
@@ -159,7 +159,7 @@ class FakeKeys:
         self.chars = list(text)
 
     def get(self, timeout=0.0):
-        from reader.terminal import Key
+        from reader.ui.keys import Key
 
         return Key(self.chars.pop(0), 0) if self.chars else None
 
@@ -243,8 +243,8 @@ def test_bad_key_options_are_one_line(next_spec, back_spec, words):
 
 
 def test_window_keymap_follows_the_bindings():
-    from reader.club_window import _keymap
-    from reader.window import import_pygame
+    from reader.club.window import _keymap
+    from reader.ui.window import import_pygame
 
     pg = import_pygame()
     km = _keymap(pg, club.key_bindings("n,pagedown", "b"))
@@ -362,9 +362,9 @@ def test_step_back_then_r_repeats_the_shimo_before_the_card(tone_voice):
 
 @pytest.mark.parametrize("auto", [False, True])
 def test_goshiki_hold_pauses_at_the_next_silence_and_resumes(tone_voice, auto):
-    from reader.engine import build_plan
-    from reader.selection import parse_selection
-    from reader.settings import preset
+    from reader.reading.engine import build_plan
+    from reader.reading.selection import parse_selection
+    from reader.reading.settings import preset
 
     plan = build_plan(preset("goshiki", cards=3, poems=parse_selection(None, ("blue",))), 4,
                       tone_voice)

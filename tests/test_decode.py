@@ -10,7 +10,7 @@ import soundfile as sf
 
 from audio import decode as dec
 from audio.decode import decode, resample, trim_silence
-from reader.errors import AudioFileError
+from reader.base.errors import AudioFileError
 
 RATE = 48000
 needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")

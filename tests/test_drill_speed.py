@@ -102,7 +102,7 @@ def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
     # the same taps are in the stats database
     os.environ.update(dirs)
     try:
-        from reader.stats import StatsDB
+        from reader.drills.stats import StatsDB
 
         with StatsDB() as db:
             taps = db.taps()
@@ -181,7 +181,7 @@ def test_bad_selection_is_one_line(dirs):
 # ---------------------------------------------------------------------------- window under Xvfb
 @pytest.mark.realtime
 def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs):
-    from reader.drill_speed import choices_for
+    from reader.drills.speed import choices_for
 
     log, plan_out = tmp_path / "w.jsonl", tmp_path / "plan.json"
     # KARUTA_WARMUP_MAX_S=0: no "get ready" phase, so the first card comes on a fixed schedule

@@ -5,10 +5,10 @@ from hypothesis import given, settings as hsettings, strategies as st
 from audio.voice import ToneVoice
 from poems import COLORS
 from poems.kimariji import kimariji
-from reader.engine import build_plan
-from reader.errors import SelectionError
-from reader.selection import parse_selection
-from reader.settings import preset
+from reader.reading.engine import build_plan
+from reader.base.errors import SelectionError
+from reader.reading.selection import parse_selection
+from reader.reading.settings import preset
 
 VOICE = ToneVoice()
 RATE = VOICE.sample_rate

@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 
 from audio.voice import Layout, ToneVoice
 from poems.kimariji import kimariji
-from reader.calibrate import CalibrationError, analyze
-from reader.grab import (ANTICIPATION_MS, LOG_FIELDS, card_at, drill_plan, log_record, reaction,
+from reader.drills.calibrate import CalibrationError, analyze
+from reader.drills.grab import (ANTICIPATION_MS, LOG_FIELDS, card_at, drill_plan, log_record, reaction,
                          summarize, timeline_of)
-from reader.plan import Segment
+from audio.plan import Segment
 
 RATE = 48000
 VOICE = ToneVoice(RATE, mora_ms=40)

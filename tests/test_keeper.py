@@ -13,9 +13,10 @@ import pytest
 from click.testing import CliRunner
 
 from poems import COLORS
-from reader import keeper, matchlog
-from reader.cli_match import match
-from reader.rules import goshiki, kyogi
+from reader.match import keeper
+from reader.match import log as matchlog
+from reader.cli.match import match
+from reader.match.rules import goshiki, kyogi
 
 SEED = 7
 DEAL = kyogi.deal(random.Random(SEED))

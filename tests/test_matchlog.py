@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from poems import COLORS
-from reader import matchlog
-from reader.errors import LogError
-from reader.rules import goshiki, kyogi
+from reader.match import log as matchlog
+from reader.base.errors import LogError
+from reader.match.rules import goshiki, kyogi
 
 from test_rules_goshiki import random_match as random_goshiki
 from test_rules_kyogi import play as random_kyogi

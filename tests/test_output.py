@@ -15,7 +15,7 @@ from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices
                           reinit_portaudio)
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
-from reader.errors import DeviceError
+from reader.base.errors import DeviceError
 
 VOICE = ToneVoice(48000, mora_ms=20)
 

@@ -17,7 +17,7 @@ import soundfile as sf
 from audio.pack import (FallbackVoice, MissingClip, VoicePack, active_rms, check_pack, find_split,
                         format_problems, import_pack, resolve_voice, scan_source, set_default_voice)
 from audio.voice import SpeechItem, ToneVoice
-from reader.errors import KarutaError
+from reader.base.errors import KarutaError
 
 RATE = 48000
 needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
@@ -101,8 +101,8 @@ def test_wasuramoti_ogg_pack(tmp_path):
 @needs_ffmpeg
 def test_karuta_tools_mp3_gapless_render(tmp_path):
     """The 間 between a recorded 下の句 and the next 上の句 is exact in a rendered file."""
-    from reader.engine import build_plan
-    from reader.settings import preset
+    from reader.reading.engine import build_plan
+    from reader.reading.settings import preset
 
     from audio.render import render_to_file
 

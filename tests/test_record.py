@@ -16,8 +16,8 @@ import soundfile as sf
 
 from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
-from reader.errors import KarutaError, SelectionError
-from reader.recorder import Clip, RecordSession, clip_order, parse_poems
+from reader.base.errors import KarutaError, SelectionError
+from reader.voices.recorder import Clip, RecordSession, clip_order, parse_poems
 
 RATE = 48000
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st, HealthCheck
 from audio_fixtures import small_plan, tone_voice  # noqa: F401  (fixture)
 from audio.render import (PlanCursor, quantize16, render, render_to_file, write_audio)
 from audio.voice import ToneVoice
-from reader.errors import AudioFileError, KarutaError, OutputError
+from reader.base.errors import AudioFileError, KarutaError, OutputError
 
 VOICE = ToneVoice(48000, mora_ms=20)
 PLAN = small_plan(VOICE, cards=3)
@@ -379,9 +379,9 @@ def test_start_segment_out_of_range_is_refused():
 
 # ---------------------------------------------------------------------------- live hold
 def goshiki_plan():
-    from reader.engine import build_plan
-    from reader.selection import parse_selection
-    from reader.settings import preset
+    from reader.reading.engine import build_plan
+    from reader.reading.selection import parse_selection
+    from reader.reading.settings import preset
 
     return build_plan(preset("goshiki", cards=2, poems=parse_selection(None, ("blue",))), 1, VOICE)
 

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from poems import COLORS
-from reader.rules import BadDeal, IllegalEvent, MatchOver
-from reader.rules import goshiki
-from reader.rules.goshiki import GoshikiMatch, GoshikiState, Read, Settings, apply
+from reader.match.rules import BadDeal, IllegalEvent, MatchOver
+from reader.match.rules import goshiki
+from reader.match.rules.goshiki import GoshikiMatch, GoshikiState, Read, Settings, apply
 
 BLUE = COLORS["blue"]
 A_HAND, B_HAND = BLUE[:10], BLUE[10:]

@@ -6,10 +6,10 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from reader.errors import KarutaError
-from reader.rules import BadDeal, IllegalEvent, MatchOver
-from reader.rules import kyogi
-from reader.rules.kyogi import KyogiMatch, KyogiState, Read, apply
+from reader.base.errors import KarutaError
+from reader.match.rules import BadDeal, IllegalEvent, MatchOver
+from reader.match.rules import kyogi
+from reader.match.rules.kyogi import KyogiMatch, KyogiState, Read, apply
 
 A_CARDS = tuple(range(1, 26))      # A's territory
 B_CARDS = tuple(range(26, 51))     # B's territory

@@ -9,8 +9,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from reader.errors import KarutaError
-from reader.stats import DB_NAME, SCHEMA_VERSION, StatsDB, default_db_path
+from reader.base.errors import KarutaError
+from reader.drills.stats import DB_NAME, SCHEMA_VERSION, StatsDB, default_db_path
 
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
 

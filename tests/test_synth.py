@@ -12,7 +12,7 @@ import pytest
 from audio.synth import SynthError, SynthVoice, label_morae, label_phoneme, reading_morae, script_for
 from audio.voice import SpeechItem, text_for
 from poems.kimariji import sound_morae
-from reader.errors import KarutaError
+from reader.base.errors import KarutaError
 
 RATE = 48000
 # pyopenjtalk-plus's sudachi helper warns on import; not ours to fix

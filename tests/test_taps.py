@@ -19,8 +19,8 @@ from audio_fixtures import pulse_server, small_plan  # noqa: F401
 from audio.output import NullOutput, SounddeviceOutput
 from audio.render import PlanCursor
 from audio.voice import ToneVoice
-from reader.grab import drill_plan
-from reader.taps import PollStats, TapMapper, TerminalTaps, _decode_one
+from reader.drills.grab import drill_plan
+from reader.drills.taps import PollStats, TapMapper, TerminalTaps, _decode_one
 
 RATE = 48000
 VOICE = ToneVoice(RATE, mora_ms=60)
@@ -226,8 +226,8 @@ def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     ``output.timing_settled()``; taps meanwhile are ignored; then the drill runs as before."""
     import random
 
-    from reader.drill_speed import run_drill
-    from reader.taps import TapEvent
+    from reader.drills.speed import run_drill
+    from reader.drills.taps import TapEvent
 
     class LateSettling(NullOutput):
         ready_at = None

@@ -1,0 +1,104 @@
+"""The ``karuta`` command: a thin click layer (parse, call, print).
+
+Subcommands live in their own modules and are imported only when invoked, so that
+``karuta --help`` stays fast (no numpy, no synthesis engine at start-up).
+
+Errors: every ``KarutaError`` and every usage error (unknown option, bad value) becomes one
+line on stderr and exit status 1.  A traceback is a bug.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from reader.base.errors import KarutaError
+
+# command name -> "module:attribute", loaded on first use
+_COMMANDS = {
+    "read": ("reader.cli.read:read", "Read aloud: jo-ka, then the shuffled poems (live, on a sound device)."),
+    "render": ("reader.cli.read:render", "Render the same reading to a file (WAV, or MP3/OGG with ffmpeg)."),
+    "plan": ("reader.cli.read:plan", "Print the reading plan (order and timed segments)."),
+    "poems": ("reader.cli.poems:poems", "List the 100 poems with colour and kimariji."),
+    "kimariji": ("reader.cli.poems:kimariji_cmd", "Kimariji of the unread poems after some were read."),
+    "match": ("reader.cli.match:match", "Score matches: keep score of a real match, replay a match log."),
+    "voice": ("reader.cli.voice:voice", "Voice packs: list, add (import recordings), check, use."),
+    "drill": ("reader.cli.drill:drill", "Drills: memory (pick the card; FSRS), speed (tap when you know)."),
+    "stats": ("reader.cli.stats:stats", "Your drill results per poem: table, JSON, CSV, plot."),
+    "calibrate": ("reader.cli.calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported only when invoked.
+
+    ``table``: name -> ("module:attribute", short help).  ``--help`` lists the short help from
+    the table, so listing commands imports nothing.
+    """
+
+    def __init__(self, *args, table: dict[str, tuple[str, str]] | None = None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.table = table if table is not None else {}
+
+    def list_commands(self, ctx):
+        return list(self.table) + [n for n in self.commands if n not in self.table]
+
+    def get_command(self, ctx, name):
+        if name in self.commands:
+            return self.commands[name]
+        if name not in self.table:
+            return None
+        module, attr = self.table[name][0].split(":")
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, help_) for name, (_, help_) in self.table.items()]
+        rows += [(n, c.get_short_help_str()) for n, c in self.commands.items() if n not in self.table]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, table=_COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="karuta")
+def cli():
+    """karuta: a 小倉百人一首 (Ogura Hyakunin Isshu) karuta reader, grab timer and match scorer.
+
+    \b
+    Examples:
+      karuta read                     # a kyogi reading in the built-in voice
+      karuta read --rules goshiki --color blue
+      karuta render --out reading.wav --seed 7
+      karuta kimariji --read 21 --json
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="karuta", standalone_mode=False)
+    except KarutaError as e:
+        click.echo(f"karuta: {e}", err=True)
+        sys.exit(1)
+    except click.exceptions.Abort:
+        click.echo("karuta: interrupted", err=True)
+        sys.exit(130)
+    except click.UsageError as e:
+        where = e.ctx.command_path if e.ctx else "karuta"
+        msg = " ".join(e.format_message().split())
+        click.echo(f"karuta: {msg} (see '{where} --help')", err=True)
+        sys.exit(1)
+    except click.ClickException as e:
+        click.echo(f"karuta: {' '.join(e.format_message().split())}", err=True)
+        sys.exit(1)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        click.echo("karuta: interrupted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

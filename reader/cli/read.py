@@ -1,0 +1,259 @@
+"""``karuta read``, ``karuta render`` and ``karuta plan``: one set of reading options, one plan.
+
+All three build the same plan from the same options and seed, so ``karuta plan --seed 7``
+describes exactly what ``karuta render --seed 7`` writes and ``karuta read --seed 7 --auto``
+plays.
+"""
+from __future__ import annotations
+
+import functools
+import secrets
+from pathlib import Path
+
+import click
+
+from reader.base.errors import KarutaError
+
+RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
+
+
+def _ms(value: float | None) -> int | None:
+    return None if value is None else round(value * 1000)
+
+
+def reading_options(f):
+    """The options every reading command shares."""
+    opts = [
+        click.option("--rules", type=RULE_CHOICES, default="kyogi", show_default=True,
+                     help="kyogi: competition rhythm; goshiki: classroom, each poem once through; "
+                          "beginner: slow, straight through."),
+        click.option("--seed", type=int, default=None,
+                     help="Shuffle seed; the same seed gives the same reading (printed when not given)."),
+        click.option("--cards", type=int, default=None, help="How many cards to read (default: all; goshiki 17)."),
+        click.option("--poems", "poems_spec", default=None, metavar="SPEC",
+                     help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union)."),
+        click.option("--color", "colors", multiple=True, metavar="COLOUR",
+                     help="A goshiki colour: blue pink yellow green orange (repeatable)."),
+        click.option("--karafuda", type=int, default=None,
+                     help="Karafuda (空札) drawn from outside the selection and shuffled in."),
+        click.option("--ma", type=float, default=None, help="間 before each 上の句, seconds (kyogi 1.0)."),
+        click.option("--yoin", type=float, default=None, help="How long a 下の句's last sound is held, seconds."),
+        click.option("--take", type=float, default=None,
+                     help="Wait after each 上の句 in auto mode and in files, seconds (kyogi 3.0)."),
+        click.option("--gap", type=float, default=None, help="Silence between the halves of a poem, seconds."),
+        click.option("--speed", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
+        click.option("--joka/--no-joka", default=None, help="Read the jo-ka (goshiki: the announcement and karafuda poem)."),
+        click.option("--last-shimo/--no-last-shimo", default=None, help="Read the last card's 下の句 (kyogi)."),
+        click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
+                     help="synth (built-in), tone (test tones), or a voice pack name or folder."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def make_voice(spec: str | None):
+    """The voice named on the command line (default: the configured one, else the built-in synth)."""
+    from audio.voice import ToneVoice
+
+    if spec == "tone":
+        return ToneVoice()
+    try:
+        from audio.pack import resolve_voice
+    except ImportError:
+        resolve_voice = None
+    if resolve_voice is not None:
+        return resolve_voice(spec, _synth)
+    if spec in (None, "synth"):
+        return _synth()
+    raise KarutaError(f"unknown voice {spec!r}: use synth or tone")
+
+
+def _synth():
+    from audio.synth import SynthVoice
+
+    return SynthVoice()
+
+
+def build(opts: dict):
+    """(plan, voice) from the shared options."""
+    from reader.reading.engine import build_plan
+    from reader.reading.selection import parse_selection
+    from reader.reading.settings import preset
+
+    selection = None
+    if opts["poems_spec"] or opts["colors"]:
+        selection = parse_selection(opts["poems_spec"], opts["colors"])
+    settings = preset(
+        opts["rules"], poems=selection, cards=opts["cards"], karafuda=opts["karafuda"],
+        ma_ms=_ms(opts["ma"]), yoin_ms=_ms(opts["yoin"]), take_ms=_ms(opts["take"]),
+        gap_ms=_ms(opts["gap"]), speed=opts["speed"], joka=opts["joka"], last_shimo=opts["last_shimo"],
+    )
+    seed = opts["seed"] if opts["seed"] is not None else secrets.randbelow(1_000_000)
+    voice = make_voice(opts["voice_spec"])
+    return build_plan(settings, seed, voice), voice
+
+
+def _write_json(path: str, text: str) -> None:
+    from reader.base.files import atomic_write_text
+
+    atomic_write_text(Path(path), text)
+
+
+def _clock(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}:{s:02d}"
+
+
+def _shared(f):
+    @reading_options
+    @functools.wraps(f)
+    def wrapper(**kw):
+        return f(**kw)
+
+    return wrapper
+
+
+@click.command("plan")
+@_shared
+@click.option("--json", "as_json", is_flag=True, help="Print the stable JSON plan.")
+def plan(as_json: bool, **opts):
+    """Print the reading plan: the order and every timed segment (no sound).
+
+    \b
+    JSON: {"sample_rate", "order", "segments": [{"kind", "poem", "start_ms", "end_ms", ...}], ...}
+    kinds: kami, shimo (its held last sound included), whole, ma, take, gap.
+    """
+    import poems
+
+    p, _ = build(opts)
+    if as_json:
+        click.echo(p.to_json(indent=1))
+        return
+    click.echo(f"{p.rules} reading, seed {p.seed}, {len(p.order)} cards, {_clock(p.seconds)} "
+               f"({p.voice} voice)")
+    for s in p.segments:
+        if s.kind != "kami" or not isinstance(s.poem, int):
+            continue
+        i = p.order.index(s.poem) + 1
+        flag = " 空札" if s.poem in p.karafuda else ""
+        click.echo(f"{_clock(s.start / p.sample_rate):>6}  [{i:3d}] {s.poem:3d} {s.kimariji}"
+                   f"{'　' * (7 - len(s.kimariji))}{''.join(poems.poem(s.poem).kanji[:3])}{flag}")
+
+
+@click.command("render")
+@_shared
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False),
+              help="Output file: .wav (16-bit PCM), .flac, or .mp3/.ogg (needs ffmpeg).")
+@click.option("--plan-out", default=None, type=click.Path(dir_okay=False), help="Also write the plan as JSON.")
+@click.option("--subtype", default=None, type=click.Choice(["PCM_16", "PCM_24", "FLOAT"]),
+              help="WAV sample format (default PCM_16).")
+def render(out: str, plan_out: str | None, subtype: str | None, **opts):
+    """Render the reading to a file: exactly what `karuta read --auto` plays."""
+    from audio.render import render_to_file
+
+    p, voice = build(opts)
+    render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16")
+    if plan_out:
+        _write_json(plan_out, p.to_json(indent=1))
+    _notice(voice)
+    click.echo(f"wrote {out}: {_clock(p.seconds)}, {len(p.order)} cards, {p.rules}, seed {p.seed}"
+               + (f"; plan in {plan_out}" if plan_out else ""))
+
+
+def _notice(voice) -> None:
+    """A voice pack with missing clips says so once (the synthesized voice fills in)."""
+    note = getattr(voice, "notice_once", None)
+    msg = note() if callable(note) else None
+    if msg:
+        click.echo(f"karuta: {msg}", err=True)
+
+
+@click.command("read")
+@_shared
+@click.option("--auto", is_flag=True, help="Advance by itself after the take time (no keys needed).")
+@click.option("--device", default=None, help="Sound device name or number (see --list-devices).")
+@click.option("--list-devices", is_flag=True, help="List sound output devices and exit.")
+@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
+              show_default=True, help="Audio output library.")
+@click.option("--plan-out", default=None, type=click.Path(dir_okay=False), help="Also write the plan as JSON.")
+@click.option("--live", is_flag=True,
+              help="Club mode: a full-screen status (card k/N, kimariji at read time, read/left, "
+                   "the read log), step back, memorisation timer; saved after every card.")
+@click.option("--window", is_flag=True, help="Club mode in a large-text window with a NEXT button.")
+@click.option("--resume", is_flag=True, help="Continue the saved session where it stopped (same order).")
+@click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
+              help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
+@click.option("--memorize", type=float, default=None, metavar="MIN",
+              help="Memorisation minutes before the jo-ka (club mode default 15, goshiki 1; 0 = none).")
+@click.option("--signals", default=None, metavar="MIN[,MIN]",
+              help="Memorisation signals, minutes from the start (default: 2 min before the end).")
+@click.option("--show-log", is_flag=True, help="Print the last session's read log and exit.")
+@click.option("--next-keys", default=None, metavar="KEYS",
+              help="Club mode: the keys that mean next, comma-separated, replacing the default "
+                   "space,enter,pagedown,right (for a foot pedal).  Names: space enter tab "
+                   "backspace pageup pagedown left right up down comma, or one character (a "
+                   "letter matches both cases).")
+@click.option("--back-keys", default=None, metavar="KEYS",
+              help="Club mode: the keys that step back a card (default b,left,backspace,pageup). "
+                   "A key in both lists is refused; a list left at its default gives up the keys "
+                   "the other one names.  p h r q s keep their meaning.")
+def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_out: str | None,
+         live: bool, window: bool, resume: bool, session_path: str | None, memorize: float | None,
+         signals: str | None, show_log: bool, next_keys: str | None, back_keys: str | None,
+         **opts):
+    """Read aloud on the sound device: jo-ka, then the shuffled poems.
+
+    \b
+    Keys: space  next (after the take; the 下の句 follows)
+          p      hold / resume (a raised hand)
+          r      repeat the last 下の句
+          q      quit
+    With --auto the reading advances after the take time by itself.
+
+    \b
+    Club mode (--live, --window; --resume continues a saved one):
+          space / Enter / PageDown / Right   next        (--next-keys)
+          p or h                             hold / resume (at the next silence)
+          r                                  repeat the last 下の句
+          b / Left / Backspace / PageUp      step back one card (--back-keys)
+          s                                  skip the memorisation
+          q                                  quit (saved)
+    A pedal that sends n:  --next-keys n   (or  --next-keys space,n  to keep space)
+    """
+    from reader.reading.player import list_output_devices, run_live
+
+    if list_devices:
+        for line in list_output_devices():
+            click.echo(line)
+        return
+    if show_log:
+        from reader.club import show_log as _show
+
+        _show(session_path, click.echo)
+        return
+    club_mode = live or window or resume or memorize is not None
+    if (next_keys is not None or back_keys is not None) and not club_mode:
+        raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
+                          "(or --resume)")
+    if club_mode:
+        from reader.club import key_bindings, open_club
+
+        bindings = key_bindings(next_keys, back_keys)
+
+        def _build(o):
+            p, voice = build(o)
+            if plan_out:
+                _write_json(plan_out, p.to_json(indent=1))
+            _notice(voice)
+            return p, voice
+
+        open_club(opts, build=_build, resume=resume, session_path=session_path, memorize=memorize,
+                  signals=signals, auto=auto, device=device, backend=backend, window=window,
+                  echo=click.echo, bindings=bindings)
+        return
+    p, voice = build(opts)
+    if plan_out:
+        _write_json(plan_out, p.to_json(indent=1))
+    _notice(voice)
+    run_live(p, voice, auto=auto, device=device, backend=backend, echo=click.echo)

@@ -1,0 +1,254 @@
+"""The grab timer's pure core: reaction times, the speed drill's plan, drill log records.
+
+Nothing here reads a clock, opens a device or prints.  The live drill (``reader.drills.speed``)
+stamps a tap (``reader.drills.taps``), maps it to a *plan frame* (the sample of the reading that was
+reaching the listener at that instant) and hands that number to ``reaction``.
+
+Timeline of one card in a speed drill plan (``drill_plan``)::
+
+    ── ma / lead pause ──┬── kami (上の句) ────────────────────┬── take (wait) ──
+                         kami.start        kami.decisive        kami.end
+                         (from_kami_ms 0)  (reaction_ms 0)
+
+``kami.decisive`` is the plan frame where the last mora of the poem's kimariji *at that moment*
+starts: the kimariji is counted among the drill's universe (selection + karafuda) minus the
+poems read before (the engine computes it, ``poems.kimariji``).  How exact that frame is depends
+on the voice (``timeline``):
+
+  ``exact``      synthesized / tone voice: the mora onsets are the ones the voice produces.
+  ``estimated``  a recording from a voice pack: the pack's aligned (estimated) mora timeline
+                 (``Layout.exact`` False).
+  ``kami-start`` no mora timeline at all: reactions are measured from the 上の句 start and
+                 flagged so.
+
+``reaction`` subtracts the player's calibration (``reader.drills.calibrate``): ``tap_ms`` is the
+plan time the player meant, ``reaction_ms = tap_ms - kimariji_onset_ms``.  A tap less than
+``ANTICIPATION_MS`` after the onset cannot be a reaction to it (``anticipation``); one before
+the onset is also ``early``.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = [
+    "ANTICIPATION_MS", "TIMELINES", "LOG_FIELDS", "Grab", "reaction", "frames_to_ms",
+    "drill_plan", "timeline_of", "log_record", "summarize", "Summary", "card_at",
+]
+
+#: a tap sooner than this after the kimariji onset is an anticipation, not a reaction
+ANTICIPATION_MS = 100.0
+TIMELINES = ("exact", "estimated", "kami-start")
+
+#: keys of a drill log line (``--log FILE.jsonl``), in order.  Stable: add, never rename.
+LOG_FIELDS = (
+    "poem", "kimariji", "kimariji_onset_ms", "kami_start_ms", "tap_ms", "reaction_ms",
+    "from_kami_ms", "correct", "anticipation", "early", "fault", "karafuda", "answer",
+    "timeline", "calibration_ms", "card", "ts",
+)
+
+
+def _ms3(x: float) -> float:
+    return round(x, 3) + 0.0  # + 0.0: no -0.0
+
+
+def frames_to_ms(frame: float, sample_rate: int) -> float:
+    return frame * 1000.0 / sample_rate
+
+
+@dataclass(frozen=True)
+class Grab:
+    """One tap measured against the card being read.  All times in ms on the plan timeline."""
+
+    poem: int
+    kimariji: str
+    kimariji_sound: str
+    kimariji_onset_ms: float
+    kami_start_ms: float
+    tap_ms: float  # plan time heard at the tap, calibration applied
+    reaction_ms: float  # tap_ms - kimariji_onset_ms
+    from_kami_ms: float  # tap_ms - kami_start_ms
+    anticipation: bool  # reaction_ms < ANTICIPATION_MS
+    early: bool  # reaction_ms < 0: before the kimariji's last mora began
+    timeline: str  # exact | estimated | kami-start
+    calibration_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def reaction(tap_plan_frame: float, kami_segment, calibration_ms: float = 0.0, *,
+             sample_rate: int = 48000, timeline: str = "exact") -> Grab:
+    """A tap heard at plan frame ``tap_plan_frame`` (fractional allowed) against
+    ``kami_segment`` (a ``kami`` ``Segment`` of a numbered poem: ``start``, ``decisive``,
+    ``kimariji``), minus the player's ``calibration_ms``.
+
+    Without a mora timeline (``timeline="kami-start"`` or no ``decisive`` frame) the onset is
+    the 上の句's start and the result says ``timeline="kami-start"``.
+    """
+    if timeline not in TIMELINES:
+        raise ValueError(f"timeline must be one of {TIMELINES}, not {timeline!r}")
+    seg = kami_segment
+    if seg.decisive is None or timeline == "kami-start":
+        onset_frame, timeline = seg.start, "kami-start"
+    else:
+        onset_frame = seg.decisive
+    tap_ms = frames_to_ms(tap_plan_frame, sample_rate) - float(calibration_ms)
+    onset_ms = frames_to_ms(onset_frame, sample_rate)
+    start_ms = frames_to_ms(seg.start, sample_rate)
+    r = _ms3(tap_ms - onset_ms)  # flags follow the reported (rounded) value
+    return Grab(
+        poem=int(seg.poem), kimariji=seg.kimariji or "", kimariji_sound=seg.kimariji_sound or "",
+        kimariji_onset_ms=_ms3(onset_ms), kami_start_ms=_ms3(start_ms),
+        tap_ms=_ms3(tap_ms), reaction_ms=r, from_kami_ms=_ms3(tap_ms - start_ms),
+        anticipation=r < ANTICIPATION_MS, early=r < 0, timeline=timeline,
+        calibration_ms=float(calibration_ms),
+    )
+
+
+def card_at(plan, plan_frame: float):
+    """The kami ``Segment`` a tap at ``plan_frame`` is about, or None.
+
+    A tap belongs to the card whose 上の句 is being read or waited on: the silence before a
+    上の句 (``ma``/lead ``pause``) belongs to the card that follows, the ``take`` after it to
+    the card just read.
+    """
+    segs = plan.segments
+    if not segs:
+        return None
+    p = max(0.0, float(plan_frame))
+    seg = None
+    for s in segs:
+        if s.start <= p < s.end or (s.wait and s.start == p):
+            seg = s
+            break
+    if seg is None:
+        seg = segs[-1] if p >= segs[-1].end else None
+    if seg is None or not isinstance(seg.poem, int):
+        return None
+    kami = [s for s in segs if s.kind == "kami" and s.poem == seg.poem]
+    return kami[0] if kami else None
+
+
+# ---------------------------------------------------------------------------- the drill's plan
+def timeline_of(voice, kami_segment) -> str:
+    """``exact`` / ``estimated`` / ``kami-start`` for a kami segment read by ``voice``."""
+    if kami_segment.decisive is None or kami_segment.speech is None:
+        return "kami-start"
+    layout = voice.layout(kami_segment.speech)
+    if not layout.morae:
+        return "kami-start"
+    return "exact" if getattr(layout, "exact", True) else "estimated"
+
+
+def drill_plan(voice, seed: int, *, poems: Sequence[int] | None = None, karafuda: int = 0,
+               cards: int | None = None, ma_ms: int = 1000, take_ms: int = 3000,
+               lead_ms: int = 1500, speed: float = 1.0):
+    """A speed-drill plan: for each card ``ma`` · ``kami`` (with its kimariji at that moment and
+    ``decisive`` frame) · ``take`` (``wait=True``: the live drill waits there for the answer).
+
+    The order, universe and karafuda come from the engine's ``choose_order`` (same seed, same
+    drill); kimariji from ``poems.kimariji`` over universe minus the poems read before, exactly
+    as ``build_plan`` does.  The first 上の句 follows a ``lead_ms`` pause (the device settles,
+    the player gets ready).  ``rules`` is ``"speed"``.
+    """
+    from audio.voice import SpeechItem
+    from poems.kimariji import kimariji
+    from reader.reading.engine import choose_order
+    from audio.plan import Plan, Segment
+    from reader.reading.settings import preset
+
+    settings = preset("kyogi", poems=tuple(poems) if poems is not None else None,
+                      karafuda=karafuda, cards=cards, ma_ms=ma_ms, take_ms=take_ms, speed=speed,
+                      joka=False, last_shimo=False)
+    order, universe, kara = choose_order(settings, seed)
+    rate = voice.sample_rate
+
+    def frames(ms: int) -> int:
+        return round(ms * rate / 1000)
+
+    segs: list = []
+    pos = 0
+    read: list[int] = []
+    for i, no in enumerate(order):
+        gap = frames(lead_ms if i == 0 else ma_ms)
+        if gap:
+            segs.append(Segment("pause" if i == 0 else "ma", no, pos, pos + gap))
+            pos += gap
+        k = kimariji(universe, read)[no]
+        item = SpeechItem(key=str(no), part="kami", speed=speed)
+        layout = voice.layout(item)
+        decisive = None
+        if layout.morae:
+            decisive = pos + layout.morae[min(k.length, len(layout.morae)) - 1].start
+        segs.append(Segment("kami", no, pos, pos + layout.frames, speech=item, kimariji=k.card,
+                            kimariji_sound=k.sound, decisive=decisive))
+        pos += layout.frames
+        n = frames(take_ms)
+        segs.append(Segment("take", no, pos, pos + n, wait=True))
+        pos += n
+        read.append(no)
+    d = settings.to_dict()
+    d.update(rules="speed", lead_ms=lead_ms)
+    for key in ("yoin_ms", "gap_ms", "joka", "last_shimo"):
+        d.pop(key, None)
+    return Plan(sample_rate=rate, rules="speed", seed=seed, order=order, universe=universe,
+                karafuda=kara, segments=tuple(segs), settings=d, voice=getattr(voice, "name", ""))
+
+
+# ---------------------------------------------------------------------------- log and summary
+def log_record(grab: Grab, *, correct: bool, answer: int | str | None = None,
+               karafuda: bool = False, fault: bool = False, card: int | None = None,
+               ts: str | None = None) -> dict[str, Any]:
+    """One drill-log line (``LOG_FIELDS`` order).  ``correct``: the tap was right (the read
+    poem named; never for a karafuda); ``fault``: a tap on a karafuda or a wrong poem named."""
+    rec = {
+        "poem": grab.poem, "kimariji": grab.kimariji,
+        "kimariji_onset_ms": grab.kimariji_onset_ms, "kami_start_ms": grab.kami_start_ms,
+        "tap_ms": grab.tap_ms, "reaction_ms": grab.reaction_ms, "from_kami_ms": grab.from_kami_ms,
+        "correct": bool(correct), "anticipation": grab.anticipation, "early": grab.early,
+        "fault": bool(fault), "karafuda": bool(karafuda), "answer": answer,
+        "timeline": grab.timeline, "calibration_ms": grab.calibration_ms, "card": card, "ts": ts,
+    }
+    assert tuple(rec) == LOG_FIELDS
+    return rec
+
+
+@dataclass(frozen=True)
+class Summary:
+    cards: int
+    taps: int
+    correct: int
+    faults: int
+    missed: int
+    anticipations: int
+    median_reaction_ms: float | None
+    best_reaction_ms: float | None
+    median_from_kami_ms: float | None
+
+    def describe(self) -> str:
+        def ms(v):
+            return "—" if v is None else f"{v:.0f} ms"
+
+        return (f"{self.cards} cards · {self.taps} taps · {self.correct} correct · "
+                f"{self.faults} faults · {self.missed} missed · {self.anticipations} anticipations"
+                f" · median reaction {ms(self.median_reaction_ms)} · best "
+                f"{ms(self.best_reaction_ms)} · median from 上の句 {ms(self.median_from_kami_ms)}")
+
+
+def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0) -> Summary:
+    """Totals over drill-log records; reaction figures from correct, non-anticipated taps."""
+    recs = list(records)
+    good = [r for r in recs if r["correct"] and not r["anticipation"]]
+    rt = [r["reaction_ms"] for r in good]
+    fk = [r["from_kami_ms"] for r in good]
+    return Summary(
+        cards=cards, taps=len(recs), correct=sum(bool(r["correct"]) for r in recs),
+        faults=sum(bool(r["fault"]) for r in recs), missed=missed,
+        anticipations=sum(bool(r["anticipation"]) for r in recs),
+        median_reaction_ms=round(statistics.median(rt), 1) if rt else None,
+        best_reaction_ms=round(min(rt), 1) if rt else None,
+        median_from_kami_ms=round(statistics.median(fk), 1) if fk else None,
+    )

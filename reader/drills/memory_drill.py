@@ -1,0 +1,433 @@
+"""``karuta drill memory``: which torifuda goes with which 上の句 / kimariji, and the reverse.
+
+Layers (top calls down)::
+
+    memory (click command)   parse options, open StatsDB, plan the session, pick a front end
+      run_terminal / run_window   show a question, time the answer, show the verdict
+        MemorySession            next_question() -> answer() -> ... ; each answer is an FSRS
+                                 review committed to the stats DB before the next question
+          reader.drills.memory          questions, distractors, scheduling (pure)
+
+Time: a ``Clock`` is passed in (``now()`` an aware datetime for schedules and the log,
+``monotonic_ms()`` for response times); tests hand in a fake one.
+"""
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import IO, TYPE_CHECKING, Protocol
+
+import click
+
+if TYPE_CHECKING:  # heavy imports stay inside functions at run time
+    import random
+
+    from reader.drills.memory import MemoryDeck, Question, SessionPlan
+    from reader.drills.stats import StatsDB
+
+__all__ = ["Clock", "SystemClock", "Answer", "MemorySession", "run_terminal", "run_window", "memory"]
+
+#: a poem answered wrongly is asked again this many questions later (once per session)
+REQUEUE_GAP = 3
+
+
+class Clock(Protocol):
+    def now(self) -> datetime: ...
+
+    def monotonic_ms(self) -> float: ...
+
+
+class SystemClock:
+    def now(self) -> datetime:
+        return datetime.now(timezone.utc)
+
+    def monotonic_ms(self) -> float:
+        return time.perf_counter_ns() / 1e6
+
+
+@dataclass(frozen=True)
+class Answer:
+    question: Question
+    chosen: int | None  # index into question.choices
+    response_ms: float | None
+    correct: bool
+    rating: str  # Again / Hard / Good / Easy
+    due: datetime  # when the poem comes back
+
+
+@dataclass
+class MemorySession:
+    """One drill session over a ``SessionPlan``.
+
+    ``next_question()`` gives the next question or None at the end; ``answer()`` reviews the
+    poem's FSRS card and commits the review to the database, then returns the ``Answer``.  A poem
+    answered wrongly is asked again ``REQUEUE_GAP`` questions later (once).
+    """
+
+    db: StatsDB
+    deck: MemoryDeck
+    plan: SessionPlan
+    session_id: str
+    rng: random.Random
+    modes: Sequence[str] = ("kami",)  # one mode, or several to pick from at random
+    n_choices: int = 4
+    universe: Sequence[int] = tuple(range(1, 101))
+    answers: list[Answer] = field(default_factory=list)
+
+    def __post_init__(self):
+        self._queue = list(self.plan.poems)
+        self._requeued: set[int] = set()
+        self._open = 0  # 1 while a question has been given and not answered
+
+    @property
+    def remaining(self) -> int:
+        return len(self._queue)
+
+    @property
+    def position(self) -> int:
+        return len(self.answers) + 1
+
+    @property
+    def total(self) -> int:
+        return len(self.answers) + self._open + len(self._queue)
+
+    def next_question(self) -> Question | None:
+        from reader.drills.memory import make_question
+
+        if not self._queue:
+            return None
+        no = self._queue.pop(0)
+        self._open = 1
+        mode = self.modes[0] if len(self.modes) == 1 else self.rng.choice(list(self.modes))
+        return make_question(no, mode, self.rng, universe=self.universe, n_choices=self.n_choices)
+
+    def answer(self, q: Question, chosen: int | None, response_ms: float | None, now: datetime) -> Answer:
+        from reader.drills.memory import state_name
+
+        correct = q.is_correct(chosen)
+        self._open = 0
+        card, rating = self.deck.review(q.poem, correct, response_ms, q.mode, now)
+        self.db.record_review(
+            self.session_id, q.poem, now, mode=q.mode, correct=correct, response_ms=response_ms,
+            rating=int(rating), chosen=None if chosen is None else q.choices[chosen],
+            state=state_name(card.state), due=card.due, stability=card.stability,
+            card_json=card.to_json(),
+        )
+        if not correct and q.poem not in self._requeued:
+            self._requeued.add(q.poem)
+            self._queue.insert(min(REQUEUE_GAP, len(self._queue)), q.poem)
+        a = Answer(q, chosen, response_ms, correct, rating.name, card.due)
+        self.answers.append(a)
+        return a
+
+    def summary(self) -> str:
+        right = sum(a.correct for a in self.answers)
+        return f"answered {len(self.answers)}, right {right}"
+
+
+def _verdict(a: Answer) -> str:
+    secs = "" if a.response_ms is None else f"{a.response_ms / 1000:.2f} s, "
+    if a.correct:
+        return f"○ right ({secs}{a.rating}) — kimariji {a.question.kimariji}"
+    q = a.question
+    return (f"× wrong ({secs}{a.rating}): it was {q.answer + 1}) {q.choice_texts[q.answer]}"
+            f" — kimariji {q.kimariji}")
+
+
+def _question_text(q: Question, pos: int, total: int) -> str:
+    label = {"kami": "上の句", "kimariji": "決まり字", "reverse": "取り札"}[q.mode]
+    lines = [f"[{pos}/{total}] {label}: {q.prompt}"]
+    lines += [f"  {i + 1}) {t}" for i, t in enumerate(q.choice_texts)]
+    return "\n".join(lines)
+
+
+# -- terminal ----------------------------------------------------------------------------------
+
+class _Keys:
+    """Answers from stdin: single keys on a terminal (no Enter needed), lines from a pipe.
+
+    ``read()`` returns one answer string, or None at end of input.
+    """
+
+    def __init__(self, stream: IO[str]):
+        self.stream = stream
+        self._tty = False
+        self._saved = None
+        try:
+            self._tty = stream.isatty()
+        except (AttributeError, ValueError):
+            pass
+
+    def __enter__(self):
+        if self._tty:
+            import termios
+            import tty
+
+            fd = self.stream.fileno()
+            self._saved = termios.tcgetattr(fd)
+            tty.setcbreak(fd)  # keys arrive one by one; Ctrl-C still interrupts
+        return self
+
+    def __exit__(self, *exc):
+        if self._saved is not None:
+            import termios
+
+            termios.tcsetattr(self.stream.fileno(), termios.TCSADRAIN, self._saved)
+
+    def read(self) -> str | None:
+        if self._tty:
+            data = os.read(self.stream.fileno(), 1)
+            return data.decode(errors="replace") if data else None
+        line = self.stream.readline()
+        return line.strip() if line else None
+
+
+def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[str]) -> None:
+    """Ask every question on the terminal.  Keys: 1..N answer, q (or end of input) stops."""
+    def say(text: str = "", end: str = "\n") -> None:
+        out.write(text + end)
+        out.flush()
+
+    with _Keys(stdin) as keys:
+        while (q := session.next_question()) is not None:
+            say(_question_text(q, session.position, session.total))
+            say(f"answer 1-{len(q.choices)} (q to stop): ", end="")
+            t0 = clock.monotonic_ms()
+            while True:
+                try:
+                    key = keys.read()
+                except KeyboardInterrupt:
+                    key = None
+                t1 = clock.monotonic_ms()
+                if key is None or key.lower() in ("q", "\x1b"):
+                    say()
+                    return
+                if key.isdigit() and 1 <= int(key) <= len(q.choices):
+                    break
+                if key and not key.isspace():
+                    say(f"\n(type a digit 1-{len(q.choices)}, or q) ", end="")
+            say(key)  # echo (a cbreak terminal does not; a pipe has none)
+            a = session.answer(q, int(key) - 1, t1 - t0, clock.now())
+            say(_verdict(a))
+            say()
+
+
+# -- window ------------------------------------------------------------------------------------
+
+WINDOW_SIZE = (1100, 760)
+_GREEN = (60, 170, 90)
+_RED = (200, 60, 50)
+
+
+def _layout(q: Question, size: tuple[int, int]):
+    """Rects: (prompt rect, [choice rects]).  Cards side by side for torifuda choices; lines of
+    上の句 (with the torifuda prompt as a card on the left) in reverse mode."""
+    import pygame
+
+    w, h = size
+    n = len(q.choices)
+    if q.choices_are_torifuda:
+        prompt = pygame.Rect(40, 30, w - 80, 150)
+        gap = 24
+        card_w = min(200, (w - 80 - gap * (n - 1)) // n)
+        card_h = min(int(card_w * 1.4), h - 260)
+        card_w = int(card_h / 1.4)
+        left = (w - (card_w * n + gap * (n - 1))) // 2
+        rects = [pygame.Rect(left + i * (card_w + gap), 220, card_w, card_h) for i in range(n)]
+    else:
+        prompt = pygame.Rect(40, 60, 230, 322)
+        top, row = 60, min(110, (h - 100) // n)
+        rects = [pygame.Rect(310, top + i * row, w - 350, row - 16) for i in range(n)]
+    return prompt, rects
+
+
+def _draw(screen, q: Question, pos: int, total: int, answer: Answer | None = None) -> list:
+    import pygame
+
+    from reader.ui.window import BACKGROUND, PAPER, draw_card, draw_text, load_font
+
+    screen.fill(BACKGROUND)
+    small, big, card_font = load_font(22), load_font(44), load_font(30)
+    prompt, rects = _layout(q, screen.get_size())
+    label = {"kami": "上の句", "kimariji": "決まり字", "reverse": "取り札"}[q.mode]
+    draw_text(screen, f"{pos}/{total}  {label} → {'取り札' if q.choices_are_torifuda else '上の句'}",
+              small, pygame.Rect(10, 4, 600, 30))
+    if q.prompt_is_torifuda:
+        draw_card(screen, prompt, q.prompt, card_font)
+    else:
+        draw_text(screen, q.prompt, big, prompt, center=True)
+
+    def frame(i):
+        if answer is None:
+            return None
+        if i == q.answer:
+            return _GREEN
+        return _RED if i == answer.chosen else None
+
+    for i, (r, text) in enumerate(zip(rects, q.choice_texts)):
+        if q.choices_are_torifuda:
+            draw_card(screen, r, text, card_font, frame=frame(i))
+            draw_text(screen, str(i + 1), big, pygame.Rect(r.left, r.bottom + 8, r.width, 50), center=True)
+        else:
+            color = frame(i)
+            pygame.draw.rect(screen, PAPER, r, border_radius=8)
+            if color:
+                pygame.draw.rect(screen, color, r, width=6, border_radius=8)
+            draw_text(screen, f"{i + 1}  {text}", load_font(32), r.inflate(-24, -24), color=(20, 20, 20))
+    if answer is not None:
+        verdict = "○" if answer.correct else "×"
+        draw_text(screen, f"{verdict}  決まり字 {q.kimariji}", big,
+                  pygame.Rect(0, screen.get_height() - 70, screen.get_width(), 60), center=True)
+    pygame.display.flip()
+    return rects
+
+
+def run_window(
+    session: MemorySession, clock: Clock, out: IO[str], *, feedback_ms: float = 900,
+    on_question: Callable[[Question, list], None] | None = None,
+) -> None:
+    """Ask every question in a pygame window.  Keys 1..N or a click on a choice answer;
+    Esc, q or closing the window stops.  Verdicts are also echoed to ``out``.
+
+    ``on_question(question, choice_rects)`` is called once each question is on screen (tests
+    post their input events there).
+    """
+    from reader.ui.window import import_pygame, open_window, poll_events
+
+    pygame = import_pygame()
+
+    screen = open_window(WINDOW_SIZE, "karuta drill memory")
+    digit_keys = {getattr(pygame, f"K_{d}"): d for d in range(1, 10)}
+    digit_keys.update({getattr(pygame, f"K_KP{d}"): d for d in range(1, 10)})
+    redraw_events = {pygame.VIDEOEXPOSE, pygame.WINDOWEXPOSED, pygame.WINDOWSHOWN}
+
+    def wait_choice(q: Question, rects: list) -> tuple[int, float] | None:
+        """(chosen index, stamp ms), or None to stop."""
+        while True:
+            for stamp, ev in poll_events(clock.monotonic_ms):
+                if ev.type == pygame.QUIT:
+                    return None
+                if ev.type in redraw_events:  # shown, uncovered: SDL keeps the surface, show it again
+                    pygame.display.flip()
+                if ev.type == pygame.KEYDOWN:
+                    if ev.key in (pygame.K_ESCAPE, pygame.K_q):
+                        return None
+                    d = digit_keys.get(ev.key)
+                    if d is not None and d <= len(q.choices):
+                        return d - 1, stamp
+                if ev.type == pygame.MOUSEBUTTONDOWN and ev.button == 1:
+                    for i, r in enumerate(rects):
+                        if r.collidepoint(ev.pos):
+                            return i, stamp
+            pygame.time.wait(1)  # poll about every ms: stamps are taken off the queue
+
+    try:
+        while (q := session.next_question()) is not None:
+            pos, total = session.position, session.total
+            rects = _draw(screen, q, pos, total)
+            t0 = clock.monotonic_ms()
+            if on_question is not None:
+                on_question(q, rects)
+            got = wait_choice(q, rects)
+            if got is None:
+                return
+            chosen, stamp = got
+            a = session.answer(q, chosen, stamp - t0, clock.now())
+            out.write(_question_text(q, pos, total) + "\n" + _verdict(a) + "\n\n")
+            out.flush()
+            _draw(screen, q, pos, total, a)
+            end = clock.monotonic_ms() + feedback_ms
+            while clock.monotonic_ms() < end:
+                for _, ev in poll_events(clock.monotonic_ms):
+                    if ev.type == pygame.QUIT or (
+                            ev.type == pygame.KEYDOWN and ev.key in (pygame.K_ESCAPE, pygame.K_q)):
+                        return
+                pygame.time.wait(5)
+    finally:
+        pygame.display.quit()
+
+
+# -- command -------------------------------------------------------------------------------------
+
+_COLOR_NAMES = ["blue", "pink", "yellow", "green", "orange", "青", "桃", "黄", "緑", "橙"]
+
+
+def _color(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from poems import COLOR_JA
+
+    by_ja = {ja: name for name, ja in COLOR_JA.items()}
+    return by_ja.get(value, value)
+
+
+@click.command("memory")
+@click.option("--count", "-n", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="Poems in the session (due ones first, then new ones).")
+@click.option("--mode", type=click.Choice(["kami", "kimariji", "reverse", "mix"]), default="kami",
+              show_default=True,
+              help="kami: 上の句 → 取り札; kimariji: 決まり字 → 取り札; reverse: 取り札 → 上の句; mix: any.")
+@click.option("--choices", "n_choices", type=click.IntRange(2, 9), default=4, show_default=True,
+              help="Cards to choose from.")
+@click.option("--due", "due_only", is_flag=True, help="Only poems due for review (no new ones).")
+@click.option("--new", "max_new", type=click.IntRange(0, 100), default=10, show_default=True,
+              help="At most this many new poems in the session.")
+@click.option("--color", type=click.Choice(_COLOR_NAMES), default=None,
+              help="One goshiki colour: its 20 poems only, distractors and kimariji among them.")
+@click.option("--seed", type=int, default=None, help="Seed for the question order and choices.")
+@click.option("--window", is_flag=True, help="Drill in a window (large text, cards as printed).")
+def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
+    """Memory drill: pick the torifuda for a 上の句 or kimariji, or the reverse.
+
+    \b
+    Poems are scheduled with FSRS, one card per poem; new poems come colour by
+    colour (青 桃 黄 緑 橙), the next colour once 16 of the previous 20 are learned.
+    Every answer is saved as it is given (see 'karuta stats').
+
+    \b
+    Examples:
+      karuta drill memory                      # due poems, then new ones
+      karuta drill memory --due --mode kimariji
+      karuta drill memory --color 青 --choices 6 --window
+    """
+    import random
+
+    from reader.drills.memory import MODES, MemoryDeck, poems_of
+    from reader.drills.stats import StatsDB
+
+    if window:
+        from reader.ui.window import require_display
+
+        require_display()
+    color = _color(color)
+    clock = SystemClock()
+    rng = random.Random(seed)
+    with StatsDB() as db:
+        if db.notice:
+            click.echo(f"karuta: {db.notice}", err=True)
+        deck = MemoryDeck.from_json(db.memory_cards())
+        now = clock.now()
+        plan = deck.plan_session(now, rng, count=count, due_only=due_only, color=color, max_new=max_new)
+        click.echo(deck.due_counts(now, color).describe())
+        if not plan.poems:
+            nxt = deck.next_due(poems_of(color))
+            when = f"; next due {nxt.astimezone().strftime('%Y-%m-%d %H:%M')}" if nxt else ""
+            click.echo(f"nothing to drill now{when}")
+            return
+        click.echo(f"{len(plan.poems)} poems: {plan.due} due, {plan.new} new\n")
+        settings = {"mode": mode, "choices": n_choices, "color": color, "due_only": due_only,
+                    "seed": seed, "window": window}
+        sid = db.start_session("memory", now, settings)
+        session = MemorySession(
+            db, deck, plan, sid, rng, modes=MODES if mode == "mix" else (mode,),
+            n_choices=n_choices, universe=poems_of(color),
+        )
+        out = click.get_text_stream("stdout")
+        if window:
+            run_window(session, clock, out)
+        else:
+            run_terminal(session, clock, click.get_text_stream("stdin"), out)
+        click.echo(session.summary() + "; " + deck.due_counts(clock.now(), color).describe())

@@ -1,0 +1,603 @@
+"""``karuta drill speed``: the grab timer.  The 上の句 of the selected poems are read, shuffled;
+tap as soon as you know the poem, then say which it was.
+
+Layers (top calls down)::
+
+    speed (click command)        options, device, calibration, log, stats; picks a front end
+      run_drill(plan, ..., front)  plays the plan, maps taps, asks, records (one loop, both UIs)
+        TerminalFront / WindowFront   input (reader.drills.taps: stamped as taken in) and display
+        reader.drills.grab                  reaction times, drill plan, log records (pure)
+
+A card: 間 · 上の句 (the kimariji's last mora starts at ``decisive``) · take (the drill waits
+there ``--take`` seconds for a tap, then the card is missed).  A tap belongs to the card whose
+上の句 is being read or waited on (the 間 before it included).  Terminal: any key taps (q / Esc
+quit), then type the kimariji or the poem number and Enter.  Window: a key, a click or a touch
+taps, then pick the torifuda among ``--choices`` (key 1..N or a click).  A tap on a karafuda is
+a fault.  Every tap is a line in ``--log`` and a row in the stats database, written as it
+happens.
+
+Before the first card the drill plays silence ("get ready…") until the output's timing has
+settled (``Output.timing_settled``; at most ``reader.drills.taps.WARMUP_MAX_S``): PortAudio's DAC times of a new
+PulseAudio stream wander by up to ±5 ms for its first 3-15 s, which showed as the first taps
+of a drill reported up to 5 ms off.  ``KARUTA_TIMING_DEBUG=1`` adds a ``debug`` object to each
+log line (how the tap was mapped: stream age, DAC buffer and its residual, clock pairing
+width, warm-up); ``KARUTA_TIMING_DUMP=FILE.npz`` writes the stream's DAC timeline at the end.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import click
+
+__all__ = ["speed", "run_drill", "TerminalFront", "WindowFront", "resolve_answer", "DrillResult"]
+
+QUIT_CHARS = ("q", "Q", "\x1b")
+
+
+# ---------------------------------------------------------------------------- answers
+def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
+    """The poem named by ``text`` (a number, or kana: the kimariji or any longer opening, as
+    heard or as printed) among ``candidates`` (the poems still unread, the one read included).
+    Returns (poem, "") or (None, why)."""
+    import poems
+    from poems.kimariji import sound_morae
+
+    t = "".join(text.split())
+    if not t:
+        return None, "type the kimariji or the poem's number"
+    if t.isdigit():
+        n = int(t)
+        return (n, "") if 1 <= n <= 100 else (None, f"no poem {n}: poems are 1-100")
+    heard = "".join(sound_morae([t]))
+    found = [n for n in candidates
+             if "".join(sound_morae(poems.poem(n).kami_reading)).startswith(heard)
+             or "".join(poems.poem(n).kana[:3]).startswith(t)]
+    if not found:
+        return None, f"no poem left opens with {t}"
+    if len(found) > 1:
+        return None, f"{t} fits {len(found)} poems: type more"
+    return found[0], ""
+
+
+def choices_for(poem: int, candidates, n: int, rng: random.Random) -> list[int]:
+    """``n`` torifuda to pick from: the read poem and the unread ones sharing the longest
+    opening with it (the confusable ones), shuffled."""
+    import poems
+    from poems.kimariji import sound_morae
+
+    def sound(x):
+        return sound_morae(poems.poem(x).kami_reading)
+
+    me = sound(poem)
+
+    def common(x):
+        s = sound(x)
+        k = 0
+        while k < min(len(s), len(me)) and s[k] == me[k]:
+            k += 1
+        return k
+
+    others = [c for c in candidates if c != poem]
+    rng.shuffle(others)
+    others.sort(key=common, reverse=True)
+    picked = [poem] + others[:max(0, n - 1)]
+    rng.shuffle(picked)
+    return picked
+
+
+# ---------------------------------------------------------------------------- front ends
+class TerminalFront:
+    """The terminal: keys from ``reader.drills.taps.TerminalTaps``, lines out through ``echo``."""
+
+    name = "terminal"
+
+    def __init__(self, echo: Callable[[str], None] = click.echo, stream=None):
+        from reader.drills.taps import TerminalTaps
+
+        self.echo = echo
+        self.taps = TerminalTaps(stream)
+        self._typed = ""
+
+    def __enter__(self):
+        self.taps.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self.taps.__exit__(*exc)
+
+    def poll(self, timeout: float) -> list:
+        ev = self.taps.get(timeout)
+        if ev is None:
+            return []
+        out = [ev]
+        while (ev := self.taps.get()) is not None:
+            out.append(ev)
+        return out
+
+    # drill
+    def is_tap(self, ev) -> bool:
+        return ev.kind == "key" and ev.char not in QUIT_CHARS
+
+    def card(self, plan, index: int, poem: int) -> None:
+        self.echo(f"[{index}/{len(plan.order)}]")
+
+    def show(self, text: str) -> None:
+        self.echo(text)
+
+    def stats(self) -> str:
+        d = self.taps.stats.describe()
+        return f"input polled every {d.get('median_ms', 0):.2f} ms (median), max {d.get('max_ms', 0):.1f} ms"
+
+    def ask(self, grab, choices: list[int]) -> None:
+        self._typed = ""
+        click.echo("  which poem? kimariji or number, Enter: ", nl=False)
+
+    def answer(self, ev, choices: list[int], candidates) -> int | None:
+        """Feed one event in the answer phase; the poem once Enter is pressed on a valid name."""
+        c = ev.char
+        if ev.kind != "key":
+            return None
+        if c in ("\r", "\n"):
+            poem, why = resolve_answer(self._typed, candidates)
+            if poem is None:
+                click.echo("")
+                click.echo(f"  {why}: ", nl=False)
+                self._typed = ""
+                return None
+            click.echo("")
+            return poem
+        if c in ("\x7f", "\b"):
+            if self._typed:
+                self._typed = self._typed[:-1]
+                click.echo("\b \b", nl=False)
+            return None
+        if c.isprintable():
+            self._typed += c
+            click.echo(c, nl=False)
+        return None
+
+    def tapped(self, n: int) -> None:  # calibration feedback
+        click.echo("·", nl=False)
+
+    def frame(self, heard) -> None:
+        pass
+
+
+class WindowFront:
+    """The pygame window: input polled about every 1 ms, drawn at 60 fps, on one thread
+    (``reader.drills.taps.WindowLoop``).  ``poll(timeout)`` runs the loop for up to ``timeout`` s."""
+
+    name = "window"
+    SIZE = (960, 640)
+
+    def __init__(self, title: str = "karuta drill speed", fps: float = 60.0,
+                 echo: Callable[[str], None] = click.echo):
+        self.title = title
+        self.fps = fps
+        self.echo = echo
+        self.lines: list[str] = []
+        self.big = ""
+        self.cards: list[int] = []
+        self.rects: list = []
+        self.progress: float | None = None
+        self._static = None
+        self._dirty = True
+        self.heard: Callable[[], float | None] | None = None
+
+    def __enter__(self):
+        from reader.drills.taps import WindowLoop, WindowTaps
+        from reader.ui.window import load_font, open_window
+
+        # SDL's default framebuffer under X11 goes through OpenGL when it can: every update then
+        # costs ~5 ms under Xvfb (and can wait for vsync on real screens), and input waits
+        # meanwhile.  The plain software framebuffer updates a small rect in ~0.1 ms.
+        os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
+        self.screen = open_window(self.SIZE, self.title)
+        import pygame
+
+        self._pg = pygame
+        self.fonts = (load_font(24), load_font(56), load_font(30))
+        self.taps = WindowTaps()
+        self.loop = WindowLoop(self.taps, self._draw, fps=self.fps)
+        return self
+
+    def __exit__(self, *exc):
+        self._pg.display.quit()
+
+    def poll(self, timeout: float) -> list:
+        end = time.perf_counter() + timeout
+        out = []
+        while True:
+            out += self.loop.step()
+            if out or time.perf_counter() >= end:
+                return out
+
+    # drawing
+    def _render_static(self):
+        pg = self._pg
+        from reader.ui.window import BACKGROUND, draw_card, draw_text
+
+        small, big, card_font = self.fonts
+        surf = pg.Surface(self.SIZE)
+        surf.fill(BACKGROUND)
+        y = 10
+        for ln in self.lines[-4:]:
+            y += draw_text(surf, ln, small, pg.Rect(16, y, self.SIZE[0] - 32, 60))
+        if self.big:
+            draw_text(surf, self.big, big, pg.Rect(0, 150, self.SIZE[0], 80), center=True)
+        self.rects = []
+        if self.cards:
+            n = len(self.cards)
+            gap = 16
+            w = min(130, (self.SIZE[0] - 40 - gap * (n - 1)) // n)
+            h = int(w * 1.4)
+            left = (self.SIZE[0] - (w * n + gap * (n - 1))) // 2
+            for i, poem in enumerate(self.cards):
+                import poems
+
+                r = pg.Rect(left + i * (w + gap), 270, w, h)
+                draw_card(surf, r, poems.poem(poem).torifuda, card_font)
+                draw_text(surf, str(i + 1), small, pg.Rect(r.left, r.bottom + 6, r.width, 30),
+                          center=True)
+                self.rects.append(r)
+        self._static = surf
+        self._dirty = False
+
+    BAR = (40, 110, 880, 10)
+
+    def _draw(self):
+        """A frame: the whole screen when the content changed (returns None: full flip), else
+        only the progress bar of the 上の句 being heard (returns its rect)."""
+        pg = self._pg
+        full = self._dirty or self._static is None
+        if full:
+            self._render_static()
+            self.screen.blit(self._static, (0, 0))
+        bar = pg.Rect(self.BAR)
+        self.screen.blit(self._static, bar, bar)
+        p = self.progress_fn() if self.progress_fn else None
+        if p is not None:
+            pg.draw.rect(self.screen, (70, 90, 80), bar)
+            pg.draw.rect(self.screen, (235, 200, 90), (bar.x, bar.y, int(bar.w * min(1.0, p)), bar.h))
+        return None if full else [bar]
+
+    progress_fn: Callable[[], float | None] | None = None
+
+    def _set(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+        self._dirty = True
+
+    # drill
+    def is_tap(self, ev) -> bool:
+        if ev.kind in ("mouse", "touch"):
+            return True
+        return ev.kind == "key" and ev.char not in QUIT_CHARS and ev.key != self._pg.K_ESCAPE
+
+    def card(self, plan, index: int, poem: int) -> None:
+        self._set(big="", cards=[], lines=self.lines[-3:] + [f"[{index}/{len(plan.order)}] …"])
+
+    def show(self, text: str) -> None:
+        self.echo(text)
+        self._set(lines=self.lines + [text.strip()])
+
+    def ask(self, grab, choices: list[int]) -> None:
+        self._set(big=f"{grab.reaction_ms:+.0f} ms", cards=list(choices))
+
+    def answer(self, ev, choices: list[int], candidates) -> int | None:
+        if ev.kind == "key" and ev.char.isdigit() and 1 <= int(ev.char) <= len(choices):
+            return choices[int(ev.char) - 1]
+        if ev.kind in ("mouse", "touch") and ev.pos is not None:
+            for r, poem in zip(self.rects, choices):
+                if r.collidepoint(ev.pos):
+                    return poem
+        return None
+
+    def tapped(self, n: int) -> None:
+        self._set(big=f"{n}")
+
+    def stats(self) -> str:
+        d = self.taps.stats.describe()
+        return (f"window {self.loop.fps_measured():.1f} fps; input polled every "
+                f"{d.get('median_ms', 0):.2f} ms (median), p99 {d.get('p99_ms', 0):.1f} ms, "
+                f"max {d.get('max_ms', 0):.1f} ms")
+
+    def frame(self, heard) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        self._set(big=text, cards=[])
+
+
+# ---------------------------------------------------------------------------- the drill loop
+@dataclass
+class DrillResult:
+    records: list[dict] = field(default_factory=list)
+    missed: list[int] = field(default_factory=list)
+    passed: list[int] = field(default_factory=list)  # karafuda rightly not tapped
+    quit: bool = False
+
+
+def _ts_of(ns: int) -> datetime:
+    return datetime.now(timezone.utc) - timedelta(seconds=(time.perf_counter_ns() - ns) / 1e9)
+
+
+def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
+              choices: int = 6, log=None, db=None, session_id: str | None = None,
+              rng: random.Random | None = None, echo: Callable[[str], None] = click.echo,
+              on_event: Callable[[str, object], None] | None = None) -> DrillResult:
+    """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
+    (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
+    happens.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
+    length, s), "card", "grab", "record", "miss")."""
+    from audio.render import PlanCursor
+    from reader.drills.grab import card_at, log_record, reaction, timeline_of
+    from reader.drills.taps import SettleGate, TapMapper
+
+    rng = rng or random.Random()
+    notify = on_event or (lambda name, data: None)
+    rate = plan.sample_rate
+    kami = {s.poem: s for s in plan.segments if s.kind == "kami" and isinstance(s.poem, int)}
+    timeline = {p: timeline_of(voice, s) for p, s in kami.items()}
+    position = {p: i + 1 for i, p in enumerate(plan.order)}
+    karafuda = set(plan.karafuda)
+    cursor = PlanCursor(plan, voice, live=True)
+    mapper = TapMapper(output, cursor)
+    result = DrillResult()
+    done: set[int] = set()
+    pending = None  # (grab, choices, candidates) while the player names the poem
+    wait_since: float | None = None
+    released: int | None = None
+    shown: int | None = None
+    # KARUTA_TIMING_DEBUG=1: each log line gets "debug": how its tap was mapped (DAC buffer,
+    # clock pairing, stream age ...); KARUTA_TIMING_DUMP=FILE.npz: the DAC timeline at the end
+    debug = os.environ.get("KARUTA_TIMING_DEBUG", "") not in ("", "0")
+    debug_of: dict[int, dict] = {}
+
+    def candidates_for(poem):
+        i = plan.order.index(poem)
+        read_before = set(plan.order[:i])
+        return [n for n in plan.universe if n not in read_before and n not in karafuda]
+
+    def finish(grab, answer, correct, fault, ns):
+        ts = _ts_of(ns)
+        rec = log_record(grab, correct=correct, answer=answer, karafuda=grab.poem in karafuda,
+                         fault=fault, card=position[grab.poem],
+                         ts=ts.isoformat(timespec="milliseconds"))
+        if debug:
+            rec["debug"] = debug_of.pop(grab.poem, {})
+        result.records.append(rec)
+        if log is not None:
+            log.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            log.flush()
+            os.fsync(log.fileno())
+        if db is not None and session_id is not None:
+            db.record_tap(session_id, grab.poem, ts, kimariji=grab.kimariji,
+                          reaction_ms=grab.reaction_ms, from_kami_ms=grab.from_kami_ms,
+                          correct=correct, anticipation=grab.anticipation, fault=fault)
+        done.add(grab.poem)
+        notify("record", rec)
+        import poems
+
+        p = poems.poem(grab.poem)
+        verdict = ("○" if correct else "× お手つき" if fault else "×")
+        front.show(f"  {verdict}  {grab.poem} {grab.kimariji}  {' '.join(p.kanji[:3])}")
+
+    def progress():
+        f = output.frame_now()
+        if f is None:
+            return None
+        seg, _ = cursor.segment_at(max(0, int(f)))
+        if seg is None or seg.kind != "kami":
+            return None
+        return (cursor.plan_frame_at(max(0, int(f))) - seg.start) / max(1, seg.frames)
+
+    if isinstance(front, WindowFront):
+        front.progress_fn = progress
+    # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
+    # times have settled (``reader.drills.taps.SettleGate``); taps meanwhile are ignored
+    gate = SettleGate(output, cursor)
+    if gate.start():
+        if hasattr(front, "message"):
+            front.message("get ready…")
+        else:
+            front.show("get ready…")
+    output.play(cursor)
+    try:
+        while output.is_active:
+            if gate.poll():
+                notify("ready", gate.waited_s)
+                if hasattr(front, "message"):
+                    front.message("")
+            for ev in front.poll(0.002):
+                if ev.kind == "quit" or (ev.kind == "key" and ev.char in QUIT_CHARS
+                                         and pending is None) or (ev.char == "\x1b"):
+                    result.quit = True
+                    front.show("stopped")
+                    return result
+                if pending is None:
+                    if gate.waiting or not front.is_tap(ev):
+                        continue
+                    pf = mapper.plan_frame(ev.ns)
+                    seg = card_at(plan, pf) if pf is not None else None
+                    if seg is None or seg.poem in done:
+                        continue
+                    if debug and hasattr(output, "timing_debug"):
+                        dbg = output.timing_debug(ev.ns / 1e9)
+                        dbg["tap_perf"] = ev.ns / 1e9
+                        dbg["plan_frame"] = pf
+                        dbg["warmup_s"] = round(gate.waited_s, 2)
+                        debug_of[seg.poem] = dbg
+                    grab = reaction(pf, seg, calibration_ms, sample_rate=rate,
+                                    timeline=timeline[seg.poem])
+                    notify("grab", grab)
+                    flag = (" (before the kimariji)" if grab.early else
+                            " (anticipation)" if grab.anticipation else "")
+                    flag += "" if grab.timeline == "exact" else f" [{grab.timeline} timeline]"
+                    front.show(f"  {grab.reaction_ms:+.0f} ms after the kimariji, "
+                               f"{grab.from_kami_ms:.0f} ms into the 上の句{flag}")
+                    if grab.poem in karafuda:
+                        finish(grab, None, False, True, ev.ns)
+                        front.show("  空札: not on the field — a tap is a fault")
+                    else:
+                        cands = candidates_for(grab.poem)
+                        ch = choices_for(grab.poem, cands, choices, rng)
+                        pending = (grab, ch, cands, ev.ns)
+                        front.ask(grab, ch)
+                else:
+                    grab, ch, cands, ns = pending
+                    answer = front.answer(ev, ch, cands)
+                    if answer is not None:
+                        pending = None
+                        finish(grab, answer, answer == grab.poem, answer != grab.poem, ns)
+            # what the cursor is doing (its head, ~0.1 s ahead of the ear)
+            st = cursor.state
+            seg = st.segment
+            if seg is not None and seg.kind == "kami" and seg.poem != shown:
+                shown = seg.poem
+                front.card(plan, position[seg.poem], seg.poem)
+                notify("card", seg)
+            if st.waiting and seg is not None and isinstance(seg.poem, int):
+                poem = seg.poem
+                if poem in done:
+                    if released != poem:
+                        released = poem
+                        wait_since = None
+                        cursor.release()
+                elif pending is None:
+                    now = time.perf_counter()
+                    if wait_since is None:
+                        wait_since = now
+                    elif now - wait_since >= take_s:
+                        done.add(poem)
+                        if poem in karafuda:
+                            result.passed.append(poem)
+                            front.show(f"  空札 {poem}: rightly left alone")
+                        else:
+                            result.missed.append(poem)
+                            front.show(f"  missed {poem} {kami[poem].kimariji}")
+                        notify("miss", poem)
+        output.wait(timeout=1.0)
+    finally:
+        output.stop()
+        cursor.close()
+        dump = os.environ.get("KARUTA_TIMING_DUMP")
+        if dump and hasattr(output, "timing_dump"):
+            output.timing_dump(dump)
+    return result
+
+
+# ---------------------------------------------------------------------------- command
+def _open_output(backend: str, device, rate: int):
+    from reader.reading.player import open_output
+
+    return open_output(backend, device, rate)
+
+
+@click.command("speed")
+@click.option("--poems", "poems_spec", default=None, metavar="SPEC",
+              help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union).")
+@click.option("--color", "colors", multiple=True, metavar="COLOUR",
+              help="A goshiki colour: blue pink yellow green orange (repeatable).")
+@click.option("--cards", type=int, default=None, help="How many cards to read (default: all selected).")
+@click.option("--karafuda", type=int, default=0, show_default=True,
+              help="Karafuda (空札) from outside the selection, shuffled in: tapping one is a fault.")
+@click.option("--seed", type=int, default=None, help="Shuffle seed (printed when not given).")
+@click.option("--speed", "pace", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
+@click.option("--ma", type=float, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
+@click.option("--take", type=float, default=3.0, show_default=True,
+              help="How long to wait for a tap after the 上の句, seconds (then it is missed).")
+@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
+              help="synth (built-in), tone (test tones), or a voice pack.")
+@click.option("--window", is_flag=True, help="Drill in a window (keys, mouse, touch; torifuda to pick).")
+@click.option("--choices", type=click.IntRange(2, 8), default=6, show_default=True,
+              help="Window: torifuda to pick from after a tap.")
+@click.option("--device", default=None, help="Sound device name or number.")
+@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
+              show_default=True, help="Audio output library (sounddevice times taps best).")
+@click.option("--log", "log_path", default=None, type=click.Path(dir_okay=False),
+              help="Write a JSON line per tap to this file (a new file).")
+@click.option("--plan-out", default=None, type=click.Path(dir_okay=False),
+              help="Write the drill's plan as JSON.")
+def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
+          choices, device, backend, log_path, plan_out):
+    """Speed drill (grab timer): tap as soon as you know the poem, then say which.
+
+    \b
+    The 上の句 of the selected poems are read, shuffled.  Reaction = from the start of the
+    last sound of the kimariji (as it is at that moment) to your tap, calibration applied
+    (see 'karuta calibrate'); taps under 100 ms are anticipations.
+    Terminal: any key taps, then type the kimariji or the number and Enter; q quits.
+    Window: key, click or touch taps, then pick the torifuda (1..N or click).
+
+    \b
+    Log line (--log): {"poem", "kimariji", "kimariji_onset_ms", "kami_start_ms", "tap_ms",
+    "reaction_ms", "from_kami_ms", "correct", "anticipation", "early", "fault", ...}
+    """
+    import secrets
+
+    from reader.drills.calibrate import CalibrationStore, device_key
+    from reader.cli.read import make_voice
+    from reader.base.errors import KarutaError
+    from reader.drills.grab import drill_plan, summarize
+    from reader.reading.selection import parse_selection
+
+    if window:
+        from reader.ui.window import require_display
+
+        require_display()
+    if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
+        raise KarutaError(f"{log_path} exists: give a new file for --log")
+    selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
+    seed = seed if seed is not None else secrets.randbelow(1_000_000)
+    output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
+    voice = make_voice(voice_spec)
+    if voice.sample_rate != output.sample_rate:
+        output = _open_output(backend, device, voice.sample_rate)
+    plan = drill_plan(voice, seed, poems=selection, karafuda=karafuda, cards=cards,
+                      ma_ms=round(ma * 1000), take_ms=round(take * 1000), speed=pace or 1.0)
+    if plan_out:
+        from reader.base.files import atomic_write_text
+
+        atomic_write_text(Path(plan_out), plan.to_json(indent=1))
+    key = device_key(output)
+    calib = CalibrationStore().offset_ms(key)
+    if calib is None:
+        dev = f" --device {device}" if device else ""
+        click.echo(f"karuta: no calibration for {key}: reactions are uncalibrated "
+                   f"(run `karuta calibrate{dev}`)", err=True)
+    click.echo(f"speed drill · {len(plan.order)} cards · seed {seed} · {voice.name} voice · "
+               f"calibration {'none' if calib is None else f'{calib:+.1f} ms'}")
+    click.echo("tap (any key" + (", click or touch" if window else "") + ") as soon as you know "
+               "the poem; q quits")
+    from reader.drills.stats import StatsDB
+
+    log = open(log_path, "w", encoding="utf-8") if log_path else None
+    try:
+        with StatsDB() as db:
+            if db.notice:
+                click.echo(f"karuta: {db.notice}", err=True)
+            sid = db.start_session("speed", datetime.now(timezone.utc), {
+                "seed": seed, "poems": list(plan.universe), "karafuda": karafuda,
+                "device": key, "calibration_ms": calib, "window": window})
+            front = WindowFront() if window else TerminalFront()
+            with front:
+                res = run_drill(plan, voice, output, front, calibration_ms=calib or 0.0,
+                                take_s=take, choices=choices, log=log, db=db, session_id=sid,
+                                rng=random.Random(seed))
+                timing = front.stats()
+    finally:
+        if log is not None:
+            log.close()
+    s = summarize(res.records, cards=len(plan.order), missed=len(res.missed))
+    click.echo(s.describe())
+    click.echo(timing)
+    if log_path:
+        click.echo(f"log: {log_path}")

@@ -1,0 +1,384 @@
+"""``karuta match keep``: a scorekeeper for a referee sitting beside a real match.
+
+Plain line-based terminal I/O (works on any terminal, over ssh, and with piped input): the
+screen shows the counts (kyogi: cards left on each side; goshiki: cards taken and the ba),
+the read count and the last reads; the referee types one line per read.
+
+Entry lines (case-insensitive, words separated by spaces)::
+
+    kyogi:    POEM [TAKER] [TOUCH ...] [s CARD,CARD]
+              TAKER  a | b | = (simultaneous: the card goes to its territory's owner) | - (nobody)
+              TOUCH  ao / ap = A touched own / opp territory (bo, bp for B), besides the
+                     taking touch, which is added by itself; "a:own", "b:opp" work too
+              s 12,40  the cards sent (default: the sender's lowest-numbered cards)
+    goshiki:  POEM [TAKER] [fX ...] [lX]
+              TAKER  a | b | c | -      fa, fb, fab  faults      la  A touched the right card
+              first, then a wrong one (a fault; the card is not A's)
+    u  undo the last read     q  quit (the log is already saved)     ?  help
+
+Examples: ``37 a`` (A took 37), ``12 b ao`` (B took 12 while A touched own side),
+``5 ao bp`` (karafuda 5: A touched own, B touched A's side → 共お手).
+
+The log (``reader.match.log`` format) is rewritten atomically after every read and every undo
+(temp file + fsync + ``os.replace``), so a crash or Ctrl-C loses nothing; ``--resume``
+continues it.
+
+Hook for the reading engine: ``Keeper(announcer=...)`` takes an object with
+``next_poem(state) -> int | None`` (see ``Announcer``).  When given, the keeper asks it which
+poem to read next (a future ``--read`` option will read it aloud there) and the entry line may
+leave out the poem number.  No audio is done here.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Protocol
+
+import click
+
+from reader.match import log as matchlog
+from reader.base.errors import KarutaError, LogError
+from reader.match.rules import BadDeal, IllegalEvent
+from reader.match.rules import goshiki, kyogi
+
+HELP = {
+    "kyogi": (
+        "Enter: POEM [a|b|=|-] [ao ap bo bp] [s CARDS]   e.g. '37 a', '12 b ao', '5 ao bp'\n"
+        "  a/b took it, '=' both at once (card to its territory's owner), '-' or nothing: nobody\n"
+        "  ao/ap: A touched own/opp territory (besides taking); bo/bp likewise for B\n"
+        "  s 12,40: the cards sent (default: lowest-numbered)\n"
+        "  u undo   q quit (saved)   ? help"
+    ),
+    "goshiki": (
+        "Enter: POEM [a|b|c|-] [fa fb ...] [la]   e.g. '61 a', '61 b fa', '61 b la'\n"
+        "  a/b/c took it, '-' or nothing: nobody   fa: A faulted (fab: A and B)\n"
+        "  la: A touched the right card, then a wrong one (a fault; the card is not A's)\n"
+        "  u undo   q quit (saved)   ? help"
+    ),
+}
+
+
+class Announcer(Protocol):
+    """Hook for the reading engine (a later ``--read`` option): chooses and reads the poems.
+
+    ``next_poem(state)`` returns the poem about to be read (and may read it aloud), or ``None``
+    to let the referee type it.  Called once per read (the keeper remembers the answer, so a
+    typo, help or an undo back to that read does not read it again).
+    """
+
+    def next_poem(self, state) -> int | None: ...
+
+
+class EntryError(KarutaError):
+    """A line the keeper cannot understand (shown on screen; the match goes on)."""
+
+
+_SIDE = {"o": "own", "own": "own", "p": "opp", "opp": "opp", "x": "opp"}
+
+
+def parse_entry(rules: str, line: str, poem: int | None = None):
+    """One entry line -> a rules event.  ``poem`` is the announced poem, if any."""
+    words = line.replace(",", " ").lower().split()
+    if words and words[0].isdigit():
+        poem = int(words.pop(0))
+    if poem is None:
+        raise EntryError("start with the poem number read (1-100)")
+    if rules == "kyogi":
+        return _parse_kyogi(poem, words)
+    return _parse_goshiki(poem, words)
+
+
+def _parse_kyogi(poem: int, words: list[str]) -> kyogi.Read:
+    took = None
+    touched: dict[str, list[str]] = {"A": [], "B": []}
+    send: list[int] | None = None
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if send is not None and w.isdigit():
+            send.append(int(w))
+        elif w in ("a", "b", "=", "both", "-"):
+            took = {"a": "A", "b": "B", "=": "both", "both": "both", "-": None}[w]
+        elif re.fullmatch(r"s\d*", w):
+            send = [int(w[1:])] if w[1:] else []
+        elif m := re.fullmatch(r"([ab]):?(o|p|x|own|opp)", w):
+            p, side = m.group(1).upper(), _SIDE[m.group(2)]
+            if side not in touched[p]:
+                touched[p].append(side)
+        else:
+            raise EntryError(f"what is {w!r}? ('?' for help)")
+        i += 1
+    return kyogi.Read(poem, took, touched, None if send is None else tuple(send))
+
+
+def _parse_goshiki(poem: int, words: list[str]) -> goshiki.Read:
+    took = None
+    faults: list[str] = []
+    lost = None
+    for w in words:
+        if w in ("a", "b", "c", "-"):
+            took = None if w == "-" else w.upper()
+        elif re.fullmatch(r"f[abc]+", w):
+            for ch in w[1:]:
+                if ch.upper() not in faults:
+                    faults.append(ch.upper())
+        elif re.fullmatch(r"l[abc]", w):
+            lost = w[1].upper()
+            if lost not in faults:
+                faults.append(lost)
+        else:
+            raise EntryError(f"what is {w!r}? ('?' for help)")
+    return goshiki.Read(poem, took, tuple(faults), lost)
+
+
+def _complete_touch(state: kyogi.KyogiState, ev: kyogi.Read) -> kyogi.Read:
+    """Add the taking touch(es) the referee need not type."""
+    where = state.where(ev.poem)
+    if where is None or ev.took is None:
+        return ev
+    touched = {p: set(ev.touches(p)) for p in kyogi.PLAYERS}
+    takers = kyogi.PLAYERS if ev.took == "both" else (ev.took,)
+    for p in takers:
+        touched[p].add("own" if where == p else "opp")
+    return kyogi.Read(ev.poem, ev.took, {p: sorted(t, key=kyogi.SIDES.index)
+                                         for p, t in touched.items()}, ev.send)
+
+
+def describe(state) -> str:
+    """One line about the last read, for the screen."""
+    from poems import poem as get_poem
+    if not state.results:
+        return ""
+    r = state.results[-1]
+    head = f"read {len(state.results)}: poem {r.poem} ({get_poem(r.poem).kimariji})"
+    if isinstance(state, kyogi.KyogiState):
+        parts = [f"on {r.where}'s side" if r.where else "karafuda"]
+        if r.took == "both":
+            parts.append(f"both touched: {r.taker} takes it")
+        elif r.took:
+            parts.append(f"{r.took} took it")
+        elif r.taker:
+            parts.append(f"nobody took it: {r.taker} removes it")
+        for p in kyogi.PLAYERS:
+            if r.fault_count(p):
+                parts.append(f"{p} faulted" + (" twice" if r.fault_count(p) == 2 else ""))
+        if r.sent:
+            parts.append(f"{r.sender} sends {', '.join(map(str, r.sent))} to "
+                         f"{kyogi.other(r.sender)}")
+        if r.cases:
+            parts.append(" ".join(r.cases))
+        parts.append(f"A {r.counts[0]}, B {r.counts[1]}")
+    else:
+        parts = [f"{r.took} took it" if r.took else "nobody took it"]
+        if r.from_ba is not None:
+            parts.append(f"{r.took} gets {r.from_ba} from the ba")
+        for p in r.faults:
+            parts.append(f"{p} faulted" + (" after the right card" if r.lost == p else ""))
+        parts += [f"{p} puts {c} into the ba" for p, c in r.into_ba]
+        parts += [f"{p} sits out the next read" for p in r.sit_out]
+        parts.append(", ".join(f"{p} {c}" for p, c in zip(state.players, r.counts))
+                     + f", ba {r.ba}")
+    return head + " — " + "; ".join(parts)
+
+
+class Keeper:
+    """The keeper loop, separate from option handling so tests can drive it directly."""
+
+    def __init__(self, loaded: matchlog.LoadedLog, log_file: Path, *, last: int = 5,
+                 readline: Callable[[], str] | None = None,
+                 echo: Callable[..., None] | None = None,
+                 announcer: Announcer | None = None, clear: bool = False):
+        self.rules = loaded.rules
+        self.match = loaded.match
+        self.extra = loaded.extra
+        self.log_file = log_file
+        self.last = last
+        self.readline = readline or sys.stdin.readline
+        self.echo = echo or click.echo
+        self.announcer = announcer
+        self.clear = clear
+        #: read index -> the poem the announcer chose for it
+        self._announced: dict[int, int | None] = {}
+
+    def save(self) -> None:
+        matchlog.save(self.log_file, self.match, self.extra)
+
+    def status(self) -> str:
+        st = self.match.state
+        n = len(st.results)
+        if self.rules == "kyogi":
+            counts = f"A {st.count('A')} · B {st.count('B')} cards left"
+        else:
+            counts = " · ".join(f"{p} {st.count(p)}" for p in st.players) + f" taken · ba {len(st.ba)}"
+        return f"[{n} read{'s' if n != 1 else ''}] {counts}"
+
+    def screen(self, note: str = "") -> None:
+        """On a terminal: clear and redraw everything.  Piped: just the news and the counts."""
+        if self.clear:
+            click.clear()
+            self.echo(matchlog.report(self.match, last=self.last))
+            if note:
+                self.echo(note)
+        else:
+            if note:
+                self.echo(note)
+            self.echo(self.status())
+
+    def resume_hint(self) -> str:
+        return f"log saved to {self.log_file}; continue with: karuta match keep --log " \
+               f"{self.log_file} --resume"
+
+    def run(self) -> None:
+        self.save()
+        note = HELP[self.rules]
+        while True:
+            self.screen(note)
+            note = ""
+            st = self.match.state
+            over = st.outcome()
+            announced = None
+            if over is not None:
+                prompt = "match over — u undo, q quit: "
+            else:
+                if self.announcer is not None:
+                    n_read = len(st.results)
+                    if n_read not in self._announced:   # once per read, not per prompt
+                        self._announced[n_read] = self.announcer.next_poem(st)
+                    announced = self._announced[n_read]
+                n = len(st.results) + 1
+                prompt = (f"read {n}" + (f" (poem {announced})" if announced else "")
+                          + " — poem, who took, faults (? help, u undo, q quit): ")
+            self.echo(prompt, nl=False)
+            line = self.readline()
+            if line == "":  # end of input
+                self.echo("")
+                self.echo(self.resume_hint())
+                return
+            cmd = line.strip().lower()
+            if cmd in ("q", "quit", "exit"):
+                self.echo(self.resume_hint())
+                return
+            if cmd in ("?", "h", "help"):
+                note = HELP[self.rules]
+                continue
+            if cmd in ("u", "undo"):
+                try:
+                    ev = self.match.pop()
+                except IllegalEvent as e:
+                    note = f"! {e}"
+                    continue
+                self.save()
+                note = f"undone: read {len(self.match.state.results) + 1} (poem {ev.poem})"
+                continue
+            if not cmd:
+                continue
+            try:
+                ev = parse_entry(self.rules, cmd, announced)
+                if self.rules == "kyogi":
+                    ev = _complete_touch(self.match.state, ev)
+                self.match.push(ev)
+                if self.rules == "kyogi" and ev.send is None and self.match.state.results[-1].sent:
+                    # log the cards actually sent, so the log does not lean on the default
+                    sent = self.match.state.results[-1].sent
+                    self.match.pop()
+                    self.match.push(dataclasses.replace(ev, send=sent))
+            except KarutaError as e:
+                note = f"! {e}"
+                continue
+            self.save()
+            note = describe(self.match.state)
+            done = self.match.state.outcome()
+            if done is not None:
+                note += f"\nmatch over: {done.reason}"
+
+
+# --- option handling ------------------------------------------------------------------------
+
+def _read_deal(path: str, rules: str, color: str | None, settings: goshiki.Settings):
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        first = text.strip().splitlines()[0] if text.strip() else ""
+        try:
+            obj = json.loads(first)
+        except ValueError:
+            raise LogError(f"{path}: the deal must be a JSON object like "
+                           "{\"A\": [...], \"B\": [...]}") from None
+    if not isinstance(obj, dict):
+        raise LogError(f"{path}: the deal must be a JSON object like {{\"A\": [...], \"B\": [...]}}")
+    if obj.get("rules", rules) != rules:
+        raise LogError(f"{path}: a {obj.get('rules')} deal, but --rules {rules}")
+    header = {"rules": rules}
+    keep = ("A", "B") if rules == "kyogi" else ("A", "B", "C", "color")
+    header.update({k: obj[k] for k in keep if k in obj})
+    if rules == "goshiki":
+        if color and header.get("color", color) != color:
+            raise LogError(f"{path}: a {header['color']} deal, but --color {color}")
+        if color:
+            header["color"] = color
+        header["reads"], header["finals"] = settings.reads, settings.finals
+    try:
+        return matchlog.parse_header(header)
+    except KarutaError as e:
+        raise LogError(f"{path}: {e}") from None
+
+
+def run(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
+        announcer: Announcer | None = None) -> None:
+    """``karuta match keep`` after click has parsed the options."""
+    if seed is not None and deal_file is not None:
+        raise KarutaError("give --seed or --deal, not both")
+    if resume:
+        if not log_file:
+            raise KarutaError("--resume needs --log FILE (the match to continue)")
+        if seed is not None or deal_file is not None:
+            raise KarutaError("--resume continues the deal in the log: leave out --seed/--deal")
+        loaded = matchlog.load(log_file)
+        if rules and rules != loaded.rules:
+            raise KarutaError(f"{log_file} is a {loaded.rules} match, not {rules}")
+    else:
+        if not rules:
+            raise KarutaError("--rules kyogi|goshiki is required (or --resume with --log)")
+        settings = goshiki.Settings(reads=reads, finals=finals)
+        try:
+            if deal_file is not None:
+                loaded = _read_deal(deal_file, rules, color, settings)
+            else:
+                if seed is None:
+                    seed = random.SystemRandom().randrange(1_000_000)
+                rng = random.Random(seed)
+                if rules == "kyogi":
+                    st = kyogi.deal(rng)
+                    loaded = matchlog.LoadedLog("kyogi", kyogi.KyogiMatch(st), {"seed": seed})
+                else:
+                    st = goshiki.deal(rng, color, players, settings)
+                    loaded = matchlog.LoadedLog("goshiki", goshiki.GoshikiMatch(st),
+                                                {"seed": seed})
+        except BadDeal as e:
+            raise KarutaError(str(e)) from None
+        if not log_file:
+            log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        if os.path.exists(log_file):
+            raise KarutaError(f"{log_file} exists: continue it with --resume, or choose "
+                              "another --log")
+        st = loaded.match.state
+        click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
+                                       else "") + f", log {log_file}")
+        players_ = kyogi.PLAYERS if rules == "kyogi" else st.players
+        for p, hand in zip(players_, st.deal):
+            click.echo(f"  deal {p}: {' '.join(map(str, hand))}")
+    keeper = Keeper(loaded, Path(log_file), last=last, announcer=announcer,
+                    clear=sys.stdout.isatty())
+    try:
+        keeper.run()
+    except KeyboardInterrupt:
+        click.echo("")
+        click.echo(keeper.resume_hint(), err=True)
+        raise click.exceptions.Abort() from None  # karuta: interrupted, exit 130

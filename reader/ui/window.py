@@ -1,0 +1,175 @@
+"""Shared pygame window helpers for the drills: display detection, a Japanese font, cards.
+
+Who calls what: ``reader.drills.memory_drill`` (memory drill ``--window``) and the speed drill.
+
+  - ``display_available()`` / ``require_display()``: decide *before* importing pygame whether a
+    window can be opened; ``require_display`` raises ``DeviceError`` with the one-line message
+    ``NO_DISPLAY`` (the CLI prints it and exits 1).
+  - ``import_pygame()``: pygame without its greeting on stdout.
+  - ``open_window(size, title)``: init pygame's display and return the screen surface
+    (a ``DeviceError`` with the same message if SDL still cannot open one).
+  - ``font_path()`` / ``load_font(px)``: IPAex Gothic from Debian's fonts-ipaexfont-gothic, else
+    the copy bundled with matplotlib-fontja (found without importing matplotlib).
+  - ``draw_card(surface, rect, text, font)``: a torifuda as printed — cream card, dark border,
+    hiragana in vertical columns read right to left (3 columns for a 下の句).
+  - ``draw_text(surface, text, font, rect)``: horizontal text wrapped to a rect (any character
+    can break a line: Japanese has no spaces).
+  - ``poll_events(clock)``: drain the event queue stamping each event as it is taken off
+    (pygame events carry no timestamps).
+
+pygame is imported inside functions so that importing this module stays cheap.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping
+from functools import lru_cache
+from pathlib import Path
+
+from reader.base.errors import DeviceError
+
+__all__ = [
+    "NO_DISPLAY", "display_available", "require_display", "import_pygame", "open_window", "font_path", "load_font",
+    "draw_card", "draw_text", "card_columns", "poll_events", "INK", "PAPER", "BACKGROUND",
+]
+
+NO_DISPLAY = "no display for --window: run without --window to drill in the terminal"
+IPAEX_PATH = Path("/usr/share/fonts/opentype/ipaexfont-gothic/ipaexg.ttf")
+
+BACKGROUND = (28, 40, 36)
+PAPER = (246, 238, 214)
+INK = (20, 20, 20)
+BORDER = (120, 84, 40)
+
+
+def display_available(environ: Mapping[str, str] | None = None) -> bool:
+    """True if SDL can be expected to open a window.
+
+    On X11/Wayland systems that means ``DISPLAY`` or ``WAYLAND_DISPLAY`` is set, or
+    ``SDL_VIDEODRIVER`` names a driver explicitly (``dummy`` in tests).  macOS and Windows always
+    have a display.
+    """
+    env = os.environ if environ is None else environ
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return any(env.get(k) for k in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER"))
+
+
+def require_display(environ: Mapping[str, str] | None = None) -> None:
+    if not display_available(environ):
+        raise DeviceError(NO_DISPLAY)
+
+
+def import_pygame():
+    """``import pygame`` without its greeting on stdout (stdout is the drill's transcript)."""
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    import pygame
+
+    return pygame
+
+
+def open_window(size: tuple[int, int], title: str):
+    """Open the window; returns the pygame screen surface."""
+    require_display()
+    pygame = import_pygame()
+
+    try:
+        pygame.display.init()
+        pygame.font.init()
+        screen = pygame.display.set_mode(size)
+    except pygame.error as e:
+        raise DeviceError(f"{NO_DISPLAY} ({e})") from None
+    pygame.display.set_caption(title)
+    return screen
+
+
+def font_path() -> str | None:
+    """A font file with Japanese glyphs, or None if neither source is installed."""
+    if IPAEX_PATH.is_file():
+        return str(IPAEX_PATH)
+    import importlib.util
+
+    spec = importlib.util.find_spec("matplotlib_fontja")
+    if spec and spec.submodule_search_locations:
+        for base in spec.submodule_search_locations:
+            p = Path(base) / "fonts" / "ipaexg.ttf"
+            if p.is_file():
+                return str(p)
+    return None
+
+
+@lru_cache(maxsize=32)
+def load_font(px: int):
+    """A pygame Font of ``px`` pixels with Japanese glyphs (DeviceError if there is none)."""
+    import pygame
+
+    if not pygame.font.get_init():
+        pygame.font.init()
+    path = font_path()
+    if path is None:
+        raise DeviceError(
+            "no Japanese font for the window: install fonts-ipaexfont-gothic or matplotlib-fontja")
+    return pygame.font.Font(path, px)
+
+
+def card_columns(text: str, columns: int = 3) -> list[str]:
+    """Split a torifuda into columns as printed: 14 kana -> 5, 5, 4 (first column rightmost)."""
+    per = -(-len(text) // columns)
+    return [text[i:i + per] for i in range(0, len(text), per)]
+
+
+def draw_card(surface, rect, text: str, font, *, frame=None, paper=PAPER, ink=INK) -> None:
+    """Draw a torifuda: the text in vertical columns, right to left, centred in the card.
+
+    ``frame``: an RGB colour for a thick highlight border (right/wrong feedback), or None.
+    """
+    import pygame
+
+    rect = pygame.Rect(rect)
+    pygame.draw.rect(surface, paper, rect, border_radius=max(4, rect.width // 20))
+    pygame.draw.rect(surface, frame or BORDER, rect, width=6 if frame else 2,
+                     border_radius=max(4, rect.width // 20))
+    cols = card_columns(text)
+    line = font.get_linesize()
+    col_w = max(font.size("あ")[0], 1) + max(4, rect.width // 30)
+    total_w = col_w * len(cols)
+    x_right = rect.centerx + total_w // 2
+    longest = max((len(c) for c in cols), default=0)
+    top = rect.top + max(0, (rect.height - longest * line) // 2)
+    for i, col in enumerate(cols):
+        cx = x_right - col_w * i - col_w // 2
+        for j, ch in enumerate(col):
+            glyph = font.render(ch, True, ink)
+            surface.blit(glyph, glyph.get_rect(center=(cx, top + j * line + line // 2)))
+
+
+def draw_text(surface, text: str, font, rect, color=PAPER, *, center: bool = False) -> int:
+    """Draw ``text`` wrapped into ``rect``; returns the height used (px)."""
+    import pygame
+
+    rect = pygame.Rect(rect)
+    lines: list[str] = []
+    for para in text.split("\n"):
+        cur = ""
+        for ch in para:
+            if cur and font.size(cur + ch)[0] > rect.width:
+                lines.append(cur)
+                cur = ch.lstrip("　 ")
+            else:
+                cur += ch
+        lines.append(cur)
+    y = rect.top
+    for ln in lines:
+        img = font.render(ln, True, color)
+        x = rect.centerx - img.get_width() // 2 if center else rect.left
+        surface.blit(img, (x, y))
+        y += font.get_linesize()
+    return y - rect.top
+
+
+def poll_events(now_ms: Callable[[], float]) -> list[tuple[float, object]]:
+    """Drain pygame's queue: ``[(stamp_ms, event), ...]``, stamped as taken off the queue."""
+    import pygame
+
+    return [(now_ms(), ev) for ev in pygame.event.get()]
