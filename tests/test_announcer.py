@@ -8,6 +8,7 @@ import numpy as np
 
 from audio.voice import ToneVoice
 from audio_fixtures import ASOUNDRC, read_wav_capture
+from cli_run import run_karuta
 from reader.reading.engine import build_plan
 from reader.reading.settings import preset
 
@@ -19,11 +20,8 @@ def test_keep_with_read_reads_the_seeded_order_and_logs_it(tmp_path):
     (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
     log = tmp_path / "m.jsonl"
     # three reads entered without a poem number: "-" nobody took it; the announced poem is logged
-    res = subprocess.run(
-        [sys.executable, "-m", "reader.cli", "match", "keep", "--rules", "kyogi", "--seed", "4",
-         "--log", str(log), "--read", "--voice", "tone"],
-        input="-\n-\n-\nq\n", capture_output=True, text=True, timeout=120,
-        env=dict(os.environ, HOME=str(home)))
+    res = run_karuta("match", "keep", "--rules", "kyogi", "--seed", "4", "--log", str(log),
+                     "--read", "--voice", "tone", input="-\n-\n-\nq\n", home=home)
     assert res.returncode == 0, res.stderr
     reads = [json.loads(line)["read"] for line in log.read_text().splitlines()[1:]]
     expected = build_plan(preset("kyogi"), 4, ToneVoice()).order[:3]

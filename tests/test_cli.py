@@ -9,24 +9,13 @@ import pytest
 import soundfile as sf
 
 from audio_fixtures import ASOUNDRC, find_lead_in, read_wav_capture
+from cli_run import karuta_argv, one_line_error, run_karuta
 
 FAST = ["--voice", "tone", "--no-joka", "--ma", "0.3", "--take", "0.2", "--yoin", "0.2"]
 
 
 def karuta(*args, env=None, input=None, timeout=120):
-    full = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1")
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
-                          text=True, env=full, input=input, timeout=timeout)
-
-
-def one_line_error(res, *words):
-    assert res.returncode == 1, res
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1, res.stderr
-    assert lines[0].startswith("karuta: ") and "Traceback" not in res.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
+    return run_karuta(*args, env=env, input=input, timeout=timeout)
 
 
 def test_help_lists_the_commands():
@@ -109,7 +98,7 @@ def test_read_live_waits_for_the_reader(tmp_path):
     cap = home / "capture.wav"
     (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
     # no keys at all: the reader waits at the first take; closing input ends nothing, so send q
-    proc = subprocess.Popen([sys.executable, "-m", "reader.cli", "read", "--seed", "5", "--cards", "2", *FAST],
+    proc = subprocess.Popen(karuta_argv("read", "--seed", "5", "--cards", "2", *FAST),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, HOME=str(home)))
     import time

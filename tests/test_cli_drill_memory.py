@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from tmux_driver import karuta_argv
+from cli_run import karuta_argv, karuta_env
 
 from poems import all_poems, poem
 from reader.drills.memory_drill import MemorySession, run_terminal, run_window
@@ -34,10 +34,7 @@ def karuta(*args: str) -> list[str]:
 
 
 def clean_env(data_dir: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
-    env.update(KARUTA_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1", **extra)
-    return env
+    return karuta_env(extra, data_dir=data_dir)
 
 
 def db_reviews(data_dir: Path) -> list[tuple[int, int, str]]:
@@ -268,7 +265,7 @@ def test_tty_single_keys_with_tmux(tmp_path):
     sock = f"karuta-test-{os.getpid()}"
     tmux = ["tmux", "-L", sock, "-f", "/dev/null"]
     env = clean_env(tmp_path)
-    cmd = shlex.join(["env", *(f"{k}={env[k]}" for k in ("KARUTA_DATA_DIR", "PYTHONPATH")),
+    cmd = shlex.join(["env", *(f"{k}={env[k]}" for k in ("KARUTA_DATA_DIR",)),
                       *karuta("drill", "memory", "--count", "3", "--seed", "11", "--mode", "kimariji")])
     subprocess.run([*tmux, "new-session", "-d", "-s", "drill", "-x", "160", "-y", "60", cmd],
                    check=True, env=env)

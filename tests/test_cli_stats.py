@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from tmux_driver import karuta_argv
+import cli_run
 from click.testing import CliRunner
 
 from reader.cli.stats import stats
@@ -22,10 +22,7 @@ T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
 
 
 def run_karuta(data_dir: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "SDL_VIDEODRIVER")}
-    env.update(KARUTA_DATA_DIR=str(data_dir), PYTHONPATH=str(ROOT))
-    return subprocess.run(karuta_argv(*args), capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=120)
+    return cli_run.run_karuta(*args, data_dir=data_dir)
 
 
 @pytest.fixture

@@ -5,6 +5,8 @@ once the group is registered in ``reader.cli`` (skipped until then).
 """
 from __future__ import annotations
 
+from cli_run import one_line_error, run_karuta  # noqa: F401
+
 import os
 import subprocess
 import sys
@@ -94,11 +96,9 @@ def test_errors_are_one_line(env, tmp_path):
 
 
 def test_karuta_voice_subprocess(env, source):
-    full = dict(os.environ, **env)
-    karuta = [sys.executable, "-m", "reader.cli"]
-    r = subprocess.run([*karuta, "voice", "add", str(source), "--no-align"], capture_output=True, text=True, env=full)
+    r = run_karuta("voice", "add", str(source), "--no-align", env=env)
     assert r.returncode == 0, r.stderr
-    r = subprocess.run([*karuta, "voice", "check", "yamada"], capture_output=True, text=True, env=full)
+    r = run_karuta("voice", "check", "yamada", env=env)
     assert r.returncode == 0 and "unreadable" in r.stdout
-    r = subprocess.run([*karuta, "voice", "use", "nobody"], capture_output=True, text=True, env=full)
+    r = run_karuta("voice", "use", "nobody", env=env)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("karuta: unknown voice")

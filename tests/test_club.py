@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from audio_fixtures import small_plan, tone_voice  # noqa: F401
-from reader import club
+from reader.club import session as csession, store, timer
+from reader.ui import keys as ui_keys
+from reader.club import terminal as club_terminal
 from reader.base.errors import KarutaError
 
 
@@ -25,17 +27,17 @@ class FakeClock:
 # ---------------------------------------------------------------------------- card positions
 def test_card_start_is_the_ma_before_the_kami(tone_voice):
     plan = small_plan(tone_voice, cards=3, seed=2)
-    kami = club.card_kami_index(plan)
+    kami = csession.card_kami_index(plan)
     assert [plan.segments[i].poem for i in kami] == list(plan.order)
     for k in range(3):
-        s = plan.segments[club.card_start_index(plan, k)]
+        s = plan.segments[csession.card_start_index(plan, k)]
         assert s.kind == "ma" and s.poem == plan.order[k]
 
 
 # ---------------------------------------------------------------------------- timer
 def test_timer_signals_once_at_13_and_ends_at_15_minutes():
     clk = FakeClock()
-    t = club.MemorizeTimer(15 * 60, club.parse_signals(None, 15), clk)
+    t = timer.MemorizeTimer(15 * 60, timer.parse_signals(None, 15), clk)
     t.start()
     assert t.poll() == [] and t.remaining() == 900 and t.next_signal() == 780
     clk.t += 779.9
@@ -53,35 +55,35 @@ def test_timer_signals_once_at_13_and_ends_at_15_minutes():
 
 def test_timer_settable_signals_skip_and_jumps():
     clk = FakeClock()
-    t = club.MemorizeTimer(600, club.parse_signals("2,5", 10), clk)
+    t = timer.MemorizeTimer(600, timer.parse_signals("2,5", 10), clk)
     t.start()
     clk.t += 400  # a slow poll passes two signals: both fire, in order
     assert t.poll() == [("signal", 120.0), ("signal", 300.0)]
     t.skip()
     assert [e[0] for e in t.poll()] == ["end"]
-    t2 = club.MemorizeTimer(600, (120.0,), clk)
+    t2 = timer.MemorizeTimer(600, (120.0,), clk)
     t2.start()
     t2.skip()
     assert [e[0] for e in t2.poll()] == ["end"] and not t2.fired  # no signal after a skip
 
 
 def test_signal_options():
-    assert club.parse_signals(None, 15) == (780.0,)
-    assert club.parse_signals(None, 1) == ()
-    assert club.parse_signals("none", 15) == ()
+    assert timer.parse_signals(None, 15) == (780.0,)
+    assert timer.parse_signals(None, 1) == ()
+    assert timer.parse_signals("none", 15) == ()
     for bad in ("x", "16", "0"):
         with pytest.raises(KarutaError):
-            club.parse_signals(bad, 15)
+            timer.parse_signals(bad, 15)
 
 
 def test_chimes_are_short_and_not_silent():
     for kind in ("signal", "end"):
-        c = club.chime(48000, kind)
+        c = timer.chime(48000, kind)
         assert c.dtype == np.float32 and 0.2 < len(c) / 48000 < 2.0
         assert 0.1 < np.abs(c).max() <= 1.0
-    cur = club.ArrayCursor(club.chime(48000), 48000)
+    cur = timer.ArrayCursor(timer.chime(48000), 48000)
     got = np.concatenate([cur.read(480) for _ in range(200)])
-    assert np.array_equal(got, club.chime(48000)) and cur.read(480).shape[0] == 0
+    assert np.array_equal(got, timer.chime(48000)) and cur.read(480).shape[0] == 0
 
 
 # ---------------------------------------------------------------------------- session file
@@ -103,8 +105,8 @@ def test_save_resume_round_trip(tmp_path, tone_voice):
     from reader.cli.read import build
 
     plan, voice = build(OPTS)
-    sf = club.SessionFile(tmp_path / "s" / "last.json")
-    s = club.ClubSession(plan, voice, _NoOutput(), opts=OPTS, session=sf, wallclock=lambda: 0)
+    sf = store.SessionFile(tmp_path / "s" / "last.json")
+    s = csession.ClubSession(plan, voice, _NoOutput(), voice_spec="tone", session=sf, wallclock=lambda: 0)
     s.save()
     # two cards read (as the live loop records them)
     s._card_read(0)
@@ -112,16 +114,20 @@ def test_save_resume_round_trip(tmp_path, tone_voice):
     data = sf.load()
     assert data["position"] == 2 and data["order"] == list(plan.order) and not data["finished"]
     assert [e["poem"] for e in data["log"]] == list(plan.order[:2])
-    kami = [plan.segments[i] for i in club.card_kami_index(plan)]
+    kami = [plan.segments[i] for i in csession.card_kami_index(plan)]
     assert [e["kimariji"] for e in data["log"]] == [k.kimariji for k in kami[:2]]
     assert [e["kimariji_sound"] for e in data["log"]] == [k.kimariji_sound for k in kami[:2]]
-    # the saved options rebuild the same plan
-    again, _ = build(club.options_from_save(data["options"]))
+    # the saved reading settings rebuild the same plan
+    from reader.reading.settings import settings_from_dict
+    from reader.reading.voices import build_reading
+
+    assert data["version"] == 2 and data["voice_spec"] == "tone"
+    again, _ = build_reading(settings_from_dict(data["reading"]), data["seed"], data["voice_spec"])
     assert again.order == plan.order and again.to_dict() == plan.to_dict()
     # resumed session starts at card 3's 間 and marks a re-read card "again"
-    r = club.ClubSession(again, voice, _NoOutput(), opts=OPTS, session=sf, position=2,
+    r = csession.ClubSession(again, voice, _NoOutput(), voice_spec="tone", session=sf, position=2,
                          log=data["log"], wallclock=lambda: 0)
-    assert r.position == 2 and club.card_start_index(again, 2) == club.card_kami_index(again)[2] - 1
+    assert r.position == 2 and csession.card_start_index(again, 2) == csession.card_kami_index(again)[2] - 1
     r._card_read(1)
     assert r.log[-1]["again"] is True and r.position == 2
     assert json.loads(sf.path.read_text())["log"][-1]["card"] == 2
@@ -137,20 +143,20 @@ def test_save_resume_round_trip(tmp_path, tone_voice):
 def test_corrupt_session_is_one_line_and_left_alone(tmp_path, text, words):
     p = tmp_path / "last.json"
     p.write_text(text)
-    with pytest.raises(club.SessionError) as e:
-        club.SessionFile(p).load()
+    with pytest.raises(store.SessionError) as e:
+        store.SessionFile(p).load()
     assert words in str(e.value) and "\n" not in str(e.value)
     assert p.read_text() == text
 
 
 def test_missing_session(tmp_path):
-    with pytest.raises(club.SessionError, match="no saved session"):
-        club.SessionFile(tmp_path / "nope.json").load()
+    with pytest.raises(store.SessionError, match="no saved session"):
+        store.SessionFile(tmp_path / "nope.json").load()
 
 
 def test_default_session_path_follows_karuta_data_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path))
-    assert club.default_session_path() == tmp_path / "sessions" / "last.json"
+    assert store.default_session_path() == tmp_path / "sessions" / "last.json"
 
 
 # ---------------------------------------------------------------------------- keys, step back
@@ -170,15 +176,15 @@ class FakeKeys:
     ("\x7f", "back"), ("q", "quit"), ("s", "skip"), ("\x1b", None), ("x", None),
 ])
 def test_keys(text, cmd):
-    assert club.read_command(FakeKeys(text)) == cmd
+    assert ui_keys.read_command(FakeKeys(text)) == cmd
 
 
 def test_back_target(tone_voice):
     plan = small_plan(tone_voice, cards=3, seed=2)
-    s = club.ClubSession(plan, tone_voice, _NoOutput(), opts=OPTS,
-                         session=club.SessionFile("/nonexistent/x.json"))
+    s = csession.ClubSession(plan, tone_voice, _NoOutput(), voice_spec="tone",
+                         session=store.SessionFile("/nonexistent/x.json"))
     assert s.back_target() is None
-    kami = club.card_kami_index(plan)
+    kami = csession.card_kami_index(plan)
     s.current, s.heard = 1, kami[1]  # card 2's 上の句
     assert s.back_target() == 0
     s.heard = kami[1] + 1  # its take
@@ -191,13 +197,13 @@ def test_back_target(tone_voice):
 
 def test_screen_shows_card_kimariji_counts_and_log(tone_voice):
     plan = small_plan(tone_voice, cards=3, seed=2)
-    s = club.ClubSession(plan, tone_voice, _NoOutput(), opts=OPTS,
-                         session=club.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
+    s = csession.ClubSession(plan, tone_voice, _NoOutput(), voice_spec="tone",
+                         session=store.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
     s.save = lambda: None
-    kami = club.card_kami_index(plan)
+    kami = csession.card_kami_index(plan)
     s._heard(kami[0])
     s._heard(kami[0] + 1)
-    text = "\n".join(club.screen_lines(s.view()))
+    text = "\n".join(club_terminal.screen_lines(s.view()))
     seg = plan.segments[kami[0]]
     assert "card 1/3" in text and "read 1 · left 2" in text and seg.kimariji in text
     assert f"{plan.order[0]:3d} {seg.kimariji}" in text
@@ -205,10 +211,10 @@ def test_screen_shows_card_kimariji_counts_and_log(tone_voice):
 
 def test_screen_shows_the_configured_keys(tone_voice):
     plan = small_plan(tone_voice, cards=2, seed=2)
-    s = club.ClubSession(plan, tone_voice, _NoOutput(), opts=OPTS,
-                         session=club.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
-    keys = club.key_bindings("n,space", None)
-    text = "\n".join(club.screen_lines(s.view(), bindings=keys))
+    s = csession.ClubSession(plan, tone_voice, _NoOutput(), voice_spec="tone",
+                         session=store.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
+    keys = ui_keys.key_bindings("n,space", None)
+    text = "\n".join(club_terminal.screen_lines(s.view(), bindings=keys))
     assert "keys: n/space next" in text and "b/←/BS/PgUp back a card" in text
 
 
@@ -223,8 +229,8 @@ def test_screen_shows_the_configured_keys(tone_voice):
     ("n", None, "p", "hold"), ("n", None, "r", "repeat"), ("n", None, "q", "quit"),
 ])
 def test_next_and_back_keys(next_spec, back_spec, text, cmd):
-    keys = club.key_bindings(next_spec, back_spec)
-    assert club.read_command(FakeKeys(text), bindings=keys) == cmd
+    keys = ui_keys.key_bindings(next_spec, back_spec)
+    assert ui_keys.read_command(FakeKeys(text), bindings=keys) == cmd
 
 
 @pytest.mark.parametrize("next_spec, back_spec, words", [
@@ -238,7 +244,7 @@ def test_next_and_back_keys(next_spec, back_spec, text, cmd):
 ])
 def test_bad_key_options_are_one_line(next_spec, back_spec, words):
     with pytest.raises(KarutaError) as e:
-        club.key_bindings(next_spec, back_spec)
+        ui_keys.key_bindings(next_spec, back_spec)
     assert words in str(e.value) and "\n" not in str(e.value)
 
 
@@ -247,7 +253,7 @@ def test_window_keymap_follows_the_bindings():
     from reader.ui.window import import_pygame
 
     pg = import_pygame()
-    km = _keymap(pg, club.key_bindings("n,pagedown", "b"))
+    km = _keymap(pg, ui_keys.key_bindings("n,pagedown", "b"))
     assert km[pg.K_n] == "next" and km[pg.K_PAGEDOWN] == "next" and km[pg.K_b] == "back"
     assert pg.K_SPACE not in km and pg.K_LEFT not in km
     assert km[pg.K_p] == "hold" and km[pg.K_r] == "repeat" and km[pg.K_ESCAPE] == "quit"
@@ -302,7 +308,7 @@ class PumpOutput:
 
 
 def club_session(plan, voice, out, **kw):
-    s = club.ClubSession(plan, voice, out, opts=OPTS, session=club.SessionFile("/tmp/unused.json"),
+    s = csession.ClubSession(plan, voice, out, voice_spec="tone", session=store.SessionFile("/tmp/unused.json"),
                          wallclock=lambda: 0, **kw)
     s.save = lambda: None
     return s
@@ -319,7 +325,7 @@ def test_resume_then_r_repeats_the_previous_cards_shimo_at_once(tone_voice):
     out = PumpOutput()
     s = club_session(plan, tone_voice, out, position=2)
     s.start()
-    start = club.card_start_index(plan, 2)
+    start = csession.card_start_index(plan, 2)
     assert out.cursor.anchors[0].plan_frame == plan.segments[start].start  # not re-based
     s.command("repeat")
     shimo = shimo_of(plan, plan.order[1])
@@ -348,7 +354,7 @@ def test_step_back_then_r_repeats_the_shimo_before_the_card(tone_voice):
     assert s.current == 2
     s.command("back")  # card 3's take is on: back to card 2
     assert s.position == 1 and out.cursor.anchors[0].plan_frame == \
-        plan.segments[club.card_start_index(plan, 1)].start
+        plan.segments[csession.card_start_index(plan, 1)].start
     s.command("repeat")
     out.pump(s, 480)
     seg, rep = out.cursor.segment_at(100)
@@ -372,7 +378,7 @@ def test_goshiki_hold_pauses_at_the_next_silence_and_resumes(tone_voice, auto):
     out = PumpOutput()
     s = club_session(plan, tone_voice, out, auto=auto)
     s.start()
-    kami = plan.segments[club.card_kami_index(plan)[1]]
+    kami = plan.segments[csession.card_kami_index(plan)[1]]
     out.pump_until(s, lambda: out.cursor.position > kami.start + 1000)
     s.command("hold")  # mid-上の句: it is said to its end, then the reading stands still
     assert s.view().state == "held"
@@ -384,3 +390,45 @@ def test_goshiki_hold_pauses_at_the_next_silence_and_resumes(tone_voice, auto):
     s.command("hold")  # resume
     out.pump_until(s, lambda: s.phase == "finished")
     assert [e["poem"] for e in s.log] == list(plan.order)
+
+
+def test_version_1_session_still_resumes(tmp_path, tone_voice):
+    """A session saved by the first release (reading options under their CLI names) loads as
+    the same reading: the same settings, hence the same order and plan."""
+    from reader.cli.read import build
+    from reader.reading.settings import settings_from_dict
+    from reader.reading.voices import build_reading
+
+    plan, _ = build(OPTS)
+    v1 = {"kind": "karuta-club-session", "version": 1,
+          "options": dict(OPTS, colors=[]), "seed": 7, "rules": "kyogi", "voice": "tone",
+          "order": list(plan.order), "total": len(plan.order), "position": 1, "finished": False,
+          "memorize_min": 0.0, "auto": False,
+          "log": [{"card": 1, "poem": plan.order[0], "kimariji": "x", "kimariji_sound": "x",
+                   "karafuda": False, "again": False, "time": "2026-01-01T00:00:00+00:00"}],
+          "started": "2026-01-01T00:00:00+00:00", "updated": "2026-01-01T00:00:00+00:00"}
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(v1), encoding="utf-8")
+    before = p.read_bytes()
+    data = store.SessionFile(p).load()
+    assert data["version"] == 2 and data["position"] == 1 and data["voice_spec"] == "tone"
+    again, _ = build_reading(settings_from_dict(data["reading"]), data["seed"], data["voice_spec"])
+    assert again.to_dict() == plan.to_dict()
+    assert p.read_bytes() == before  # loading never rewrites the user's file
+
+
+def test_resume_cli_reads_a_version_1_session(tmp_path):
+    """``karuta read --resume --show-log`` on a version-1 file (the command a user runs)."""
+    import subprocess
+
+    from cli_run import run_karuta
+
+    v1 = {"kind": "karuta-club-session", "version": 1,
+          "options": dict(OPTS, colors=[]), "seed": 7, "rules": "kyogi", "voice": "tone",
+          "order": [3, 5, 7, 9], "total": 4, "position": 4, "finished": True, "memorize_min": 0.0,
+          "log": [], "started": "2026-01-01T00:00:00+00:00"}
+    p = tmp_path / "old.json"
+    p.write_text(json.dumps(v1), encoding="utf-8")
+    r = run_karuta("read", "--show-log", "--session", str(p), home=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "seed 7" in r.stdout and "finished" in r.stdout

@@ -10,6 +10,8 @@
 """
 from __future__ import annotations
 
+from cli_run import one_line_error, run_karuta  # noqa: F401
+
 import json
 import os
 import subprocess
@@ -27,19 +29,8 @@ FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take",
         "--yoin", "0.2"]
 
 
-def karuta(*args, env=None, timeout=120, stdin=subprocess.DEVNULL):
-    full = dict(os.environ, PYGAME_HIDE_SUPPORT_PROMPT="1", PYTHONPATH=str(REPO))
-    full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
-                          text=True, env=full, timeout=timeout, stdin=stdin, cwd=REPO)
-
-
-def one_line_error(res, *words):
-    assert res.returncode == 1, res
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("karuta: "), res.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
+def karuta(*args, env=None, timeout=120):
+    return run_karuta(*args, env=env, timeout=timeout)
 
 
 def plan_of(*args) -> dict:
@@ -294,7 +285,7 @@ def test_corrupt_or_missing_session_is_one_line_and_kept(tmp_path):
 
 def test_window_without_display_is_one_line(tmp_path):
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
-    res = subprocess.run([sys.executable, "-m", "reader.cli", "read", "--window", "--voice", "tone"],
+    res = subprocess.run(karuta_argv("read", "--window", "--voice", "tone"),
                          capture_output=True, text=True, env=env, cwd=REPO,
                          stdin=subprocess.DEVNULL, timeout=60)
     one_line_error(res, "display")
@@ -323,8 +314,8 @@ def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
            "KARUTA_DATA_DIR": str(tmp_path / "data")}
     env.pop("SDL_VIDEODRIVER", None)
     xenv = {**os.environ, "DISPLAY": xvfb}
-    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "read", "--window", "--memorize", "0.05",
-                          "--device", "pulse", "--session", str(sess), *args],
+    p = subprocess.Popen(karuta_argv("read", "--window", "--memorize", "0.05",
+                          "--device", "pulse", "--session", str(sess), *args),
                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL, text=True)
     try:

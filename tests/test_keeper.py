@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import karuta_argv
 from click.testing import CliRunner
 
 from poems import COLORS
@@ -36,7 +37,7 @@ def log_lines(path: Path) -> list[dict]:
 
 
 def karuta(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
+    return subprocess.run(karuta_argv(*args), capture_output=True,
                           text=True, **kw)
 
 
@@ -193,8 +194,8 @@ def test_goshiki_entry_grammar(line, took, faults, lost):
 
 def test_killed_mid_match_loses_nothing_and_resume_continues(tmp_path):
     log = tmp_path / "m.jsonl"
-    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "match", "keep", "--rules",
-                          "kyogi", "--seed", str(SEED), "--log", str(log)],
+    p = subprocess.Popen(karuta_argv("match", "keep", "--rules",
+                          "kyogi", "--seed", str(SEED), "--log", str(log)),
                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL, text=True)
     try:
@@ -217,8 +218,8 @@ def test_killed_mid_match_loses_nothing_and_resume_continues(tmp_path):
 
 def test_ctrl_c_saves_and_says_how_to_resume(tmp_path):
     log = tmp_path / "m.jsonl"
-    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "match", "keep", "--rules",
-                          "goshiki", "--seed", "1", "--log", str(log)],
+    p = subprocess.Popen(karuta_argv("match", "keep", "--rules",
+                          "goshiki", "--seed", "1", "--log", str(log)),
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
     card = goshiki.deal(random.Random(1)).deal[0][0]
@@ -269,8 +270,8 @@ def test_on_a_terminal_the_screen_shows_counts_reads_and_the_last_reads(tmp_path
 
     log = tmp_path / "m.jsonl"
     master, slave = pty.openpty()
-    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "match", "keep", "--rules",
-                          "kyogi", "--seed", str(SEED), "--log", str(log), "--last", "2"],
+    p = subprocess.Popen(karuta_argv("match", "keep", "--rules",
+                          "kyogi", "--seed", str(SEED), "--log", str(log), "--last", "2"),
                          stdin=slave, stdout=slave, stderr=slave, close_fds=True,
                          env={**os.environ, "TERM": "xterm"})
     os.close(slave)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import karuta_argv
 from hypothesis import given, settings, strategies as st
 
 from poems import COLORS
@@ -30,7 +31,7 @@ def write(path: Path, *objs) -> Path:
 
 
 def karuta(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
+    return subprocess.run(karuta_argv(*args), capture_output=True,
                           text=True, cwd=cwd)
 
 

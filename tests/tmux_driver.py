@@ -22,9 +22,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def karuta_argv(*args: str) -> list[str]:
-    """``karuta ARGS`` as run from this checkout."""
-    return [sys.executable, "-m", "reader.cli", *args]
+from cli_run import karuta_argv  # noqa: E402,F401  (the one way to run karuta)
 
 
 class Tmux:

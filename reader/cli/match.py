@@ -69,23 +69,85 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
     ('?' on the screen lists the keys).  'u' undoes the last read, 'q' quits; the log is
     always saved, so quitting or a crash loses nothing: continue with --resume.
     """
-    from reader.match import keeper
-
     announcer = None
     if read_aloud:
-        import secrets
-
+        from reader.base.seeds import pick_seed
         from reader.match.announcer import ReadingAnnouncer
-        from reader.cli.read import make_voice
         from reader.reading.player import open_output
+        from reader.reading.voices import make_voice
 
         voice = make_voice(voice_spec)
         output = open_output("sounddevice", device, voice.sample_rate)
-        announcer = ReadingAnnouncer(voice, output, seed if seed is not None else secrets.randbelow(10**6))
+        announcer = ReadingAnnouncer(voice, output, pick_seed(seed))
     try:
-        keeper.run(rules=rules, seed=seed, deal_file=deal_file, color=color, players=players,
+        _keep(rules=rules, seed=seed, deal_file=deal_file, color=color, players=players,
                    reads=reads, finals=finals, log_file=log_file, resume=resume, last=last,
                    announcer=announcer)
     finally:
         if announcer is not None:
             announcer.close()
+
+
+def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
+          announcer=None) -> None:
+    """``karuta match keep`` after click has parsed the options."""
+    import os
+    import random
+    import sys
+    import time
+    from pathlib import Path
+
+    from reader.base.errors import KarutaError
+    from reader.base.seeds import pick_seed
+    from reader.match import log as matchlog
+    from reader.match.keeper import Keeper, read_deal
+    from reader.match.rules import BadDeal, goshiki, kyogi
+
+    if seed is not None and deal_file is not None:
+        raise KarutaError("give --seed or --deal, not both")
+    if resume:
+        if not log_file:
+            raise KarutaError("--resume needs --log FILE (the match to continue)")
+        if seed is not None or deal_file is not None:
+            raise KarutaError("--resume continues the deal in the log: leave out --seed/--deal")
+        loaded = matchlog.load(log_file)
+        if rules and rules != loaded.rules:
+            raise KarutaError(f"{log_file} is a {loaded.rules} match, not {rules}")
+    else:
+        if not rules:
+            raise KarutaError("--rules kyogi|goshiki is required (or --resume with --log)")
+        settings = goshiki.Settings(reads=reads, finals=finals)
+        try:
+            if deal_file is not None:
+                loaded = read_deal(deal_file, rules, color, settings)
+            else:
+                seed = pick_seed(seed)
+                rng = random.Random(seed)
+                if rules == "kyogi":
+                    st = kyogi.deal(rng)
+                    loaded = matchlog.LoadedLog("kyogi", kyogi.KyogiMatch(st), {"seed": seed})
+                else:
+                    st = goshiki.deal(rng, color, players, settings)
+                    loaded = matchlog.LoadedLog("goshiki", goshiki.GoshikiMatch(st),
+                                                {"seed": seed})
+        except BadDeal as e:
+            raise KarutaError(str(e)) from None
+        if not log_file:
+            log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+        if os.path.exists(log_file):
+            raise KarutaError(f"{log_file} exists: continue it with --resume, or choose "
+                              "another --log")
+        st = loaded.match.state
+        click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
+                                       else "") + f", log {log_file}")
+        players_ = kyogi.PLAYERS if rules == "kyogi" else st.players
+        for p, hand in zip(players_, st.deal):
+            click.echo(f"  deal {p}: {' '.join(map(str, hand))}")
+    keeper = Keeper(loaded, Path(log_file), last=last, announcer=announcer, echo=click.echo,
+                    clear=click.clear if sys.stdout.isatty() else None)
+    try:
+        keeper.run()
+    except KeyboardInterrupt:
+        click.echo("")
+        click.echo(keeper.resume_hint(), err=True)
+        raise click.exceptions.Abort() from None  # karuta: interrupted, exit 130

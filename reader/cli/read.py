@@ -7,7 +7,6 @@ plays.
 from __future__ import annotations
 
 import functools
-import secrets
 from pathlib import Path
 
 import click
@@ -15,10 +14,6 @@ import click
 from reader.base.errors import KarutaError
 
 RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
-
-
-def _ms(value: float | None) -> int | None:
-    return None if value is None else round(value * 1000)
 
 
 def reading_options(f):
@@ -52,46 +47,24 @@ def reading_options(f):
     return f
 
 
-def make_voice(spec: str | None):
-    """The voice named on the command line (default: the configured one, else the built-in synth)."""
-    from audio.voice import ToneVoice
+def reading_from_options(opts: dict):
+    """(settings, seed or None, voice spec) from the shared reading options."""
+    from reader.reading.settings import settings_from_options
 
-    if spec == "tone":
-        return ToneVoice()
-    try:
-        from audio.pack import resolve_voice
-    except ImportError:
-        resolve_voice = None
-    if resolve_voice is not None:
-        return resolve_voice(spec, _synth)
-    if spec in (None, "synth"):
-        return _synth()
-    raise KarutaError(f"unknown voice {spec!r}: use synth or tone")
-
-
-def _synth():
-    from audio.synth import SynthVoice
-
-    return SynthVoice()
+    settings = settings_from_options(
+        opts["rules"], poems_spec=opts["poems_spec"], colors=opts["colors"], cards=opts["cards"],
+        karafuda=opts["karafuda"], ma=opts["ma"], yoin=opts["yoin"], take=opts["take"],
+        gap=opts["gap"], speed=opts["speed"], joka=opts["joka"], last_shimo=opts["last_shimo"])
+    return settings, opts["seed"], opts["voice_spec"]
 
 
 def build(opts: dict):
-    """(plan, voice) from the shared options."""
-    from reader.reading.engine import build_plan
-    from reader.reading.selection import parse_selection
-    from reader.reading.settings import preset
+    """(plan, voice) from the shared options (a seed is picked when none is given)."""
+    from reader.base.seeds import pick_seed
+    from reader.reading.voices import build_reading
 
-    selection = None
-    if opts["poems_spec"] or opts["colors"]:
-        selection = parse_selection(opts["poems_spec"], opts["colors"])
-    settings = preset(
-        opts["rules"], poems=selection, cards=opts["cards"], karafuda=opts["karafuda"],
-        ma_ms=_ms(opts["ma"]), yoin_ms=_ms(opts["yoin"]), take_ms=_ms(opts["take"]),
-        gap_ms=_ms(opts["gap"]), speed=opts["speed"], joka=opts["joka"], last_shimo=opts["last_shimo"],
-    )
-    seed = opts["seed"] if opts["seed"] is not None else secrets.randbelow(1_000_000)
-    voice = make_voice(opts["voice_spec"])
-    return build_plan(settings, seed, voice), voice
+    settings, seed, voice_spec = reading_from_options(opts)
+    return build_reading(settings, pick_seed(seed), voice_spec)
 
 
 def _write_json(path: str, text: str) -> None:
@@ -228,7 +201,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
             click.echo(line)
         return
     if show_log:
-        from reader.club import show_log as _show
+        from reader.cli.club import show_log as _show
 
         _show(session_path, click.echo)
         return
@@ -237,20 +210,20 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
                           "(or --resume)")
     if club_mode:
-        from reader.club import key_bindings, open_club
+        from reader.cli.club import open_club
+        from reader.ui.keys import key_bindings
 
         bindings = key_bindings(next_keys, back_keys)
 
-        def _build(o):
-            p, voice = build(o)
+        def _built(p, voice):
             if plan_out:
                 _write_json(plan_out, p.to_json(indent=1))
             _notice(voice)
-            return p, voice
 
-        open_club(opts, build=_build, resume=resume, session_path=session_path, memorize=memorize,
-                  signals=signals, auto=auto, device=device, backend=backend, window=window,
-                  echo=click.echo, bindings=bindings)
+        open_club(None if resume else reading_from_options(opts), resume=resume,
+                  session_path=session_path, memorize=memorize, signals=signals, auto=auto,
+                  device=device, backend=backend, window=window, echo=click.echo,
+                  bindings=bindings, on_built=_built)
         return
     p, voice = build(opts)
     if plan_out:

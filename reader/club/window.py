@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import time
 
-from reader.club import (DEFAULT_KEYS, FIXED_KEYS, ClubSession, ClubView, KeyBindings, _mmss,
-                         log_line)
+from reader.club.session import ClubSession, ClubView, _mmss, log_line
+from reader.ui.keys import DEFAULT_KEYS, FIXED_KEYS, KeyBindings
 from reader.ui.window import BACKGROUND, INK, PAPER, draw_text, import_pygame, load_font, open_window
 
 SIZE = (1280, 800)

@@ -146,43 +146,15 @@ def _question_text(q: Question, pos: int, total: int) -> str:
 
 # -- terminal ----------------------------------------------------------------------------------
 
-class _Keys:
-    """Answers from stdin: single keys on a terminal (no Enter needed), lines from a pipe.
-
-    ``read()`` returns one answer string, or None at end of input.
-    """
-
-    def __init__(self, stream: IO[str]):
-        self.stream = stream
-        self._tty = False
-        self._saved = None
-        try:
-            self._tty = stream.isatty()
-        except (AttributeError, ValueError):
-            pass
-
-    def __enter__(self):
-        if self._tty:
-            import termios
-            import tty
-
-            fd = self.stream.fileno()
-            self._saved = termios.tcgetattr(fd)
-            tty.setcbreak(fd)  # keys arrive one by one; Ctrl-C still interrupts
-        return self
-
-    def __exit__(self, *exc):
-        if self._saved is not None:
-            import termios
-
-            termios.tcsetattr(self.stream.fileno(), termios.TCSADRAIN, self._saved)
-
-    def read(self) -> str | None:
-        if self._tty:
-            data = os.read(self.stream.fileno(), 1)
-            return data.decode(errors="replace") if data else None
-        line = self.stream.readline()
-        return line.strip() if line else None
+def _next_key(keys) -> str | None:
+    """One key from a ``reader.ui.keys.KeyReader`` (a terminal: as pressed; a pipe: character
+    by character), or None at the end of input."""
+    while True:
+        key = keys.get(timeout=0.5)
+        if key is not None:
+            return key.char
+        if keys.closed:
+            return None
 
 
 def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[str]) -> None:
@@ -191,24 +163,27 @@ def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[s
         out.write(text + end)
         out.flush()
 
-    with _Keys(stdin) as keys:
+    from reader.ui.keys import KeyReader
+
+    with KeyReader(stdin) as keys:
         while (q := session.next_question()) is not None:
             say(_question_text(q, session.position, session.total))
             say(f"answer 1-{len(q.choices)} (q to stop): ", end="")
             t0 = clock.monotonic_ms()
             while True:
                 try:
-                    key = keys.read()
+                    key = _next_key(keys)
                 except KeyboardInterrupt:
                     key = None
+                if key is not None and key.isspace():  # Enter after a digit (a pipe's lines)
+                    continue
                 t1 = clock.monotonic_ms()
                 if key is None or key.lower() in ("q", "\x1b"):
                     say()
                     return
                 if key.isdigit() and 1 <= int(key) <= len(q.choices):
                     break
-                if key and not key.isspace():
-                    say(f"\n(type a digit 1-{len(q.choices)}, or q) ", end="")
+                say(f"\n(type a digit 1-{len(q.choices)}, or q) ", end="")
             say(key)  # echo (a cbreak terminal does not; a pipe has none)
             a = session.answer(q, int(key) - 1, t1 - t0, clock.now())
             say(_verdict(a))

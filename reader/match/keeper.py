@@ -32,19 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
-import random
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Callable, Protocol
 
-import click
-
 from reader.match import log as matchlog
 from reader.base.errors import KarutaError, LogError
-from reader.match.rules import BadDeal, IllegalEvent
+from reader.match.rules import IllegalEvent
 from reader.match.rules import goshiki, kyogi
 
 HELP = {
@@ -192,15 +187,15 @@ class Keeper:
 
     def __init__(self, loaded: matchlog.LoadedLog, log_file: Path, *, last: int = 5,
                  readline: Callable[[], str] | None = None,
-                 echo: Callable[..., None] | None = None,
-                 announcer: Announcer | None = None, clear: bool = False):
+                 echo: Callable[..., None],
+                 announcer: Announcer | None = None, clear: Callable[[], None] | None = None):
         self.rules = loaded.rules
         self.match = loaded.match
         self.extra = loaded.extra
         self.log_file = log_file
         self.last = last
         self.readline = readline or sys.stdin.readline
-        self.echo = echo or click.echo
+        self.echo = echo
         self.announcer = announcer
         self.clear = clear
         #: read index -> the poem the announcer chose for it
@@ -220,8 +215,8 @@ class Keeper:
 
     def screen(self, note: str = "") -> None:
         """On a terminal: clear and redraw everything.  Piped: just the news and the counts."""
-        if self.clear:
-            click.clear()
+        if self.clear is not None:
+            self.clear()
             self.echo(matchlog.report(self.match, last=self.last))
             if note:
                 self.echo(note)
@@ -300,7 +295,7 @@ class Keeper:
 
 # --- option handling ------------------------------------------------------------------------
 
-def _read_deal(path: str, rules: str, color: str | None, settings: goshiki.Settings):
+def read_deal(path: str, rules: str, color: str | None, settings: goshiki.Settings):
     text = Path(path).read_text(encoding="utf-8")
     try:
         obj = json.loads(text)
@@ -328,57 +323,3 @@ def _read_deal(path: str, rules: str, color: str | None, settings: goshiki.Setti
         return matchlog.parse_header(header)
     except KarutaError as e:
         raise LogError(f"{path}: {e}") from None
-
-
-def run(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
-        announcer: Announcer | None = None) -> None:
-    """``karuta match keep`` after click has parsed the options."""
-    if seed is not None and deal_file is not None:
-        raise KarutaError("give --seed or --deal, not both")
-    if resume:
-        if not log_file:
-            raise KarutaError("--resume needs --log FILE (the match to continue)")
-        if seed is not None or deal_file is not None:
-            raise KarutaError("--resume continues the deal in the log: leave out --seed/--deal")
-        loaded = matchlog.load(log_file)
-        if rules and rules != loaded.rules:
-            raise KarutaError(f"{log_file} is a {loaded.rules} match, not {rules}")
-    else:
-        if not rules:
-            raise KarutaError("--rules kyogi|goshiki is required (or --resume with --log)")
-        settings = goshiki.Settings(reads=reads, finals=finals)
-        try:
-            if deal_file is not None:
-                loaded = _read_deal(deal_file, rules, color, settings)
-            else:
-                if seed is None:
-                    seed = random.SystemRandom().randrange(1_000_000)
-                rng = random.Random(seed)
-                if rules == "kyogi":
-                    st = kyogi.deal(rng)
-                    loaded = matchlog.LoadedLog("kyogi", kyogi.KyogiMatch(st), {"seed": seed})
-                else:
-                    st = goshiki.deal(rng, color, players, settings)
-                    loaded = matchlog.LoadedLog("goshiki", goshiki.GoshikiMatch(st),
-                                                {"seed": seed})
-        except BadDeal as e:
-            raise KarutaError(str(e)) from None
-        if not log_file:
-            log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-        if os.path.exists(log_file):
-            raise KarutaError(f"{log_file} exists: continue it with --resume, or choose "
-                              "another --log")
-        st = loaded.match.state
-        click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
-                                       else "") + f", log {log_file}")
-        players_ = kyogi.PLAYERS if rules == "kyogi" else st.players
-        for p, hand in zip(players_, st.deal):
-            click.echo(f"  deal {p}: {' '.join(map(str, hand))}")
-    keeper = Keeper(loaded, Path(log_file), last=last, announcer=announcer,
-                    clear=sys.stdout.isatty())
-    try:
-        keeper.run()
-    except KeyboardInterrupt:
-        click.echo("")
-        click.echo(keeper.resume_hint(), err=True)
-        raise click.exceptions.Abort() from None  # karuta: interrupted, exit 130

@@ -77,3 +77,43 @@ def preset(rules: str, **overrides) -> ReadingSettings:
     if rules not in PRESETS:
         raise KarutaError(f"unknown rules {rules!r}: choose kyogi, goshiki or beginner")
     return replace(PRESETS[rules], **{k: v for k, v in overrides.items() if v is not None})
+
+
+def settings_from_options(rules: str = "kyogi", *, poems_spec: str | None = None, colors=(),
+                          cards: int | None = None, karafuda: int | None = None,
+                          ma: float | None = None, yoin: float | None = None,
+                          take: float | None = None, gap: float | None = None,
+                          speed: float | None = None, joka: bool | None = None,
+                          last_shimo: bool | None = None) -> ReadingSettings:
+    """Settings from values as a user gives them: pauses in seconds, the poems as a selection
+    text (``1-20``, ``blue``, ``むすめふさほせ`` ...) and colour names; None keeps the preset's
+    value.  The CLI's reading options and version-1 club sessions both come through here."""
+    from reader.reading.selection import parse_selection
+
+    def ms(value: float | None) -> int | None:
+        return None if value is None else round(value * 1000)
+
+    selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
+    return preset(rules, poems=selection, cards=cards, karafuda=karafuda, ma_ms=ms(ma),
+                  yoin_ms=ms(yoin), take_ms=ms(take), gap_ms=ms(gap), speed=speed, joka=joka,
+                  last_shimo=last_shimo)
+
+
+def settings_from_dict(d: dict) -> ReadingSettings:
+    """The inverse of ``ReadingSettings.to_dict`` (saved sessions and logs).  Unknown keys are
+    refused with a ``KarutaError`` (the caller names the file)."""
+    from dataclasses import fields
+
+    from reader.base.errors import KarutaError
+
+    names = {f.name for f in fields(ReadingSettings)}
+    extra = set(d) - names
+    if extra:
+        raise KarutaError(f"unknown reading setting {sorted(extra)[0]!r}")
+    d = dict(d)
+    if d.get("poems") is not None:
+        d["poems"] = tuple(int(n) for n in d["poems"])
+    try:
+        return ReadingSettings(**d)
+    except TypeError as e:
+        raise KarutaError(f"bad reading settings ({e})") from None

@@ -15,6 +15,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from reader.base.errors import KarutaError
+
 
 @dataclass(frozen=True)
 class Key:
@@ -34,8 +36,8 @@ class KeyReader:
         try:
             self.fd = self.stream.fileno()
         except (AttributeError, OSError, ValueError):
-            self.fd = None
-            self.closed = True
+            self.fd = None  # an in-memory stream: read line by line (``_from_lines``)
+            self.closed = not hasattr(self.stream, "readline")
             return self
         if os.isatty(self.fd):
             import termios
@@ -54,6 +56,8 @@ class KeyReader:
 
     def get(self, timeout: float = 0.0) -> Key | None:
         """The next key, or None after ``timeout`` seconds (0 = just look)."""
+        if self.fd is None and not self.closed and hasattr(self.stream, "readline"):
+            return self._from_lines()
         if self.closed or self.fd is None:
             if timeout:
                 time.sleep(timeout)
@@ -78,3 +82,141 @@ class KeyReader:
             return Key(ch, ns)
         self._pending = self._pending[1:]
         return None
+
+
+    def _from_lines(self) -> Key | None:
+        """Keys from a stream without a file descriptor (tests): one line at a time."""
+        if not self._pending:
+            line = self.stream.readline()
+            if not line:
+                self.closed = True
+                return None
+            self._pending = line.encode("utf-8")
+        ch = self._pending.decode("utf-8")[0]
+        self._pending = self._pending[len(ch.encode("utf-8")):]
+        return Key(ch, time.perf_counter_ns())
+
+
+# ---------------------------------------------------------------------------- key names and bindings
+#: named keys for ``--next-keys`` / ``--back-keys`` (any other key: its one character) and
+#: how the screen shows them
+KEY_NAMES = {"space": "space", "enter": "Enter", "tab": "Tab", "backspace": "BS",
+             "pagedown": "PgDn", "pageup": "PgUp", "right": "→", "left": "←", "up": "↑",
+             "down": "↓", "comma": ","}
+KEY_ALIASES = {"return": "enter", "pgdn": "pagedown", "pgup": "pageup", "bs": "backspace",
+               ",": "comma", " ": "space"}
+DEFAULT_NEXT_KEYS = "space,enter,pagedown,right"
+DEFAULT_BACK_KEYS = "b,left,backspace,pageup"
+#: keys whose meaning is fixed (the pedal options cannot take them)
+FIXED_KEYS = {"p": "hold", "h": "hold", "r": "repeat", "q": "quit", "s": "skip"}
+
+#: terminal input -> key name (characters; escape sequences after ESC)
+_CHAR_NAMES = {" ": "space", "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace",
+               "\x08": "backspace", ",": "comma"}
+_ESCAPE_NAMES = {"[C": "right", "OC": "right", "[D": "left", "OD": "left", "[A": "up",
+                 "OA": "up", "[B": "down", "OB": "down", "[6~": "pagedown", "[5~": "pageup"}
+
+
+def parse_keys(spec: str, option: str) -> tuple[str, ...]:
+    """``"space,enter,n"`` -> canonical key names (a letter stands for both cases).  One-line
+    ``KarutaError`` for an unknown name or an empty list."""
+    out: list[str] = []
+    for raw in spec.split(","):
+        word = raw.strip()
+        if not word:
+            continue
+        name = KEY_ALIASES.get(word.lower(), word.lower())
+        if name not in KEY_NAMES and not (len(name) == 1 and name.isprintable()):
+            raise KarutaError(f"{option} {spec!r}: unknown key {word!r} (use "
+                              f"{', '.join(KEY_NAMES)} or one character)")
+        if name not in out:
+            out.append(name)
+    if not out:
+        raise KarutaError(f"{option} {spec!r}: name at least one key, e.g. {option} space,n")
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class KeyBindings:
+    """Which keys mean next and back (the other commands have fixed keys: ``FIXED_KEYS``)."""
+
+    next: tuple[str, ...]
+    back: tuple[str, ...]
+
+    def command(self, name: str | None) -> str | None:
+        """A key name (``_CHAR_NAMES`` / ``_ESCAPE_NAMES`` / one lower-case character) ->
+        the command, or None."""
+        if name is None:
+            return None
+        if name in self.next:
+            return "next"
+        if name in self.back:
+            return "back"
+        return FIXED_KEYS.get(name)
+
+    def help(self) -> str:
+        def show(names):
+            return "/".join(KEY_NAMES.get(n, n) for n in names)
+
+        return (f"{show(self.next)} next · p/h hold · r repeat 下の句 · {show(self.back)} back a "
+                f"card · q quit (saved)")
+
+
+def key_bindings(next_spec: str | None = None, back_spec: str | None = None) -> KeyBindings:
+    """The bindings from ``--next-keys`` / ``--back-keys`` (None: the default set).  A key in
+    both sets given explicitly is refused (one line); a set left at its default gives up the
+    keys the other option names (``--next-keys b`` frees ``b`` from back).  The fixed keys
+    (p h r q s) cannot be taken."""
+    nxt = parse_keys(next_spec if next_spec is not None else DEFAULT_NEXT_KEYS, "--next-keys")
+    back = parse_keys(back_spec if back_spec is not None else DEFAULT_BACK_KEYS, "--back-keys")
+    both = [k for k in nxt if k in back]
+    if both and next_spec is not None and back_spec is not None:
+        raise KarutaError(f"key {both[0]!r} is in both --next-keys and --back-keys: give each "
+                          "key one meaning")
+    if next_spec is None:
+        nxt = tuple(k for k in nxt if k not in back)
+    else:
+        back = tuple(k for k in back if k not in nxt)
+    for option, other, keys in (("--next-keys", "--back-keys", nxt),
+                                ("--back-keys", "--next-keys", back)):
+        taken = [k for k in keys if k in FIXED_KEYS]
+        if taken:
+            raise KarutaError(f"{option}: {taken[0]!r} already means {FIXED_KEYS[taken[0]]}")
+        if not keys:
+            raise KarutaError(f"{other} took every default key of {option}: give {option} too")
+    return KeyBindings(nxt, back)
+
+
+DEFAULT_KEYS = key_bindings()
+
+
+def key_name(char: str) -> str | None:
+    """A character from the terminal -> its key name (None for ESC or a control key)."""
+    if char in _CHAR_NAMES:
+        return _CHAR_NAMES[char]
+    if len(char) == 1 and char.isprintable():
+        return char.lower()
+    return None
+
+
+def parse_escape(seq: str, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
+    """A key sequence after ESC (``[C``, ``OD``, ``[6~`` ...) -> a command, or None."""
+    return bindings.command(_ESCAPE_NAMES.get(seq))
+
+
+def read_command(keys, timeout: float = 0.01, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
+    """The next key from a ``KeyReader`` as a command (arrow / PageDown escapes decoded)."""
+    key = keys.get(timeout=timeout)
+    if key is None:
+        return None
+    if key.char != "\x1b":
+        return bindings.command(key_name(key.char))
+    seq = ""
+    while len(seq) < 6:
+        nxt = keys.get(timeout=0.03)
+        if nxt is None:
+            break
+        seq += nxt.char
+        if len(seq) >= 2 and (seq[-1].isalpha() or seq[-1] == "~"):
+            break
+    return parse_escape(seq, bindings) if seq else None

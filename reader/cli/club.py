@@ -1,0 +1,93 @@
+"""Wiring of the club session for ``karuta read --live / --window / --resume / --show-log``:
+options and the saved session in, a ``ClubSession`` on an output, a front end, lines out."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from reader.base.errors import KarutaError
+from reader.base.seeds import pick_seed
+from reader.club.session import ClubSession, format_log
+from reader.club.store import (SessionError, SessionFile, default_session_path, keep_previous,
+                               load_session)
+from reader.club.terminal import run_terminal
+from reader.club.timer import parse_signals
+from reader.reading.settings import settings_from_dict
+from reader.reading.voices import build_reading
+from reader.ui.keys import DEFAULT_KEYS, KeyBindings
+
+
+def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: float | None,
+              signals: str | None, auto: bool, device, backend: str, window: bool,
+              echo: Callable[[str], None], bindings: KeyBindings = DEFAULT_KEYS,
+              on_built: Callable | None = None) -> int:
+    """Run a club session from the CLI; returns the number of cards read.  ``reading``:
+    (settings, seed or None, voice spec) from the command line (ignored with ``resume``: the
+    saved session's are used).  ``on_built(plan, voice)`` runs once both exist.  ``bindings``: the
+    next/back keys (``--next-keys`` / ``--back-keys``; not saved: ``--resume`` takes them
+    from its own command line)."""
+    if window:
+        from reader.ui.window import require_display
+
+        require_display()
+    if resume:
+        sf, saved = load_session(session_path)
+        settings, seed, voice_spec = (settings_from_dict(saved["reading"]), saved["seed"],
+                                      saved.get("voice_spec"))
+        position, log, started = saved["position"], saved["log"], saved.get("started")
+        auto = bool(saved.get("auto", auto))
+    else:
+        sf = SessionFile(session_path or default_session_path())
+        position, log, started = 0, [], None
+        settings, seed, voice_spec = reading
+        seed = pick_seed(seed)  # fixed now: the session must rebuild the same order
+    from reader.reading.player import open_output
+
+    plan, voice = build_reading(settings, seed, voice_spec)
+    if on_built is not None:
+        on_built(plan, voice)
+    if resume and list(plan.order) != list(saved["order"]):
+        raise SessionError(f"session {sf.path}: the order rebuilt from seed {saved['seed']} does not "
+                           "match the saved one (another karuta version?); it was left as it is")
+    if memorize is None:
+        memorize = 0.0 if resume else (1.0 if plan.rules == "goshiki" else 15.0)
+    if memorize < 0:
+        raise KarutaError("--memorize must not be negative")
+    signals_s = parse_signals(signals, memorize) if memorize > 0 else ()
+    if not resume and sf.path.exists():
+        keep_previous(sf.path)
+    output = open_output(backend, device, plan.sample_rate)
+    message = ""
+    if resume:
+        message = (f"resuming at card {position + 1}/{len(plan.order)}" if position < len(plan.order)
+                   else f"this session is finished: all {len(plan.order)} cards were read")
+        echo(message)
+    session = ClubSession(plan, voice, output, voice_spec=voice_spec, session=sf, auto=auto,
+                          memorize_s=memorize * 60.0, signals_s=signals_s, position=position,
+                          log=log, started=started, message=message,
+                          echo=None if (not window and sys.stdout.isatty()) else echo)
+    echo(f"{plan.rules} reading · {len(plan.order)} cards · seed {plan.seed} · session {sf.path}")
+    if window:
+        from reader.club.window import run_window
+
+        run_window(session, bindings=bindings)
+    else:
+        run_terminal(session, bindings=bindings)
+    for line in format_log(session.log, session.total, plan.seed):
+        echo(line)
+    if session.phase == "finished":
+        echo(f"finished: {session.position} of {session.total} cards read")
+    else:
+        echo(f"stopped at card {min(session.position + 1, session.total)}/{session.total} "
+             f"(saved): `karuta read --resume` continues")
+    return session.position
+
+
+def show_log(session_path, echo: Callable[[str], None]) -> None:
+    sf, saved = load_session(session_path)
+    n = len(saved["order"])
+    state = "finished" if saved["position"] >= n else f"next card {saved['position'] + 1}/{n}"
+    echo(f"session {sf.path}: {saved.get('rules', '?')}, seed {saved['seed']}, {state}, "
+         f"started {saved.get('started', '?')}")
+    for line in format_log(saved["log"], n):
+        echo(line)
