@@ -1,22 +1,206 @@
-"""``karuta drill``: the drill group.  Each drill is its own module, loaded when invoked.
-
-To add a drill, add one row to ``_DRILLS`` (``name -> ("module:attribute", short help)``); the
-attribute is a click command.  ``karuta drill --help`` lists them without importing any.
+"""``karuta drill memory`` and ``karuta drill speed``: options in, the drill modules
+(``reader.drills``) do the work.  The drills' own modules are imported only when one runs, so
+``karuta drill --help`` stays fast.
 """
 from __future__ import annotations
 
 import click
 
-from reader.cli import LazyGroup
-
-_DRILLS: dict[str, tuple[str, str]] = {
-    "memory": ("reader.drills.memory_drill:memory",
-               "Pick the torifuda for a 上の句 or kimariji (and the reverse), FSRS-scheduled."),
-    "speed": ("reader.drills.speed:speed",
-              "Tap as soon as you know the card; reaction timed from its kimariji, as heard."),
-}
+import random
+from datetime import datetime, timezone
+from pathlib import Path
 
 
-@click.group(cls=LazyGroup, table=_DRILLS)
+@click.group()
 def drill():
     """Drills: memorise the cards, train your reactions.  Answers are saved for 'karuta stats'."""
+
+
+_COLOR_NAMES = ["blue", "pink", "yellow", "green", "orange", "青", "桃", "黄", "緑", "橙"]
+
+
+def _color(value: str | None) -> str | None:
+    if value is None:
+        return None
+    from poems import COLOR_JA
+
+    by_ja = {ja: name for name, ja in COLOR_JA.items()}
+    return by_ja.get(value, value)
+
+
+@drill.command("memory")
+@click.option("--count", "-n", type=click.IntRange(1, 200), default=20, show_default=True,
+              help="Poems in the session (due ones first, then new ones).")
+@click.option("--mode", type=click.Choice(["kami", "kimariji", "reverse", "mix"]), default="kami",
+              show_default=True,
+              help="kami: 上の句 → 取り札; kimariji: 決まり字 → 取り札; reverse: 取り札 → 上の句; mix: any.")
+@click.option("--choices", "n_choices", type=click.IntRange(2, 9), default=4, show_default=True,
+              help="Cards to choose from.")
+@click.option("--due", "due_only", is_flag=True, help="Only poems due for review (no new ones).")
+@click.option("--new", "max_new", type=click.IntRange(0, 100), default=10, show_default=True,
+              help="At most this many new poems in the session.")
+@click.option("--color", type=click.Choice(_COLOR_NAMES), default=None,
+              help="One goshiki colour: its 20 poems only, distractors and kimariji among them.")
+@click.option("--seed", type=int, default=None, help="Seed for the question order and choices.")
+@click.option("--window", is_flag=True, help="Drill in a window (large text, cards as printed).")
+def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
+    """Memory drill: pick the torifuda for a 上の句 or kimariji, or the reverse.
+
+    \b
+    Poems are scheduled with FSRS, one card per poem; new poems come colour by
+    colour (青 桃 黄 緑 橙), the next colour once 16 of the previous 20 are learned.
+    Every answer is saved as it is given (see 'karuta stats').
+
+    \b
+    Examples:
+      karuta drill memory                      # due poems, then new ones
+      karuta drill memory --due --mode kimariji
+      karuta drill memory --color 青 --choices 6 --window
+    """
+    import random
+
+    from reader.drills.memory import MODES, MemoryDeck, poems_of
+    from reader.drills.memory_drill import MemorySession, SystemClock, run_terminal, run_window
+    from reader.drills.stats import StatsDB
+
+    if window:
+        from reader.ui.window import require_display
+
+        require_display()
+    color = _color(color)
+    clock = SystemClock()
+    rng = random.Random(seed)
+    with StatsDB() as db:
+        if db.notice:
+            click.echo(f"karuta: {db.notice}", err=True)
+        deck = MemoryDeck.from_json(db.memory_cards())
+        now = clock.now()
+        plan = deck.plan_session(now, rng, count=count, due_only=due_only, color=color, max_new=max_new)
+        click.echo(deck.due_counts(now, color).describe())
+        if not plan.poems:
+            nxt = deck.next_due(poems_of(color))
+            when = f"; next due {nxt.astimezone().strftime('%Y-%m-%d %H:%M')}" if nxt else ""
+            click.echo(f"nothing to drill now{when}")
+            return
+        click.echo(f"{len(plan.poems)} poems: {plan.due} due, {plan.new} new\n")
+        settings = {"mode": mode, "choices": n_choices, "color": color, "due_only": due_only,
+                    "seed": seed, "window": window}
+        sid = db.start_session("memory", now, settings)
+        session = MemorySession(
+            db, deck, plan, sid, rng, modes=MODES if mode == "mix" else (mode,),
+            n_choices=n_choices, universe=poems_of(color),
+        )
+        out = click.get_text_stream("stdout")
+        if window:
+            run_window(session, clock, out)
+        else:
+            run_terminal(session, clock, click.get_text_stream("stdin"), out)
+        click.echo(session.summary() + "; " + deck.due_counts(clock.now(), color).describe())
+
+
+def _open_output(backend: str, device, rate: int):
+    from reader.reading.player import open_output
+
+    return open_output(backend, device, rate)
+
+
+@drill.command("speed")
+@click.option("--poems", "poems_spec", default=None, metavar="SPEC",
+              help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union).")
+@click.option("--color", "colors", multiple=True, metavar="COLOUR",
+              help="A goshiki colour: blue pink yellow green orange (repeatable).")
+@click.option("--cards", type=int, default=None, help="How many cards to read (default: all selected).")
+@click.option("--karafuda", type=int, default=0, show_default=True,
+              help="Karafuda (空札) from outside the selection, shuffled in: tapping one is a fault.")
+@click.option("--seed", type=int, default=None, help="Shuffle seed (printed when not given).")
+@click.option("--speed", "pace", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
+@click.option("--ma", type=float, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
+@click.option("--take", type=float, default=3.0, show_default=True,
+              help="How long to wait for a tap after the 上の句, seconds (then it is missed).")
+@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
+              help="synth (built-in), tone (test tones), or a voice pack.")
+@click.option("--window", is_flag=True, help="Drill in a window (keys, mouse, touch; torifuda to pick).")
+@click.option("--choices", type=click.IntRange(2, 8), default=6, show_default=True,
+              help="Window: torifuda to pick from after a tap.")
+@click.option("--device", default=None, help="Sound device name or number.")
+@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
+              show_default=True, help="Audio output library (sounddevice times taps best).")
+@click.option("--log", "log_path", default=None, type=click.Path(dir_okay=False),
+              help="Write a JSON line per tap to this file (a new file).")
+@click.option("--plan-out", default=None, type=click.Path(dir_okay=False),
+              help="Write the drill's plan as JSON.")
+def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
+          choices, device, backend, log_path, plan_out):
+    """Speed drill (grab timer): tap as soon as you know the poem, then say which.
+
+    \b
+    The 上の句 of the selected poems are read, shuffled.  Reaction = from the start of the
+    last sound of the kimariji (as it is at that moment) to your tap, calibration applied
+    (see 'karuta calibrate'); taps under 100 ms are anticipations.
+    Terminal: any key taps, then type the kimariji or the number and Enter; q quits.
+    Window: key, click or touch taps, then pick the torifuda (1..N or click).
+
+    \b
+    Log line (--log): {"poem", "kimariji", "kimariji_onset_ms", "kami_start_ms", "tap_ms",
+    "reaction_ms", "from_kami_ms", "correct", "anticipation", "early", "fault", ...}
+    """
+    from reader.base.seeds import pick_seed
+    from reader.drills.calibrate import CalibrationStore, device_key
+    from reader.drills.speed import TerminalFront, WindowFront, run_drill
+    from reader.reading.voices import make_voice
+    from reader.base.errors import KarutaError
+    from reader.drills.grab import drill_plan, summarize
+    from reader.reading.selection import parse_selection
+
+    if window:
+        from reader.ui.window import require_display
+
+        require_display()
+    if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
+        raise KarutaError(f"{log_path} exists: give a new file for --log")
+    selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
+    seed = pick_seed(seed)
+    output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
+    voice = make_voice(voice_spec)
+    if voice.sample_rate != output.sample_rate:
+        output = _open_output(backend, device, voice.sample_rate)
+    plan = drill_plan(voice, seed, poems=selection, karafuda=karafuda, cards=cards,
+                      ma_ms=round(ma * 1000), take_ms=round(take * 1000), speed=pace or 1.0)
+    if plan_out:
+        from reader.base.files import atomic_write_text
+
+        atomic_write_text(Path(plan_out), plan.to_json(indent=1))
+    key = device_key(output)
+    calib = CalibrationStore().offset_ms(key)
+    if calib is None:
+        dev = f" --device {device}" if device else ""
+        click.echo(f"karuta: no calibration for {key}: reactions are uncalibrated "
+                   f"(run `karuta calibrate{dev}`)", err=True)
+    click.echo(f"speed drill · {len(plan.order)} cards · seed {seed} · {voice.name} voice · "
+               f"calibration {'none' if calib is None else f'{calib:+.1f} ms'}")
+    click.echo("tap (any key" + (", click or touch" if window else "") + ") as soon as you know "
+               "the poem; q quits")
+    from reader.drills.stats import StatsDB
+
+    log = open(log_path, "w", encoding="utf-8") if log_path else None
+    try:
+        with StatsDB() as db:
+            if db.notice:
+                click.echo(f"karuta: {db.notice}", err=True)
+            sid = db.start_session("speed", datetime.now(timezone.utc), {
+                "seed": seed, "poems": list(plan.universe), "karafuda": karafuda,
+                "device": key, "calibration_ms": calib, "window": window})
+            front = WindowFront() if window else TerminalFront()
+            with front:
+                res = run_drill(plan, voice, output, front, calibration_ms=calib or 0.0,
+                                take_s=take, choices=choices, log=log, db=db, session_id=sid,
+                                rng=random.Random(seed))
+                timing = front.stats()
+    finally:
+        if log is not None:
+            log.close()
+    s = summarize(res.records, cards=len(plan.order), missed=len(res.missed))
+    click.echo(s.describe())
+    click.echo(timing)
+    if log_path:
+        click.echo(f"log: {log_path}")

@@ -13,14 +13,12 @@ Time: a ``Clock`` is passed in (``now()`` an aware datetime for schedules and th
 """
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Protocol
 
-import click
 
 if TYPE_CHECKING:  # heavy imports stay inside functions at run time
     import random
@@ -28,7 +26,7 @@ if TYPE_CHECKING:  # heavy imports stay inside functions at run time
     from reader.drills.memory import MemoryDeck, Question, SessionPlan
     from reader.drills.stats import StatsDB
 
-__all__ = ["Clock", "SystemClock", "Answer", "MemorySession", "run_terminal", "run_window", "memory"]
+__all__ = ["Clock", "SystemClock", "Answer", "MemorySession", "run_terminal", "run_window"]
 
 #: a poem answered wrongly is asked again this many questions later (once per session)
 REQUEUE_GAP = 3
@@ -326,83 +324,3 @@ def run_window(
 
 
 # -- command -------------------------------------------------------------------------------------
-
-_COLOR_NAMES = ["blue", "pink", "yellow", "green", "orange", "青", "桃", "黄", "緑", "橙"]
-
-
-def _color(value: str | None) -> str | None:
-    if value is None:
-        return None
-    from poems import COLOR_JA
-
-    by_ja = {ja: name for name, ja in COLOR_JA.items()}
-    return by_ja.get(value, value)
-
-
-@click.command("memory")
-@click.option("--count", "-n", type=click.IntRange(1, 200), default=20, show_default=True,
-              help="Poems in the session (due ones first, then new ones).")
-@click.option("--mode", type=click.Choice(["kami", "kimariji", "reverse", "mix"]), default="kami",
-              show_default=True,
-              help="kami: 上の句 → 取り札; kimariji: 決まり字 → 取り札; reverse: 取り札 → 上の句; mix: any.")
-@click.option("--choices", "n_choices", type=click.IntRange(2, 9), default=4, show_default=True,
-              help="Cards to choose from.")
-@click.option("--due", "due_only", is_flag=True, help="Only poems due for review (no new ones).")
-@click.option("--new", "max_new", type=click.IntRange(0, 100), default=10, show_default=True,
-              help="At most this many new poems in the session.")
-@click.option("--color", type=click.Choice(_COLOR_NAMES), default=None,
-              help="One goshiki colour: its 20 poems only, distractors and kimariji among them.")
-@click.option("--seed", type=int, default=None, help="Seed for the question order and choices.")
-@click.option("--window", is_flag=True, help="Drill in a window (large text, cards as printed).")
-def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
-    """Memory drill: pick the torifuda for a 上の句 or kimariji, or the reverse.
-
-    \b
-    Poems are scheduled with FSRS, one card per poem; new poems come colour by
-    colour (青 桃 黄 緑 橙), the next colour once 16 of the previous 20 are learned.
-    Every answer is saved as it is given (see 'karuta stats').
-
-    \b
-    Examples:
-      karuta drill memory                      # due poems, then new ones
-      karuta drill memory --due --mode kimariji
-      karuta drill memory --color 青 --choices 6 --window
-    """
-    import random
-
-    from reader.drills.memory import MODES, MemoryDeck, poems_of
-    from reader.drills.stats import StatsDB
-
-    if window:
-        from reader.ui.window import require_display
-
-        require_display()
-    color = _color(color)
-    clock = SystemClock()
-    rng = random.Random(seed)
-    with StatsDB() as db:
-        if db.notice:
-            click.echo(f"karuta: {db.notice}", err=True)
-        deck = MemoryDeck.from_json(db.memory_cards())
-        now = clock.now()
-        plan = deck.plan_session(now, rng, count=count, due_only=due_only, color=color, max_new=max_new)
-        click.echo(deck.due_counts(now, color).describe())
-        if not plan.poems:
-            nxt = deck.next_due(poems_of(color))
-            when = f"; next due {nxt.astimezone().strftime('%Y-%m-%d %H:%M')}" if nxt else ""
-            click.echo(f"nothing to drill now{when}")
-            return
-        click.echo(f"{len(plan.poems)} poems: {plan.due} due, {plan.new} new\n")
-        settings = {"mode": mode, "choices": n_choices, "color": color, "due_only": due_only,
-                    "seed": seed, "window": window}
-        sid = db.start_session("memory", now, settings)
-        session = MemorySession(
-            db, deck, plan, sid, rng, modes=MODES if mode == "mix" else (mode,),
-            n_choices=n_choices, universe=poems_of(color),
-        )
-        out = click.get_text_stream("stdout")
-        if window:
-            run_window(session, clock, out)
-        else:
-            run_terminal(session, clock, click.get_text_stream("stdin"), out)
-        click.echo(session.summary() + "; " + deck.due_counts(clock.now(), color).describe())

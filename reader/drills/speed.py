@@ -32,11 +32,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
-import click
+from reader.ui.term import echo as term_echo
 
-__all__ = ["speed", "run_drill", "TerminalFront", "WindowFront", "resolve_answer", "DrillResult"]
+__all__ = ["run_drill", "TerminalFront", "WindowFront", "resolve_answer", "DrillResult"]
 
 QUIT_CHARS = ("q", "Q", "\x1b")
 
@@ -98,7 +97,7 @@ class TerminalFront:
 
     name = "terminal"
 
-    def __init__(self, echo: Callable[[str], None] = click.echo, stream=None):
+    def __init__(self, echo: Callable[[str], None] = term_echo, stream=None):
         from reader.drills.taps import TerminalTaps
 
         self.echo = echo
@@ -137,7 +136,7 @@ class TerminalFront:
 
     def ask(self, grab, choices: list[int]) -> None:
         self._typed = ""
-        click.echo("  which poem? kimariji or number, Enter: ", nl=False)
+        term_echo("  which poem? kimariji or number, Enter: ", nl=False)
 
     def answer(self, ev, choices: list[int], candidates) -> int | None:
         """Feed one event in the answer phase; the poem once Enter is pressed on a valid name."""
@@ -147,24 +146,24 @@ class TerminalFront:
         if c in ("\r", "\n"):
             poem, why = resolve_answer(self._typed, candidates)
             if poem is None:
-                click.echo("")
-                click.echo(f"  {why}: ", nl=False)
+                term_echo("")
+                term_echo(f"  {why}: ", nl=False)
                 self._typed = ""
                 return None
-            click.echo("")
+            term_echo("")
             return poem
         if c in ("\x7f", "\b"):
             if self._typed:
                 self._typed = self._typed[:-1]
-                click.echo("\b \b", nl=False)
+                term_echo("\b \b", nl=False)
             return None
         if c.isprintable():
             self._typed += c
-            click.echo(c, nl=False)
+            term_echo(c, nl=False)
         return None
 
     def tapped(self, n: int) -> None:  # calibration feedback
-        click.echo("·", nl=False)
+        term_echo("·", nl=False)
 
     def frame(self, heard) -> None:
         pass
@@ -178,7 +177,7 @@ class WindowFront:
     SIZE = (960, 640)
 
     def __init__(self, title: str = "karuta drill speed", fps: float = 60.0,
-                 echo: Callable[[str], None] = click.echo):
+                 echo: Callable[[str], None] = term_echo):
         self.title = title
         self.fps = fps
         self.echo = echo
@@ -331,7 +330,7 @@ def _ts_of(ns: int) -> datetime:
 
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
-              rng: random.Random | None = None, echo: Callable[[str], None] = click.echo,
+              rng: random.Random | None = None, echo: Callable[[str], None] = term_echo,
               on_event: Callable[[str, object], None] | None = None) -> DrillResult:
     """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
     (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
@@ -492,112 +491,3 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         if dump and hasattr(output, "timing_dump"):
             output.timing_dump(dump)
     return result
-
-
-# ---------------------------------------------------------------------------- command
-def _open_output(backend: str, device, rate: int):
-    from reader.reading.player import open_output
-
-    return open_output(backend, device, rate)
-
-
-@click.command("speed")
-@click.option("--poems", "poems_spec", default=None, metavar="SPEC",
-              help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union).")
-@click.option("--color", "colors", multiple=True, metavar="COLOUR",
-              help="A goshiki colour: blue pink yellow green orange (repeatable).")
-@click.option("--cards", type=int, default=None, help="How many cards to read (default: all selected).")
-@click.option("--karafuda", type=int, default=0, show_default=True,
-              help="Karafuda (空札) from outside the selection, shuffled in: tapping one is a fault.")
-@click.option("--seed", type=int, default=None, help="Shuffle seed (printed when not given).")
-@click.option("--speed", "pace", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
-@click.option("--ma", type=float, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
-@click.option("--take", type=float, default=3.0, show_default=True,
-              help="How long to wait for a tap after the 上の句, seconds (then it is missed).")
-@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
-              help="synth (built-in), tone (test tones), or a voice pack.")
-@click.option("--window", is_flag=True, help="Drill in a window (keys, mouse, touch; torifuda to pick).")
-@click.option("--choices", type=click.IntRange(2, 8), default=6, show_default=True,
-              help="Window: torifuda to pick from after a tap.")
-@click.option("--device", default=None, help="Sound device name or number.")
-@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
-              show_default=True, help="Audio output library (sounddevice times taps best).")
-@click.option("--log", "log_path", default=None, type=click.Path(dir_okay=False),
-              help="Write a JSON line per tap to this file (a new file).")
-@click.option("--plan-out", default=None, type=click.Path(dir_okay=False),
-              help="Write the drill's plan as JSON.")
-def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
-          choices, device, backend, log_path, plan_out):
-    """Speed drill (grab timer): tap as soon as you know the poem, then say which.
-
-    \b
-    The 上の句 of the selected poems are read, shuffled.  Reaction = from the start of the
-    last sound of the kimariji (as it is at that moment) to your tap, calibration applied
-    (see 'karuta calibrate'); taps under 100 ms are anticipations.
-    Terminal: any key taps, then type the kimariji or the number and Enter; q quits.
-    Window: key, click or touch taps, then pick the torifuda (1..N or click).
-
-    \b
-    Log line (--log): {"poem", "kimariji", "kimariji_onset_ms", "kami_start_ms", "tap_ms",
-    "reaction_ms", "from_kami_ms", "correct", "anticipation", "early", "fault", ...}
-    """
-    import secrets
-
-    from reader.drills.calibrate import CalibrationStore, device_key
-    from reader.cli.read import make_voice
-    from reader.base.errors import KarutaError
-    from reader.drills.grab import drill_plan, summarize
-    from reader.reading.selection import parse_selection
-
-    if window:
-        from reader.ui.window import require_display
-
-        require_display()
-    if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
-        raise KarutaError(f"{log_path} exists: give a new file for --log")
-    selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
-    seed = seed if seed is not None else secrets.randbelow(1_000_000)
-    output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
-    voice = make_voice(voice_spec)
-    if voice.sample_rate != output.sample_rate:
-        output = _open_output(backend, device, voice.sample_rate)
-    plan = drill_plan(voice, seed, poems=selection, karafuda=karafuda, cards=cards,
-                      ma_ms=round(ma * 1000), take_ms=round(take * 1000), speed=pace or 1.0)
-    if plan_out:
-        from reader.base.files import atomic_write_text
-
-        atomic_write_text(Path(plan_out), plan.to_json(indent=1))
-    key = device_key(output)
-    calib = CalibrationStore().offset_ms(key)
-    if calib is None:
-        dev = f" --device {device}" if device else ""
-        click.echo(f"karuta: no calibration for {key}: reactions are uncalibrated "
-                   f"(run `karuta calibrate{dev}`)", err=True)
-    click.echo(f"speed drill · {len(plan.order)} cards · seed {seed} · {voice.name} voice · "
-               f"calibration {'none' if calib is None else f'{calib:+.1f} ms'}")
-    click.echo("tap (any key" + (", click or touch" if window else "") + ") as soon as you know "
-               "the poem; q quits")
-    from reader.drills.stats import StatsDB
-
-    log = open(log_path, "w", encoding="utf-8") if log_path else None
-    try:
-        with StatsDB() as db:
-            if db.notice:
-                click.echo(f"karuta: {db.notice}", err=True)
-            sid = db.start_session("speed", datetime.now(timezone.utc), {
-                "seed": seed, "poems": list(plan.universe), "karafuda": karafuda,
-                "device": key, "calibration_ms": calib, "window": window})
-            front = WindowFront() if window else TerminalFront()
-            with front:
-                res = run_drill(plan, voice, output, front, calibration_ms=calib or 0.0,
-                                take_s=take, choices=choices, log=log, db=db, session_id=sid,
-                                rng=random.Random(seed))
-                timing = front.stats()
-    finally:
-        if log is not None:
-            log.close()
-    s = summarize(res.records, cards=len(plan.order), missed=len(res.missed))
-    click.echo(s.describe())
-    click.echo(timing)
-    if log_path:
-        click.echo(f"log: {log_path}")

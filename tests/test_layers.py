@@ -1,0 +1,141 @@
+"""The architecture, checked: imports flow one way (poems <- audio <- reader), only the CLI
+knows click, and no two modules import each other (directly or round a loop).
+
+Layers inside reader/ (a module may import its own layer and the ones before it):
+    reader.base  <  reader.ui, reader.reading  <  reader.match, reader.drills, reader.club,
+    reader.voices, reader.practice, reader.table, reader.tournament  <  reader.cli
+audio/ may import poems and reader.base only; poems/ imports neither.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("poems", "audio", "reader")
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for f in (REPO / pkg).rglob("*.py"):
+            parts = f.relative_to(REPO).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = f
+    return out
+
+
+def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
+    """Project modules ``name`` imports anywhere in its file (lazy imports included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(pkg.split(".")[: len(pkg.split(".")) - node.level + 1] + ([base] if base else []))
+            targets = [base] + [f"{base}.{a.name}" for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {n: imports_of(n, p, known) for n, p in mods.items()}
+
+
+def layer(name: str) -> int:
+    if name.startswith("poems"):
+        return 0
+    if name.startswith("reader.base"):
+        return 1
+    if name.startswith("audio"):
+        return 2
+    if name == "reader" or name.startswith(("reader.ui", "reader.reading")):
+        return 3
+    if name.startswith("reader.cli"):
+        return 5
+    return 4
+
+
+def test_imports_flow_one_way():
+    wrong = []
+    for mod, deps in graph().items():
+        for d in deps:
+            if d.startswith("reader.base") and mod.startswith("audio"):
+                continue
+            if layer(d) > layer(mod):
+                wrong.append(f"{mod} imports {d}")
+    assert not wrong, "wrong-way imports:\n" + "\n".join(sorted(wrong))
+
+
+def test_no_import_cycles():
+    g = graph()
+    # a package's __init__ may gather its own modules; a cycle through the parent package
+    # alone is how Python imports submodules, not a design cycle
+    def edges(m):
+        return {d for d in g[m] if not m.startswith(d + ".")}
+
+    index, low, stack, on, cycles, n = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = n[0]
+        n[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges(v):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                cycles.append(sorted(comp))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_only_the_cli_knows_click():
+    users = sorted(m for m, p in modules().items()
+                   if not m.startswith("reader.cli") and "click" in _top_imports(p))
+    assert not users, f"click imported outside reader/cli: {users}"
+
+
+def _top_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_the_checker_sees_a_wrong_way_import(tmp_path):
+    """The walk itself works: a wrong-way import in a file is found."""
+    f = tmp_path / "x.py"
+    f.write_text("from reader.cli import main\nimport audio.render\n")
+    assert imports_of("audio.fake", f, {"reader.cli", "audio.render"}) == {"reader.cli", "audio.render"}
+    assert layer("reader.cli") > layer("audio.fake")
