@@ -46,6 +46,21 @@ def test_take_from_other_side_sends_lowest_card_by_default():
     assert s.results[-1].sender == "A" and s.results[-1].sent == (1,)
 
 
+def test_push_says_what_happened_and_records_the_send_made():
+    """``Match.push`` returns the read's result; a default send is recorded as the cards sent,
+    so the events replay to the same state even if the default changed."""
+    m = KyogiMatch(fresh())
+    r = m.push(Read(30, "A", {"A": ["opp"]}))
+    assert r.sender == "A" and r.sent == (1,) and r.taker == "A"
+    assert m.events[-1].send == (1,)
+    again = KyogiMatch(fresh())
+    for ev in m.events:
+        again.push(ev)
+    assert again.state == m.state
+    m.pop()
+    assert m.state == fresh() and not m.events
+
+
 def test_sender_chooses_the_card():
     s = apply(fresh(), Read(30, "A", {"A": ["opp"]}, send=(17,)))
     assert 17 in s.cards("B") and 1 in s.cards("A")

@@ -30,7 +30,6 @@ leave out the poem number.  No audio is done here.
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import sys
@@ -277,12 +276,7 @@ class Keeper:
                 ev = parse_entry(self.rules, cmd, announced)
                 if self.rules == "kyogi":
                     ev = _complete_touch(self.match.state, ev)
-                self.match.push(ev)
-                if self.rules == "kyogi" and ev.send is None and self.match.state.results[-1].sent:
-                    # log the cards actually sent, so the log does not lean on the default
-                    sent = self.match.state.results[-1].sent
-                    self.match.pop()
-                    self.match.push(dataclasses.replace(ev, send=sent))
+                self.match.push(ev)  # recorded with the cards actually sent (rules.kyogi.settle)
             except KarutaError as e:
                 note = f"! {e}"
                 continue

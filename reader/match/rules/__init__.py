@@ -67,11 +67,17 @@ class Match(Generic[S, E]):
     """An undoable history: the states after each event, like python-chess's push/pop.
 
     ``push(event)`` applies the event (raising ``IllegalEvent`` and changing nothing if the
-    rules refuse it); ``pop()`` undoes the last event and returns it.
+    rules refuse it) and returns what happened on it: the new state's last result (a
+    ``ReadResult``: who took, faults, the cards sent).  The event is recorded as the rules
+    settled it (``settle(new_state, event)``: e.g. a kyogi read that left the send to the
+    default is recorded with the cards actually sent), so ``events`` replay to the same states
+    whatever defaults a later version chooses.  ``pop()`` undoes the last event and returns it.
     """
 
-    def __init__(self, initial: S, apply: Callable[[S, E], S]):
+    def __init__(self, initial: S, apply: Callable[[S, E], S],
+                 settle: Callable[[S, E], E] | None = None):
         self._apply = apply
+        self._settle = settle
         self._states: list[S] = [initial]
         self._events: list[E] = []
 
@@ -87,11 +93,11 @@ class Match(Generic[S, E]):
     def events(self) -> tuple[E, ...]:
         return tuple(self._events)
 
-    def push(self, event: E) -> S:
+    def push(self, event: E) -> Any:
         new = self._apply(self._states[-1], event)
         self._states.append(new)
-        self._events.append(event)
-        return new
+        self._events.append(self._settle(new, event) if self._settle else event)
+        return new.results[-1]  # type: ignore[attr-defined]
 
     def pop(self) -> E:
         if not self._events:

@@ -38,7 +38,7 @@ Scoring of one read (rules.md §3):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
 from reader.match.rules import BadDeal, IllegalEvent, Match, MatchOver, Outcome
@@ -313,11 +313,17 @@ def _cases(where, took, taker, faults) -> tuple[str, ...]:
     return tuple(names)
 
 
+def settle(state: KyogiState, ev: Read) -> Read:
+    """``ev`` as applied: a default send is written out as the cards actually sent."""
+    sent = state.results[-1].sent
+    return replace(ev, send=sent) if ev.send is None and sent else ev
+
+
 class KyogiMatch(Match[KyogiState, Read]):
     """Undoable kyogi match: ``push(Read(...))``, ``pop()``, ``state``, ``outcome()``."""
 
     def __init__(self, initial: KyogiState):
-        super().__init__(initial, apply)
+        super().__init__(initial, apply, settle)
 
     @classmethod
     def from_seed(cls, seed: int) -> "KyogiMatch":
