@@ -46,8 +46,8 @@ def karuta_env(env: dict | None = None, *, home: Path | None = None,
 
 def run_karuta(*args: str, env: dict | None = None, home: Path | None = None,
                data_dir: Path | None = None, input: str | None = None, timeout: float = 120,
-               ) -> subprocess.CompletedProcess:
-    return subprocess.run(karuta_argv(*args), capture_output=True, text=True, cwd=REPO,
+               cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(karuta_argv(*args), capture_output=True, text=True, cwd=cwd or REPO,
                           env=karuta_env(env, home=home, data_dir=data_dir), input=input,
                           stdin=None if input is not None else subprocess.DEVNULL,
                           timeout=timeout)

@@ -101,11 +101,15 @@ def test_read_live_waits_for_the_reader(tmp_path):
     proc = subprocess.Popen(karuta_argv("read", "--seed", "5", "--cards", "2", *FAST),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=dict(os.environ, HOME=str(home)))
-    import time
-    time.sleep(3)
+    first = ""
+    while "[1/2]" not in first:  # wait for the first card's line, however slow the machine
+        line = proc.stdout.readline()
+        assert line, proc.stderr.read()
+        first += line
     proc.stdin.write("q")
     proc.stdin.flush()
-    out, err = proc.communicate(timeout=30)
+    out, err = proc.communicate(timeout=60)
+    out = first + out
     assert proc.returncode == 0, err
     assert "[1/2]" in out and "[2/2]" not in out, out
     assert "stopped" in out

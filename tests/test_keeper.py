@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import karuta_argv
+from cli_run import karuta_argv, run_karuta
 from click.testing import CliRunner
 
 from poems import COLORS
@@ -37,8 +37,7 @@ def log_lines(path: Path) -> list[dict]:
 
 
 def karuta(*args, **kw):
-    return subprocess.run(karuta_argv(*args), capture_output=True,
-                          text=True, **kw)
+    return run_karuta(*args, **kw)
 
 
 def wait_for_lines(path: Path, n: int, timeout: float = 10.0) -> None:

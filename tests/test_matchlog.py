@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_run import karuta_argv
+from cli_run import run_karuta
 from hypothesis import given, settings, strategies as st
 
 from poems import COLORS
@@ -30,9 +30,8 @@ def write(path: Path, *objs) -> Path:
     return path
 
 
-def karuta(*args, cwd=None):
-    return subprocess.run(karuta_argv(*args), capture_output=True,
-                          text=True, cwd=cwd)
+def karuta(*args):
+    return run_karuta(*args)
 
 
 # --- round trip -------------------------------------------------------------------------------

@@ -30,6 +30,12 @@ _COMMANDS = {
 }
 
 
+def warn(message: str) -> None:
+    """The one way a command tells the user something went wrong or is missing: one line
+    ``karuta: message`` on stderr (errors end the same way, through ``main``)."""
+    click.echo(f"karuta: {message}", err=True)
+
+
 class LazyGroup(click.Group):
     """A click group whose subcommands are imported only when invoked.
 
@@ -78,23 +84,23 @@ def main(argv: list[str] | None = None) -> None:
     try:
         cli.main(args=argv, prog_name="karuta", standalone_mode=False)
     except KarutaError as e:
-        click.echo(f"karuta: {e}", err=True)
+        warn(str(e))
         sys.exit(1)
     except click.exceptions.Abort:
-        click.echo("karuta: interrupted", err=True)
+        warn("interrupted")
         sys.exit(130)
     except click.UsageError as e:
         where = e.ctx.command_path if e.ctx else "karuta"
         msg = " ".join(e.format_message().split())
-        click.echo(f"karuta: {msg} (see '{where} --help')", err=True)
+        warn(f"{msg} (see '{where} --help')")
         sys.exit(1)
     except click.ClickException as e:
-        click.echo(f"karuta: {' '.join(e.format_message().split())}", err=True)
+        warn(" ".join(e.format_message().split()))
         sys.exit(1)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
-        click.echo("karuta: interrupted", err=True)
+        warn("interrupted")
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import click
 
+from reader.cli.options import backend_option, device_option
+
 
 @click.command("calibrate")
-@click.option("--device", default=None, help="Sound device name or number (default: the default device).")
-@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
-              show_default=True, help="Audio output library (use the one you drill with).")
+@device_option("Sound device name or number (default: the default device).")
+@backend_option("Audio output library (use the one you drill with).")
 @click.option("--show", is_flag=True, help="Show the saved calibrations and exit.")
 @click.option("--clicks", type=click.IntRange(8, 100), default=20, show_default=True,
               help="How many clicks.")

@@ -6,6 +6,11 @@ from __future__ import annotations
 
 import click
 
+from reader.cli import warn
+
+from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
+                                seed_option, voice_option)
+
 import random
 from datetime import datetime, timezone
 from pathlib import Path
@@ -72,7 +77,7 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
     rng = random.Random(seed)
     with StatsDB() as db:
         if db.notice:
-            click.echo(f"karuta: {db.notice}", err=True)
+            warn(db.notice)
         deck = MemoryDeck.from_json(db.memory_cards())
         now = clock.now()
         plan = deck.plan_session(now, rng, count=count, due_only=due_only, color=color, max_new=max_new)
@@ -105,26 +110,22 @@ def _open_output(backend: str, device, rate: int):
 
 
 @drill.command("speed")
-@click.option("--poems", "poems_spec", default=None, metavar="SPEC",
-              help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union).")
-@click.option("--color", "colors", multiple=True, metavar="COLOUR",
-              help="A goshiki colour: blue pink yellow green orange (repeatable).")
+@poems_option()
+@colors_option()
 @click.option("--cards", type=int, default=None, help="How many cards to read (default: all selected).")
 @click.option("--karafuda", type=int, default=0, show_default=True,
               help="Karafuda (空札) from outside the selection, shuffled in: tapping one is a fault.")
-@click.option("--seed", type=int, default=None, help="Shuffle seed (printed when not given).")
+@seed_option()
 @click.option("--speed", "pace", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
 @click.option("--ma", type=float, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
 @click.option("--take", type=float, default=3.0, show_default=True,
               help="How long to wait for a tap after the 上の句, seconds (then it is missed).")
-@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
-              help="synth (built-in), tone (test tones), or a voice pack.")
+@voice_option()
 @click.option("--window", is_flag=True, help="Drill in a window (keys, mouse, touch; torifuda to pick).")
 @click.option("--choices", type=click.IntRange(2, 8), default=6, show_default=True,
               help="Window: torifuda to pick from after a tap.")
-@click.option("--device", default=None, help="Sound device name or number.")
-@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
-              show_default=True, help="Audio output library (sounddevice times taps best).")
+@device_option()
+@backend_option()
 @click.option("--log", "log_path", default=None, type=click.Path(dir_okay=False),
               help="Write a JSON line per tap to this file (a new file).")
 @click.option("--plan-out", default=None, type=click.Path(dir_okay=False),
@@ -174,8 +175,8 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     calib = CalibrationStore().offset_ms(key)
     if calib is None:
         dev = f" --device {device}" if device else ""
-        click.echo(f"karuta: no calibration for {key}: reactions are uncalibrated "
-                   f"(run `karuta calibrate{dev}`)", err=True)
+        warn(f"no calibration for {key}: reactions are uncalibrated "
+             f"(run `karuta calibrate{dev}`)")
     click.echo(f"speed drill · {len(plan.order)} cards · seed {seed} · {voice.name} voice · "
                f"calibration {'none' if calib is None else f'{calib:+.1f} ms'}")
     click.echo("tap (any key" + (", click or touch" if window else "") + ") as soon as you know "
@@ -186,7 +187,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     try:
         with StatsDB() as db:
             if db.notice:
-                click.echo(f"karuta: {db.notice}", err=True)
+                warn(db.notice)
             sid = db.start_session("speed", datetime.now(timezone.utc), {
                 "seed": seed, "poems": list(plan.universe), "karafuda": karafuda,
                 "device": key, "calibration_ms": calib, "window": window})

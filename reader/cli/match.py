@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import click
 
+from reader.cli.options import device_option, voice_option
+
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 def match():
@@ -59,8 +61,8 @@ def replay(file, as_json):
 @click.option("--read", "read_aloud", is_flag=True,
               help="The app reads the poems aloud too: each entered result reads on "
                    "(previous 下の句, 間, next 上の句).")
-@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH", help="With --read: the voice.")
-@click.option("--device", default=None, help="With --read: the sound device.")
+@voice_option("With --read: the voice.")
+@device_option("With --read: the sound device.")
 def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
          read_aloud, voice_spec, device):
     """Keep score of a real match from the keyboard, saving the log after every read.

@@ -11,7 +11,11 @@ from pathlib import Path
 
 import click
 
+from reader.cli import warn
+
 from reader.base.errors import KarutaError
+from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
+                                seed_option, stack, voice_option)
 
 RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
 
@@ -22,13 +26,10 @@ def reading_options(f):
         click.option("--rules", type=RULE_CHOICES, default="kyogi", show_default=True,
                      help="kyogi: competition rhythm; goshiki: classroom, each poem once through; "
                           "beginner: slow, straight through."),
-        click.option("--seed", type=int, default=None,
-                     help="Shuffle seed; the same seed gives the same reading (printed when not given)."),
+        seed_option("Shuffle seed; the same seed gives the same reading (printed when not given)."),
         click.option("--cards", type=int, default=None, help="How many cards to read (default: all; goshiki 17)."),
-        click.option("--poems", "poems_spec", default=None, metavar="SPEC",
-                     help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union)."),
-        click.option("--color", "colors", multiple=True, metavar="COLOUR",
-                     help="A goshiki colour: blue pink yellow green orange (repeatable)."),
+        poems_option(),
+        colors_option(),
         click.option("--karafuda", type=int, default=None,
                      help="Karafuda (空札) drawn from outside the selection and shuffled in."),
         click.option("--ma", type=float, default=None, help="間 before each 上の句, seconds (kyogi 1.0)."),
@@ -39,12 +40,9 @@ def reading_options(f):
         click.option("--speed", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
         click.option("--joka/--no-joka", default=None, help="Read the jo-ka (goshiki: the announcement and karafuda poem)."),
         click.option("--last-shimo/--no-last-shimo", default=None, help="Read the last card's 下の句 (kyogi)."),
-        click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
-                     help="synth (built-in), tone (test tones), or a voice pack name or folder."),
+        voice_option(),
     ]
-    for opt in reversed(opts):
-        f = opt(f)
-    return f
+    return stack(*opts)(f)
 
 
 def reading_from_options(opts: dict):
@@ -139,16 +137,15 @@ def _notice(voice) -> None:
     note = getattr(voice, "notice_once", None)
     msg = note() if callable(note) else None
     if msg:
-        click.echo(f"karuta: {msg}", err=True)
+        warn(msg)
 
 
 @click.command("read")
 @_shared
 @click.option("--auto", is_flag=True, help="Advance by itself after the take time (no keys needed).")
-@click.option("--device", default=None, help="Sound device name or number (see --list-devices).")
+@device_option("Sound device name or number (see --list-devices).")
 @click.option("--list-devices", is_flag=True, help="List sound output devices and exit.")
-@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
-              show_default=True, help="Audio output library.")
+@backend_option("Audio output library.")
 @click.option("--plan-out", default=None, type=click.Path(dir_okay=False), help="Also write the plan as JSON.")
 @click.option("--live", is_flag=True,
               help="Club mode: a full-screen status (card k/N, kimariji at read time, read/left, "

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import click
 
+from reader.cli import warn
+
 from reader.base.errors import KarutaError, OutputError
 
 
@@ -132,7 +134,7 @@ def stats(as_json, plot_path, export, out, all_poems):
         raise click.UsageError(f"--plot writes PNG: give a FILE.png, not {plot_path.name}")
     with StatsDB() as db:
         if db.notice:
-            click.echo(f"karuta: {db.notice}", err=True)
+            warn(db.notice)
         rows = db.per_poem(only_with_data=not all_poems)
         if export == "csv":
             if out is None:

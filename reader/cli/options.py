@@ -1,0 +1,46 @@
+"""Options several commands share, defined once: the same name, type and help everywhere.
+
+Each is a click decorator; ``stack(*decorators)`` applies several in the order listed.
+"""
+from __future__ import annotations
+
+import click
+
+BACKENDS = click.Choice(["sounddevice", "pygame"])
+
+
+def stack(*decorators):
+    """Apply ``decorators`` so that ``--help`` lists them in the order given."""
+    def wrap(f):
+        for d in reversed(decorators):
+            f = d(f)
+        return f
+
+    return wrap
+
+
+def poems_option(**kw):
+    return click.option("--poems", "poems_spec", default=None, metavar="SPEC",
+                        help="Which poems: 1-20, 5,9, blue, むすめふさほせ, 2ji, あさ (union).", **kw)
+
+
+def colors_option(**kw):
+    return click.option("--color", "colors", multiple=True, metavar="COLOUR",
+                        help="A goshiki colour: blue pink yellow green orange (repeatable).", **kw)
+
+
+def seed_option(help: str = "Shuffle seed; the same seed gives the same order (printed when not given)."):
+    return click.option("--seed", type=int, default=None, help=help)
+
+
+def voice_option(help: str = "synth (built-in), tone (test tones), or a voice pack name or folder."):
+    return click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH", help=help)
+
+
+def device_option(help: str = "Sound device name or number (see karuta read --list-devices)."):
+    return click.option("--device", default=None, help=help)
+
+
+def backend_option(help: str = "Audio output library (sounddevice times taps best)."):
+    return click.option("--backend", type=BACKENDS, default="sounddevice", show_default=True,
+                        help=help)
