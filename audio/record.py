@@ -144,10 +144,12 @@ class Microphone:
 
     def close(self):
         if self._stream is not None:
+            import sounddevice as sd
+
             try:
                 self._stream.abort()
                 self._stream.close()
-            except Exception:
+            except sd.PortAudioError:  # the device is already gone: nothing left to close
                 pass
             self._stream = None
 

@@ -109,6 +109,7 @@ class _Samples:
         self._futures: dict = {}
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="karuta-voice") if threaded else None
         self._prefetch = getattr(voice, "prefetch", None)
+        self.prefetch_error: Exception | None = None
 
     def request(self, items) -> None:
         new = [it for it in dict.fromkeys(items) if it not in self._futures]
@@ -126,8 +127,8 @@ class _Samples:
     def _safe_prefetch(self, items):
         try:
             self._prefetch(items)
-        except Exception:  # prefetch is only a hint; samples() reports real failures
-            pass
+        except Exception as e:  # prefetch is only a hint: samples() reports real failures,
+            self.prefetch_error = e  # and this one is kept for a debugger, not lost
 
     def get(self, item, frames: int) -> np.ndarray:
         fut = self._futures.get(item)

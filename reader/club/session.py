@@ -42,7 +42,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from audio.plan import Plan
-from reader.base.errors import KarutaError
 from reader.club.store import SESSION_KIND, SESSION_VERSION, SessionFile, now_iso
 from reader.club.timer import ArrayCursor, MemorizeTimer, chime
 
@@ -197,12 +196,7 @@ class ClubSession:
     def _stop_output(self) -> None:
         if self.output.is_active:
             self.output.stop()
-        try:
-            self.output.wait(timeout=0)
-        except KarutaError:
-            raise
-        except Exception:
-            pass
+        self.output.wait(timeout=0)  # re-raises a voice or device failure of what was playing
 
     def _chime(self, kind: str) -> None:
         import numpy as np  # noqa: F401  (chime needs it)
