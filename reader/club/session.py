@@ -16,7 +16,7 @@ Who calls what::
 
 Pure parts (tested without sound): ``MemorizeTimer`` (the clock is passed in),
 ``SessionFile`` (save/load, one-line errors), ``KeyBindings`` / ``key_bindings`` (which keys
-mean next and back: ``--next-keys`` / ``--back-keys``, for foot pedals), ``parse_escape``
+mean next and back: ``--next-keys`` / ``--back-keys``, for foot pedals), ``read_key_name``
 (arrow / PageDown keys).
 
 Positions: cards are counted 0-based in ``plan.order`` here and 1-based on screen.  A card

@@ -112,7 +112,7 @@ FIXED_KEYS = {"p": "hold", "h": "hold", "r": "repeat", "q": "quit", "s": "skip"}
 
 #: terminal input -> key name (characters; escape sequences after ESC)
 _CHAR_NAMES = {" ": "space", "\r": "enter", "\n": "enter", "\t": "tab", "\x7f": "backspace",
-               "\x08": "backspace", ",": "comma"}
+               "\x08": "backspace", ",": "comma", "\x03": "ctrl-c", "\x04": "ctrl-d"}
 _ESCAPE_NAMES = {"[C": "right", "OC": "right", "[D": "left", "OD": "left", "[A": "up",
                  "OA": "up", "[B": "down", "OB": "down", "[6~": "pagedown", "[5~": "pageup"}
 
@@ -199,18 +199,15 @@ def key_name(char: str) -> str | None:
     return None
 
 
-def parse_escape(seq: str, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
-    """A key sequence after ESC (``[C``, ``OD``, ``[6~`` ...) -> a command, or None."""
-    return bindings.command(_ESCAPE_NAMES.get(seq))
-
-
-def read_command(keys, timeout: float = 0.01, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
-    """The next key from a ``KeyReader`` as a command (arrow / PageDown escapes decoded)."""
+def read_key_name(keys, timeout: float = 0.01) -> str | None:
+    """The next key from a ``KeyReader`` as a key name: ``space``, ``enter``, ``right``,
+    ``pagedown`` (escape sequences decoded), ``ctrl-c``, or the lower-case character; None
+    when no key came (or a lone ESC / an unknown sequence).  The one escape decoder."""
     key = keys.get(timeout=timeout)
     if key is None:
         return None
     if key.char != "\x1b":
-        return bindings.command(key_name(key.char))
+        return key_name(key.char)
     seq = ""
     while len(seq) < 6:
         nxt = keys.get(timeout=0.03)
@@ -219,4 +216,9 @@ def read_command(keys, timeout: float = 0.01, bindings: KeyBindings = DEFAULT_KE
         seq += nxt.char
         if len(seq) >= 2 and (seq[-1].isalpha() or seq[-1] == "~"):
             break
-    return parse_escape(seq, bindings) if seq else None
+    return _ESCAPE_NAMES.get(seq)
+
+
+def read_command(keys, timeout: float = 0.01, bindings: KeyBindings = DEFAULT_KEYS) -> str | None:
+    """The next key from a ``KeyReader`` as a club command (``bindings``)."""
+    return bindings.command(read_key_name(keys, timeout))

@@ -241,28 +241,22 @@ HELP = ("space/Enter record/stop   r retake   p play   n/→ next   b/← back  
 
 
 class _Keys:
-    """Keys from ``reader.ui.keys.KeyReader`` as commands (arrow escapes folded in)."""
+    """Keys from ``reader.ui.keys.KeyReader`` as recorder commands (by key name)."""
 
-    MAP = {" ": "toggle", "\r": "toggle", "\n": "toggle", "r": "retake", "R": "retake",
-           "p": "play", "P": "play", "n": "next", "N": "next", "b": "back", "B": "back",
-           "q": "quit", "Q": "quit", "\x03": "quit", "\x04": "quit"}
+    MAP = {"space": "toggle", "enter": "toggle", "r": "retake", "p": "play", "n": "next",
+           "right": "next", "b": "back", "left": "back", "q": "quit", "ctrl-c": "quit",
+           "ctrl-d": "quit"}
 
     def __init__(self, reader):
         self.reader = reader
 
     def get(self, timeout: float) -> str | None:
-        k = self.reader.get(timeout)
-        if k is None:
+        from reader.ui.keys import read_key_name
+
+        name = read_key_name(self.reader, timeout)
+        if name is None:
             return "quit" if self.reader.closed else None
-        if k.char == "\x1b":
-            seq = ""
-            for _ in range(2):
-                k2 = self.reader.get(0.05)
-                if k2 is None:
-                    break
-                seq += k2.char
-            return {"[C": "next", "OC": "next", "[D": "back", "OD": "back"}.get(seq)
-        return self.MAP.get(k.char)
+        return self.MAP.get(name)
 
 
 class _Screen:
