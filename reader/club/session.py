@@ -14,10 +14,11 @@ Who calls what::
                                                │  tick()   (follows what is heard, saves, timer)
                                                └  view()   (a ``ClubView`` both front ends draw)
 
-Pure parts (tested without sound): ``MemorizeTimer`` (the clock is passed in),
-``SessionFile`` (save/load, one-line errors), ``KeyBindings`` / ``key_bindings`` (which keys
-mean next and back: ``--next-keys`` / ``--back-keys``, for foot pedals), ``read_key_name``
-(arrow / PageDown keys).
+Pure parts (tested without sound), in their own modules: ``MemorizeTimer`` (``club.timer``;
+the clock is passed in), ``SessionFile`` (``club.store``: save/load, one-line errors, older
+versions upgraded), ``KeyBindings`` / ``key_bindings`` / ``read_key_name`` (``reader.ui.keys``:
+which keys mean next and back — ``--next-keys`` / ``--back-keys``, for foot pedals — and the
+arrow / PageDown escapes).
 
 Positions: cards are counted 0-based in ``plan.order`` here and 1-based on screen.  A card
 counts as *read* once its 上の句 has been heard to the end; ``position`` is the number of
