@@ -9,7 +9,7 @@ a dead battery with the same order.
 
 Who calls what::
 
-    reader.cli.read.read ──> open_club(...) ──> ClubSession ──> run_terminal / club_window.run_window
+    reader.cli.read.read ──> cli.club.open_club ──> ClubSession ──> club.terminal / club.window
                                                │  command("next"|"hold"|"repeat"|"back"|"quit"|"skip")
                                                │  tick()   (follows what is heard, saves, timer)
                                                └  view()   (a ``ClubView`` both front ends draw)
