@@ -325,17 +325,23 @@ class DrillResult:
     quit: bool = False
 
 
-def _ts_of(ns: int) -> datetime:
-    return datetime.now(timezone.utc) - timedelta(seconds=(time.perf_counter_ns() - ns) / 1e9)
+def _ts_of(ns: int, clock: Callable[[], float] = time.perf_counter,
+           wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> datetime:
+    """The wall-clock time of a stamp ``ns`` (``clock``'s nanoseconds, as taps are stamped)."""
+    return wallclock() - timedelta(seconds=clock() - ns / 1e9)
 
 
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
               rng: random.Random | None = None, echo: Callable[[str], None] = click.echo,
-              on_event: Callable[[str, object], None] | None = None) -> DrillResult:
+              on_event: Callable[[str, object], None] | None = None,
+              clock: Callable[[], float] = time.perf_counter,
+              wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+              ) -> DrillResult:
     """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
     (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
-    happens.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
+    happens.  ``clock``: seconds on the clock taps are stamped with (``TapEvent.ns`` / 1e9;
+    it times the take and the "get ready"); ``wallclock``: the date of a record.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.grab import card_at, log_record, reaction, timeline_of
@@ -367,7 +373,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         return [n for n in plan.universe if n not in read_before and n not in karafuda]
 
     def finish(grab, answer, correct, fault, ns):
-        ts = _ts_of(ns)
+        ts = _ts_of(ns, clock, wallclock)
         rec = log_record(grab, correct=correct, answer=answer, karafuda=grab.poem in karafuda,
                          fault=fault, card=position[grab.poem],
                          ts=ts.isoformat(timespec="milliseconds"))
@@ -472,7 +478,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         wait_since = None
                         cursor.release()
                 elif pending is None:
-                    now = time.perf_counter()
+                    now = clock()
                     if wait_since is None:
                         wait_since = now
                     elif now - wait_since >= take_s:

@@ -173,7 +173,9 @@ def test_pulse_live_wait_and_release_from_another_thread(pulse_server):
     while not cursor.state.waiting:
         assert time.monotonic() < deadline
         time.sleep(0.005)
-    time.sleep(0.3)  # a live wait: plays silence, the plan stands still
+    # a live wait: plays silence, the plan stands still; the ear is the feeder's queue and
+    # the device's latency behind the cursor
+    time.sleep(out.queue_ms / 1000 + out.latency + 0.1)
     assert cursor.position == take.start and out.is_active
     # what is audible now maps to the take's start on the plan
     heard = out.frame_now()
