@@ -125,6 +125,7 @@ class Output:
     def underruns(self) -> int:
         """Underruns over every ``play`` of this output: buffers filled with silence because
         the feeder was late, plus the device's own underrun reports."""
+        self._sync_counters()
         return self._underruns_before + self.underflows + self.xruns
 
     # ------------------------------------------------------------------ hooks
@@ -139,6 +140,9 @@ class Output:
 
     def _abort(self) -> None:
         pass
+
+    def _sync_counters(self) -> None:
+        """Bring ``underflows`` / ``xruns`` up to date (a backend counting elsewhere)."""
 
     def _release(self) -> None:
         pass

@@ -51,7 +51,8 @@ class SounddeviceOutput(Output):
 
     def __init__(self, device=None, sample_rate: int = 48000, blocksize: int = 480,
                  queue_ms: float = 150.0, dtype: str = "int16", channels: int = 1,
-                 latency=0.06, tail_ms: float = 250.0, lead_ms: float = 150.0):
+                 latency=0.06, tail_ms: float = 250.0, lead_ms: float = 150.0,
+                 process: bool = False):
         if dtype not in ("int16", "float32"):
             raise ValueError("dtype must be 'int16' or 'float32'")
         self.device_info = resolve_device(device)
@@ -64,17 +65,26 @@ class SounddeviceOutput(Output):
         self._latency_req = latency
         self.tail_ms = float(tail_ms)
         self.lead_ms = float(lead_ms)
+        self.process = bool(process)
         self._stream = None
+        self._proc = None
+        self._died: str | None = None
         self._latency = 0.0
         self._q = None
         self.buffers = 0
+        self.lead_xruns = 0  # device underruns during the lead-in silence (not heard)
+        self._lead_frames = 0
         self._t0: float | None = None
         self._init_state()
 
     # realtime callback: keep it tiny (no waiting, no allocation on a device with a clock)
     def _callback(self, outdata, frames, time_info, status):
         if status.output_underflow:
-            self.xruns += 1
+            # in the lead-in silence a device start-up hiccup is heard as nothing: apart
+            if self.buffers * self.blocksize > self._lead_frames:
+                self.xruns += 1
+            else:
+                self.lead_xruns += 1
         if self._t0 is None:
             self._t0 = time.perf_counter()
         item = self._q.get_nowait()
@@ -117,7 +127,12 @@ class SounddeviceOutput(Output):
     def _prepare(self) -> None:
         sd = self._sdmod = _sd()
         self.buffers = 0
+        self.lead_xruns = 0
+        self._lead_frames = self._feeder.lead_blocks * self.blocksize
         self._t0 = None
+        self._died = None
+        if self.process:
+            return self._prepare_process()
         self._q = self._feeder.q
         try:
             self._stream = sd.OutputStream(
@@ -132,10 +147,47 @@ class SounddeviceOutput(Output):
         # the clockless test applies only past twice the device's buffer
         self._wait_frames = int(2.0 * self._latency * self.sample_rate)
 
+    def _prepare_process(self) -> None:
+        from audio.output.process import AudioProcess, SharedRing, SharedTimeline
+
+        proc = AudioProcess(self.device, self.sample_rate, self.blocksize, self.channels,
+                            self.dtype, self._latency_req, self._lead_frames)
+        try:
+            self._latency = proc.open()
+        except OSError as e:
+            raise DeviceError(f"cannot open sound device {self.device_info['name']!r} "
+                              f"({e}): use `karuta render --out reading.wav` to write the "
+                              f"reading to a file") from None
+        self._proc = proc
+        self._feeder.q = SharedRing(proc.lay, self._feeder.q.capacity)
+        self.timeline = SharedTimeline(self.sample_rate, proc.lay)
+
     def _start(self) -> None:
+        if self._proc is not None:
+            self._proc.start(self._done.set)
+            return
         self._stream.start()
 
+    def _sync_counters(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.lay.ctl is not None:
+            from audio.output import audio_process as ap
+
+            ctl = proc.lay.ctl
+            self.underflows, self.xruns = int(ctl[ap.UNDERFLOWS]), int(ctl[ap.XRUNS])
+            self.buffers = int(ctl[ap.BUFFERS])
+            self.lead_xruns = int(ctl[ap.LEAD_XRUNS])
+
+    def wait(self, timeout: float | None = None) -> bool:
+        ended = super().wait(timeout)
+        if ended and self._died:
+            why, self._died = self._died, None
+            raise DeviceError(f"sound device {self.device_info['name']!r}: {why}")
+        return ended
+
     def _abort(self) -> None:
+        if self._proc is not None:
+            self._proc.abort()
         if self._stream is not None:
             try:
                 self._stream.abort()
@@ -143,6 +195,15 @@ class SounddeviceOutput(Output):
                 pass
 
     def _release(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            if not proc.done.is_set():
+                proc.abort()
+            self._sync_counters()
+            self.timeline = self.timeline.snapshot()
+            self._died = self._died or proc.died
+            self._proc = None
+            proc.close()
         if self._stream is not None:
             try:
                 self._stream.close()
@@ -159,6 +220,19 @@ class SounddeviceOutput(Output):
             self._latency = float(s.latency)
         return self._latency
 
+    def _shared_offset(self) -> float | None:
+        """stream clock − perf_counter as the audio process paired them (None: not yet)."""
+        proc = self._proc
+        if proc is None or proc.lay.clk is None:
+            return None
+        from audio.output import audio_process as ap
+
+        off = float(proc.lay.clk[ap.OFFSET])
+        if math.isnan(off):
+            return None
+        self._pair_last = (float(proc.lay.clk[ap.WIDTH]), off)
+        return off
+
     @property
     def started_at(self) -> tuple[int, float] | None:
         """(first stream frame, its DAC time) of the first buffer played."""
@@ -172,12 +246,18 @@ class SounddeviceOutput(Output):
     def now(self) -> float:
         s = self._stream
         if s is None:
+            off = self._shared_offset()
+            if off is not None:
+                return time.perf_counter() + off
             return time.time()  # PortAudio's clock follows the wall clock here
         return float(s.time)
 
     def perf_to_now(self, t_perf: float) -> float:
         s = self._stream
         if s is None:
+            off = self._shared_offset()
+            if off is not None:
+                return t_perf + off
             return t_perf - time.perf_counter() + time.time()
         return t_perf + self._clock_offset(s)
 
@@ -216,7 +296,8 @@ class SounddeviceOutput(Output):
     def timing_settled(self) -> bool:
         """Whether the DAC times have settled (see ``_Timeline.settled``); a drill waits for
         this (silence, "get ready") before its first card."""
-        return self._stream is not None and self.timeline.settled()[0]
+        return (self._stream is not None or self._proc is not None) and \
+            self.timeline.settled()[0]
 
     def timing_debug(self, t_perf: float) -> dict:
         """How a tap at ``t_perf`` was mapped (``KARUTA_TIMING_DEBUG``): stream age, the DAC
@@ -225,7 +306,7 @@ class SounddeviceOutput(Output):
         (a benchmark compares it with its own observer)."""
         s = self._stream
         d: dict = {}
-        if s is None:
+        if s is None and self._proc is None:
             return d
         lm = getattr(self, "_last_map", None)
         if lm is not None and lm[0] == t_perf:  # the mapping just made for this tap
@@ -239,7 +320,7 @@ class SounddeviceOutput(Output):
         d["age_s"] = round(t - tl.first_time, 4) if tl.first_time is not None else None
         d["pair_w_us"] = round(w * 1e6, 1)
         d["clock_off"] = off
-        d["latency_ms"] = round(float(s.latency) * 1000, 3)
+        d["latency_ms"] = round(float(self.latency) * 1000, 3)
         if f is not None:
             d["origin_perf"] = t_perf - f / self.sample_rate
         res = last.get("residual")
