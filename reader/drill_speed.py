@@ -323,6 +323,7 @@ class DrillResult:
     missed: list[int] = field(default_factory=list)
     passed: list[int] = field(default_factory=list)  # karafuda rightly not tapped
     quit: bool = False
+    gate: object = None  # the "get ready" (reader.taps.SettleGate)
 
 
 def _ts_of(ns: int, clock: Callable[[], float] = time.perf_counter,
@@ -408,20 +409,27 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     if isinstance(front, WindowFront):
         front.progress_fn = progress
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
-    # times have settled (``reader.taps.SettleGate``); taps meanwhile are ignored
-    gate = SettleGate(output, cursor)
-    if gate.start():
+    # times have settled, then a countdown (``reader.taps.SettleGate``); taps meanwhile are
+    # ignored
+    gate = SettleGate(output, cursor, clock=clock)
+    result.gate = gate
+
+    def say(text):
         if hasattr(front, "message"):
-            front.message("get ready…")
-        else:
-            front.show("get ready…")
+            front.message(text)
+        elif text:
+            front.show(text)
+
+    gate.start()
     output.play(cursor)
     try:
         while output.is_active:
-            if gate.poll():
+            ended = gate.poll()
+            text = gate.pop_message()
+            if text is not None:
+                say(text)
+            if ended:
                 notify("ready", gate.waited_s)
-                if hasattr(front, "message"):
-                    front.message("")
             for ev in front.poll(0.002):
                 if ev.kind == "quit" or (ev.kind == "key" and ev.char in QUIT_CHARS
                                          and pending is None) or (ev.char == "\x1b"):
@@ -501,6 +509,15 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
 
 
 # ---------------------------------------------------------------------------- command
+def _say_underruns(output) -> None:
+    """The audio's line at the end of a command: no underruns, or (on stderr) how many."""
+    from audio.output import underrun_line
+
+    line = underrun_line(output)
+    if line:
+        click.echo(line, err=line.startswith("karuta: "))
+
+
 def _open_output(backend: str, device, rate: int):
     from reader.session import open_output
 
@@ -605,5 +622,8 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     s = summarize(res.records, cards=len(plan.order), missed=len(res.missed))
     click.echo(s.describe())
     click.echo(timing)
+    if res.gate is not None:
+        click.echo(res.gate.describe())
+    _say_underruns(output)
     if log_path:
         click.echo(f"log: {log_path}")

@@ -458,32 +458,49 @@ class TapMapper:
         return float(a.plan_frame)
 
 
-#: the longest "get ready" while an output's timing settles, seconds
+#: the longest "get ready" while an output's timing settles, seconds (a fallback: it says so)
 WARMUP_MAX_S = 20.0
+#: the countdown once the timing has settled: ``COUNTDOWN`` steps of ``COUNTDOWN_STEP_S``
+COUNTDOWN = 3
+COUNTDOWN_STEP_S = 0.4
 
 
 class SettleGate:
-    """Hold a live cursor in its lead silence until the output's DAC times have settled.
+    """Hold a live cursor in its lead silence until the output's DAC times have settled, then
+    count down, then let it go ("get ready").
 
-    PortAudio's reported DAC times of a new PulseAudio stream wander by up to ±5 ms for its
-    first 3-15 s while the sound keeps a steady schedule (``Output.timing_settled``), so a
-    drill or a calibration waits ("get ready") before anything is timed; at most ``max_s``
-    (default ``KARUTA_WARMUP_MAX_S`` or ``WARMUP_MAX_S``; 0 = no wait).  Call ``start()``
-    before ``output.play(cursor)`` and ``poll()`` in the loop: it returns True once, when the
-    wait ends.  While ``waiting``, taps are to be ignored.  ``clock`` is passed in.
+    PortAudio's reported DAC times of a new PulseAudio stream wander by a few ms for its
+    first seconds while the sound keeps a steady schedule (``Output.timing_settled``: the
+    recent DAC-time residuals within 0.2 ms for a second), so a drill or a calibration waits
+    before anything is timed: usually 1.5-3 s, then a countdown (3, 2, 1: ``COUNTDOWN`` ×
+    ``COUNTDOWN_STEP_S``).  ``max_s`` (default ``KARUTA_WARMUP_MAX_S`` or ``WARMUP_MAX_S``;
+    0 = no wait) is only a fallback: reaching it sets ``fallback`` and says so.
+
+    Call ``start()`` before ``output.play(cursor)`` and ``poll()`` in the loop: it returns True
+    once, when the wait ends.  ``pop_message()`` returns the text to show when it changed
+    ("get ready…", "3", "2", "1", the fallback's note, "" at the end), else None.  While
+    ``waiting``, taps are to be ignored.  ``clock`` is passed in (seconds).
     """
 
-    def __init__(self, output, cursor, max_s: float | None = None, clock=time.perf_counter):
+    def __init__(self, output, cursor, max_s: float | None = None, clock=time.perf_counter,
+                 countdown: int = COUNTDOWN, step_s: float = COUNTDOWN_STEP_S):
         self.output = output
         self.cursor = cursor
         self.clock = clock
         if max_s is None:
             max_s = float(os.environ.get("KARUTA_WARMUP_MAX_S", WARMUP_MAX_S))
         self.max_s = max_s
+        self.countdown = max(0, int(countdown))
+        self.step_s = step_s
         self.until: float | None = None
         self.started = 0.0
-        self.waited_s = 0.0
+        self.waited_s = 0.0  # the whole "get ready", countdown included
+        self.settle_s: float | None = None  # how long the timing took to settle
+        self.fallback = False
+        self._count_from: float | None = None
         self._next_check = 0.0
+        self._message: str | None = None
+        self._shown: str | None = None
 
     def _settled(self) -> bool:
         return getattr(self.output, "timing_settled", lambda: True)()
@@ -498,18 +515,58 @@ class SettleGate:
         if self.max_s > 0 and not self._settled():
             self.cursor.hold()
             self.until = self.started + self.max_s
+            self._message = "get ready…"
         return self.waiting
+
+    def pop_message(self) -> str | None:
+        if self._message == self._shown:
+            return None
+        self._shown = self._message
+        return self._message
 
     def poll(self) -> bool:
         if self.until is None:
             return False
         now = self.clock()
+        if self._count_from is not None:  # counting down
+            k = int((now - self._count_from) / self.step_s)
+            if k < self.countdown:
+                self._message = str(self.countdown - k)
+                return False
+            return self._end(now)
         if now < self._next_check:
             return False
         self._next_check = now + 0.1
-        if now >= self.until or self._settled():
-            self.until = None
-            self.waited_s = now - self.started
-            self.cursor.resume()
-            return True
-        return False
+        if self._settled():
+            self.settle_s = now - self.started
+        elif now >= self.until:
+            self.fallback = True
+            self.settle_s = None
+            self._message = (f"timing did not settle within {self.max_s:.0f} s: starting "
+                             f"anyway (taps may be off by a few ms)")
+            return self._end(now, keep_message=True)
+        else:
+            return False
+        if self.countdown:
+            self._count_from = now
+            self._message = str(self.countdown)
+            return False
+        return self._end(now)
+
+    def _end(self, now: float, keep_message: bool = False) -> bool:
+        self.until = None
+        self._count_from = None
+        self.waited_s = now - self.started
+        if not keep_message:
+            self._message = ""
+        self.cursor.resume()
+        return True
+
+    def describe(self) -> str:
+        """One line for the end of a command: how long the "get ready" took and why."""
+        if self.fallback:
+            return f"get ready: {self.waited_s:.1f} s (timing not settled: the {self.max_s:.0f} s cap)"
+        if self.settle_s is None:
+            return "get ready: none (timing already settled)"
+        return (f"get ready: {self.waited_s:.1f} s (timing settled after {self.settle_s:.1f} s, "
+                f"then a countdown)")
