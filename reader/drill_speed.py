@@ -509,15 +509,6 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
 
 
 # ---------------------------------------------------------------------------- command
-def _say_underruns(output) -> None:
-    """The audio's line at the end of a command: no underruns, or (on stderr) how many."""
-    from audio.output import underrun_line
-
-    line = underrun_line(output)
-    if line:
-        click.echo(line, err=line.startswith("karuta: "))
-
-
 def _open_output(backend: str, device, rate: int):
     from reader.session import open_output
 
@@ -568,6 +559,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
 
     from reader.calibrate import CalibrationStore, device_key
     from reader.cli_read import make_voice
+    from reader.cli_underruns import say_underruns
     from reader.errors import KarutaError
     from reader.grab import drill_plan, summarize
     from reader.selection import parse_selection
@@ -624,6 +616,6 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     click.echo(timing)
     if res.gate is not None:
         click.echo(res.gate.describe())
-    _say_underruns(output)
+    say_underruns(output)
     if log_path:
         click.echo(f"log: {log_path}")
