@@ -209,6 +209,7 @@ class WindowFront:
         return self
 
     def __exit__(self, *exc):
+        self.taps.close()
         self._pg.display.quit()
 
     def poll(self, timeout: float) -> list:
@@ -307,7 +308,7 @@ class WindowFront:
         d = self.taps.stats.describe()
         return (f"window {self.loop.fps_measured():.1f} fps; input polled every "
                 f"{d.get('median_ms', 0):.2f} ms (median), p99 {d.get('p99_ms', 0):.1f} ms, "
-                f"max {d.get('max_ms', 0):.1f} ms")
+                f"max {d.get('max_ms', 0):.1f} ms; {self.taps.describe_stamping()}")
 
     def frame(self, heard) -> None:
         pass
