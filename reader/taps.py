@@ -313,8 +313,10 @@ class TerminalTaps:
 # ---------------------------------------------------------------------------- window
 #: The window's stamping process (X11): its own connection to the X server, XInput2 raw key
 #: and button presses selected on the root window, each stamped with ``perf_counter_ns`` the
-#: moment it arrives, kept when it was meant for our window (keyboard focus on it; pointer
-#: inside it), sent to the app.  No GIL and no drawing in its way: the app's window thread
+#: moment it arrives and sent to the app at once (no round trip to the X server first: a
+#: starved X server made that late).  Raw events are not per window: ``WindowTaps`` pairs a
+#: stamp only with a press SDL delivered to our window (a press elsewhere in the last
+#: ``XStamper.MATCH_NS`` could be paired instead when ours never came: rare, and documented).  No GIL and no drawing in its way: the app's window thread
 #: may be in a redraw when the press arrives.  Asks for realtime priority (SCHED_FIFO) where
 #: allowed, else a better nice value.  Frames to the parent: kind (K key, B button), ns,
 #: detail (X keycode / button number).  Touches are not raw-selectable without XI 2.2 (which
@@ -335,31 +337,12 @@ d = display.Display()
 if not d.has_extension("XInputExtension"):
     sys.exit(3)
 d.xinput_query_version()
-win = d.create_resource_object("window", wid)
 d.screen().root.xinput_select_events(
     [(xinput.AllMasterDevices, xinput.RawKeyPressMask | xinput.RawButtonPressMask)])
 d.flush()
 out, head = sys.stdout.fileno(), struct.Struct("<cqI")
 os.write(out, head.pack(b"R", time.perf_counter_ns(), 0))  # ready
 fd = d.fileno()
-
-def ours_key():
-    f = d.get_input_focus().focus
-    for _ in range(4):
-        if isinstance(f, int) or f is None:
-            return False
-        if f.id == wid:
-            return True
-        try:
-            f = f.query_tree().parent
-        except Exception:
-            return False
-    return False
-
-def ours_button():
-    p = win.query_pointer()
-    g = win.get_geometry()
-    return p.same_screen and 0 <= p.win_x < g.width and 0 <= p.win_y < g.height
 
 try:
     while True:
@@ -375,8 +358,7 @@ try:
             data = ev._data.get("data") or b""
             detail = struct.unpack_from("<I", data, 6)[0] if len(data) >= 10 else 0
             key = t == xinput.RawKeyPress
-            if (ours_key() if key else ours_button()):
-                os.write(out, head.pack(b"K" if key else b"B", ns, detail))
+            os.write(out, head.pack(b"K" if key else b"B", ns, detail))
 except (BrokenPipeError, KeyboardInterrupt):
     pass
 """
@@ -394,6 +376,9 @@ class XStamper:
         import sys
 
         self.q = {"key": deque(), "mouse": deque()}
+        # per kind: a press at or before this was given the window thread's stamp (its X
+        # stamp came too late); an X stamp that old arriving now belongs to it, not to the next
+        self.floor: dict[str, int] = {}
         self.ok = threading.Event()
         self.ended = threading.Event()
         self.proc = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)],
@@ -434,9 +419,10 @@ class XStamper:
 
     def take(self, kind: str, before_ns: int) -> int | None:
         q = self.q.get(kind)
+        floor = self.floor.get(kind, 0)
         while q:
             ns = q[0]
-            if ns < before_ns - self.MATCH_NS:
+            if ns < before_ns - self.MATCH_NS or ns <= floor:
                 q.popleft()  # a press meant for nothing we saw (e.g. a key SDL dropped)
                 continue
             if ns <= before_ns:
@@ -470,14 +456,15 @@ class WindowTaps:
     Stamps: under X11 a stamping process (``XStamper``) stamps key and button presses as the
     X server delivers them, off this thread (a press that arrives while the window thread
     draws keeps its true time); ``pump()`` gives each SDL press the matching stamp
-    (``source="window-x"``).  A press with no X stamp within ``HOLD_NS`` (sent events, e.g.
-    ``xdotool key --window``; touches; other video drivers) keeps the time it was taken off
-    SDL's queue (``source="window"``).  ``stamper=False`` (or ``KARUTA_WINDOW_STAMPER=0``):
+    (``source="window-x"``).  A press whose X stamp has not come within ``HOLD_NS`` (events
+    sent to the window without an input device; touches; other video drivers; a stamping
+    process kept off the CPU) keeps the time it was taken off SDL's queue
+    (``source="window"``); a press is delivered at most that much later, its stamp unchanged.  ``stamper=False`` (or ``KARUTA_WINDOW_STAMPER=0``):
     no stamping process.  ``lag`` holds, per X-stamped press, how much later the window thread
     took it in (ms); ``close()`` ends the process.
     """
 
-    HOLD_NS = 4_000_000
+    HOLD_NS = 60_000_000
 
     def __init__(self, stamper: bool | None = None):
         import pygame
@@ -562,6 +549,7 @@ class WindowTaps:
                                  source="window-x")
                 else:
                     self.counts["queue"] += 1
+                    self.stamper.floor[e.kind] = seen
             out.append(e)
         self._held = keep
         for e in out:

@@ -115,10 +115,16 @@ def main(argv: list[str]) -> int:
     ctl, ring, ring_frames = lay.ctl, lay.ring, lay.ring_frames
     tl_frames, tl_times, tl_cur = lay.tl_frames, lay.tl_times, lay.tl_cur
     nblocks, tl_size = lay.nblocks, lay.tl_size
+    # realtime priority where allowed (root, CAP_SYS_NICE, an rtprio limit), else a better
+    # nice value, else as it is: the stream's thread (created later) inherits it.  Only this
+    # small process runs at that priority; it sleeps between callbacks.
     try:
-        os.nice(-10)  # allowed for root / CAP_SYS_NICE only; else the default priority
-    except OSError:
-        pass
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+    except (AttributeError, OSError):
+        try:
+            os.nice(-10)
+        except OSError:
+            pass
     out = sys.stdout
     try:
         import sounddevice as sd

@@ -79,6 +79,17 @@ class BlockRing:
             time.sleep(poll_s)
 
 
+def _raise_priority(nice: int = -10) -> None:
+    """Ask for a better nice value for this thread (Linux: per thread), where allowed (root,
+    CAP_SYS_NICE, a raised nice limit): CPU-bound programs then take its time less often."""
+    import os
+
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
+    except (AttributeError, OSError):
+        pass
+
+
 class Feeder(threading.Thread):
     """Reads blocks of exactly ``blocksize`` frames from the cursor (the last one padded with
     silence) and puts ``(stream_frame, block)`` on a ``BlockRing`` of ``maxblocks``, then
@@ -106,6 +117,7 @@ class Feeder(threading.Thread):
         return self.q.put(item, self.halt, self._poll_s, self.prefilled.set)
 
     def run(self):
+        _raise_priority()
         try:
             # silence before the reading (negative stream frames): device start-up effects
             # fall on it, not on the first sound
