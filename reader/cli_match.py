@@ -89,3 +89,6 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
     finally:
         if announcer is not None:
             announcer.close()
+            from reader.cli_underruns import say_underruns
+
+            say_underruns(output)

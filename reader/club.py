@@ -887,6 +887,9 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
     else:
         echo(f"stopped at card {min(session.position + 1, session.total)}/{session.total} "
              f"(saved): `karuta read --resume` continues")
+    from audio.output import underrun_line
+
+    echo(underrun_line(output))
     return session.position
 
 

@@ -148,4 +148,7 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
         if own_keys:
             keys.__exit__(None, None, None)
     echo(f"read {len(log.entries)} of {len(plan.order)} cards")
+    from audio.output import underrun_line
+
+    echo(underrun_line(output))
     return log
