@@ -216,6 +216,8 @@ def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
     data = session(sess)
     assert data["finished"] and [e["poem"] for e in data["log"]] == order
     assert "finished: 3 of 3 cards read" in res.stdout
+    # every command that plays ends with the audio's underrun line
+    assert res.stdout.rstrip().splitlines()[-1] == "audio: no underruns"
 
 
 @pytest.mark.realtime

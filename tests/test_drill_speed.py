@@ -88,6 +88,9 @@ def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
     assert "no calibration for sounddevice:pulse" in screen
     assert "4 cards · 4 taps · 2 correct · 2 faults · 0 missed" in screen
     assert "input polled every" in screen
+    # the "get ready" says how long it took and why; the audio's underrun line ends it
+    assert "get ready: " in screen and ("timing settled after" in screen or "cap" in screen)
+    assert "audio: no underruns" in screen or "underrun" in screen
     lines = [json.loads(x) for x in log.read_text().splitlines()]
     assert [ln["poem"] for ln in lines] == order
     for ln in lines:

@@ -198,27 +198,49 @@ def _timeline_with(dac_error, seconds=12.0, block=480, callback_late=None):
 
 
 def test_dac_times_count_as_settled_only_once_they_stop_wandering_against_the_callbacks():
-    """Measured on PulseAudio (scripts/bench_grab.py --debug): the DAC times of a new stream
-    wander by up to ±5 ms for its first ~12 s (libpulse's interpolated latency) while the
-    callback times keep one line; the drill waits for ``settled`` before its first card."""
+    """Measured on PulseAudio (scripts/bench_grab.py --debug, and 4 streams of 25 s under load):
+    the DAC times of a new stream wander by a few ms for its first seconds (libpulse's
+    interpolated latency) while the callback times keep one line; the drill waits for
+    ``settled``: (DAC line − callback envelope) within 0.2 ms for the last second."""
     import math
 
-    steady = _timeline_with(lambda age: 0.0, seconds=6.0)
+    steady = _timeline_with(lambda age: 0.0, seconds=3.0)
     assert steady.settled()[0]
     assert steady.settled()[1] < 0.0002
-    # not judged before min_age + SETTLE_SPAN_S
-    assert not _timeline_with(lambda age: 0.0, seconds=3.0).settled()[0]
+    # not judged before min_age + SETTLE_SPAN_S (1.5 s)
+    assert not _timeline_with(lambda age: 0.0, seconds=1.2).settled()[0]
 
-    def swing(age):  # like the measured ones: a swing peaking near 4 s, gone by ~12 s
-        return -0.005 * math.sin(age / 2.5) * math.exp(-max(0.0, age - 6.0) / 1.5) \
-            if age < 14 else 0.0
+    def wander(age):  # a few ms, moving, for the first 4 s; then steady
+        return 0.003 * math.sin(age * 2.0) if age < 4.0 else 0.0
 
-    for seconds in (4.5, 6.0, 8.0, 10.0):
-        assert not _timeline_with(swing, seconds=seconds).settled()[0], seconds
-    assert _timeline_with(swing, seconds=18.0).settled()[0]
+    for seconds in (2.0, 3.0, 4.0, 4.6):
+        assert not _timeline_with(wander, seconds=seconds).settled()[0], seconds
+    assert _timeline_with(wander, seconds=5.2).settled()[0]
+    # 0.3 ms steps every half second (a line that still moves): never settled
+    assert not _timeline_with(lambda age: 0.0003 * (int(age * 2) % 2), seconds=8.0).settled()[0]
     # no callback times (a host API without them): nothing to judge by
-    tl = _timeline_with(swing, seconds=6.0, callback_late=math.nan)
+    tl = _timeline_with(wander, seconds=3.0, callback_late=math.nan)
     assert tl.settled()[0]
+
+
+def test_the_first_burst_of_callbacks_does_not_fake_a_settled_line():
+    """A device fills its buffer at the start: the first callbacks come early, in a burst.
+    Left in the envelope they make a flat plateau ~tens of ms off (seen: 95 ms) that a short
+    test would take for settled; they are left out (``PREFILL_S``)."""
+    from audio.output import _Timeline
+
+    tl = _Timeline(RATE)
+    t0, block = 1000.0, 480
+    for k in range(int(2.5 * RATE / block)):
+        f = k * block
+        heard = t0 + f / RATE + 0.075
+        # the first 0.3 s of audio asked for within 10 ms (a 300 ms buffer filled at once)
+        cur = t0 + min(f / RATE, 0.3) * 0.03 if f / RATE < 0.3 else heard - 0.075
+        tl.record(f, heard, cur)
+    ok, spread = tl.settled()
+    assert ok and spread < 0.0002
+    got = tl.dac_minus_envelope(1.0)[1]
+    assert abs(got.mean() - 0.075) < 0.0005  # the real DAC - callback distance, not 0.3 s more
 
 
 def test_a_drill_plays_silence_until_the_output_timing_has_settled():
@@ -296,7 +318,7 @@ def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     names = [n for n, _, _ in events]
     assert "get ready…" in front.shown
     ready = next(t for n, t, _ in events if n == "ready")
-    assert 0.75 < ready < 2.0
+    assert 0.75 < ready < 2.5  # settled at 0.8 s, then the countdown
     card_t = next(t for n, t, _ in events if n == "card")
     assert card_t > ready  # the first card comes after the warm-up
     assert names.count("grab") == 1 and len(res.records) == 1

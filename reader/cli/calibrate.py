@@ -19,7 +19,11 @@ from reader.cli.options import backend_option, device_option
 @click.option("--interval", type=click.FloatRange(0.3, 2.0), default=0.6, show_default=True,
               help="Seconds between clicks.")
 @click.option("--window", is_flag=True, help="Tap in a window (key, click or touch), as in the window drill.")
-def calibrate(device, backend, show, clicks, interval, window):
+@click.option("--attempts", type=click.IntRange(1, 10), default=3, show_default=True,
+              help="Runs at most: a run whose spread is above --max-spread is repeated.")
+@click.option("--max-spread", type=click.FloatRange(0.05, 100.0), default=0.5, show_default=True,
+              help="Largest spread (ms, median absolute deviation of the taps) accepted at once.")
+def calibrate(device, backend, show, clicks, interval, window, attempts, max_spread):
     """Calibrate tap timing: tap along to the clicks (any key), the median offset is saved.
 
     \b
@@ -28,7 +32,9 @@ def calibrate(device, backend, show, clicks, interval, window):
       karuta calibrate --device pulse
       karuta calibrate --show
     """
-    from reader.drills.calibrate import CalibrationStore, device_key, run_calibration
+    from reader.drills.calibrate import (CalibrationStore, describe_history, device_key,
+                                  run_calibration)
+    from reader.cli.underruns import say_underruns
 
     store = CalibrationStore()
     if show:
@@ -38,8 +44,11 @@ def calibrate(device, backend, show, clicks, interval, window):
             return
         for key, e in sorted(saved.items()):
             click.echo(f"{key}: {e['offset_ms']:+.1f} ms  ({e.get('taps', '?')} taps, "
-                       f"spread ±{e.get('spread_ms', 0):.1f} ms, {e.get('input', '?')}, "
+                       f"spread ±{e.get('spread_ms', 0):.2f} ms, {e.get('input', '?')}, "
                        f"{e.get('date', '?')})")
+            hist = describe_history(e)
+            if hist:
+                click.echo(f"  {hist}")
         return
     if window:
         from reader.ui.window import require_display
@@ -57,11 +66,22 @@ def calibrate(device, backend, show, clicks, interval, window):
         with front:
             if window:
                 front.message("tap on each click")
-            result = run_calibration(output, front, count=clicks, interval_ms=interval * 1000)
+            result = run_calibration(output, front, count=clicks, interval_ms=interval * 1000,
+                                     echo=lambda t: click.echo(f"\n{t}" if t else ""),
+                                     attempts=attempts, max_spread_ms=max_spread)
     except KeyboardInterrupt:
         click.echo("\ncalibration stopped: nothing saved")
+        say_underruns(output)
         return
     click.echo("")
     store.save(key, result, input=front.name)
     click.echo(f"{key}: {result.describe()}")
+    if result.spread_ms > max_spread:
+        click.echo(f"karuta: the steadiest of {attempts} runs still spread ±{result.spread_ms:.2f} ms "
+                   f"(above ±{max_spread:.2f} ms): saved, but the offset may be off by about "
+                   f"that much", err=True)
+    hist = describe_history(store.get(key) or {})
+    if hist:
+        click.echo(hist)
     click.echo(f"saved in {store.path}")
+    say_underruns(output)

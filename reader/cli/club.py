@@ -80,6 +80,9 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
     else:
         echo(f"stopped at card {min(session.position + 1, session.total)}/{session.total} "
              f"(saved): `karuta read --resume` continues")
+    from audio.output import underrun_line
+
+    echo(underrun_line(output))
     return session.position
 
 

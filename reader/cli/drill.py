@@ -146,6 +146,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     "reaction_ms", "from_kami_ms", "correct", "anticipation", "early", "fault", ...}
     """
     from reader.base.seeds import pick_seed
+    from reader.cli.underruns import say_underruns
     from reader.drills.calibrate import CalibrationStore, device_key
     from reader.drills.speed import TerminalFront, WindowFront, run_drill
     from reader.reading.voices import make_voice
@@ -203,5 +204,8 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     s = summarize(res.records, cards=len(plan.order), missed=len(res.missed))
     click.echo(s.describe())
     click.echo(timing)
+    if res.gate is not None:
+        click.echo(res.gate.describe())
+    say_underruns(output)
     if log_path:
         click.echo(f"log: {log_path}")

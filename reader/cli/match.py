@@ -88,6 +88,9 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
     finally:
         if announcer is not None:
             announcer.close()
+            from reader.cli.underruns import say_underruns
+
+            say_underruns(output)
 
 
 def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,

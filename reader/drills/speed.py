@@ -208,6 +208,7 @@ class WindowFront:
         return self
 
     def __exit__(self, *exc):
+        self.taps.close()
         self._pg.display.quit()
 
     def poll(self, timeout: float) -> list:
@@ -306,7 +307,7 @@ class WindowFront:
         d = self.taps.stats.describe()
         return (f"window {self.loop.fps_measured():.1f} fps; input polled every "
                 f"{d.get('median_ms', 0):.2f} ms (median), p99 {d.get('p99_ms', 0):.1f} ms, "
-                f"max {d.get('max_ms', 0):.1f} ms")
+                f"max {d.get('max_ms', 0):.1f} ms; {self.taps.describe_stamping()}")
 
     def frame(self, heard) -> None:
         pass
@@ -322,19 +323,26 @@ class DrillResult:
     missed: list[int] = field(default_factory=list)
     passed: list[int] = field(default_factory=list)  # karafuda rightly not tapped
     quit: bool = False
+    gate: object = None  # the "get ready" (reader.drills.taps.SettleGate)
 
 
-def _ts_of(ns: int) -> datetime:
-    return datetime.now(timezone.utc) - timedelta(seconds=(time.perf_counter_ns() - ns) / 1e9)
+def _ts_of(ns: int, clock: Callable[[], float] = time.perf_counter,
+           wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> datetime:
+    """The wall-clock time of a stamp ``ns`` (``clock``'s nanoseconds, as taps are stamped)."""
+    return wallclock() - timedelta(seconds=clock() - ns / 1e9)
 
 
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
               rng: random.Random | None = None, echo: Callable[[str], None] = term_echo,
-              on_event: Callable[[str, object], None] | None = None) -> DrillResult:
+              on_event: Callable[[str, object], None] | None = None,
+              clock: Callable[[], float] = time.perf_counter,
+              wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+              ) -> DrillResult:
     """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
     (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
-    happens.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
+    happens.  ``clock``: seconds on the clock taps are stamped with (``TapEvent.ns`` / 1e9;
+    it times the take and the "get ready"); ``wallclock``: the date of a record.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.drills.grab import card_at, log_record, reaction, timeline_of
@@ -366,7 +374,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         return [n for n in plan.universe if n not in read_before and n not in karafuda]
 
     def finish(grab, answer, correct, fault, ns):
-        ts = _ts_of(ns)
+        ts = _ts_of(ns, clock, wallclock)
         rec = log_record(grab, correct=correct, answer=answer, karafuda=grab.poem in karafuda,
                          fault=fault, card=position[grab.poem],
                          ts=ts.isoformat(timespec="milliseconds"))
@@ -401,20 +409,27 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     if isinstance(front, WindowFront):
         front.progress_fn = progress
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
-    # times have settled (``reader.drills.taps.SettleGate``); taps meanwhile are ignored
-    gate = SettleGate(output, cursor)
-    if gate.start():
+    # times have settled, then a countdown (``reader.drills.taps.SettleGate``); taps meanwhile are
+    # ignored
+    gate = SettleGate(output, cursor, clock=clock)
+    result.gate = gate
+
+    def say(text):
         if hasattr(front, "message"):
-            front.message("get ready…")
-        else:
-            front.show("get ready…")
+            front.message(text)
+        elif text:
+            front.show(text)
+
+    gate.start()
     output.play(cursor)
     try:
         while output.is_active:
-            if gate.poll():
+            ended = gate.poll()
+            text = gate.pop_message()
+            if text is not None:
+                say(text)
+            if ended:
                 notify("ready", gate.waited_s)
-                if hasattr(front, "message"):
-                    front.message("")
             for ev in front.poll(0.002):
                 if ev.kind == "quit" or (ev.kind == "key" and ev.char in QUIT_CHARS
                                          and pending is None) or (ev.char == "\x1b"):
@@ -471,7 +486,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         wait_since = None
                         cursor.release()
                 elif pending is None:
-                    now = time.perf_counter()
+                    now = clock()
                     if wait_since is None:
                         wait_since = now
                     elif now - wait_since >= take_s:

@@ -8,10 +8,12 @@ Sources (all stamp with ``time.perf_counter_ns()`` the moment an event is taken 
                     decodes the keys onto a queue.  A process of its own: a thread of the app
                     waits for the GIL before it can stamp (measured 1-6 ms late for ~1 tap in
                     10 on a busy 2-core machine).  Falls back to stamping on the thread.
-  ``WindowTaps``    the pygame window.  SDL's event functions must run on the thread that made
-                    the window, so the window's own loop calls ``pump()`` about every 1 ms and
-                    draws at 60 fps in between (``WindowLoop``): a tap waits at most one poll
-                    gap or one draw.  Keys, mouse buttons and touches (FINGERDOWN) all count.
+  ``WindowTaps``    the pygame window.  Under X11 a small stamping process (``XStamper``)
+                    stamps key and button presses as the X server delivers them (XInput2 raw
+                    events), so a redraw on the window thread delays no stamp; SDL's events
+                    (which must be taken on the window's thread, ``pump()`` about every 1 ms
+                    in ``WindowLoop``) get the matching stamp.  Touches, and events sent to
+                    the window without the X input devices, are stamped by ``pump()``.
 
 Mapping (``TapMapper``): a stamp → the output stream frame heard at that instant
 (``Output.frame_at_perf``: with sounddevice, per-buffer ``outputBufferDacTime`` converted from
@@ -309,45 +311,247 @@ class TerminalTaps:
 
 
 # ---------------------------------------------------------------------------- window
+#: The window's stamping process (X11): its own connection to the X server, XInput2 raw key
+#: and button presses selected on the root window, each stamped with ``perf_counter_ns`` the
+#: moment it arrives and sent to the app at once (no round trip to the X server first: a
+#: starved X server made that late).  Raw events are not per window: ``WindowTaps`` pairs a
+#: stamp only with a press SDL delivered to our window (a press elsewhere in the last
+#: ``XStamper.MATCH_NS`` could be paired instead when ours never came: rare, and documented).  No GIL and no drawing in its way: the app's window thread
+#: may be in a redraw when the press arrives.  Asks for realtime priority (SCHED_FIFO) where
+#: allowed, else a better nice value.  Frames to the parent: kind (K key, B button), ns,
+#: detail (X keycode / button number).  Touches are not raw-selectable without XI 2.2 (which
+#: python-xlib cannot announce): they keep the window thread's stamp.
+_XHELPER = r"""
+import os, select, struct, sys, time
+try:
+    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+except (AttributeError, OSError):
+    try:
+        os.nice(-10)
+    except OSError:
+        pass
+from Xlib import X, display
+from Xlib.ext import xinput
+wid = int(sys.argv[1])
+d = display.Display()
+if not d.has_extension("XInputExtension"):
+    sys.exit(3)
+d.xinput_query_version()
+d.screen().root.xinput_select_events(
+    [(xinput.AllMasterDevices, xinput.RawKeyPressMask | xinput.RawButtonPressMask)])
+d.flush()
+out, head = sys.stdout.fileno(), struct.Struct("<cqI")
+os.write(out, head.pack(b"R", time.perf_counter_ns(), 0))  # ready
+fd = d.fileno()
+
+try:
+    while True:
+        ready, _, _ = select.select([fd, 0], [], [])
+        ns = time.perf_counter_ns()
+        if 0 in ready:
+            break
+        for _ in range(d.pending_events()):
+            ev = d.next_event()
+            t = getattr(ev, "evtype", None)
+            if t not in (xinput.RawKeyPress, xinput.RawButtonPress):
+                continue
+            data = ev._data.get("data") or b""
+            detail = struct.unpack_from("<I", data, 6)[0] if len(data) >= 10 else 0
+            key = t == xinput.RawKeyPress
+            os.write(out, head.pack(b"K" if key else b"B", ns, detail))
+except (BrokenPipeError, KeyboardInterrupt):
+    pass
+"""
+
+
+class XStamper:
+    """Runs ``_XHELPER`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns)``
+    pops the oldest unmatched stamp of ``kind`` ("key" / "mouse") not after ``before_ns`` (and
+    not older than ``MATCH_NS`` before it).  ``ok`` once the helper is listening."""
+
+    MATCH_NS = 300_000_000
+
+    def __init__(self, wid: int):
+        import subprocess
+        import sys
+
+        self.q = {"key": deque(), "mouse": deque()}
+        # per kind: a press at or before this was given the window thread's stamp (its X
+        # stamp came too late); an X stamp that old arriving now belongs to it, not to the next
+        self.floor: dict[str, int] = {}
+        self.ok = threading.Event()
+        self.ended = threading.Event()
+        self.proc = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, bufsize=0)
+        self._thread = threading.Thread(target=self._read, name="karuta-xstamps", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            self._read_frames()
+        finally:
+            self.ended.set()
+
+    def _read_frames(self) -> None:
+        import struct
+
+        head = struct.Struct("<cqI")
+        out = self.proc.stdout.fileno()
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(out, 4096)
+            except OSError:
+                return
+            if not chunk:
+                return
+            buf += chunk
+            while len(buf) >= head.size:
+                kind, ns, detail = head.unpack_from(buf)
+                buf = buf[head.size:]
+                if kind == b"R":
+                    self.ok.set()
+                elif kind == b"K":
+                    self.q["key"].append(ns)
+                elif kind == b"B" and detail == 1:
+                    self.q["mouse"].append(ns)
+
+    def take(self, kind: str, before_ns: int) -> int | None:
+        q = self.q.get(kind)
+        floor = self.floor.get(kind, 0)
+        while q:
+            ns = q[0]
+            if ns < before_ns - self.MATCH_NS or ns <= floor:
+                q.popleft()  # a press meant for nothing we saw (e.g. a key SDL dropped)
+                continue
+            if ns <= before_ns:
+                return q.popleft()
+            return None
+        return None
+
+    def close(self) -> None:
+        p = self.proc
+        try:
+            p.stdin.close()
+        except OSError:
+            pass
+        import subprocess
+
+        try:
+            p.wait(timeout=1.0)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
 class WindowTaps:
-    """Events of the pygame window, stamped as taken off SDL's queue.
+    """Events of the pygame window.
 
     Call ``pump()`` from the window's thread about every 1 ms (``WindowLoop`` does): it drains
-    the queue and returns the new ``TapEvent`` s (also kept on ``q``).  KEYDOWN (with its
+    SDL's queue and returns the new ``TapEvent`` s (also kept on ``q``).  KEYDOWN (with its
     unicode text), MOUSEBUTTONDOWN (left button), FINGERDOWN (touch; position scaled to the
     window) and QUIT are kept; everything else is dropped.
+
+    Stamps: under X11 a stamping process (``XStamper``) stamps key and button presses as the
+    X server delivers them, off this thread (a press that arrives while the window thread
+    draws keeps its true time); ``pump()`` gives each SDL press the matching stamp
+    (``source="window-x"``).  A press whose X stamp has not come within ``HOLD_NS`` (events
+    sent to the window without an input device; touches; other video drivers; a stamping
+    process kept off the CPU) keeps the time it was taken off SDL's queue
+    (``source="window"``); a press is delivered at most that much later, its stamp unchanged.  ``stamper=False`` (or ``KARUTA_WINDOW_STAMPER=0``):
+    no stamping process.  ``lag`` holds, per X-stamped press, how much later the window thread
+    took it in (ms); ``close()`` ends the process.
     """
 
-    def __init__(self):
+    HOLD_NS = 60_000_000
+
+    def __init__(self, stamper: bool | None = None):
         import pygame
 
         self._pg = pygame
         prompt_gil()
         self.q: queue.Queue[TapEvent] = queue.Queue()
         self.stats = PollStats()
+        self.lag: deque[float] = deque(maxlen=5000)
+        self.counts = {"x": 0, "queue": 0}
+        self._held: list[tuple[int, object]] = []
         pygame.event.set_allowed(None)
         pygame.event.set_allowed([pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN,
                                   pygame.QUIT])
+        if stamper is None:
+            stamper = os.environ.get("KARUTA_WINDOW_STAMPER", "1") != "0"
+        self.stamper: XStamper | None = None
+        if stamper:
+            self.stamper = self._start_stamper()
+
+    def _start_stamper(self) -> XStamper | None:
+        pg = self._pg
+        try:
+            if pg.display.get_driver() != "x11":
+                return None
+            wid = pg.display.get_wm_info().get("window")
+        except pg.error:
+            return None
+        if not wid:
+            return None
+        try:
+            st = XStamper(int(wid))
+        except OSError:
+            return None
+        end = time.monotonic() + 5.0
+        while not st.ok.wait(0.01):
+            if st.ended.is_set() or time.monotonic() > end:
+                st.close()  # no python-xlib, no XInput2: stamp on this thread
+                return None
+        return st
+
+    def close(self) -> None:
+        if self.stamper is not None:
+            self.stamper.close()
+            self.stamper = None
+
+    def _event(self, ev, ns: int) -> TapEvent | None:
+        pg = self._pg
+        if ev.type == pg.KEYDOWN:
+            return TapEvent(ns, "key", char=getattr(ev, "unicode", "") or "", key=ev.key,
+                            source="window")
+        if ev.type == pg.MOUSEBUTTONDOWN and getattr(ev, "button", 1) == 1:
+            return TapEvent(ns, "mouse", pos=tuple(ev.pos), source="window")
+        if ev.type == pg.FINGERDOWN:
+            surf = pg.display.get_surface()
+            w, h = surf.get_size() if surf is not None else (1, 1)
+            return TapEvent(ns, "touch", pos=(int(ev.x * w), int(ev.y * h)), source="window")
+        if ev.type == pg.QUIT:
+            return TapEvent(ns, "quit", source="window")
+        return None
 
     def pump(self) -> list[TapEvent]:
-        pg = self._pg
-        events = pg.event.get()
+        events = self._pg.event.get()
         ns = time.perf_counter_ns()
         self.stats.tick(ns)
-        out = []
         for ev in events:
-            if ev.type == pg.KEYDOWN:
-                out.append(TapEvent(ns, "key", char=getattr(ev, "unicode", "") or "", key=ev.key,
-                                    source="window"))
-            elif ev.type == pg.MOUSEBUTTONDOWN and getattr(ev, "button", 1) == 1:
-                out.append(TapEvent(ns, "mouse", pos=tuple(ev.pos), source="window"))
-            elif ev.type == pg.FINGERDOWN:
-                surf = pg.display.get_surface()
-                w, h = surf.get_size() if surf is not None else (1, 1)
-                out.append(TapEvent(ns, "touch", pos=(int(ev.x * w), int(ev.y * h)),
-                                    source="window"))
-            elif ev.type == pg.QUIT:
-                out.append(TapEvent(ns, "quit", source="window"))
+            e = self._event(ev, ns)
+            if e is not None:
+                self._held.append((ns, e))
+        out = []
+        keep = []
+        for seen, e in self._held:
+            if self.stamper is not None and e.kind in ("key", "mouse"):
+                x = self.stamper.take(e.kind, seen)
+                if x is None and ns - seen < self.HOLD_NS:
+                    keep.append((seen, e))  # its X stamp may still be on its way
+                    continue
+                if x is not None:
+                    self.lag.append((seen - x) / 1e6)
+                    self.counts["x"] += 1
+                    e = TapEvent(x, e.kind, char=e.char, key=e.key, pos=e.pos,
+                                 source="window-x")
+                else:
+                    self.counts["queue"] += 1
+                    self.stamper.floor[e.kind] = seen
+            out.append(e)
+        self._held = keep
         for e in out:
             self.q.put(e)
         return out
@@ -357,6 +561,17 @@ class WindowTaps:
             return self.q.get_nowait()
         except queue.Empty:
             return None
+
+    def describe_stamping(self) -> str:
+        """One line: how many presses the stamping process stamped, and how late the window
+        thread would have been (the lag it saved), median / max."""
+        xs = sorted(self.lag)
+        if not xs:
+            return (f"stamps: {self.counts['queue']} from the window thread"
+                    + ("" if self.stamper is not None else " (no X stamping process)"))
+        return (f"stamps: {self.counts['x']} by the X stamping process, {self.counts['queue']} "
+                f"from the window thread; window thread behind by {xs[len(xs) // 2]:.2f} ms "
+                f"(median), {xs[-1]:.2f} ms (max)")
 
 
 class WindowLoop:
@@ -458,32 +673,49 @@ class TapMapper:
         return float(a.plan_frame)
 
 
-#: the longest "get ready" while an output's timing settles, seconds
+#: the longest "get ready" while an output's timing settles, seconds (a fallback: it says so)
 WARMUP_MAX_S = 20.0
+#: the countdown once the timing has settled: ``COUNTDOWN`` steps of ``COUNTDOWN_STEP_S``
+COUNTDOWN = 3
+COUNTDOWN_STEP_S = 0.4
 
 
 class SettleGate:
-    """Hold a live cursor in its lead silence until the output's DAC times have settled.
+    """Hold a live cursor in its lead silence until the output's DAC times have settled, then
+    count down, then let it go ("get ready").
 
-    PortAudio's reported DAC times of a new PulseAudio stream wander by up to ±5 ms for its
-    first 3-15 s while the sound keeps a steady schedule (``Output.timing_settled``), so a
-    drill or a calibration waits ("get ready") before anything is timed; at most ``max_s``
-    (default ``KARUTA_WARMUP_MAX_S`` or ``WARMUP_MAX_S``; 0 = no wait).  Call ``start()``
-    before ``output.play(cursor)`` and ``poll()`` in the loop: it returns True once, when the
-    wait ends.  While ``waiting``, taps are to be ignored.  ``clock`` is passed in.
+    PortAudio's reported DAC times of a new PulseAudio stream wander by a few ms for its
+    first seconds while the sound keeps a steady schedule (``Output.timing_settled``: the
+    recent DAC-time residuals within 0.2 ms for a second), so a drill or a calibration waits
+    before anything is timed: usually 1.5-3 s, then a countdown (3, 2, 1: ``COUNTDOWN`` ×
+    ``COUNTDOWN_STEP_S``).  ``max_s`` (default ``KARUTA_WARMUP_MAX_S`` or ``WARMUP_MAX_S``;
+    0 = no wait) is only a fallback: reaching it sets ``fallback`` and says so.
+
+    Call ``start()`` before ``output.play(cursor)`` and ``poll()`` in the loop: it returns True
+    once, when the wait ends.  ``pop_message()`` returns the text to show when it changed
+    ("get ready…", "3", "2", "1", the fallback's note, "" at the end), else None.  While
+    ``waiting``, taps are to be ignored.  ``clock`` is passed in (seconds).
     """
 
-    def __init__(self, output, cursor, max_s: float | None = None, clock=time.perf_counter):
+    def __init__(self, output, cursor, max_s: float | None = None, clock=time.perf_counter,
+                 countdown: int = COUNTDOWN, step_s: float = COUNTDOWN_STEP_S):
         self.output = output
         self.cursor = cursor
         self.clock = clock
         if max_s is None:
             max_s = float(os.environ.get("KARUTA_WARMUP_MAX_S", WARMUP_MAX_S))
         self.max_s = max_s
+        self.countdown = max(0, int(countdown))
+        self.step_s = step_s
         self.until: float | None = None
         self.started = 0.0
-        self.waited_s = 0.0
+        self.waited_s = 0.0  # the whole "get ready", countdown included
+        self.settle_s: float | None = None  # how long the timing took to settle
+        self.fallback = False
+        self._count_from: float | None = None
         self._next_check = 0.0
+        self._message: str | None = None
+        self._shown: str | None = None
 
     def _settled(self) -> bool:
         return getattr(self.output, "timing_settled", lambda: True)()
@@ -498,18 +730,58 @@ class SettleGate:
         if self.max_s > 0 and not self._settled():
             self.cursor.hold()
             self.until = self.started + self.max_s
+            self._message = "get ready…"
         return self.waiting
+
+    def pop_message(self) -> str | None:
+        if self._message == self._shown:
+            return None
+        self._shown = self._message
+        return self._message
 
     def poll(self) -> bool:
         if self.until is None:
             return False
         now = self.clock()
+        if self._count_from is not None:  # counting down
+            k = int((now - self._count_from) / self.step_s)
+            if k < self.countdown:
+                self._message = str(self.countdown - k)
+                return False
+            return self._end(now)
         if now < self._next_check:
             return False
         self._next_check = now + 0.1
-        if now >= self.until or self._settled():
-            self.until = None
-            self.waited_s = now - self.started
-            self.cursor.resume()
-            return True
-        return False
+        if self._settled():
+            self.settle_s = now - self.started
+        elif now >= self.until:
+            self.fallback = True
+            self.settle_s = None
+            self._message = (f"timing did not settle within {self.max_s:.0f} s: starting "
+                             f"anyway (taps may be off by a few ms)")
+            return self._end(now, keep_message=True)
+        else:
+            return False
+        if self.countdown:
+            self._count_from = now
+            self._message = str(self.countdown)
+            return False
+        return self._end(now)
+
+    def _end(self, now: float, keep_message: bool = False) -> bool:
+        self.until = None
+        self._count_from = None
+        self.waited_s = now - self.started
+        if not keep_message:
+            self._message = ""
+        self.cursor.resume()
+        return True
+
+    def describe(self) -> str:
+        """One line for the end of a command: how long the "get ready" took and why."""
+        if self.fallback:
+            return f"get ready: {self.waited_s:.1f} s (timing not settled: the {self.max_s:.0f} s cap)"
+        if self.settle_s is None:
+            return "get ready: none (timing already settled)"
+        return (f"get ready: {self.waited_s:.1f} s (timing settled after {self.settle_s:.1f} s, "
+                f"then a countdown)")

@@ -39,9 +39,14 @@ def open_output(backend: str, device, sample_rate: int):
         from audio.output import PygameOutput
 
         return PygameOutput(sample_rate=sample_rate)
+    import os
+
     from audio.output import SounddeviceOutput
 
-    return SounddeviceOutput(device=device, sample_rate=sample_rate)
+    # the stream plays in an audio process of its own (the app's GIL cannot starve it);
+    # KARUTA_AUDIO_PROCESS=0 keeps it in this process
+    process = os.environ.get("KARUTA_AUDIO_PROCESS", "1") != "0"
+    return SounddeviceOutput(device=device, sample_rate=sample_rate, process=process)
 
 
 @dataclass
@@ -143,4 +148,7 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
         if own_keys:
             keys.__exit__(None, None, None)
     echo(f"read {len(log.entries)} of {len(plan.order)} cards")
+    from audio.output import underrun_line
+
+    echo(underrun_line(output))
     return log

@@ -1,0 +1,181 @@
+"""One behaviour, every output: the same tests run over ``NullOutput`` (real time, no device),
+``SyncOutput`` (no real time, keeps what it played) and real PortAudio (sounddevice on the
+PulseAudio null sink, in this process and in the audio process), so the outputs other tests
+use as stand-ins behave like the real one.  Content is checked where it can be captured:
+``SyncOutput``/``NullOutput`` keep their blocks, PortAudio is captured by ALSA's file plugin."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from audio_fixtures import alsa_capture, find_lead_in, pulse_server, small_plan  # noqa: F401
+from audio.output import NullOutput, SounddeviceOutput, SyncOutput
+from audio.render import PlanCursor, quantize16, render
+from audio.voice import ToneVoice
+
+VOICE = ToneVoice(48000, mora_ms=20)
+BACKENDS = ["null", "sync", "portaudio", "portaudio-process"]
+REALTIME = {"null", "portaudio", "portaudio-process"}
+
+
+@pytest.fixture(params=BACKENDS)
+def make_output(request):
+    """A factory of the backend under test (PortAudio: on the session's null sink)."""
+    kind = request.param
+    if kind.startswith("portaudio"):
+        request.getfixturevalue("pulse_server")
+        proc = kind.endswith("process")
+
+        def make(**kw):
+            return SounddeviceOutput(device="pulse", process=proc, **kw)
+    elif kind == "null":
+        def make(**kw):
+            return NullOutput(keep=True, **kw)
+    else:
+        def make(**kw):
+            return SyncOutput(**kw)
+    make.kind = kind
+    return make
+
+
+class SlowVoice(ToneVoice):
+    """Its 下の句 arrives ``delay`` s late (a synthesis job that keeps the feeder waiting)."""
+
+    def __init__(self, delay: float):
+        super().__init__(48000, mora_ms=20)
+        self.delay = delay
+
+    def samples(self, item):
+        if item.part == "shimo":
+            time.sleep(self.delay)
+        return super().samples(item)
+
+
+class BrokenVoice(ToneVoice):
+    def samples(self, item):
+        if item.part == "shimo":
+            raise RuntimeError("synthesis failed")
+        return super().samples(item)
+
+
+def test_plays_to_the_end_and_says_so(make_output):
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    out = make_output()
+    t = time.perf_counter()
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=plan.seconds + 10)
+    el = time.perf_counter() - t
+    assert not out.is_active
+    assert out.underruns == 0
+    if make_output.kind in REALTIME:
+        assert plan.seconds - 0.3 < el < plan.seconds + 1.5, el
+    else:
+        assert el < plan.seconds / 2, el  # no real time
+
+
+def test_what_was_played_is_the_rendered_reading(make_output):
+    if make_output.kind.startswith("portaudio"):
+        pytest.skip("PortAudio's content: test_portaudio_capture_is_bit_identical below")
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    ref = quantize16(render(plan, VOICE))
+    out = make_output()
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=plan.seconds + 10)
+    got = quantize16(out.samples())
+    off = find_lead_in(got, ref)
+    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
+    assert not got[:off].any() and not got[off + ref.shape[0]:].any()
+
+
+@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
+def test_portaudio_capture_is_bit_identical(alsa_capture, process):
+    plan = small_plan(VOICE, cards=2)
+    ref = quantize16(render(plan, VOICE))
+    out = SounddeviceOutput(process=process)
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=30)
+    assert out.underruns == 0
+    got = alsa_capture.samples()
+    off = find_lead_in(got, ref)
+    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
+    assert not got[:off].any() and not got[off + ref.shape[0]:].any()
+    frames, _ = out.dac_times()
+    assert frames[0] == -7200 and np.all(np.diff(frames) == out.blocksize)
+
+
+def test_stop_is_prompt_idempotent_and_stops_the_cursor(make_output):
+    plan = small_plan(VOICE, cards=3)
+    out = make_output()
+    cursor = PlanCursor(plan, VOICE, live=True)
+    out.play(cursor)
+    time.sleep(0.3)
+    t = time.perf_counter()
+    out.stop()
+    assert time.perf_counter() - t < 1.0
+    assert not out.is_active and cursor.finished
+    out.stop()
+    assert out.wait(timeout=1)
+
+
+def test_one_play_at_a_time_and_the_output_plays_again(make_output):
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    out = make_output()
+    out.play(PlanCursor(plan, VOICE))
+    if out.is_active:
+        with pytest.raises(RuntimeError, match="already playing"):
+            out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=plan.seconds + 10)
+    out.play(PlanCursor(plan, VOICE))
+    assert out.wait(timeout=plan.seconds + 10)
+    assert out.underruns == 0
+
+
+def test_the_heard_frame_moves_on_with_the_sound(make_output):
+    if make_output.kind == "sync":
+        pytest.skip("no real time: its clock is the stream itself")
+    plan = small_plan(VOICE, cards=2)
+    out = make_output()
+    out.play(PlanCursor(plan, VOICE))
+    try:
+        time.sleep(0.5)
+        t0 = time.perf_counter()
+        a = out.frame_now()
+        t1 = time.perf_counter()  # (this thread may lose the CPU or the GIL in between)
+        b = out.frame_at_perf((t0 + t1) / 2)
+        time.sleep(0.4)
+        c = out.frame_at_perf(time.perf_counter())
+        assert a is not None and abs(b - a) < 48000 * (0.005 + (t1 - t0) / 2)
+        assert 0.3 * 48000 < c - b < 0.5 * 48000, (b, c)
+    finally:
+        out.stop()
+
+
+def test_a_voice_failure_surfaces_in_wait(make_output):
+    v = BrokenVoice(48000, mora_ms=20)
+    plan = small_plan(v, cards=1)
+    out = make_output()
+    out.play(PlanCursor(plan, v))
+    with pytest.raises(RuntimeError, match="synthesis failed"):
+        out.wait(timeout=10)
+    assert not out.is_active
+
+
+def test_late_audio_is_silence_counted_not_waited_for(make_output):
+    """A feeder held up for 0.4 s: a real-time output plays silence meanwhile and counts the
+    underruns (the realtime side never waits for it); the synchronous one just waits."""
+    v = SlowVoice(0.4)
+    plan = small_plan(v, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    out = make_output()
+    cursor = PlanCursor(plan, v, threaded=False)  # no look-ahead: the feeder itself waits
+    t = time.perf_counter()
+    out.play(cursor)
+    assert out.wait(timeout=plan.seconds + 10)
+    el = time.perf_counter() - t
+    if make_output.kind in REALTIME:
+        # 0.4 s minus what was queued ahead is silence: at least 0.1 s of 10 ms blocks
+        assert out.underruns >= 10, out.underruns
+        assert el < plan.seconds + 0.4 + 1.5
+    else:
+        assert out.underruns == 0
