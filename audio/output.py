@@ -335,6 +335,9 @@ class _Timeline:
 
 # ---------------------------------------------------------------------------- PortAudio
 def _sd():
+    from audio.quiet import filter_native_stderr
+
+    filter_native_stderr()  # PortAudio/ALSA print to fd 2 when a device fails; karuta says it once
     try:
         import sounddevice as sd
     except OSError:  # libportaudio missing
@@ -435,6 +438,9 @@ class SounddeviceOutput(Output):
     """
 
     SETTLE_S = 0.15
+    #: the stream ended by itself (device or sound server gone): ``wait`` raises DeviceError
+    lost = False
+    _ended = _stopping = False
 
     def __init__(self, device=None, sample_rate: int = 48000, blocksize: int = 480,
                  queue_ms: float = 100.0, dtype: str = "int16", channels: int = 1,
@@ -481,6 +487,7 @@ class SounddeviceOutput(Output):
                 return
         if item is None:
             outdata.fill(0)
+            self._ended = True
             raise self._sdmod.CallbackStop
         frame, block = item
         if self.channels == 1:
@@ -515,6 +522,13 @@ class SounddeviceOutput(Output):
         return False
 
     def _finished(self):
+        if not self._ended and not self._stopping and self._feeder is not None \
+                and self._feeder.error is None:
+            # the stream ended by itself before the reading did: the device or the sound
+            # server went away.  Reported through the usual path (``wait`` raises it).
+            self.lost = True
+            self._feeder.error = DeviceError(
+                f"the sound device {self.device_info['name']!r} stopped during the reading")
         self._done.set()
 
     def play(self, cursor: PlanCursor) -> None:
@@ -526,6 +540,7 @@ class SounddeviceOutput(Output):
             raise DeviceError(f"the reading runs at {cursor.sample_rate} Hz but the output was "
                               f"opened at {self.sample_rate} Hz")
         sd = self._sdmod = _sd()
+        self._ended = self._stopping = self.lost = False
         self.underflows = self.xruns = self.buffers = 0
         self._t0 = None
         self.timeline = _Timeline(self.sample_rate)
@@ -542,6 +557,7 @@ class SounddeviceOutput(Output):
                 channels=self.channels, dtype=self.dtype, latency=self._latency_req,
                 callback=self._callback, finished_callback=self._finished)
         except sd.PortAudioError as e:
+            self._feeder = None  # never started: nothing to stop
             raise DeviceError(f"cannot open sound device {self.device_info['name']!r} "
                               f"({' '.join(str(e).split())}): use `karuta render --out "
                               f"reading.wav` to write the reading to a file") from None
@@ -553,6 +569,7 @@ class SounddeviceOutput(Output):
         self._stream.start()
 
     def stop(self) -> None:
+        self._stopping = True
         if self._cursor is not None:
             self._cursor.stop()
         if self._feeder is not None:
@@ -695,7 +712,11 @@ class SounddeviceOutput(Output):
                  wall_minus_perf=w - (a + b) / 2, rate=self.sample_rate)
 
     def frame_at(self, t: float) -> float | None:
-        return self.timeline.frame_at(t, settle=self.SETTLE_S)
+        f = self.timeline.frame_at(t, settle=self.SETTLE_S)
+        if f is not None and self.lost:  # nothing after the last buffer the device took
+            frames, _ = self.timeline.pairs()
+            f = min(f, float(frames[-1]) + self.blocksize) if frames.shape[0] else f
+        return f
 
     def frame_at_perf(self, t_perf: float) -> float | None:
         t = self.perf_to_now(t_perf)

@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from reader.errors import KarutaError, LogError
+from reader.errors import DeviceError, KarutaError, LogError
 from reader.plan import Plan
 from reader.dirs import data_dir as default_data_dir
 
@@ -394,6 +394,8 @@ class ClubSession:
         self.live = not auto or not any(seg.wait for seg in plan.segments)
         self._start_after_chime = False
         self._started_reading = False
+        self.device_lost: str | None = None  # the DeviceError's line while phase is "lost"
+        self._lost_at = 0.0
         if self.position >= self.total:
             self.phase = "finished"
 
@@ -461,6 +463,10 @@ class ClubSession:
             if cmd in ("skip", "next"):
                 self.timer.skip()
             return
+        if self.phase == "lost":
+            if cmd == "next":
+                self.reopen()
+            return
         if self.cursor is None or self.phase != "reading":
             return
         if cmd == "next":
@@ -494,8 +500,49 @@ class ClubSession:
         self._play_from(card_start_index(self.plan, k))
 
     # ------------------------------------------------------------------ following the sound
+    #: seconds between automatic attempts to reopen a lost device (--auto)
+    REOPEN_EVERY_S = 5.0
+
     def tick(self) -> None:
-        """Follow what is heard now: the timer's signals, cards read (log + save), the end."""
+        """Follow what is heard now: the timer's signals, cards read (log + save), the end.
+        A device that goes away (``DeviceError`` from the output) stops the reading at the last
+        card heard, saved: phase "lost" waits for next (or, with --auto, retries by itself
+        every ``REOPEN_EVERY_S``) to reopen it and read on from that card."""
+        try:
+            self._tick()
+        except DeviceError as e:
+            self._lost(e)
+        if self.phase == "lost" and self.auto and \
+                self.clock() - self._lost_at >= self.REOPEN_EVERY_S:
+            self.reopen()
+
+    def _lost(self, e: DeviceError) -> None:
+        try:
+            self.output.stop()
+        except Exception:
+            pass
+        self.phase = "lost"
+        self.device_lost = str(e)
+        self._lost_at = self.clock()
+        self.save()
+        self.message = (f"{e}: stopped at card {min(self.position + 1, self.total)}/{self.total} "
+                        f"(saved) · next: try the device again · q: quit")
+        if self.echo:
+            self.echo(self.message)
+
+    def reopen(self) -> None:
+        """Try the device again and read on from the first card not heard to the end."""
+        self._lost_at = self.clock()
+        try:
+            self._begin_reading()
+        except DeviceError as e:
+            self.phase = "lost"
+            self.message = f"{e} · next: try again · q: quit"
+            return
+        self.device_lost = None
+        self.message = f"device back: reading on from card {min(self.position + 1, self.total)}"
+
+    def _tick(self) -> None:
         if self.phase == "memorize":
             for kind, at in self.timer.poll():
                 if kind == "signal":
@@ -576,6 +623,8 @@ class ClubSession:
             return "finished"
         if self.phase == "quit":
             return "stopped (saved)"
+        if self.phase == "lost":
+            return "sound device lost (saved)"
         st = self.cursor.state if self.cursor is not None else None
         if self.held:
             return "held"
@@ -882,6 +931,10 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
         run_terminal(session, bindings=bindings)
     for line in format_log(session.log, session.total, plan.seed):
         echo(line)
+    if session.device_lost and session.phase != "finished":
+        raise DeviceError(f"{session.device_lost}; stopped at card "
+                          f"{min(session.position + 1, session.total)}/{session.total} (saved): "
+                          f"`karuta read --resume` continues")
     if session.phase == "finished":
         echo(f"finished: {session.position} of {session.total} cards read")
     else:

@@ -43,7 +43,7 @@ from typing import Callable, Protocol
 import click
 
 from reader import matchlog
-from reader.errors import KarutaError, LogError
+from reader.errors import DeviceError, KarutaError, LogError
 from reader.rules import BadDeal, IllegalEvent
 from reader.rules import goshiki, kyogi
 
@@ -378,6 +378,8 @@ def run(*, rules, seed, deal_file, color, players, reads, finals, log_file, resu
                     clear=sys.stdout.isatty())
     try:
         keeper.run()
+    except DeviceError as e:  # --read: the sound device went away; every entered read is saved
+        raise DeviceError(f"{e}; {keeper.resume_hint()}") from None
     except KeyboardInterrupt:
         click.echo("")
         click.echo(keeper.resume_hint(), err=True)
