@@ -23,11 +23,16 @@ NOISE = re.compile(rb"^(Expression '.*' failed in 'src/|ALSA lib |PaAlsaStream|"
 
 _state: dict = {}
 _lock = threading.Lock()
+#: set by the ``karuta`` command (``reader.cli.main``); library use and in-process tests keep
+#: their descriptor 2 as it is
+ENABLED = False
 
 
 def filter_native_stderr() -> bool:
-    """Install the filter (once); False when descriptor 2 cannot be replaced."""
+    """Install the filter (once, when ``ENABLED``); False when it is not installed."""
     with _lock:
+        if not ENABLED:
+            return False
         if _state:
             return True
         try:

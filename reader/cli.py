@@ -75,6 +75,9 @@ def cli():
 
 
 def main(argv: list[str] | None = None) -> None:
+    import audio.quiet
+
+    audio.quiet.ENABLED = True  # C libraries' noise kept off stderr (see audio/quiet.py)
     try:
         cli.main(args=argv, prog_name="karuta", standalone_mode=False)
     except KarutaError as e:
