@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import click
 
+from reader.bounds import finite_range
+
 
 @click.command("calibrate")
 @click.option("--device", default=None, help="Sound device name or number (default: the default device).")
@@ -15,7 +17,7 @@ import click
 @click.option("--show", is_flag=True, help="Show the saved calibrations and exit.")
 @click.option("--clicks", type=click.IntRange(8, 100), default=20, show_default=True,
               help="How many clicks.")
-@click.option("--interval", type=click.FloatRange(0.3, 2.0), default=0.6, show_default=True,
+@click.option("--interval", type=finite_range(0.3, 2.0), default=0.6, show_default=True,
               help="Seconds between clicks.")
 @click.option("--window", is_flag=True, help="Tap in a window (key, click or touch), as in the window drill.")
 def calibrate(device, backend, show, clicks, interval, window):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from reader.bounds import FINITE, MAX_MEMORIZE_MIN, finite_range
 from reader.errors import KarutaError
 
 RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
@@ -36,12 +37,12 @@ def reading_options(f):
                      help="A goshiki colour: blue pink yellow green orange (repeatable)."),
         click.option("--karafuda", type=int, default=None,
                      help="Karafuda (空札) drawn from outside the selection and shuffled in."),
-        click.option("--ma", type=float, default=None, help="間 before each 上の句, seconds (kyogi 1.0)."),
-        click.option("--yoin", type=float, default=None, help="How long a 下の句's last sound is held, seconds."),
-        click.option("--take", type=float, default=None,
+        click.option("--ma", type=FINITE, default=None, help="間 before each 上の句, seconds (kyogi 1.0)."),
+        click.option("--yoin", type=FINITE, default=None, help="How long a 下の句's last sound is held, seconds."),
+        click.option("--take", type=FINITE, default=None,
                      help="Wait after each 上の句 in auto mode and in files, seconds (kyogi 3.0)."),
-        click.option("--gap", type=float, default=None, help="Silence between the halves of a poem, seconds."),
-        click.option("--speed", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
+        click.option("--gap", type=FINITE, default=None, help="Silence between the halves of a poem, seconds."),
+        click.option("--speed", type=FINITE, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
         click.option("--joka/--no-joka", default=None, help="Read the jo-ka (goshiki: the announcement and karafuda poem)."),
         click.option("--last-shimo/--no-last-shimo", default=None, help="Read the last card's 下の句 (kyogi)."),
         click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
@@ -152,6 +153,9 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     """Render the reading to a file: exactly what `karuta read --auto` plays."""
     from audio.render import render_to_file
 
+    if plan_out and _same_file(plan_out, out):
+        raise KarutaError(f"--plan-out and --out are the same file ({out}): the plan would "
+                          "replace the audio; give the plan its own name (e.g. plan.json)")
     p, voice = build(opts)
     render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16")
     if plan_out:
@@ -159,6 +163,14 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     _notice(voice)
     click.echo(f"wrote {out}: {_clock(p.seconds)}, {len(p.order)} cards, {p.rules}, seed {p.seed}"
                + (f"; plan in {plan_out}" if plan_out else ""))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve() or (
+            Path(a).exists() and Path(b).exists() and Path(a).samefile(b))
+    except OSError:
+        return False
 
 
 def _notice(voice) -> None:
@@ -184,7 +196,7 @@ def _notice(voice) -> None:
 @click.option("--resume", is_flag=True, help="Continue the saved session where it stopped (same order).")
 @click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
               help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
-@click.option("--memorize", type=float, default=None, metavar="MIN",
+@click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
               help="Memorisation minutes before the jo-ka (club mode default 15, goshiki 1; 0 = none).")
 @click.option("--signals", default=None, metavar="MIN[,MIN]",
               help="Memorisation signals, minutes from the start (default: 2 min before the end).")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import click
 
+from reader.bounds import finite_range
+
 from reader.errors import KarutaError
 
 
@@ -133,7 +135,7 @@ def use_cmd(name):
               help="Record these only (5, 1-20, blue, むすめふさほせ ...; 'joka' for the jo-ka). "
                    "Default: the jo-ka and all 100.")
 @click.option("--only-missing", is_flag=True, help="Walk only the clips that have no take yet.")
-@click.option("--stop-after", type=click.FloatRange(min=0), default=2.0, show_default=True,
+@click.option("--stop-after", type=finite_range(0, 3600), default=2.0, show_default=True,
               metavar="SECONDS", help="Stop a take after this much silence (0: only on a key).")
 @click.option("--play-device", default=None, metavar="OUT", help="Where 'p' plays a take (default output).")
 @click.option("--no-align", is_flag=True, help="Build the pack without the mora alignment (faster).")

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import click
 
+from reader.bounds import FINITE
+
 __all__ = ["speed", "run_drill", "TerminalFront", "WindowFront", "resolve_answer", "DrillResult"]
 
 QUIT_CHARS = ("q", "Q", "\x1b")
@@ -510,9 +512,9 @@ def _open_output(backend: str, device, rate: int):
 @click.option("--karafuda", type=int, default=0, show_default=True,
               help="Karafuda (空札) from outside the selection, shuffled in: tapping one is a fault.")
 @click.option("--seed", type=int, default=None, help="Shuffle seed (printed when not given).")
-@click.option("--speed", "pace", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
-@click.option("--ma", type=float, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
-@click.option("--take", type=float, default=3.0, show_default=True,
+@click.option("--speed", "pace", type=FINITE, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
+@click.option("--ma", type=FINITE, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
+@click.option("--take", type=FINITE, default=3.0, show_default=True,
               help="How long to wait for a tap after the 上の句, seconds (then it is missed).")
 @click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
               help="synth (built-in), tone (test tones), or a voice pack.")

@@ -47,9 +47,12 @@ class ReadingSettings:
 
         if self.rules not in RULES:
             raise KarutaError(f"unknown rules {self.rules!r}: choose kyogi, goshiki or beginner")
-        for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms", "karafuda"):
-            if getattr(self, name) < 0:
-                raise KarutaError(f"{name.removesuffix('_ms')} must not be negative")
+        from reader.bounds import check_pause_ms
+
+        for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms"):
+            check_pause_ms(name.removesuffix("_ms"), getattr(self, name))
+        if self.karafuda < 0:
+            raise KarutaError("karafuda must not be negative")
         if not 0.25 <= self.speed <= 4.0:
             raise KarutaError(f"speed {self.speed} is out of range: use 0.25 to 4")
         if self.cards is not None and self.cards < 1:
