@@ -244,15 +244,17 @@ class SessionFile:
         atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
 
     def load(self) -> dict:
+        from reader.statefiles import StateFileError, load_json
+
         p = self.path
         if not p.exists():
             raise SessionError(f"no saved session at {p}: start one with `karuta read --live`")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            raise SessionError(f"cannot read session {p}: {getattr(e, 'strerror', None) or e}") from None
-        except json.JSONDecodeError as e:
-            raise SessionError(f"session {p} is corrupt (line {e.lineno}: {e.msg}); it was left as it is") from None
+            data = load_json(p, "session", "session")
+        except FileNotFoundError:
+            raise SessionError(f"no saved session at {p}: start one with `karuta read --live`") from None
+        except StateFileError as e:
+            raise SessionError(f"{e}; it was left as it is") from None
         return validate_session(data, p)
 
 
@@ -888,8 +890,14 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
 
         require_display()
     if resume:
+        given_voice = opts.get("voice_spec")
         sf, saved = load_session(session_path)
         opts = options_from_save(saved["options"])
+        # the session's voice, not today's default; --voice given now wins
+        if given_voice is not None:
+            opts["voice_spec"] = given_voice
+        elif opts.get("voice_spec") is None and saved.get("voice"):
+            opts["voice_spec"] = saved["voice"]
         position, log, started = saved["position"], saved["log"], saved.get("started")
         auto = bool(saved.get("auto", auto))
     else:
@@ -901,7 +909,12 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
             opts = dict(opts, seed=secrets.randbelow(1_000_000))
     from reader.session import open_output
 
-    plan, voice = build(opts)
+    try:
+        plan, voice = build(opts)
+    except KarutaError as e:
+        if not resume:
+            raise
+        raise SessionError(f"session {sf.path}: {e}; it was left as it is") from None
     if resume and list(plan.order) != list(saved["order"]):
         raise SessionError(f"session {sf.path}: the order rebuilt from seed {saved['seed']} does not "
                            "match the saved one (another karuta version?); it was left as it is")

@@ -301,18 +301,24 @@ class Keeper:
 # --- option handling ------------------------------------------------------------------------
 
 def _read_deal(path: str, rules: str, color: str | None, settings: goshiki.Settings):
-    text = Path(path).read_text(encoding="utf-8")
+    from reader.statefiles import check, decode_json, read_text
+
     try:
-        obj = json.loads(text)
+        text = read_text(path, "deal file")
+    except FileNotFoundError:
+        raise LogError(f"{path}: no such file") from None
+    try:
+        obj = decode_json(text)
     except ValueError:
         first = text.strip().splitlines()[0] if text.strip() else ""
         try:
-            obj = json.loads(first)
+            obj = decode_json(first)
         except ValueError:
             raise LogError(f"{path}: the deal must be a JSON object like "
                            "{\"A\": [...], \"B\": [...]}") from None
     if not isinstance(obj, dict):
         raise LogError(f"{path}: the deal must be a JSON object like {{\"A\": [...], \"B\": [...]}}")
+    check(obj, "deal", "deal file", str(path))
     if obj.get("rules", rules) != rules:
         raise LogError(f"{path}: a {obj.get('rules')} deal, but --rules {rules}")
     header = {"rules": rules}

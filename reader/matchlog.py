@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from reader.errors import KarutaError, LogError
+from reader.statefiles import decode_json
 from reader.rules import Outcome
 from reader.rules import goshiki, kyogi
 
@@ -160,9 +161,9 @@ def loads(text: str, name: str = "<log>") -> LoadedLog:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = decode_json(line)
         except ValueError as e:
-            raise LogError(f"{name} line {lineno}: not JSON ({e.msg})") from None
+            raise LogError(f"{name} line {lineno}: not JSON ({getattr(e, 'msg', e)})") from None
         try:
             if loaded is None:
                 loaded = parse_header(obj)

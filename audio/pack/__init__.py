@@ -107,14 +107,17 @@ def _config_file() -> Path:
 
 def default_voice_name() -> str | None:
     """The voice chosen with ``karuta voice use`` (None: never chosen, or unreadable)."""
-    import tomllib
+    from reader.statefiles import StateFileError, load_toml
 
+    path = _config_file()
     try:
-        with open(_config_file(), "rb") as f:
-            value = tomllib.load(f).get("default")
-    except (OSError, ValueError):
+        value = load_toml(path, "default-voice", "the default-voice setting").get("default")
+    except FileNotFoundError:
         return None
-    return value if isinstance(value, str) and value else None
+    except StateFileError as e:  # said, not silently replaced by the built-in voice
+        raise KarutaError(f"{e}: choose the voice again with 'karuta voice use NAME' "
+                          f"(or delete the file)") from None
+    return value
 
 
 def set_default_voice(name: str) -> Path:
@@ -266,22 +269,23 @@ def scan_source(src) -> Source:
 # the manifest
 
 _NUM = (int, float)
+#: the largest magnitude a manifest field may have: gain in dB, the rest in ms (a clip is at
+#: most MAX_CLIP_S long; a one-file poem at most a minute)
+MANIFEST_LIMITS = {"gain_db": 40.0, "split_ms": 60_000.0, "trim_start_ms": 60_000.0,
+                   "trim_end_ms": 60_000.0}
 
 
 def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
     """(pack fields, clip overrides, problems).  Never raises for bad content."""
-    import tomllib
+    from reader.statefiles import StateFileError, load_toml
 
     problems: list[Problem] = []
     if not path.is_file():
         return {}, {}, problems
     try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        return {}, {}, [Problem("voice.toml", "bad manifest", f"not valid TOML: {e}")]
-    except OSError as e:
-        return {}, {}, [Problem("voice.toml", "bad manifest", e.strerror or str(e))]
+        data = load_toml(path, "pack-manifest", "manifest")
+    except (StateFileError, OSError) as e:
+        return {}, {}, [Problem("voice.toml", "bad manifest", str(e))]
     fields: dict = {}
     for k in ("name", "reader", "source", "licence", "license", "imported_from"):
         if k in data:
@@ -319,6 +323,10 @@ def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
                                         f"clips.{name}.split_ms belongs to clips.{key}"))
             elif k != "exclude" and k != "gain_db" and v < 0:
                 problems.append(Problem("voice.toml", "bad manifest", f"clips.{name}.{k} must be >= 0"))
+            elif k != "exclude" and not -MANIFEST_LIMITS[k] <= v <= MANIFEST_LIMITS[k]:  # nan too
+                problems.append(Problem("voice.toml", "bad manifest",
+                                        f"clips.{name}.{k} = {v!r} is out of range "
+                                        f"(at most {MANIFEST_LIMITS[k]:g})"))
             else:
                 for p in ((part,) if part else PARTS):
                     overrides.setdefault((key, p), {})[k] = v
@@ -658,15 +666,14 @@ class VoicePack:
 
     def __init__(self, folder):
         self.folder = Path(folder)
+        from reader.statefiles import StateFileError, load_json
+
         try:
-            meta = json.loads((self.folder / "pack.json").read_text(encoding="utf-8"))
-            if not isinstance(meta, dict) or not isinstance(meta.get("clips"), dict):
-                raise ValueError("no clips table")
+            meta = load_json(self.folder / "pack.json", "pack-index", "voice pack index")
         except FileNotFoundError:
             raise KarutaError(f"{self.folder}: not a voice pack (no pack.json; use 'karuta voice add')") from None
-        except (OSError, ValueError) as e:
-            raise KarutaError(f"{self.folder}: damaged voice pack ({' '.join(str(e).split())[:100]}); "
-                              f"add it again with 'karuta voice add'") from None
+        except StateFileError as e:
+            raise KarutaError(f"{e}: add the pack again with 'karuta voice add'") from None
         fields, _, _ = read_manifest(self.folder / "voice.toml")
         self.meta = meta
         self.name = str(meta.get("name") or self.folder.name)
