@@ -17,6 +17,8 @@ import click
 #: in kyogi, 2 s for beginners; a take in --auto mode a few seconds), short enough that a
 #: 100-card file stays a few GB at most
 MAX_PAUSE_S = 60.0
+#: no option of karuta means anything beyond this magnitude
+HUGE = 1e9
 #: the longest memorisation, minutes (kyogi uses 15)
 MAX_MEMORIZE_MIN = 60.0
 
@@ -39,6 +41,8 @@ class FiniteFloat(click.ParamType):
                 self.fail(f"{value!r} is not a number", param, ctx)
         if not math.isfinite(x):
             self.fail(f"{value!r} is not a finite number", param, ctx)
+        if abs(x) > HUGE:
+            self.fail(f"{value!r} is far too large", param, ctx)
         if self.lo is not None and x < self.lo or self.hi is not None and x > self.hi:
             lo = "" if self.lo is None else f"{self.lo:g}"
             hi = "" if self.hi is None else f"{self.hi:g}"

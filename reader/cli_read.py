@@ -83,6 +83,8 @@ def build(opts: dict):
     from reader.settings import preset
 
     selection = None
+    if opts["poems_spec"] is not None and not opts["poems_spec"].strip(" ,"):
+        raise KarutaError("--poems is empty: give poems (1-20, blue, むすめふさほせ) or leave it out")
     if opts["poems_spec"] or opts["colors"]:
         selection = parse_selection(opts["poems_spec"], opts["colors"])
     settings = preset(
@@ -156,6 +158,10 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     if plan_out and _same_file(plan_out, out):
         raise KarutaError(f"--plan-out and --out are the same file ({out}): the plan would "
                           "replace the audio; give the plan its own name (e.g. plan.json)")
+    if plan_out:  # a plan that cannot be written must not cost a finished render
+        from audio.render import _check_target
+
+        _check_target(Path(plan_out))
     p, voice = build(opts)
     render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16")
     if plan_out:
@@ -244,6 +250,10 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         _show(session_path, click.echo)
         return
+    if backend == "sounddevice" and not window:  # no device: one line before any file is written
+        from audio.output import resolve_device
+
+        resolve_device(device)
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "

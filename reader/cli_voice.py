@@ -111,6 +111,7 @@ def use_cmd(name):
     from audio.pack import BUILTIN, VoicePack, import_pack, is_pack_folder, set_default_voice, voices_dir
 
     if name not in BUILTIN:
+        __import__("audio.pack").pack.checked_spec(name)
         if (voices_dir() / name).is_dir() and "/" not in name:
             name = VoicePack(voices_dir() / name).folder.name
         elif Path(name).is_dir():

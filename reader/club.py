@@ -923,9 +923,9 @@ def open_club(opts: dict, *, build, resume: bool, session_path, memorize: float 
     if memorize < 0:
         raise KarutaError("--memorize must not be negative")
     signals_s = parse_signals(signals, memorize) if memorize > 0 else ()
+    output = open_output(backend, device, plan.sample_rate)  # before the last session is moved
     if not resume and sf.path.exists():
         _keep_previous(sf.path)
-    output = open_output(backend, device, plan.sample_rate)
     message = ""
     if resume:
         message = (f"resuming at card {position + 1}/{len(plan.order)}" if position < len(plan.order)

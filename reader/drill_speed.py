@@ -555,8 +555,11 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         from reader.window import require_display
 
         require_display()
-    if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
-        raise KarutaError(f"{log_path} exists: give a new file for --log")
+    try:
+        if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
+            raise KarutaError(f"{log_path} exists: give a new file for --log")
+    except OSError as e:
+        raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     seed = seed if seed is not None else secrets.randbelow(1_000_000)
     output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
@@ -581,7 +584,10 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
                "the poem; q quits")
     from reader.stats import StatsDB
 
-    log = open(log_path, "w", encoding="utf-8") if log_path else None
+    try:
+        log = open(log_path, "w", encoding="utf-8") if log_path else None
+    except OSError as e:
+        raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
     try:
         with StatsDB() as db:
             if db.notice:

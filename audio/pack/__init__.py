@@ -878,9 +878,9 @@ def list_packs() -> list[VoicePack | Path]:
 def check_pack(spec) -> tuple[VoicePack, list[Problem]]:
     """Problems of an installed pack (name), a pack folder, or a source folder (imported into
     a temporary folder first, nothing installed)."""
-    path = Path(spec)
     if isinstance(spec, VoicePack):
         return spec, spec.problems()
+    path = Path(checked_spec(str(spec)))
     if not path.exists() and (voices_dir() / str(spec)).is_dir():
         path = voices_dir() / str(spec)
     if is_pack_folder(path):
@@ -1019,6 +1019,15 @@ def _installed_names() -> list[str]:
     return [p.name for p in list_packs() if isinstance(p, VoicePack)]
 
 
+def checked_spec(spec: str) -> str:
+    """``spec`` if it can name a voice at all (each part of a path at most 255 bytes, no NUL);
+    else the usual "unknown voice" line (the file system would fail with a traceback)."""
+    parts = str(spec).split("/")
+    if "\0" in str(spec) or any(len(os.fsencode(p)) > 255 for p in parts):
+        raise KarutaError(_unknown_voice_message(str(spec)[:60] + ("…" if len(str(spec)) > 60 else "")))
+    return spec
+
+
 def _unknown_voice_message(spec: str) -> str:
     names = ", ".join(list(BUILTIN) + _installed_names())
     return f"unknown voice {spec!r} (known: {names}; add a pack with 'karuta voice add PATH')"
@@ -1038,7 +1047,7 @@ def resolve_voice(spec: str | None, fallback_factory, *, on_missing=None):
         if spec not in BUILTIN and not (voices_dir() / spec).is_dir():
             raise KarutaError(f"the default voice {spec!r} is not installed any more "
                               f"(choose another with 'karuta voice use NAME')")
-    spec = str(spec)
+    spec = checked_spec(str(spec))
     if spec == "synth":
         return fallback_factory()
     if spec == "tone":
