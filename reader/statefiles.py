@@ -84,9 +84,10 @@ SCHEMAS: dict[str, dict] = {
             "log": {"type": "array", "items": {
                 "type": "object", "required": ["poem"],
                 "properties": {"poem": _POEM, "card": {"type": "integer", "minimum": 1},
-                               "kimariji": _STR_OR_NULL, "kimariji_sound": _STR_OR_NULL,
+                               "kimariji": {"type": "string"},
+                               "kimariji_sound": {"type": "string"},
                                "karafuda": {"type": "boolean"}, "again": {"type": "boolean"},
-                               "time": _STR_OR_NULL}}},
+                               "time": {"type": "string"}}}},
             "started": _STR_OR_NULL,
             "updated": _STR_OR_NULL,
         },

@@ -6,7 +6,16 @@ exist, so an accepted value ends at "no such device" rather than playing).
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import io
+import os
+import signal
+import sys
+from pathlib import Path
+
 import click
+import pytest
 
 LONG = "x" * 300
 NOT_UTF8 = b"\xff\xfe\xfd".decode("utf-8", "surrogateescape")
@@ -110,3 +119,61 @@ def _show(v: str) -> str:
     if v == NOT_UTF8:
         return "not-utf8"
     return repr(v)
+
+
+# ---------------------------------------------------------------------------- harness
+def _populate(tmp: Path) -> None:
+    """The user's files a careless command could damage."""
+    (tmp / "source").mkdir()
+    (tmp / "match.jsonl").write_text('{"rules": "kyogi", "A": [1, 2, 3], "B": [4, 5, 6]}\n')
+    sessions = tmp / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "last.json").write_text('{"kind": "karuta-club-session", "keep": "me"}')
+    (tmp / "config").mkdir()
+    (tmp / "config" / "voice.toml").write_text('default = "synth"\n')
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and not p.name.endswith(("-wal", "-shm")):
+            out[str(p.relative_to(root))] = hashlib.sha1(p.read_bytes()).hexdigest()
+    return out
+
+
+@pytest.fixture
+def inproc(tmp_path, monkeypatch):
+    """Run ``karuta ARGV`` in this process: (exit status, stdout, stderr).  An exception
+    other than SystemExit escaping ``main`` is a traceback a user would see: it propagates."""
+    import audio.quiet
+    from reader.cli import main
+
+    _populate(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.delenv("DISPLAY", raising=False)
+    saved = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    devnull = open(os.devnull)
+    monkeypatch.setattr(sys, "stdin", devnull)
+
+    def run(argv: list[str]) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+        rc = 0
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main(argv)
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            finally:
+                audio.quiet.ENABLED = False
+                for s, h in saved.items():
+                    signal.signal(s, h)
+        return rc, out.getvalue(), err.getvalue()
+
+    run.root = tmp_path
+    yield run
+    devnull.close()
+
+
