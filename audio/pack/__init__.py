@@ -460,7 +460,58 @@ def _ref_layout(ref, key: str, part: str) -> Layout:
 
 
 def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
-                align_parts=("kami",), workers: int | None = None, progress=None) -> "VoicePack":
+                align_parts=("kami",), workers: int | None = None, progress=None,
+                replace: bool = False) -> "VoicePack":
+    """``_import_pack`` that never leaves its half-written ``NAME.importing-PID`` folder
+    behind (an error, a full disk, Ctrl-C, SIGTERM), says a full or read-only disk in one
+    line, and first removes such folders left by imports that were killed (kill -9, power).
+
+    An installed pack of the same name is replaced only when it was imported from the same
+    source folder (adding a folder again re-imports it) or with ``replace=True``; otherwise
+    ``KarutaError`` (one line) and the installed pack is untouched.
+    """
+    roots = {voices_dir()} | ({Path(dest_dir).parent} if dest_dir is not None else set())
+    for root in roots:
+        _remove_stale_imports(root)
+    try:
+        return _import_pack(src, dest_dir, name=name, reference=reference,
+                            align_parts=align_parts, workers=workers, progress=progress,
+                            replace=replace)
+    except BaseException as e:
+        for root in roots:
+            for p in root.glob(f"*.importing-{os.getpid()}") if root.is_dir() else ():
+                shutil.rmtree(p, ignore_errors=True)
+        if isinstance(e, OSError):
+            import errno
+
+            why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is full",
+                   errno.EROFS: "the disk is read-only", errno.EACCES: "permission denied"
+                   }.get(e.errno, e.strerror or str(e))
+            raise KarutaError(f"cannot import {src}: {why} ({getattr(e, 'filename', '') or ''}); "
+                              f"nothing was installed and the partial import was removed") from None
+        raise
+
+
+def _remove_stale_imports(root: Path) -> None:
+    """Remove ``*.importing-PID`` folders whose process is gone (killed mid-import)."""
+    if not root.is_dir():
+        return
+    for p in root.glob("*.importing-*"):
+        pid = p.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still importing
+        except ProcessLookupError:
+            shutil.rmtree(p, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
+                 align_parts=("kami",), workers: int | None = None, progress=None,
+                 replace: bool = False) -> "VoicePack":
     """Import a source folder (any supported layout) as a pack; returns the ``VoicePack``.
 
     ``dest_dir``: the pack folder to (re)create (default ``voices_dir() / <name>``).
@@ -485,6 +536,8 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     if pack_name in BUILTIN:
         pack_name += "-pack"
     dest = Path(dest_dir) if dest_dir is not None else voices_dir() / pack_name
+    if dest.exists() and not replace:
+        _refuse_replacing(dest, src)
     tmp = dest.with_name(dest.name + f".importing-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
@@ -517,6 +570,7 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         store_gain = 1.0 / peak if peak > 1.0 else 1.0
         fname = f"{key}_{part}.flac"
         sf.write(str(tmp / "clips" / fname), clip * store_gain, PACK_RATE, subtype="PCM_24")
+        sha1 = file_sha1(tmp / "clips" / fname)  # voice check finds a replaced clip
         secs = len(clip) / PACK_RATE
         if info["clipped"] >= 3:
             out.append(Problem(clip_label(key, part), "clipped", f"{info['clipped']} samples at full scale"))
@@ -529,6 +583,7 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             "source_rate": info["rate"], "channels": info["channels"],
             "peak": peak * store_gain, "rms": active_rms(clip, PACK_RATE) * store_gain,
             "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
+            "sha1": sha1,
         }
         with lock:
             clips[f"{key}.{part}"] = entry
@@ -636,6 +691,21 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         dest.parent.mkdir(parents=True, exist_ok=True)
         tmp.rename(dest)
     return VoicePack(dest)
+
+
+def _refuse_replacing(dest: Path, src: Path) -> None:
+    """``KarutaError`` unless ``dest`` (an installed pack) came from ``src`` itself."""
+    from reader.statefiles import StateFileError, load_json
+
+    try:
+        came_from = load_json(dest / "pack.json", "pack-index", "voice pack index").get("imported_from")
+    except (OSError, StateFileError):
+        came_from = None
+    if came_from is not None and Path(str(came_from)) == Path(src).resolve():
+        return  # the same source again: a re-import
+    raise KarutaError(f"a voice named {dest.name!r} is already installed"
+                      + (f" (from {came_from})" if came_from else "")
+                      + f": choose another name with --name, or replace it with --replace")
 
 
 def _signature(src: Path) -> str:
@@ -810,6 +880,10 @@ class VoicePack:
                     ok = False
                 if not ok:
                     out.append(Problem(label, "missing", f"{c['file']} was deleted from the pack folder"))
+                else:
+                    why = verify_clip(path, c)
+                    if why:
+                        out.append(Problem(label, "damaged", f"{c['file']}: {why}"))
             t = c.get("timeline") or {}
             if self.meta.get("reference") and part in self.meta.get("align_parts", ["kami"]):
                 conf = float(t.get("confidence", 0.0))
@@ -818,6 +892,49 @@ class VoicePack:
                     out.append(Problem(label, "low confidence",
                                        f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")))
         return sorted(out, key=_problem_order)
+
+
+def file_sha1(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_clip(path: Path, entry: dict) -> str | None:
+    """Why a stored clip cannot be played as imported (None: it can).  The header must give
+    48 kHz mono and the stored length, the file's SHA-1 must match the one stored at import
+    (packs imported before karuta stored it: the last block must decode instead)."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(str(path))
+    except Exception:
+        return "not a readable audio file"
+    frames = int(entry["frames"])
+    if info.samplerate != PACK_RATE or info.channels != 1 or info.frames != frames:
+        return (f"{info.frames} frames at {info.samplerate} Hz, {info.channels} channel(s); "
+                f"the import stored {frames} at {PACK_RATE} Hz: replaced after import")
+    want = entry.get("sha1")
+    if want:
+        try:
+            if file_sha1(path) != want:
+                return "its bytes changed after import (replaced or damaged)"
+        except OSError as e:
+            return e.strerror or str(e)
+        return None
+    try:
+        with sf.SoundFile(str(path)) as f:
+            f.seek(max(0, frames - 4096))
+            tail = f.read(4096, dtype="float32")
+        if tail.shape[0] != min(frames, 4096):
+            return "truncated"
+    except Exception:
+        return "truncated or damaged (the end does not decode)"
+    return None
 
 
 def _missing_rows(gone: dict[str, list[str]]) -> list[Problem]:
