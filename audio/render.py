@@ -683,7 +683,7 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
 
         share_like_new_file(tmp)
         if encoder is None:
-            _write_soundfile(samples, rate, tmp, fmt, subtype)
+            _write_soundfile(samples, rate, tmp, fmt, subtype, name=path)
         else:
             _write_ffmpeg(samples, rate, tmp, fmt, encoder)
         os.replace(tmp, path)
@@ -711,7 +711,7 @@ def _unlink(p) -> None:
         pass
 
 
-def _write_soundfile(samples, rate, tmp, fmt, subtype) -> None:
+def _write_soundfile(samples, rate, tmp, fmt, subtype, name=None) -> None:
     import soundfile as sf
 
     try:
@@ -720,6 +720,16 @@ def _write_soundfile(samples, rate, tmp, fmt, subtype) -> None:
     except (sf.LibsndfileError, RuntimeError) as e:
         raise OutputError(f"cannot write {fmt.upper()} {subtype}: {e}") from None
     written = 0
+    try:
+        _write_blocks(f, samples, fmt, subtype, written)
+    except (sf.LibsndfileError, RuntimeError) as e:  # libsndfile's write/close errors
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(tmp))).free
+        why = "the disk is full" if free < 1 << 20 else " ".join(str(e).split())
+        raise OutputError(f"cannot write {name or 'the ' + fmt.upper() + ' file'}: {why}; nothing was written "
+                          f"(the partial file was removed)") from None
+
+
+def _write_blocks(f, samples, fmt, subtype, written) -> None:
     with f:
         for b in _as_blocks(samples):
             b = np.asarray(b, dtype=np.float32).reshape(-1)

@@ -208,6 +208,40 @@ class Keeper:
 
     def save(self) -> None:
         matchlog.save(self.log_file, self.match, self.extra)
+        self.saved_reads = len(self.match.state.results)
+        self.save_error = None
+
+    #: reads in the log on disk (None: not saved yet); the last save's failure, if any
+    saved_reads: int | None = None
+    save_error: str | None = None
+
+    def try_save(self) -> str:
+        """Save; on a full or failing disk keep going (the reads stay in memory, the next
+        entry saves again) and return a note saying what is on disk."""
+        from reader.errors import OutputError
+
+        try:
+            self.save()
+            return ""
+        except OutputError as e:
+            self.save_error = str(e)
+            n = len(self.match.state.results)
+            return (f"! NOT SAVED: {e}. The log on disk has {self.saved_reads or 0} of {n} reads; "
+                    f"free some space: the next entry (or q) saves again")
+
+    def check_saved_on_exit(self) -> None:
+        """Quitting with reads not on disk: print them and end with one line (exit 1)."""
+        from reader.errors import OutputError
+
+        if self.save_error is None or not self.try_save():
+            return
+        events = self.match.events[self.saved_reads or 0:]
+        self.echo("reads not saved (enter them again after --resume):")
+        for ev in events:
+            self.echo("  " + json.dumps(ev.to_json(), ensure_ascii=False))
+        raise OutputError(f"{self.save_error}: {self.log_file} has {self.saved_reads or 0} reads, "
+                          f"the {len(events)} after them are printed above; free some space, then "
+                          f"karuta match keep --log {self.log_file} --resume")
 
     def status(self) -> str:
         st = self.match.state
@@ -258,10 +292,12 @@ class Keeper:
             line = self.readline()
             if line == "":  # end of input
                 self.echo("")
+                self.check_saved_on_exit()
                 self.echo(self.resume_hint())
                 return
             cmd = line.strip().lower()
             if cmd in ("q", "quit", "exit"):
+                self.check_saved_on_exit()
                 self.echo(self.resume_hint())
                 return
             if cmd in ("?", "h", "help"):
@@ -273,8 +309,8 @@ class Keeper:
                 except IllegalEvent as e:
                     note = f"! {e}"
                     continue
-                self.save()
                 note = f"undone: read {len(self.match.state.results) + 1} (poem {ev.poem})"
+                note = self.try_save() or note
                 continue
             if not cmd:
                 continue
@@ -291,11 +327,13 @@ class Keeper:
             except KarutaError as e:
                 note = f"! {e}"
                 continue
-            self.save()
+            saved = self.try_save()
             note = describe(self.match.state)
             done = self.match.state.outcome()
             if done is not None:
                 note += f"\nmatch over: {done.reason}"
+            if saved:
+                note += "\n" + saved
 
 
 # --- option handling ------------------------------------------------------------------------

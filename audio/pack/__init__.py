@@ -481,6 +481,11 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         for root in roots:
             for p in root.glob(f"*.importing-{os.getpid()}") if root.is_dir() else ():
                 shutil.rmtree(p, ignore_errors=True)
+        if isinstance(e, Exception) and not isinstance(e, (OSError, KarutaError)) and any(
+                root.is_dir() and shutil.disk_usage(root).free < 1 << 20 for root in roots):
+            # libsndfile's write errors are not OSError: a full disk is said the same way
+            raise KarutaError(f"cannot import {src}: the disk is full; nothing was installed "
+                              f"and the partial import was removed") from None
         if isinstance(e, OSError):
             import errno
 
