@@ -182,3 +182,50 @@ def test_club_quit_after_loss_is_one_line_exit_1_and_resumable(own_pulse, tmp_pa
     saved = _session(sess)
     _assert_one_line(err, "sound device", f"card {saved['position'] + 1}/12", "--resume")
     assert len(saved["log"]) == saved["position"]
+
+
+def test_match_keep_read_says_the_device_went_away_and_keeps_the_log(own_pulse, tmp_path):
+    """Before: ``match keep --read`` silently stopped reading."""
+    deal = tmp_path / "deal.json"
+    deal.write_text(json.dumps({"rules": "kyogi", "A": list(range(1, 26)),
+                                "B": list(range(26, 51))}))
+    log = tmp_path / "m.jsonl"
+    proc = _start(own_pulse, tmp_path, "match", "keep", "--rules", "kyogi", "--deal", str(deal),
+                  "--log", str(log), "--read", "--voice", "tone")
+    try:
+        time.sleep(3.0)  # the jo-ka and the first 上の句 are being read
+        proc.stdin.write("1 a\n")
+        proc.stdin.flush()
+        time.sleep(1.0)
+        _kill_server(own_pulse)
+        time.sleep(1.0)
+        proc.stdin.write("27 b\n")
+        proc.stdin.flush()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1
+    _assert_one_line(err, "sound device", "--resume", str(log))
+    reads = [json.loads(x)["read"] for x in log.read_text().splitlines()[1:]]
+    assert reads == [1, 27], "every entered read is in the log"
+
+
+def test_pygame_backend_stops_on_sigterm(tmp_path):
+    """Before: the pygame backend ignored SIGTERM (only kill -9 stopped it)."""
+    import signal
+
+    env = dict(os.environ, SDL_AUDIODRIVER="dummy", PYGAME_HIDE_SUPPORT_PROMPT="1",
+               KARUTA_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(REPO))
+    proc = subprocess.Popen([sys.executable, "-m", "reader.cli", "read", "--backend", "pygame",
+                             "--auto", "--cards", "5", "--voice", "tone"], cwd=REPO, env=env,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: "序歌" in proc.stdout.readline(), 60, "the reading to start")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and err.strip() == "karuta: interrupted", (proc.returncode, err)
