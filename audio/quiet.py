@@ -1,6 +1,8 @@
 """Keep C libraries' diagnostics off the user's screen (one line per error is the promise).
 
-PortAudio's ALSA host API prints lines such as ``Expression '...' failed in
+libmpg123 (inside libsndfile) prints ``Note: Illegal Audio-MPEG-Header ...``, ``Warning: Xing
+stream size off ...`` and ``[src/libmpg123/parse.c:...] error: ...`` for damaged mp3 files
+(karuta reports the file in its own words); PortAudio's ALSA host API prints lines such as ``Expression '...' failed in
 'src/hostapi/alsa/pa_linux_alsa.c', line: 3665`` straight to file descriptor 2 when a device
 goes away, and ALSA prints ``ALSA lib ...`` lines; karuta already reports the failure in its
 own one line.  ``filter_native_stderr()`` (idempotent, process-wide) puts a pipe (a pty when
@@ -19,7 +21,8 @@ import threading
 
 #: lines dropped (matched at the start of a line)
 NOISE = re.compile(rb"^(Expression '.*' failed in 'src/|ALSA lib |PaAlsaStream|"
-                   rb"Cannot connect to server socket|jack server is not running)")
+                   rb"Cannot connect to server socket|jack server is not running|"
+                   rb"Note: |Warning: |\[src/libmpg123/|\[[^\]]*libmpg123)")
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -96,7 +99,8 @@ def _forward(read_fd: int, out_fd: int) -> None:
     os.close(read_fd)
 
 
-_PREFIXES = (b"Expression '", b"ALSA lib ", b"PaAlsaStream", b"Cannot connect", b"jack server")
+_PREFIXES = (b"Expression '", b"ALSA lib ", b"PaAlsaStream", b"Cannot connect", b"jack server",
+             b"Note: ", b"Warning: ", b"[")
 
 
 def _write_all(fd: int, data: bytes) -> None:

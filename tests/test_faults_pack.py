@@ -145,3 +145,24 @@ def test_a_killed_imports_leftover_is_removed_by_the_next_import(env, tmp_path):
     assert r.returncode == 0, r.stderr
     assert not left.exists()
     assert "old" not in karuta(env, "voice", "list").stdout
+
+
+def test_damaged_mp3_import_prints_no_decoder_noise(env, tmp_path):
+    """Before: libmpg123's "Note: Illegal Audio-MPEG-Header ..." lines reached the screen."""
+    from audio_fixtures import require_tool
+
+    ffmpeg = require_tool("ffmpeg")
+    src = tmp_path / "src" / "yam"
+    src.mkdir(parents=True)
+    good = src / "yam_001_1.mp3"
+    subprocess.run([ffmpeg, "-loglevel", "error", "-y", "-f", "lavfi", "-i", "sine=f=300:d=2",
+                    "-ar", "48000", str(good)], check=True)
+    raw = good.read_bytes()
+    (src / "yam_001_2.mp3").write_bytes(raw)
+    (src / "yam_002_1.mp3").write_bytes(raw[: len(raw) // 2])
+    (src / "yam_002_2.mp3").write_bytes(raw[:3000] + bytes(range(256)) * 20 + raw[-10000:])
+    (src / "yam_003_1.mp3").write_bytes(bytes(range(64)))
+    r = karuta(env, "voice", "add", str(src), "--no-align")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "", r.stderr
+    assert "3 kami" in r.stdout and "unreadable" in r.stdout
