@@ -376,6 +376,7 @@ class ClubSession:
         self.echo = echo
         self.total = len(plan.order)
         self.position = position
+        self._saved_at = position
         self.max_position = max([position] + [int(e.get("card", 0)) for e in (log or [])])
         self.log: list[dict] = list(log or [])
         self.started = started or _now_iso(wallclock)
@@ -615,7 +616,18 @@ class ClubSession:
         }
 
     def save(self) -> None:
-        self.session.save(self.to_dict())
+        from reader.errors import OutputError
+
+        try:
+            self.session.save(self.to_dict())
+        except OutputError as e:  # a full or failing disk: say what the file on disk holds
+            self.output.stop()
+            raise OutputError(f"{e}; the session on disk continues at card "
+                              f"{min(self._saved_at + 1, self.total)}/{self.total}: free some "
+                              f"space, then `karuta read --resume`") from None
+        self._saved_at = self.position
+
+    _saved_at = 0  # the position in the session file on disk
 
     # ------------------------------------------------------------------ the view
     def state_text(self) -> str:

@@ -170,3 +170,20 @@ def test_render_into_a_read_only_folder(tmp_path):
                        '--out "$D/x.wav"; r=$?; mount -o remount,rw "$D"; exit $r')
     one_line(rc, err, "x.wav")
     assert not files
+
+
+def test_club_session_on_a_full_disk_says_where_the_saved_one_continues(tmp_path):
+    """ALSA's null device (no clock: the reading runs as fast as it is fed) via a private
+    .asoundrc; the disk fills after the first card is saved."""
+    asoundrc = 'pcm.!default { type plug slave.pcm "null" }\n'
+    shell = ('mkdir -p "$D/home" && printf \'%s\' \'' + asoundrc + '\' > "$D/home/.asoundrc" && '
+             '( HOME="$D/home" XDG_RUNTIME_DIR="$D/home" PULSE_SERVER= $K read --live --auto '
+             '--memorize 0 --voice tone --cards 30 --speed 4 --take 0.2 --ma 0.2 --yoin 0.2 '
+             '--seed 3 --session "$D/s.json" < /dev/null & pid=$!; '
+             'while ! grep -q \'"position": [1-9]\' "$D/s.json" 2>/dev/null; do sleep 0.05; done; '
+             'fill; wait $pid )')
+    rc, out, err, files = small_disk(tmp_path, 1024, shell)
+    saved = json.loads(files["s.json"])
+    one_line(rc, err, "No space left", f"continues at card {saved['position'] + 1}/30",
+             "karuta read --resume")
+    assert 1 <= saved["position"] < 30 and len(saved["log"]) == saved["position"]
