@@ -1,7 +1,7 @@
 """Every file karuta reads back (its own state, or a file a user hands it) is read here.
 
 One place: read the bytes, decode, parse, and check the shape against a schema (JSON Schema,
-``jsonschema``), so a damaged file — truncated, garbage, not UTF-8, absurdly nested, the right
+``fastjsonschema``), so a damaged file — truncated, garbage, not UTF-8, absurdly nested, the right
 syntax with the wrong shapes or types, numbers out of any sane range — is ONE
 ``StateFileError`` naming the file and what is wrong, never a traceback further on.  The file
 itself is never touched here; callers decide: refuse with that line (a session, a match log,
@@ -30,8 +30,9 @@ from typing import Any
 
 from reader.errors import LogError
 
-#: the deepest nesting any karuta file has (a session: 4); deeper is damage, refused before
-#: parsing (the json module recurses per level and a deep file ends in RecursionError)
+#: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
+#: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
+#: recursion guard is refused from its RecursionError; shallower odd nesting fails the schema.
 MAX_DEPTH = 32
 #: the largest state file read whole (a 100-card session is ~30 kB, a pack index ~400 kB)
 MAX_BYTES = 64 * 1024 * 1024
@@ -118,8 +119,8 @@ SCHEMAS: dict[str, dict] = {
                         "confidence": {"type": "number"}, "method": {"type": "string"},
                         "morae": {"type": "array", "items": {
                             "type": "array", "minItems": 3, "maxItems": 3,
-                            "prefixItems": [{"type": "string"}, {"type": "integer", "minimum": 0},
-                                            {"type": "integer", "minimum": 0}]}}}},
+                            "items": [{"type": "string"}, {"type": "integer", "minimum": 0},
+                                      {"type": "integer", "minimum": 0}]}}}},
                 },
             }},
         },
@@ -176,14 +177,15 @@ def read_text(path: Path | str, what: str) -> str:
 def decode_json(text: str) -> Any:
     """JSON from ``text``, or ``ValueError`` whose ``msg`` says why (also for nesting deeper
     than ``MAX_DEPTH`` and for NaN/Infinity, which JSON does not have)."""
-    if _too_deep(text):
-        raise _Bad(f"nested deeper than {MAX_DEPTH} levels")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        obj = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError:
         raise
-    except (ValueError, RecursionError) as e:
+    except RecursionError:
+        raise _Bad("nested too deep") from None
+    except ValueError as e:
         raise _Bad(" ".join(str(e).split())[:80]) from None
+    return obj
 
 
 class _Bad(ValueError):
@@ -231,18 +233,34 @@ def _too_deep(text: str) -> bool:
     return False
 
 
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator(kind: str):
+    """The schema of ``kind`` compiled to Python once (``fastjsonschema``, draft 7)."""
+    v = _VALIDATORS.get(kind)
+    if v is None:
+        import fastjsonschema
+
+        v = _VALIDATORS[kind] = fastjsonschema.compile(SCHEMAS[kind])
+    return v
+
+
 def check(obj: Any, kind: str, what: str, name: str) -> Any:
     """``obj`` if it has the shape of ``kind``; else one ``StateFileError`` saying where."""
-    import jsonschema
+    import fastjsonschema
 
-    validator = jsonschema.Draft202012Validator(SCHEMAS[kind])
-    err = jsonschema.exceptions.best_match(validator.iter_errors(obj))
-    if err is not None:
-        where = "/".join(str(p) for p in err.absolute_path) or "top level"
-        msg = " ".join(err.message.split())
+    try:
+        _validator(kind)(obj)
+    except fastjsonschema.JsonSchemaValueException as e:
+        msg = " ".join(str(e.message).split())
+        msg = msg[5:] if msg.startswith("data.") else ("the top level" + msg[4:]
+                                                        if msg.startswith("data ") else msg)
         if len(msg) > 100:
             msg = msg[:97] + "..."
-        raise StateFileError(f"{what} {name} is damaged ({where}: {msg})")
+        raise StateFileError(f"{what} {name} is damaged ({msg})") from None
+    except RecursionError:
+        raise StateFileError(f"{what} {name} is damaged (nested too deep)") from None
     extra = _EXTRA.get(kind)
     why = extra(obj) if extra else None
     if why:

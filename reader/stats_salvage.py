@@ -46,6 +46,8 @@ TABLES = {
 CHUNK = 256
 #: when the largest rowid cannot be read, ranges are tried up to this rowid
 SCAN_LIMIT = 1_000_000
+#: ... or until this many empty ranges in a row (16k rowids: deleted rows leave gaps)
+EMPTY_CHUNKS = 64
 
 
 def salvage(damaged: Path, new: sqlite3.Connection) -> str:
@@ -96,16 +98,19 @@ def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, co
         top = src.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]
     except sqlite3.Error:
         top = None
-    top = SCAN_LIMIT if not isinstance(top, int) else top
+    known = isinstance(top, int)
+    top = top if known else SCAN_LIMIT
     rows: list[tuple] = []
-    failures = 0
+    failures = empty = 0
     lo = 1 if table != "memory" else 0
-    while lo <= top and failures < 64:
+    # without the largest rowid, stop after EMPTY_CHUNKS ranges in a row with nothing in them
+    while lo <= top and failures < 64 and (known or empty < EMPTY_CHUNKS):
         hi = lo + CHUNK - 1
         try:
             got = src.execute(select, (lo, hi)).fetchall()
         except sqlite3.Error:
             got = []
+            empty = 0
             for r in range(lo, hi + 1):
                 try:
                     got += src.execute(select, (r, r)).fetchall()
@@ -113,6 +118,7 @@ def _copy_table(src: sqlite3.Connection, dst: sqlite3.Connection, table: str, co
                     failures += 1
                     if failures >= 64:
                         break
+        empty = 0 if got else empty + 1
         rows += [row for row in got if all(ok(v) for ok, v in zip(checks, row))]
         lo = hi + 1
     if not rows:

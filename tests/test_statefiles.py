@@ -63,7 +63,7 @@ def test_what_karuta_writes_is_accepted(tmp_path):
 
 
 @pytest.mark.parametrize("text,why", [
-    ("[" * 5000 + "]" * 5000, "nested deeper"),
+    ("[" * 5000 + "]" * 5000, "nested too deep"),
     ('{"a": NaN}', "NaN"),
     ('{"a": Infinity}', "Infinity"),
     ('{"a": 1', "line 1"),
