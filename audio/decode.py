@@ -169,6 +169,7 @@ def decode(path, rate: int | None = 48000) -> Decoded:
 
     ext = path.suffix.lower()
     if ext in _SOUNDFILE_FIRST:
+        __import__("audio.quiet").quiet.filter_native_stderr()  # libmpg123's notes (karuta: only)
         try:
             data, src_rate = _via_soundfile(path)
         except AudioFileError as first:

@@ -586,7 +586,8 @@ def render_to_file(plan: Plan, voice, path, fmt: str | None = None, subtype: str
         finally:
             cursor.close()
 
-    return write_audio(blocks(), plan.sample_rate, path, fmt=fmt, subtype=subtype)
+    return write_audio(blocks(), plan.sample_rate, path, fmt=fmt, subtype=subtype,
+                       frames=plan.frames)
 
 
 def _format_for(path: Path, fmt: str | None) -> str:
@@ -603,6 +604,13 @@ def _format_for(path: Path, fmt: str | None) -> str:
 
 
 def _check_target(path: Path) -> None:
+    try:
+        _check_target_(path)
+    except OSError as e:  # a name too long, a folder we may not look into
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+
+
+def _check_target_(path: Path) -> None:
     parent = path.parent
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
@@ -641,7 +649,7 @@ def _as_blocks(samples) -> Iterable[np.ndarray]:
 
 
 def write_audio(samples, rate: int, path, fmt: str | None = None,
-                subtype: str = "PCM_16") -> Path:
+                subtype: str = "PCM_16", frames: int | None = None) -> Path:
     """Write float32 mono audio to ``path``; returns the path.
 
     ``samples``: a numpy array, or an iterable of float32 blocks (a ``PlanCursor``, a
@@ -651,6 +659,9 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
     to ffmpeg (the converter pydub is set to).  The file is written to a temporary name in
     the same folder and moved into place at the end: a failure leaves nothing behind.
     Raises ``OutputError`` (one line) for an unwritable path, an unknown format or no ffmpeg.
+    ``frames`` (when known): a WAV whose data would pass 4 GiB is written as RF64 (a WAV
+    header cannot hold its length); without it such a WAV stops with ``OutputError``.
+    The file gets the permissions of any new file (``umask``), not mkstemp's 0600.
     """
     path = Path(path)
     fmt = _format_for(path, fmt)
@@ -666,9 +677,14 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     os.close(fd)
+    if fmt == "wav" and frames is not None and frames * _BYTES[subtype] > WAV_LIMIT:
+        fmt = "rf64"
     try:
+        from reader.base.files import share_like_new_file
+
+        share_like_new_file(tmp)
         if encoder is None:
-            _write_soundfile(samples, rate, tmp, fmt, subtype)
+            _write_soundfile(samples, rate, tmp, fmt, subtype, name=path)
         else:
             _write_ffmpeg(samples, rate, tmp, fmt, encoder)
         os.replace(tmp, path)
@@ -684,6 +700,11 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
     return path
 
 
+#: bytes a WAV's data chunk can hold (32-bit sizes, less room for the header)
+WAV_LIMIT = 0xFFFFFFFF - 4096
+_BYTES = {"PCM_16": 2, "PCM_24": 3, "FLOAT": 4}
+
+
 def _unlink(p) -> None:
     try:
         os.unlink(p)
@@ -691,7 +712,7 @@ def _unlink(p) -> None:
         pass
 
 
-def _write_soundfile(samples, rate, tmp, fmt, subtype) -> None:
+def _write_soundfile(samples, rate, tmp, fmt, subtype, name=None) -> None:
     import soundfile as sf
 
     try:
@@ -699,9 +720,24 @@ def _write_soundfile(samples, rate, tmp, fmt, subtype) -> None:
                          subtype=subtype)
     except (sf.LibsndfileError, RuntimeError) as e:
         raise OutputError(f"cannot write {fmt.upper()} {subtype}: {e}") from None
+    written = 0
+    try:
+        _write_blocks(f, samples, fmt, subtype, written)
+    except (sf.LibsndfileError, RuntimeError) as e:  # libsndfile's write/close errors
+        free = shutil.disk_usage(os.path.dirname(os.path.abspath(tmp))).free
+        why = "the disk is full" if free < 1 << 20 else " ".join(str(e).split())
+        raise OutputError(f"cannot write {name or 'the ' + fmt.upper() + ' file'}: {why}; nothing was written "
+                          f"(the partial file was removed)") from None
+
+
+def _write_blocks(f, samples, fmt, subtype, written) -> None:
     with f:
         for b in _as_blocks(samples):
             b = np.asarray(b, dtype=np.float32).reshape(-1)
+            written += b.shape[0] * _BYTES[subtype]
+            if fmt == "wav" and written > WAV_LIMIT:
+                raise OutputError("the reading is longer than a WAV file can hold (4 GiB): "
+                                  "write a .flac, or shorten the pauses")
             if subtype == "PCM_16":
                 f.write(quantize16(b))
             else:

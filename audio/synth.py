@@ -610,11 +610,13 @@ class SynthVoice:
             frontend = "?"
         ident = json.dumps([key, part, kanji, reading, frontend, _FORMAT], ensure_ascii=False)
         path = self.cache_dir / "scripts" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
-        try:
-            d = json.loads(path.read_text(encoding="utf-8"))
+        from reader.base.statefiles import StateFileError, load_json
+
+        try:  # a damaged entry (any shape) is rebuilt below
+            d = load_json(path, "synth-script", "voice cache entry")
             return Script(tuple(d["labels"]), tuple(d["kana"]), tuple(map(tuple, d["mora_phones"])),
                           tuple(d["ku_end"]), tuple(d["pau_after"]), d["respelled"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, StateFileError):
             pass
         sc = script_for(key, part)
         try:

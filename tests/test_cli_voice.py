@@ -62,7 +62,7 @@ def test_add_list_check_use(env, source):
     assert any(l.split()[:2] == ["*", "synth"] for l in lines)
     assert any("yamada" in l and "6/202" in l for l in lines)
     code, out, _ = run("check", "yamada")
-    assert code == 0
+    assert code == 1  # it lists problems: not a pass (issue 12)
     assert out.splitlines()[0].split() == ["clip", "problem", "detail"]
     assert "3 kami" in out and "unreadable" in out and "missing" in out
     assert out.splitlines()[-1].startswith("voice 'yamada': 6 of 202 clips usable")
@@ -71,14 +71,14 @@ def test_add_list_check_use(env, source):
     code, out, _ = run("list")
     assert any(l.split()[:2] == ["*", "yamada"] for l in out.splitlines())
     code, out, _ = run("check")  # the default voice
-    assert code == 0 and "yamada" in out.splitlines()[-1]
+    assert code == 1 and "yamada" in out.splitlines()[-1]
     code, out, _ = run("use", "tone")
     assert code == 0
 
 
 def test_check_a_source_folder_without_installing(env, source, tmp_path):
     code, out, exc = run("check", str(source))
-    assert code == 0, (out, exc)
+    assert code == 1, (out, exc)  # an unreadable clip
     assert "3 kami" in out
     assert not (tmp_path / "data" / "voices" / "yamada").exists()
 
@@ -99,6 +99,7 @@ def test_karuta_voice_subprocess(env, source):
     r = run_karuta("voice", "add", str(source), "--no-align", env=env)
     assert r.returncode == 0, r.stderr
     r = run_karuta("voice", "check", "yamada", env=env)
-    assert r.returncode == 0 and "unreadable" in r.stdout
+    assert r.returncode == 1 and "unreadable" in r.stdout
+    assert r.stderr == "karuta: voice 'yamada' has 3 problems (listed above)\n", r.stderr
     r = run_karuta("voice", "use", "nobody", env=env)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("karuta: unknown voice")

@@ -160,8 +160,9 @@ def test_truncated_database_is_moved_aside(tmp_path):
     with open(path, "r+b") as f:
         f.truncate(size // 2)
     with StatsDB(path) as d:
-        assert d.notice and "moved" in d.notice
-        assert d.taps() == []
+        assert d.notice and "kept as" in d.notice
+        # issue 12: what is still readable is recovered (the first half's rows), not hidden
+        assert 0 < len(d.taps()) < 1500
     assert (tmp_path / f"{DB_NAME}.corrupt-1").stat().st_size == size // 2
 
 

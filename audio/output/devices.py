@@ -9,6 +9,9 @@ __all__ = ["list_devices", "lookup_device", "resolve_device", "reinit_portaudio"
 
 
 def _sd():
+    from audio.quiet import filter_native_stderr
+
+    filter_native_stderr()  # PortAudio/ALSA print to fd 2 when a device fails; karuta says it once
     try:
         import sounddevice as sd
     except OSError:  # libportaudio missing

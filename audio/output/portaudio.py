@@ -48,6 +48,9 @@ class SounddeviceOutput(Output):
     """
 
     SETTLE_S = 0.15
+    #: the stream ended by itself (device or sound server gone): ``wait`` raises DeviceError
+    lost = False
+    _ended = _stopping = False
 
     def __init__(self, device=None, sample_rate: int = 48000, blocksize: int = 480,
                  queue_ms: float = 150.0, dtype: str = "int16", channels: int = 1,
@@ -97,6 +100,7 @@ class SounddeviceOutput(Output):
                 return
         if item is None:
             outdata.fill(0)
+            self._ended = True
             raise self._sdmod.CallbackStop
         frame, block = item
         if self.channels == 1:
@@ -119,7 +123,18 @@ class SounddeviceOutput(Output):
         return self._q.get(timeout=1.0, poll_s=0.0002)
 
     def _finished(self):
+        if not self._ended and not self._stopping and self._feeder is not None \
+                and self._feeder.error is None:
+            # the stream ended by itself before the reading did: the device or the sound
+            # server went away.  Reported through the usual path (``wait`` raises it).
+            self.lost = True
+            self._feeder.error = DeviceError(
+                f"the sound device {self.device_info['name']!r} stopped during the reading")
         self._done.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        super().stop()
 
     def _convert(self, block):
         return quantize16(block) if self.dtype == "int16" else block
@@ -131,6 +146,7 @@ class SounddeviceOutput(Output):
         self._lead_frames = self._feeder.lead_blocks * self.blocksize
         self._t0 = None
         self._died = None
+        self._ended = self._stopping = self.lost = False
         if self.process:
             return self._prepare_process()
         self._q = self._feeder.q
@@ -348,7 +364,11 @@ class SounddeviceOutput(Output):
                  wall_minus_perf=w - (a + b) / 2, rate=self.sample_rate)
 
     def frame_at(self, t: float) -> float | None:
-        return self.timeline.frame_at(t, settle=self.SETTLE_S)
+        f = self.timeline.frame_at(t, settle=self.SETTLE_S)
+        if f is not None and self.lost:  # nothing after the last buffer the device took
+            frames, _ = self.timeline.pairs()
+            f = min(f, float(frames[-1]) + self.blocksize) if frames.shape[0] else f
+        return f
 
     def frame_at_perf(self, t_perf: float) -> float | None:
         t = self.perf_to_now(t_perf)

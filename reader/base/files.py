@@ -16,16 +16,20 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     leaves the previous version.
     """
     path = Path(path)
-    if path.is_dir():
-        raise OutputError(f"cannot write {path}: it is a folder")
-    folder = path.parent if str(path.parent) else Path(".")
-    if not folder.is_dir():
-        raise OutputError(f"cannot write {path}: folder {folder} does not exist")
+    try:
+        if path.is_dir():
+            raise OutputError(f"cannot write {path}: it is a folder")
+        folder = path.parent if str(path.parent) else Path(".")
+        if not folder.is_dir():
+            raise OutputError(f"cannot write {path}: folder {folder} does not exist")
+    except OSError as e:  # a name too long, a folder we may not look into
+        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror}") from None
     try:
+        share_like_new_file(tmp)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
@@ -52,3 +56,14 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def share_like_new_file(path) -> None:
+    """Give a temp file (mkstemp: 0600) the permissions ``open()`` would give a new file
+    (0666 less the umask), so what karuta writes is readable as the user expects."""
+    mask = os.umask(0)
+    os.umask(mask)
+    try:
+        os.chmod(path, 0o666 & ~mask)
+    except OSError:
+        pass

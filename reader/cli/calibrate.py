@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from reader.cli.options import backend_option, device_option
+from reader.cli.bounds import finite_range
 
 
 @click.command("calibrate")
@@ -16,7 +17,7 @@ from reader.cli.options import backend_option, device_option
 @click.option("--show", is_flag=True, help="Show the saved calibrations and exit.")
 @click.option("--clicks", type=click.IntRange(8, 100), default=20, show_default=True,
               help="How many clicks.")
-@click.option("--interval", type=click.FloatRange(0.3, 2.0), default=0.6, show_default=True,
+@click.option("--interval", type=finite_range(0.3, 2.0), default=0.6, show_default=True,
               help="Seconds between clicks.")
 @click.option("--window", is_flag=True, help="Tap in a window (key, click or touch), as in the window drill.")
 @click.option("--attempts", type=click.IntRange(1, 10), default=3, show_default=True,

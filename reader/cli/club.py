@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from reader.base.errors import KarutaError
+from reader.base.errors import DeviceError, KarutaError
 from reader.base.seeds import pick_seed
 from reader.club.session import ClubSession, format_log
 from reader.club.store import (SessionError, SessionFile, default_session_path, keep_previous,
@@ -22,8 +22,8 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
               echo: Callable[[str], None], bindings: KeyBindings = DEFAULT_KEYS,
               on_built: Callable | None = None) -> int:
     """Run a club session from the CLI; returns the number of cards read.  ``reading``:
-    (settings, seed or None, voice spec) from the command line (ignored with ``resume``: the
-    saved session's are used).  ``on_built(plan, voice)`` runs once both exist.  ``bindings``: the
+    (settings, seed or None, voice spec) from the command line (with ``resume`` the saved
+    session's settings and seed are used, and its voice unless ``--voice`` names one).  ``on_built(plan, voice)`` runs once both exist.  ``bindings``: the
     next/back keys (``--next-keys`` / ``--back-keys``; not saved: ``--resume`` takes them
     from its own command line)."""
     if window:
@@ -32,8 +32,10 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         require_display()
     if resume:
         sf, saved = load_session(session_path)
+        # the session's voice, not today's default; --voice given now wins
+        given_voice = reading[2] if reading is not None else None
         settings, seed, voice_spec = (settings_from_dict(saved["reading"]), saved["seed"],
-                                      saved.get("voice_spec"))
+                                      given_voice or saved.get("voice_spec") or saved.get("voice"))
         position, log, started = saved["position"], saved["log"], saved.get("started")
         auto = bool(saved.get("auto", auto))
     else:
@@ -43,7 +45,12 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         seed = pick_seed(seed)  # fixed now: the session must rebuild the same order
     from reader.reading.player import open_output
 
-    plan, voice = build_reading(settings, seed, voice_spec)
+    try:
+        plan, voice = build_reading(settings, seed, voice_spec)
+    except KarutaError as e:
+        if not resume:
+            raise
+        raise SessionError(f"session {sf.path}: {e}; it was left as it is") from None
     if on_built is not None:
         on_built(plan, voice)
     if resume and list(plan.order) != list(saved["order"]):
@@ -54,9 +61,9 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
     if memorize < 0:
         raise KarutaError("--memorize must not be negative")
     signals_s = parse_signals(signals, memorize) if memorize > 0 else ()
+    output = open_output(backend, device, plan.sample_rate)  # before the last session is moved
     if not resume and sf.path.exists():
         keep_previous(sf.path)
-    output = open_output(backend, device, plan.sample_rate)
     message = ""
     if resume:
         message = (f"resuming at card {position + 1}/{len(plan.order)}" if position < len(plan.order)
@@ -75,6 +82,10 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         run_terminal(session, bindings=bindings)
     for line in format_log(session.log, session.total, plan.seed):
         echo(line)
+    if session.device_lost and session.phase != "finished":
+        raise DeviceError(f"{session.device_lost}; stopped at card "
+                          f"{min(session.position + 1, session.total)}/{session.total} (saved): "
+                          f"`karuta read --resume` continues")
     if session.phase == "finished":
         echo(f"finished: {session.position} of {session.total} cards read")
     else:

@@ -8,6 +8,7 @@ import click
 
 from reader.cli import warn
 
+from reader.cli.bounds import FINITE
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
                                 seed_option, voice_option)
 
@@ -116,9 +117,9 @@ def _open_output(backend: str, device, rate: int):
 @click.option("--karafuda", type=int, default=0, show_default=True,
               help="Karafuda (空札) from outside the selection, shuffled in: tapping one is a fault.")
 @seed_option()
-@click.option("--speed", "pace", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
-@click.option("--ma", type=float, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
-@click.option("--take", type=float, default=3.0, show_default=True,
+@click.option("--speed", "pace", type=FINITE, default=None, help="Reading pace, 1.0 = kyogi (0.25-4).")
+@click.option("--ma", type=FINITE, default=1.0, show_default=True, help="間 before each 上の句, seconds.")
+@click.option("--take", type=FINITE, default=3.0, show_default=True,
               help="How long to wait for a tap after the 上の句, seconds (then it is missed).")
 @voice_option()
 @click.option("--window", is_flag=True, help="Drill in a window (keys, mouse, touch; torifuda to pick).")
@@ -158,8 +159,11 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         from reader.ui.window import require_display
 
         require_display()
-    if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
-        raise KarutaError(f"{log_path} exists: give a new file for --log")
+    try:
+        if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
+            raise KarutaError(f"{log_path} exists: give a new file for --log")
+    except OSError as e:
+        raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     seed = pick_seed(seed)
     output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
@@ -184,7 +188,10 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
                "the poem; q quits")
     from reader.drills.stats import StatsDB
 
-    log = open(log_path, "w", encoding="utf-8") if log_path else None
+    try:
+        log = open(log_path, "w", encoding="utf-8") if log_path else None
+    except OSError as e:
+        raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
     try:
         with StatsDB() as db:
             if db.notice:

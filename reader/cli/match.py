@@ -102,7 +102,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
     import time
     from pathlib import Path
 
-    from reader.base.errors import KarutaError
+    from reader.base.errors import DeviceError, KarutaError
     from reader.base.seeds import pick_seed
     from reader.match import log as matchlog
     from reader.match.keeper import Keeper, read_deal
@@ -152,6 +152,8 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
                     clear=click.clear if sys.stdout.isatty() else None)
     try:
         keeper.run()
+    except DeviceError as e:  # --read: the sound device went away; every entered read is saved
+        raise DeviceError(f"{e}; {keeper.resume_hint()}") from None
     except KeyboardInterrupt:
         click.echo("")
         click.echo(keeper.resume_hint(), err=True)

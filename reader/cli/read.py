@@ -16,6 +16,7 @@ from reader.cli import warn
 from reader.base.errors import KarutaError
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
                                 seed_option, stack, voice_option)
+from reader.cli.bounds import FINITE, MAX_MEMORIZE_MIN, finite_range
 
 RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
 
@@ -32,12 +33,12 @@ def reading_options(f):
         colors_option(),
         click.option("--karafuda", type=int, default=None,
                      help="Karafuda (空札) drawn from outside the selection and shuffled in."),
-        click.option("--ma", type=float, default=None, help="間 before each 上の句, seconds (kyogi 1.0)."),
-        click.option("--yoin", type=float, default=None, help="How long a 下の句's last sound is held, seconds."),
-        click.option("--take", type=float, default=None,
+        click.option("--ma", type=FINITE, default=None, help="間 before each 上の句, seconds (kyogi 1.0)."),
+        click.option("--yoin", type=FINITE, default=None, help="How long a 下の句's last sound is held, seconds."),
+        click.option("--take", type=FINITE, default=None,
                      help="Wait after each 上の句 in auto mode and in files, seconds (kyogi 3.0)."),
-        click.option("--gap", type=float, default=None, help="Silence between the halves of a poem, seconds."),
-        click.option("--speed", type=float, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
+        click.option("--gap", type=FINITE, default=None, help="Silence between the halves of a poem, seconds."),
+        click.option("--speed", type=FINITE, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
         click.option("--joka/--no-joka", default=None, help="Read the jo-ka (goshiki: the announcement and karafuda poem)."),
         click.option("--last-shimo/--no-last-shimo", default=None, help="Read the last card's 下の句 (kyogi)."),
         voice_option(),
@@ -123,6 +124,13 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     """Render the reading to a file: exactly what `karuta read --auto` plays."""
     from audio.render import render_to_file
 
+    if plan_out and _same_file(plan_out, out):
+        raise KarutaError(f"--plan-out and --out are the same file ({out}): the plan would "
+                          "replace the audio; give the plan its own name (e.g. plan.json)")
+    if plan_out:  # a plan that cannot be written must not cost a finished render
+        from audio.render import _check_target
+
+        _check_target(Path(plan_out))
     p, voice = build(opts)
     render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16")
     if plan_out:
@@ -130,6 +138,14 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     _notice(voice)
     click.echo(f"wrote {out}: {_clock(p.seconds)}, {len(p.order)} cards, {p.rules}, seed {p.seed}"
                + (f"; plan in {plan_out}" if plan_out else ""))
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).resolve() == Path(b).resolve() or (
+            Path(a).exists() and Path(b).exists() and Path(a).samefile(b))
+    except OSError:
+        return False
 
 
 def _notice(voice) -> None:
@@ -154,7 +170,7 @@ def _notice(voice) -> None:
 @click.option("--resume", is_flag=True, help="Continue the saved session where it stopped (same order).")
 @click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
               help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
-@click.option("--memorize", type=float, default=None, metavar="MIN",
+@click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
               help="Memorisation minutes before the jo-ka (club mode default 15, goshiki 1; 0 = none).")
 @click.option("--signals", default=None, metavar="MIN[,MIN]",
               help="Memorisation signals, minutes from the start (default: 2 min before the end).")
@@ -202,6 +218,10 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         _show(session_path, click.echo)
         return
+    if backend == "sounddevice" and not window:  # no device: one line before any file is written
+        from audio.output import resolve_device
+
+        resolve_device(device)
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
@@ -217,7 +237,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
                 _write_json(plan_out, p.to_json(indent=1))
             _notice(voice)
 
-        open_club(None if resume else reading_from_options(opts), resume=resume,
+        open_club(reading_from_options(opts), resume=resume,
                   session_path=session_path, memorize=memorize, signals=signals, auto=auto,
                   device=device, backend=backend, window=window, echo=click.echo,
                   bindings=bindings, on_built=_built)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import click
 
 from reader.base.errors import KarutaError
+from reader.cli.bounds import finite_range
 
 
 @click.group("voice")
@@ -48,7 +49,9 @@ def list_cmd():
 @click.argument("path", type=click.Path(exists=True, file_okay=False))
 @click.option("--name", help="Pack name (default: from voice.toml, else the reader's name).")
 @click.option("--no-align", is_flag=True, help="Skip the mora alignment (timelines are proportional).")
-def add_cmd(path, name, no_align):
+@click.option("--replace", is_flag=True,
+              help="Replace an installed pack of the same name that came from another folder.")
+def add_cmd(path, name, no_align, replace):
     """Import a folder of recordings as a voice pack.
 
     \b
@@ -65,7 +68,8 @@ def add_cmd(path, name, no_align):
         if sys.stderr.isatty():
             click.echo(f"\rimporting {done}/{total} files", nl=False, err=True)
 
-    pack = import_pack(path, name=name, reference=False if no_align else None, progress=progress)
+    pack = import_pack(path, name=name, reference=False if no_align else None, progress=progress,
+                       replace=replace)
     if sys.stderr.isatty():
         click.echo("", err=True)
     problems = pack.problems()
@@ -96,8 +100,27 @@ def check_cmd(spec):
     n = len(pack.clip_keys())
     if problems:
         click.echo(format_problems(problems))
+    bad = [p for p in problems if p.kind not in INFO_ONLY]
+    n -= len({p.clip for p in bad if p.kind in ("damaged", "missing") and pack.has(*_clip_key(p.clip))})
     click.echo(f"voice {pack.name!r}: {n} of 202 clips usable, {len(problems)} problem"
                f"{'' if len(problems) == 1 else 's'}")
+    if bad:  # a pack with problems is not a pass (scripts can test the exit status)
+        raise KarutaError(f"voice {pack.name!r} has {len(bad)} problem"
+                          f"{'' if len(bad) == 1 else 's'} (listed above)")
+
+
+#: problems ``voice check`` lists without failing: a choice made on import, not damage
+INFO_ONLY = ("not aligned", "excluded", "low confidence")
+
+
+def _clip_key(label: str) -> tuple[str, str]:
+    """("12", "kami") from a problem's clip label "12 kami" (("", "") for other labels)."""
+    from audio.pack import KEYS
+
+    parts = label.split()
+    key = {"序歌": "joka", "jo-ka": "joka"}.get(parts[0], parts[0]) if parts else ""
+    part = parts[1] if len(parts) > 1 else ""
+    return (key, part) if key in KEYS and part in ("kami", "shimo") else ("", "")
 
 
 @voice.command("use")
@@ -109,6 +132,7 @@ def use_cmd(name):
     from audio.pack import BUILTIN, VoicePack, import_pack, is_pack_folder, set_default_voice, voices_dir
 
     if name not in BUILTIN:
+        __import__("audio.pack").pack.checked_spec(name)
         if (voices_dir() / name).is_dir() and "/" not in name:
             name = VoicePack(voices_dir() / name).folder.name
         elif Path(name).is_dir():
@@ -133,7 +157,7 @@ def use_cmd(name):
               help="Record these only (5, 1-20, blue, むすめふさほせ ...; 'joka' for the jo-ka). "
                    "Default: the jo-ka and all 100.")
 @click.option("--only-missing", is_flag=True, help="Walk only the clips that have no take yet.")
-@click.option("--stop-after", type=click.FloatRange(min=0), default=2.0, show_default=True,
+@click.option("--stop-after", type=finite_range(0, 3600), default=2.0, show_default=True,
               metavar="SECONDS", help="Stop a take after this much silence (0: only on a key).")
 @click.option("--play-device", default=None, metavar="OUT", help="Where 'p' plays a take (default output).")
 @click.option("--no-align", is_flag=True, help="Build the pack without the mora alignment (faster).")

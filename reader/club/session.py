@@ -43,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from audio.plan import Plan
+from reader.base.errors import DeviceError
 from reader.club.store import SESSION_KIND, SESSION_VERSION, SessionFile, now_iso
 from reader.club.timer import ArrayCursor, MemorizeTimer, chime
 
@@ -143,6 +144,7 @@ class ClubSession:
         self.echo = echo
         self.total = len(plan.order)
         self.position = position
+        self._saved_at = position
         self.max_position = max([position] + [int(e.get("card", 0)) for e in (log or [])])
         self.log: list[dict] = list(log or [])
         self.started = started or now_iso(wallclock)
@@ -163,6 +165,8 @@ class ClubSession:
         self.live = not auto or not any(seg.wait for seg in plan.segments)
         self._start_after_chime = False
         self._started_reading = False
+        self.device_lost: str | None = None  # the DeviceError's line while phase is "lost"
+        self._lost_at = 0.0
         if self.position >= self.total:
             self.phase = "finished"
 
@@ -225,6 +229,10 @@ class ClubSession:
             if cmd in ("skip", "next"):
                 self.timer.skip()
             return
+        if self.phase == "lost":
+            if cmd == "next":
+                self.reopen()
+            return
         if self.cursor is None or self.phase != "reading":
             return
         if cmd == "next":
@@ -258,8 +266,49 @@ class ClubSession:
         self._play_from(card_start_index(self.plan, k))
 
     # ------------------------------------------------------------------ following the sound
+    #: seconds between automatic attempts to reopen a lost device (--auto)
+    REOPEN_EVERY_S = 5.0
+
     def tick(self) -> None:
-        """Follow what is heard now: the timer's signals, cards read (log + save), the end."""
+        """Follow what is heard now: the timer's signals, cards read (log + save), the end.
+        A device that goes away (``DeviceError`` from the output) stops the reading at the last
+        card heard, saved: phase "lost" waits for next (or, with --auto, retries by itself
+        every ``REOPEN_EVERY_S``) to reopen it and read on from that card."""
+        try:
+            self._tick()
+        except DeviceError as e:
+            self._lost(e)
+        if self.phase == "lost" and self.auto and \
+                self.clock() - self._lost_at >= self.REOPEN_EVERY_S:
+            self.reopen()
+
+    def _lost(self, e: DeviceError) -> None:
+        try:
+            self.output.stop()
+        except DeviceError:  # already gone: nothing more to stop
+            pass
+        self.phase = "lost"
+        self.device_lost = str(e)
+        self._lost_at = self.clock()
+        self.save()
+        self.message = (f"{e}: stopped at card {min(self.position + 1, self.total)}/{self.total} "
+                        f"(saved) · next: try the device again · q: quit")
+        if self.echo:
+            self.echo(self.message)
+
+    def reopen(self) -> None:
+        """Try the device again and read on from the first card not heard to the end."""
+        self._lost_at = self.clock()
+        try:
+            self._begin_reading()
+        except DeviceError as e:
+            self.phase = "lost"
+            self.message = f"{e} · next: try again · q: quit"
+            return
+        self.device_lost = None
+        self.message = f"device back: reading on from card {min(self.position + 1, self.total)}"
+
+    def _tick(self) -> None:
         if self.phase == "memorize":
             for kind, at in self.timer.poll():
                 if kind == "signal":
@@ -330,7 +379,18 @@ class ClubSession:
         }
 
     def save(self) -> None:
-        self.session.save(self.to_dict())
+        from reader.base.errors import OutputError
+
+        try:
+            self.session.save(self.to_dict())
+        except OutputError as e:  # a full or failing disk: say what the file on disk holds
+            self.output.stop()
+            raise OutputError(f"{e}; the session on disk continues at card "
+                              f"{min(self._saved_at + 1, self.total)}/{self.total}: free some "
+                              f"space, then `karuta read --resume`") from None
+        self._saved_at = self.position
+
+    _saved_at = 0  # the position in the session file on disk
 
     # ------------------------------------------------------------------ the view
     def state_text(self) -> str:
@@ -340,6 +400,8 @@ class ClubSession:
             return "finished"
         if self.phase == "quit":
             return "stopped (saved)"
+        if self.phase == "lost":
+            return "sound device lost (saved)"
         st = self.cursor.state if self.cursor is not None else None
         if self.held:
             return "held"

@@ -58,15 +58,17 @@ class SessionFile:
         atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
 
     def load(self) -> dict:
+        from reader.base.statefiles import StateFileError, parse_json, read_text
+
         p = self.path
         if not p.exists():
             raise SessionError(f"no saved session at {p}: start one with `karuta read --live`")
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as e:
-            raise SessionError(f"cannot read session {p}: {getattr(e, 'strerror', None) or e}") from None
-        except json.JSONDecodeError as e:
-            raise SessionError(f"session {p} is corrupt (line {e.lineno}: {e.msg}); it was left as it is") from None
+            data = parse_json(read_text(p, "session"), "session", str(p))
+        except FileNotFoundError:
+            raise SessionError(f"no saved session at {p}: start one with `karuta read --live`") from None
+        except StateFileError as e:
+            raise SessionError(f"{e}; it was left as it is") from None
         return validate_session(data, p)
 
 
@@ -76,13 +78,21 @@ def validate_session(data, p) -> dict:
     def bad(why: str):
         raise SessionError(f"session {p} is corrupt ({why}); it was left as it is")
 
+    from reader.base.statefiles import StateFileError, check
+
     if not isinstance(data, dict) or data.get("kind") != SESSION_KIND:
         bad("not a karuta session")
-    if data.get("version") == 1:
-        data = upgrade_v1(data, bad)
-    elif data.get("version") != SESSION_VERSION:
+    if data.get("version") not in (1, SESSION_VERSION):
         raise SessionError(f"session {p} has version {data.get('version')!r}; this karuta reads "
                            f"versions 1 and {SESSION_VERSION}")
+    if data.get("version") == 1 and not isinstance(data.get("options"), dict):
+        bad("options missing")
+    try:
+        check(data, "session", "session", str(p))  # every field's shape (reader.base.statefiles)
+    except StateFileError as e:
+        raise SessionError(f"{e}; it was left as it is") from None
+    if data.get("version") == 1:
+        data = upgrade_v1(data, bad)
     reading, order, pos, log = data.get("reading"), data.get("order"), data.get("position"), data.get("log")
     if not isinstance(reading, dict):
         bad("reading settings missing")

@@ -109,16 +109,18 @@ class CalibrationStore:
         self.path = Path(path) if path is not None else config_dir() / FILE_NAME
 
     def load(self) -> dict[str, dict]:
+        from reader.base.statefiles import StateFileError, load_json
+
         if not self.path.exists():
             return {}
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = load_json(self.path, "calibration", "the calibration file")
             devices = data["devices"]
             if not isinstance(devices, dict):
                 raise TypeError
             return {k: v for k, v in devices.items()
                     if isinstance(v, dict) and isinstance(v.get("offset_ms"), (int, float))}
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, StateFileError):
             raise CalibrationError(f"the calibration file {self.path} is unreadable: run "
                                    f"`karuta calibrate` again (or delete it)") from None
 

@@ -107,7 +107,10 @@ def _iso(ts: datetime) -> str:
 
 
 def _parse(ts: str | None) -> datetime | None:
-    return None if ts is None else datetime.fromisoformat(ts)
+    try:
+        return None if ts is None else datetime.fromisoformat(ts)
+    except (TypeError, ValueError):  # a value damaged on disk: unknown, not a traceback
+        return None
 
 
 @dataclass(frozen=True)
@@ -183,11 +186,15 @@ class StatsDB:
             self._conn = self._open()
         except _Corrupt as e:
             moved = self._move_aside()
-            self.notice = (
-                f"the stats database {self.path} was unreadable ({e}); "
-                f"it was moved to {moved.name} and a new one started"
-            )
             self._conn = self._open()
+            from reader.stats_salvage import salvage
+
+            got = salvage(moved, self._conn)
+            self.notice = (
+                f"the stats database {self.path} was damaged ({e}); it was kept as {moved.name} "
+                + (f"and a new one started with what could be read: {got}" if got else
+                   "and a new one started (nothing in it could be read)")
+            )
 
     # -- opening ---------------------------------------------------------------------------
 
@@ -357,7 +364,17 @@ class StatsDB:
 
     def memory_cards(self) -> dict[int, str]:
         """poem -> the FSRS card JSON saved by the last review (introduced poems only)."""
-        return dict(self._conn.execute("SELECT poem, card FROM memory ORDER BY poem"))
+        from reader.base.statefiles import decode_json
+
+        out = {}
+        for poem, card in self._conn.execute("SELECT poem, card FROM memory ORDER BY poem"):
+            try:  # a row damaged on disk is skipped (the poem is new again), not a traceback
+                if isinstance(poem, int) and 1 <= poem <= 100 and isinstance(card, str) and \
+                        isinstance(decode_json(card), dict):
+                    out[poem] = card
+            except ValueError:
+                pass
+        return out
 
     def taps(self, poem: int | None = None) -> list[Tap]:
         sql = "SELECT * FROM taps" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
@@ -389,7 +406,8 @@ class StatsDB:
             "SELECT poem, reaction_ms FROM taps WHERE correct = 1 AND anticipation = 0"
             " AND reaction_ms IS NOT NULL"
         ):
-            reactions.setdefault(poem, []).append(ms)
+            if isinstance(ms, (int, float)) and ms == ms:  # a damaged row is left out
+                reactions.setdefault(poem, []).append(ms)
         review_counts = {p: (n, ok) for p, n, ok in self._conn.execute(
             "SELECT poem, count(*), sum(correct) FROM reviews GROUP BY poem")}
         memory = {p: (s, d, st) for p, s, d, st in self._conn.execute(

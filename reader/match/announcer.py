@@ -41,6 +41,8 @@ class ReadingAnnouncer:
         if self.cursor is None:
             self._start(state)
         else:
+            if not self.output.is_active:
+                self.output.wait(timeout=0)  # a device that went away: DeviceError
             self.cursor.release()
             self.k += 1
         return self.plan.order[self.k] if self.k < len(self.plan.order) else None

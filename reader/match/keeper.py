@@ -202,6 +202,40 @@ class Keeper:
 
     def save(self) -> None:
         matchlog.save(self.log_file, self.match, self.extra)
+        self.saved_reads = len(self.match.state.results)
+        self.save_error = None
+
+    #: reads in the log on disk (None: not saved yet); the last save's failure, if any
+    saved_reads: int | None = None
+    save_error: str | None = None
+
+    def try_save(self) -> str:
+        """Save; on a full or failing disk keep going (the reads stay in memory, the next
+        entry saves again) and return a note saying what is on disk."""
+        from reader.base.errors import OutputError
+
+        try:
+            self.save()
+            return ""
+        except OutputError as e:
+            self.save_error = str(e)
+            n = len(self.match.state.results)
+            return (f"! NOT SAVED: {e}. The log on disk has {self.saved_reads or 0} of {n} reads; "
+                    f"free some space: the next entry (or q) saves again")
+
+    def check_saved_on_exit(self) -> None:
+        """Quitting with reads not on disk: print them and end with one line (exit 1)."""
+        from reader.base.errors import OutputError
+
+        if self.save_error is None or not self.try_save():
+            return
+        events = self.match.events[self.saved_reads or 0:]
+        self.echo("reads not saved (enter them again after --resume):")
+        for ev in events:
+            self.echo("  " + json.dumps(ev.to_json(), ensure_ascii=False))
+        raise OutputError(f"{self.save_error}: {self.log_file} has {self.saved_reads or 0} reads, "
+                          f"the {len(events)} after them are printed above; free some space, then "
+                          f"karuta match keep --log {self.log_file} --resume")
 
     def status(self) -> str:
         st = self.match.state
@@ -252,10 +286,12 @@ class Keeper:
             line = self.readline()
             if line == "":  # end of input
                 self.echo("")
+                self.check_saved_on_exit()
                 self.echo(self.resume_hint())
                 return
             cmd = line.strip().lower()
             if cmd in ("q", "quit", "exit"):
+                self.check_saved_on_exit()
                 self.echo(self.resume_hint())
                 return
             if cmd in ("?", "h", "help"):
@@ -267,8 +303,8 @@ class Keeper:
                 except IllegalEvent as e:
                     note = f"! {e}"
                     continue
-                self.save()
                 note = f"undone: read {len(self.match.state.results) + 1} (poem {ev.poem})"
+                note = self.try_save() or note
                 continue
             if not cmd:
                 continue
@@ -280,28 +316,36 @@ class Keeper:
             except KarutaError as e:
                 note = f"! {e}"
                 continue
-            self.save()
+            saved = self.try_save()
             note = describe(self.match.state)
             done = self.match.state.outcome()
             if done is not None:
                 note += f"\nmatch over: {done.reason}"
+            if saved:
+                note += "\n" + saved
 
 
 # --- option handling ------------------------------------------------------------------------
 
 def read_deal(path: str, rules: str, color: str | None, settings: goshiki.Settings):
-    text = Path(path).read_text(encoding="utf-8")
+    from reader.base.statefiles import check, decode_json, read_text
+
     try:
-        obj = json.loads(text)
+        text = read_text(path, "deal file")
+    except FileNotFoundError:
+        raise LogError(f"{path}: no such file") from None
+    try:
+        obj = decode_json(text)
     except ValueError:
         first = text.strip().splitlines()[0] if text.strip() else ""
         try:
-            obj = json.loads(first)
+            obj = decode_json(first)
         except ValueError:
             raise LogError(f"{path}: the deal must be a JSON object like "
                            "{\"A\": [...], \"B\": [...]}") from None
     if not isinstance(obj, dict):
         raise LogError(f"{path}: the deal must be a JSON object like {{\"A\": [...], \"B\": [...]}}")
+    check(obj, "deal", "deal file", str(path))
     if obj.get("rules", rules) != rules:
         raise LogError(f"{path}: a {obj.get('rules')} deal, but --rules {rules}")
     header = {"rules": rules}

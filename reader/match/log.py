@@ -39,6 +39,7 @@ from typing import Any, Union
 from reader.base.errors import KarutaError, LogError
 from reader.match.rules import Outcome
 from reader.match.rules import goshiki, kyogi
+from reader.base.statefiles import decode_json
 
 __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary", "report",
            "parse_header", "parse_read"]
@@ -160,9 +161,9 @@ def loads(text: str, name: str = "<log>") -> LoadedLog:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = decode_json(line)
         except ValueError as e:
-            raise LogError(f"{name} line {lineno}: not JSON ({e.msg})") from None
+            raise LogError(f"{name} line {lineno}: not JSON ({getattr(e, 'msg', e)})") from None
         try:
             if loaded is None:
                 loaded = parse_header(obj)

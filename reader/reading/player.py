@@ -140,6 +140,10 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
             if not output.is_active:
                 break
         output.wait(timeout=0)
+    except DeviceError as e:
+        last = (f" (the last: {log.entries[-1][0]} {log.entries[-1][1]})" if log.entries else "")
+        raise DeviceError(f"{e}: {len(log.entries)} of {len(plan.order)} cards were heard{last}; "
+                          f"`--seed {plan.seed}` gives the same order again") from None
     except KarutaError:
         raise
     finally:

@@ -47,9 +47,12 @@ class ReadingSettings:
 
         if self.rules not in RULES:
             raise KarutaError(f"unknown rules {self.rules!r}: choose kyogi, goshiki or beginner")
-        for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms", "karafuda"):
-            if getattr(self, name) < 0:
-                raise KarutaError(f"{name.removesuffix('_ms')} must not be negative")
+        from reader.base.limits import check_pause_ms
+
+        for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms"):
+            check_pause_ms(name.removesuffix("_ms"), getattr(self, name))
+        if self.karafuda < 0:
+            raise KarutaError("karafuda must not be negative")
         if not 0.25 <= self.speed <= 4.0:
             raise KarutaError(f"speed {self.speed} is out of range: use 0.25 to 4")
         if self.cards is not None and self.cards < 1:
@@ -93,6 +96,10 @@ def settings_from_options(rules: str = "kyogi", *, poems_spec: str | None = None
     def ms(value: float | None) -> int | None:
         return None if value is None else round(value * 1000)
 
+    if poems_spec is not None and not poems_spec.strip(" ,"):
+        from reader.base.errors import KarutaError
+
+        raise KarutaError("--poems is empty: give poems (1-20, blue, むすめふさほせ) or leave it out")
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     return preset(rules, poems=selection, cards=cards, karafuda=karafuda, ma_ms=ms(ma),
                   yoin_ms=ms(yoin), take_ms=ms(take), gap_ms=ms(gap), speed=speed, joka=joka,

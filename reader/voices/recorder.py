@@ -202,9 +202,11 @@ class RecordSession:
         meta = self.pack_folder() / "pack.json"
         if not meta.is_file():
             return
+        from reader.base.statefiles import StateFileError, load_json
+
         try:
-            src = json.loads(meta.read_text(encoding="utf-8")).get("imported_from")
-        except (OSError, ValueError):
+            src = load_json(meta, "pack-index", "voice pack index").get("imported_from")
+        except (OSError, StateFileError):
             return
         if src and Path(src).resolve() != self.folder.resolve():
             raise KarutaError(f"voice {self.name!r} was imported from {src}, not recorded here: "
@@ -218,9 +220,11 @@ class RecordSession:
 
         if not any(self.path(c).is_file() for c in self.all_clips) and not self.folder.is_dir():
             return False
+        from reader.base.statefiles import StateFileError, load_json
+
         try:
-            meta = json.loads((self.pack_folder() / "pack.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            meta = load_json(self.pack_folder() / "pack.json", "pack-index", "voice pack index")
+        except (OSError, StateFileError):
             return any(self.folder.glob("*_[12].flac"))
         return meta.get("source_signature") != _signature(self.folder)
 

@@ -1,0 +1,390 @@
+"""Import a source folder as a pack (``import_pack``): decode, trim, split, match loudness,
+align, and install without ever leaving a half-written folder."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import threading
+from pathlib import Path
+
+from audio.voice import Layout, SpeechItem
+from reader.base.errors import AudioFileError, KarutaError
+from audio.pack.common import (
+    _order, BUILTIN, clip_label, MAX_CLIP_S, MIN_CLIP_S, MIN_PAUSE_S, PACK_FORMAT,
+    PACK_RATE, PEAK_LIMIT, Problem, SILENT_DB, TARGET_RMS_DB, voices_dir,
+)
+from audio.pack.scan import _manifest_text, read_manifest, scan_source
+
+
+def _frame_rms(x, hop: int):
+    import numpy as np
+
+    n = len(x) // hop
+    if n == 0:
+        return np.zeros(0)
+    return np.sqrt(np.mean(x[: n * hop].astype(np.float64).reshape(n, hop) ** 2, axis=1))
+
+
+def active_rms(x, rate: int) -> float:
+    """RMS over the frames where there is speech (louder than 30 dB below the loud frames)."""
+    import numpy as np
+
+    r = _frame_rms(x, max(1, rate // 100))
+    if len(r) == 0:
+        return float(np.sqrt(np.mean(np.square(x, dtype=np.float64)))) if len(x) else 0.0
+    loud = np.percentile(r, 95)
+    act = r[r > loud * 10 ** (-30 / 20)]
+    return float(np.sqrt(np.mean(act ** 2))) if len(act) else 0.0
+
+
+def find_split(x, rate: int) -> tuple[int, int] | None:
+    """Where a one-file recording pauses between 上の句 and 下の句: (pause start, pause end).
+
+    The pauses are runs of 10 ms frames 30 dB below the loud frames (or near the noise
+    floor) inside the spoken span.  The longest pause wins; pauses outside the middle of the
+    span (20-85 %) count a third of their length.  None when there is no pause of at least
+    ``MIN_PAUSE_S``.
+    """
+    import numpy as np
+
+    hop = max(1, rate // 100)
+    r = _frame_rms(x, hop)
+    if len(r) < 10:
+        return None
+    loud = np.percentile(r, 95)
+    noise = np.sort(r)[: max(1, len(r) // 10)].mean()
+    thr = max(loud * 10 ** (-30 / 20), 3 * noise)
+    active = r > thr
+    idx = np.flatnonzero(active)
+    if len(idx) < 2:
+        return None
+    first, last = int(idx[0]), int(idx[-1])
+    quiet = ~active[first:last + 1]
+    best, best_score = None, 0.0
+    k = 0
+    n = len(quiet)
+    span = max(1, last - first)
+    while k < n:
+        if quiet[k]:
+            j = k
+            while j < n and quiet[j]:
+                j += 1
+            length = j - k
+            centre = (k + j) / 2 / span
+            score = length * (1.0 if 0.2 <= centre <= 0.85 else 1 / 3)
+            if length * hop >= MIN_PAUSE_S * rate and score > best_score:
+                best, best_score = (first + k, first + j), score
+            k = j
+        else:
+            k += 1
+    if best is None:
+        return None
+    return best[0] * hop, best[1] * hop
+
+
+# -------------------------------------------------------------------------------------------
+# import
+
+def _pack_name(s: str) -> str:
+    name = re.sub(r"[^\w.-]+", "-", s.strip(), flags=re.U).strip("-.")
+    return name[:64] or "voice"
+
+
+def _reference(reference):
+    """The voice whose layouts (and, for alignment, samples) time the recordings."""
+    if reference is not None:
+        return reference
+    try:
+        from audio.synth import SynthVoice
+
+        v = SynthVoice()
+        v.check()
+        return v
+    except Exception:  # no engine, no voice file: timelines fall back to proportional
+        return None
+
+
+def _ref_layout(ref, key: str, part: str) -> Layout:
+    item = SpeechItem(key, part)
+    if ref is not None:
+        try:
+            return ref.layout(item)
+        except Exception:
+            pass
+    from audio.voice import ToneVoice
+
+    return ToneVoice(PACK_RATE).layout(item)
+
+
+def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
+                align_parts=("kami",), workers: int | None = None, progress=None,
+                replace: bool = False) -> "VoicePack":
+    """``_import_pack`` that never leaves its half-written ``NAME.importing-PID`` folder
+    behind (an error, a full disk, Ctrl-C, SIGTERM), says a full or read-only disk in one
+    line, and first removes such folders left by imports that were killed (kill -9, power).
+
+    An installed pack of the same name is replaced only when it was imported from the same
+    source folder (adding a folder again re-imports it) or with ``replace=True``; otherwise
+    ``KarutaError`` (one line) and the installed pack is untouched.
+    """
+    roots = {voices_dir()} | ({Path(dest_dir).parent} if dest_dir is not None else set())
+    for root in roots:
+        _remove_stale_imports(root)
+    try:
+        return _import_pack(src, dest_dir, name=name, reference=reference,
+                            align_parts=align_parts, workers=workers, progress=progress,
+                            replace=replace)
+    except BaseException as e:
+        for root in roots:
+            for p in root.glob(f"*.importing-{os.getpid()}") if root.is_dir() else ():
+                shutil.rmtree(p, ignore_errors=True)
+        if isinstance(e, Exception) and not isinstance(e, (OSError, KarutaError)) and any(
+                root.is_dir() and shutil.disk_usage(root).free < 1 << 20 for root in roots):
+            # libsndfile's write errors are not OSError: a full disk is said the same way
+            raise KarutaError(f"cannot import {src}: the disk is full; nothing was installed "
+                              f"and the partial import was removed") from None
+        if isinstance(e, OSError):
+            import errno
+
+            why = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is full",
+                   errno.EROFS: "the disk is read-only", errno.EACCES: "permission denied"
+                   }.get(e.errno, e.strerror or str(e))
+            raise KarutaError(f"cannot import {src}: {why} ({getattr(e, 'filename', '') or ''}); "
+                              f"nothing was installed and the partial import was removed") from None
+        raise
+
+
+def _remove_stale_imports(root: Path) -> None:
+    """Remove ``*.importing-PID`` folders whose process is gone (killed mid-import)."""
+    if not root.is_dir():
+        return
+    for p in root.glob("*.importing-*"):
+        pid = p.name.rsplit("-", 1)[-1]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still importing
+        except ProcessLookupError:
+            shutil.rmtree(p, ignore_errors=True)
+        except OSError:
+            continue
+
+
+def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
+                 align_parts=("kami",), workers: int | None = None, progress=None,
+                 replace: bool = False) -> "VoicePack":
+    """Import a source folder (any supported layout) as a pack; returns the ``VoicePack``.
+
+    ``dest_dir``: the pack folder to (re)create (default ``voices_dir() / <name>``).
+    ``reference``: the voice to align with (default: ``SynthVoice`` when it can speak; with
+    no reference, or ``reference=False``, timelines are proportional).  ``align_parts``: which
+    parts are aligned by DTW (the others get proportional timelines).  ``progress(done, total)``
+    is called as clips are done.  Problems never raise: they are stored and
+    ``VoicePack.problems()`` / ``karuta voice check`` report them.
+    """
+    import numpy as np
+    import soundfile as sf
+
+    from audio.align import align, proportional
+    from audio.decode import decode, trim_silence
+
+    src = Path(src)
+    source = scan_source(src)
+    fields, overrides, mproblems = read_manifest(src / "voice.toml")
+    if source.layout == "unknown" and not source.files:
+        raise KarutaError(f"{src}: no clips found (expected <reader>_NNN_1.ogg, NNN_1.mp3 or name_NNN.mp3 files)")
+    pack_name = _pack_name(name or fields.get("name") or source.reader or src.resolve().name)
+    if pack_name in BUILTIN:
+        pack_name += "-pack"
+    dest = Path(dest_dir) if dest_dir is not None else voices_dir() / pack_name
+    if dest.exists() and not replace:
+        _refuse_replacing(dest, src)
+    tmp = dest.with_name(dest.name + f".importing-{os.getpid()}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    (tmp / "clips").mkdir(parents=True)
+    ref = None if reference is False else _reference(reference)
+
+    problems: list[Problem] = list(source.problems) + mproblems
+    clips: dict[str, dict] = {}
+    lock = threading.Lock()
+
+    def store(key: str, part: str, y, info: dict, rel: str):
+        ov = overrides.get((key, part), {})
+        if ov.get("exclude"):
+            return [Problem(clip_label(key, part), "excluded", "exclude = true in voice.toml")]
+        s, e = trim_silence(y, PACK_RATE)
+        if e <= s:
+            return [Problem(clip_label(key, part), "silent", f"{rel}: no sound above the noise floor")]
+        cut0 = int(round(float(ov.get("trim_start_ms", 0)) * PACK_RATE / 1000))
+        cut1 = int(round(float(ov.get("trim_end_ms", 0)) * PACK_RATE / 1000))
+        if cut0 or cut1:
+            s2, e2 = s + cut0, e - cut1
+            if e2 - s2 < PACK_RATE // 10:
+                return [Problem(clip_label(key, part), "bad manifest", "trim_start_ms/trim_end_ms leave nothing")]
+            s, e = s2, e2
+        clip = np.ascontiguousarray(y[s:e], dtype=np.float32)
+        peak = float(np.abs(clip).max())
+        out: list[Problem] = []
+        if 20 * np.log10(max(peak, 1e-12)) < SILENT_DB:
+            return [Problem(clip_label(key, part), "silent", f"peak {20 * np.log10(max(peak, 1e-12)):.0f} dBFS")]
+        store_gain = 1.0 / peak if peak > 1.0 else 1.0
+        fname = f"{key}_{part}.flac"
+        sf.write(str(tmp / "clips" / fname), clip * store_gain, PACK_RATE, subtype="PCM_24")
+        sha1 = file_sha1(tmp / "clips" / fname)  # voice check finds a replaced clip
+        secs = len(clip) / PACK_RATE
+        if info["clipped"] >= 3:
+            out.append(Problem(clip_label(key, part), "clipped", f"{info['clipped']} samples at full scale"))
+        if secs < MIN_CLIP_S:
+            out.append(Problem(clip_label(key, part), "too short", f"{secs:.2f} s"))
+        elif secs > MAX_CLIP_S:
+            out.append(Problem(clip_label(key, part), "too long", f"{secs:.1f} s"))
+        entry = {
+            "file": f"clips/{fname}", "frames": len(clip), "source": rel,
+            "source_rate": info["rate"], "channels": info["channels"],
+            "peak": peak * store_gain, "rms": active_rms(clip, PACK_RATE) * store_gain,
+            "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
+            "sha1": sha1,
+        }
+        with lock:
+            clips[f"{key}.{part}"] = entry
+        return out
+
+    def one(job):
+        (key, part), path = job
+        rel = path.relative_to(src).as_posix()
+        try:
+            d = decode(path, PACK_RATE)
+        except AudioFileError as e:
+            label = clip_label(key, part) if part != "both" else key
+            return [Problem(label, "unreadable", str(e))]
+        info = {"clipped": d.clipped_samples, "rate": d.source_rate, "channels": d.channels}
+        y = d.samples
+        if part != "both":
+            return store(key, part, y, info, rel)
+        ov = overrides.get((key, "both"), {})
+        if "split_ms" in ov:
+            at = int(round(float(ov["split_ms"]) * PACK_RATE / 1000))
+            if not 0 < at < len(y):
+                return [Problem(key, "bad manifest", f"split_ms {ov['split_ms']} is outside the file "
+                                                     f"({len(y) * 1000 // PACK_RATE} ms)")]
+            a, b = at, at
+        else:
+            found = find_split(y, PACK_RATE)
+            if found is None:
+                return [Problem(key, "no split", f"no pause between 上の句 and 下の句 in {rel}; "
+                                                 f"set clips.\"{key}\".split_ms in voice.toml")]
+            a, b = found
+        return store(key, "kami", y[:a], info, rel) + store(key, "shimo", y[b:], info, rel)
+
+    jobs = sorted(source.files.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1]))
+    from concurrent.futures import ThreadPoolExecutor
+
+    nworkers = workers or min(4, os.cpu_count() or 1)
+    done = 0
+    with ThreadPoolExecutor(max_workers=nworkers) as ex:
+        for res in ex.map(one, jobs):
+            problems.extend(res)
+            done += 1
+            if progress:
+                progress(done, len(jobs))
+
+    # loudness matching: every clip's active RMS to the target, peaks limited
+    target = 10 ** (TARGET_RMS_DB / 20)
+    for c in clips.values():
+        g = target / c["rms"] if c["rms"] > 0 else 1.0
+        g *= 10 ** (c["user_gain_db"] / 20)
+        g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
+        c["gain"] = round(g * c["stored_gain"], 6)
+
+    # mora timelines
+    aligned = [k for k in clips if k.split(".")[1] in align_parts] if ref is not None else []
+    if aligned and hasattr(ref, "prefetch"):
+        try:
+            ref.prefetch([SpeechItem(*k.split(".")) for k in aligned])
+        except Exception:
+            pass
+
+    def timeline(k):
+        key, part = k.split(".")
+        c = clips[k]
+        lay = _ref_layout(ref, key, part)
+        if ref is not None and part in align_parts:
+            try:
+                x, _ = sf.read(str(tmp / c["file"]), dtype="float32")
+                return k, align(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay)
+            except Exception as e:  # the reference cannot speak this one: estimate
+                t = proportional(c["frames"], lay)
+                return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")
+        return k, proportional(c["frames"], lay)
+
+    with ThreadPoolExecutor(max_workers=nworkers) as ex:
+        for k, t in ex.map(timeline, sorted(clips)):
+            clips[k]["timeline"] = t.to_json()
+    if ref is not None and hasattr(ref, "close") and reference is None:
+        ref.close()
+
+    fields = dict(fields)
+    fields["name"] = pack_name
+    fields.setdefault("reader", source.reader)
+    fields["imported_from"] = str(src.resolve())
+    fields["layout"] = source.layout
+    for c in clips.values():
+        for k in ("stored_gain",):
+            c.pop(k, None)
+    meta = {
+        "format": PACK_FORMAT, "name": pack_name, "sample_rate": PACK_RATE,
+        "layout": source.layout, "imported_from": str(src.resolve()),
+        "source_signature": _signature(src),
+        "reference": getattr(ref, "name", None) if ref is not None else None,
+        "align_parts": list(align_parts),
+        "clips": {k: clips[k] for k in sorted(clips, key=lambda s: (_order(s.split(".")[0]), s))},
+        "problems": [p.to_json() for p in problems],
+    }
+    (tmp / "pack.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+    (tmp / "voice.toml").write_text(_manifest_text(fields, overrides), encoding="utf-8")
+    if dest.exists():
+        old = dest.with_name(dest.name + f".old-{os.getpid()}")
+        dest.rename(old)
+        tmp.rename(dest)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp.rename(dest)
+    return VoicePack(dest)
+
+
+def _refuse_replacing(dest: Path, src: Path) -> None:
+    """``KarutaError`` unless ``dest`` (an installed pack) came from ``src`` itself."""
+    from reader.base.statefiles import StateFileError, load_json
+
+    try:
+        came_from = load_json(dest / "pack.json", "pack-index", "voice pack index").get("imported_from")
+    except (OSError, StateFileError):
+        came_from = None
+    if came_from is not None and Path(str(came_from)) == Path(src).resolve():
+        return  # the same source again: a re-import
+    raise KarutaError(f"a voice named {dest.name!r} is already installed"
+                      + (f" (from {came_from})" if came_from else "")
+                      + f": choose another name with --name, or replace it with --replace")
+
+
+def _signature(src: Path) -> str:
+    """Cheap fingerprint of a source folder: names, sizes and mtimes of its files."""
+    import hashlib
+
+    h = hashlib.sha1()
+    for p in sorted(src.rglob("*")):
+        try:
+            st = p.lstat()
+        except OSError:
+            continue
+        h.update(f"{p.relative_to(src).as_posix()}|{st.st_size}|{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()
+
+
+# the other parts of the package (imported last: they import this one too)
+from audio.pack.read import file_sha1, VoicePack  # noqa: E402

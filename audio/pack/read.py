@@ -1,0 +1,310 @@
+"""An installed pack: read as a voice (``VoicePack``), checked (``check_pack``, ``verify_clip``),
+listed (``list_packs``)."""
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+from audio.voice import Layout, Mora, SpeechItem
+from reader.base.errors import AudioFileError, KarutaError
+from audio.pack.common import (
+    _order, _PART_JA, clip_label, KEYS, MissingClip, PACK_RATE, PARTS, Problem,
+    voices_dir,
+)
+from audio.pack.scan import read_manifest
+
+
+def is_pack_folder(path) -> bool:
+    return (Path(path) / "pack.json").is_file()
+
+
+class VoicePack:
+    """An imported pack (see the module docstring).  Thread-safe; clips load on first use."""
+
+    sample_rate = PACK_RATE
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        from reader.base.statefiles import StateFileError, load_json
+
+        try:
+            meta = load_json(self.folder / "pack.json", "pack-index", "voice pack index")
+        except FileNotFoundError:
+            raise KarutaError(f"{self.folder}: not a voice pack (no pack.json; use 'karuta voice add')") from None
+        except StateFileError as e:
+            raise KarutaError(f"{e}: add the pack again with 'karuta voice add'") from None
+        fields, _, _ = read_manifest(self.folder / "voice.toml")
+        self.meta = meta
+        self.name = str(meta.get("name") or self.folder.name)
+        self.reader = fields.get("reader", "")
+        self.source = fields.get("source", "")
+        self.licence = fields.get("licence", "")
+        self._clips: dict[str, dict] = meta["clips"]
+        from collections import OrderedDict
+
+        #: recently used clips (and stretched versions): bounded, a full reading touches all 202
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __repr__(self):
+        return f"VoicePack({self.name!r}, {len(self._clips)} clips)"
+
+    # ---- what is there ----------------------------------------------------------------------
+    def clip_keys(self) -> list[tuple[str, str]]:
+        return [tuple(k.split(".")) for k in self._clips]
+
+    def has(self, key: str, part: str) -> bool:
+        return f"{key}.{part}" in self._clips
+
+    def _entry(self, item: SpeechItem) -> dict:
+        c = self._clips.get(f"{item.key}.{item.part}")
+        if c is None:
+            what = _PART_JA.get(item.part, item.part)
+            raise MissingClip(f"voice {self.name!r} has no clip for {item.key} {what}")
+        return c
+
+    def timeline(self, key: str, part: str):
+        from audio.align import Timeline
+
+        c = self._clips.get(f"{key}.{part}")
+        return Timeline.from_json(c["timeline"]) if c and "timeline" in c else None
+
+    # ---- Voice protocol ---------------------------------------------------------------------
+    def layout(self, item: SpeechItem) -> Layout:
+        c = self._entry(item)
+        n = int(c["frames"])
+        speed = float(item.speed)
+        frames = n if speed == 1.0 else int(round(n / speed))
+        morae = []
+        t = c.get("timeline") or {}
+        raw = t.get("morae") or []
+        if not raw:  # a pack.json without a timeline: spread the text's morae evenly
+            from audio.align import proportional
+
+            raw = proportional(n, _ref_layout(None, item.key, item.part)).to_json()["morae"]
+        for i, (kana, s, e) in enumerate(raw):
+            s2 = int(round(s / speed))
+            e2 = frames if i == len(raw) - 1 else int(round(e / speed))
+            morae.append(Mora(kana, min(s2, frames), min(e2, frames)))
+        return Layout(frames=frames, sample_rate=PACK_RATE, morae=tuple(morae), exact=False)
+
+    CACHE_ITEMS = 16
+
+    def _cached(self, k):
+        with self._lock:
+            x = self._cache.get(k)
+            if x is not None:
+                self._cache.move_to_end(k)
+            return x
+
+    def _remember(self, k, x):
+        with self._lock:
+            self._cache[k] = x
+            self._cache.move_to_end(k)
+            while len(self._cache) > self.CACHE_ITEMS:
+                self._cache.popitem(last=False)
+
+    def _clip(self, item: SpeechItem):
+        import numpy as np
+        import soundfile as sf
+
+        c = self._entry(item)
+        base = (item.key, item.part, 1.0)
+        x = self._cached(base)
+        if x is None:
+            path = self.folder / c["file"]
+            try:
+                x, rate = sf.read(str(path), dtype="float32")
+            except Exception as e:
+                raise AudioFileError(f"{path.name}: unreadable clip in pack {self.name!r} "
+                                     f"({' '.join(str(e).split())[:80]})") from None
+            if x.ndim != 1 or rate != PACK_RATE or len(x) != int(c["frames"]):
+                raise AudioFileError(f"{path.name}: clip in pack {self.name!r} changed since import "
+                                     f"(add the pack again)")
+            x = (x * np.float32(c.get("gain", 1.0))).astype(np.float32)
+            self._remember(base, x)
+        return x
+
+    def samples(self, item: SpeechItem):
+        from audio.stretch import stretch
+
+        x = self._clip(item)
+        speed = float(item.speed)
+        if speed == 1.0:
+            return x.copy()
+        k = (item.key, item.part, round(speed, 4))
+        y = self._cached(k)
+        if y is None:
+            y = stretch(x, PACK_RATE, speed)
+            self._remember(k, y)
+        return y.copy()
+
+    # ---- check ------------------------------------------------------------------------------
+    def problems(self, *, verify_files: bool = True) -> list[Problem]:
+        """Everything ``karuta voice check`` reports, from what the import stored (fast)."""
+        from audio.align import LOW_CONFIDENCE
+
+        out = [Problem(*p) for p in self.meta.get("problems", [])]
+        named = {(p.clip, p.kind) for p in out}
+        reported = {p.clip for p in out}  # "12 kami", or "12" for a one-file recording
+        if self._clips and not self.meta.get("reference"):
+            out.append(Problem("timelines", "not aligned", "imported without a reference voice: "
+                                                          "mora onsets are proportional estimates"))
+        gone: dict[str, list[str]] = {}
+        for key in KEYS:
+            for part in PARTS:
+                label = clip_label(key, part)
+                if self.has(key, part) or label in reported or key in reported:
+                    continue
+                gone.setdefault(key, []).append(part)
+        out.extend(_missing_rows(gone))
+        for k, c in self._clips.items():
+            key, part = k.split(".")
+            label = clip_label(key, part)
+            if verify_files:
+                path = self.folder / c["file"]
+                try:
+                    ok = path.stat().st_size > 0
+                except OSError:
+                    ok = False
+                if not ok:
+                    out.append(Problem(label, "missing", f"{c['file']} was deleted from the pack folder"))
+                else:
+                    why = verify_clip(path, c)
+                    if why:
+                        out.append(Problem(label, "damaged", f"{c['file']}: {why}"))
+            t = c.get("timeline") or {}
+            if self.meta.get("reference") and part in self.meta.get("align_parts", ["kami"]):
+                conf = float(t.get("confidence", 0.0))
+                if conf < LOW_CONFIDENCE and (label, "low confidence") not in named:
+                    how = t.get("method", "")
+                    out.append(Problem(label, "low confidence",
+                                       f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")))
+        return sorted(out, key=_problem_order)
+
+
+def file_sha1(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_clip(path: Path, entry: dict) -> str | None:
+    """Why a stored clip cannot be played as imported (None: it can).  The header must give
+    48 kHz mono and the stored length, the file's SHA-1 must match the one stored at import
+    (packs imported before karuta stored it: the last block must decode instead)."""
+    import soundfile as sf
+
+    try:
+        info = sf.info(str(path))
+    except Exception:
+        return "not a readable audio file"
+    frames = int(entry["frames"])
+    if info.samplerate != PACK_RATE or info.channels != 1 or info.frames != frames:
+        return (f"{info.frames} frames at {info.samplerate} Hz, {info.channels} channel(s); "
+                f"the import stored {frames} at {PACK_RATE} Hz: replaced after import")
+    want = entry.get("sha1")
+    if want:
+        try:
+            if file_sha1(path) != want:
+                return "its bytes changed after import (replaced or damaged)"
+        except OSError as e:
+            return e.strerror or str(e)
+        return None
+    try:
+        with sf.SoundFile(str(path)) as f:
+            f.seek(max(0, frames - 4096))
+            tail = f.read(4096, dtype="float32")
+        if tail.shape[0] != min(frames, 4096):
+            return "truncated"
+    except Exception:
+        return "truncated or damaged (the end does not decode)"
+    return None
+
+
+def _missing_rows(gone: dict[str, list[str]]) -> list[Problem]:
+    """One row per missing clip; runs of poems missing both halves become one row ("4-100")."""
+    rows: list[Problem] = []
+    run: list[str] = []
+
+    def flush():
+        if len(run) >= 3:
+            rows.append(Problem(f"{run[0]}-{run[-1]}", "missing",
+                                f"{len(run)} poems, kami and shimo: the synthesized voice reads them"))
+        else:
+            rows.extend(Problem(clip_label(k, p), "missing", "the synthesized voice reads it")
+                        for k in run for p in PARTS)
+        run.clear()
+
+    prev = None
+    for key in KEYS:
+        parts = gone.get(key, [])
+        if len(parts) == 2 and key != "joka" and (not run or prev == int(key) - 1):
+            run.append(key)
+            prev = int(key)
+            continue
+        flush()
+        if len(parts) == 2 and key != "joka":
+            run.append(key)
+            prev = int(key)
+            continue
+        rows.extend(Problem(clip_label(key, p), "missing", "the synthesized voice reads it") for p in parts)
+    flush()
+    return rows
+
+
+def _problem_order(p: Problem):
+    head, _, part = p.clip.partition(" ")
+    head = head.split("-")[0]
+    if head in KEYS:
+        return (1, _order(head), part, p.kind)
+    return (0, 0, p.clip, p.kind)  # files and the manifest first
+
+
+def list_packs() -> list[VoicePack | Path]:
+    """Installed packs (a damaged one is listed as its folder path)."""
+    out = []
+    root = voices_dir()
+    if not root.is_dir():
+        return out
+    for p in sorted(root.iterdir()):
+        if not p.is_dir() or ".importing-" in p.name or ".old-" in p.name:
+            continue
+        try:
+            out.append(VoicePack(p))
+        except KarutaError:
+            out.append(p)
+    return out
+
+
+def check_pack(spec) -> tuple[VoicePack, list[Problem]]:
+    """Problems of an installed pack (name), a pack folder, or a source folder (imported into
+    a temporary folder first, nothing installed)."""
+    if isinstance(spec, VoicePack):
+        return spec, spec.problems()
+    path = Path(checked_spec(str(spec)))
+    if not path.exists() and (voices_dir() / str(spec)).is_dir():
+        path = voices_dir() / str(spec)
+    if is_pack_folder(path):
+        pack = VoicePack(path)
+        return pack, pack.problems()
+    if path.is_dir():
+        import tempfile
+
+        tmpdir = Path(tempfile.mkdtemp(prefix="karuta-check-"))
+        try:
+            pack = import_pack(path, tmpdir / "pack")
+            return pack, pack.problems()
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+    raise KarutaError(_unknown_voice_message(str(spec)))
+
+
+# the other parts of the package (imported last: they import this one too)
+from audio.pack.importer import _ref_layout, import_pack  # noqa: E402
+from audio.pack.resolve import _unknown_voice_message, checked_spec  # noqa: E402

@@ -1,0 +1,236 @@
+"""Which voice ``--voice`` (or the default set with ``karuta voice use``) names:
+``resolve_voice``, ``FallbackVoice`` (the synthesized voice fills missing clips), the default."""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from audio.voice import Layout, Mora, SpeechItem
+from reader.base.dirs import config_dir
+from reader.base.errors import AudioFileError, KarutaError
+from audio.pack.common import _order, _PART_JA, BUILTIN, MissingClip, voices_dir
+from audio.pack.scan import scan_source
+
+
+def _config_file() -> Path:
+    return config_dir() / "voice.toml"
+
+
+def default_voice_name() -> str | None:
+    """The voice chosen with ``karuta voice use`` (None: never chosen, or unreadable)."""
+    from reader.base.statefiles import StateFileError, load_toml
+
+    path = _config_file()
+    try:
+        value = load_toml(path, "default-voice", "the default-voice setting").get("default")
+    except FileNotFoundError:
+        return None
+    except StateFileError as e:  # said, not silently replaced by the built-in voice
+        raise KarutaError(f"{e}: choose the voice again with 'karuta voice use NAME' "
+                          f"(or delete the file)") from None
+    return value
+
+
+def set_default_voice(name: str) -> Path:
+    path = _config_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(f"# karuta: the voice used when --voice is not given\ndefault = {_toml_str(name)}\n",
+                       encoding="utf-8")
+        tmp.replace(path)
+    except OSError as e:
+        raise KarutaError(f"cannot write {path}: {e.strerror or e}") from None
+    return path
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(str(s), ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+class FallbackVoice:
+    """``primary`` where it has the clip, ``fallback`` (a voice, or a function making one
+    on first need) where it has not.
+
+    ``missing`` lists the (key, part) items the fallback read.  ``notice_once()`` returns one
+    line about them the first time it is called after something was missing, then None: the
+    CLI prints it once.  ``on_missing`` (if given) is called once, at the first miss.
+    A clip that fails to load after its layout was given (file deleted or damaged since
+    import) is read by the fallback too, time-fitted to the promised length.
+    """
+
+    def __init__(self, primary, fallback, *, on_missing=None):
+        self.primary = primary
+        self._fallback = fallback
+        self.name = primary.name
+        self.sample_rate = primary.sample_rate
+        self.on_missing = on_missing
+        self._missing: dict[tuple[str, str], str] = {}
+        self._noticed = False
+        self._called = False
+        self._lock = threading.Lock()
+
+    @property
+    def fallback(self):
+        with self._lock:
+            if callable(self._fallback) and not hasattr(self._fallback, "layout"):
+                self._fallback = self._fallback()
+            return self._fallback
+
+    @property
+    def missing(self) -> list[tuple[str, str]]:
+        return sorted(self._missing, key=lambda kp: (_order(kp[0]), kp[1]))
+
+    def _record(self, item: SpeechItem, why: str):
+        first = False
+        with self._lock:
+            if (item.key, item.part) not in self._missing:
+                self._missing[(item.key, item.part)] = why
+            if not self._called:
+                self._called = first = True
+        if first and self.on_missing is not None:
+            self.on_missing(self.notice())
+
+    def notice(self) -> str | None:
+        if not self._missing:
+            return None
+        names = [f"{k} {_PART_JA.get(p, p)}" for k, p in self.missing]
+        shown = ", ".join(names[:6]) + (f" and {len(names) - 6} more" if len(names) > 6 else "")
+        fb = getattr(self.fallback, "name", "fallback")
+        return f"voice {self.name!r} has no recording of {shown}: the {fb} voice reads {'it' if len(names) == 1 else 'them'}"
+
+    def notice_once(self) -> str | None:
+        with self._lock:
+            if self._noticed or not self._missing:
+                return None
+            self._noticed = True
+        return self.notice()
+
+    def _fb_layout(self, item: SpeechItem) -> Layout:
+        fb = self.fallback
+        lay = fb.layout(item)
+        if fb.sample_rate == self.sample_rate:
+            return lay
+        r = self.sample_rate / fb.sample_rate
+        return Layout(int(round(lay.frames * r)), self.sample_rate,
+                      tuple(Mora(m.kana, int(round(m.start * r)), int(round(m.end * r))) for m in lay.morae),
+                      lay.exact)
+
+    def _fb_samples(self, item: SpeechItem, frames: int | None = None):
+        import numpy as np
+
+        from audio.decode import resample
+        from audio.stretch import stretch
+
+        fb = self.fallback
+        x = np.asarray(fb.samples(item), np.float32)
+        if fb.sample_rate != self.sample_rate:
+            x = resample(x, fb.sample_rate, self.sample_rate)
+            want = self._fb_layout(item).frames
+            x = np.pad(x, (0, max(0, want - len(x))))[:want]
+        if frames is not None and len(x) != frames and len(x) > 0:
+            x = stretch(x, self.sample_rate, len(x) / frames)
+            x = np.pad(x, (0, max(0, frames - len(x))))[:frames]
+        return x
+
+    def layout(self, item: SpeechItem) -> Layout:
+        if (item.key, item.part) in self._missing:
+            return self._fb_layout(item)
+        try:
+            return self.primary.layout(item)
+        except MissingClip as e:
+            self._record(item, str(e))
+            return self._fb_layout(item)
+
+    def samples(self, item: SpeechItem):
+        if (item.key, item.part) in self._missing:
+            return self._fb_samples(item)
+        try:
+            return self.primary.samples(item)
+        except MissingClip as e:
+            self._record(item, str(e))
+            return self._fb_samples(item)
+        except AudioFileError as e:
+            frames = self.primary.layout(item).frames
+            self._record(item, str(e))
+            # the layout promised was the recording's: keep that length
+            with self._lock:
+                self._missing[(item.key, item.part)] = str(e)
+            return self._fb_samples(item, frames)
+
+
+# -------------------------------------------------------------------------------------------
+# --voice NAME|PATH
+
+def _installed_names() -> list[str]:
+    return [p.name for p in list_packs() if isinstance(p, VoicePack)]
+
+
+def checked_spec(spec: str) -> str:
+    """``spec`` if it can name a voice at all (each part of a path at most 255 bytes, no NUL);
+    else the usual "unknown voice" line (the file system would fail with a traceback)."""
+    parts = str(spec).split("/")
+    if "\0" in str(spec) or any(len(os.fsencode(p)) > 255 for p in parts):
+        raise KarutaError(_unknown_voice_message(str(spec)[:60] + ("…" if len(str(spec)) > 60 else "")))
+    return spec
+
+
+def _unknown_voice_message(spec: str) -> str:
+    names = ", ".join(list(BUILTIN) + _installed_names())
+    return f"unknown voice {spec!r} (known: {names}; add a pack with 'karuta voice add PATH')"
+
+
+def resolve_voice(spec: str | None, fallback_factory, *, on_missing=None):
+    """The voice a ``--voice`` value names.
+
+    ``spec``: None (the default chosen with ``karuta voice use``, else "synth"), "synth"
+    (``fallback_factory()``), "tone" (``ToneVoice``), an installed pack's name, an imported
+    pack folder, or a source folder in a supported layout (imported on first use into the
+    data folder; re-imported when its files change).  Packs come wrapped in ``FallbackVoice``
+    with ``fallback_factory`` (called only if a clip is missing).  Unknown: ``KarutaError``.
+    """
+    if spec is None:
+        spec = default_voice_name() or "synth"
+        if spec not in BUILTIN and not (voices_dir() / spec).is_dir():
+            raise KarutaError(f"the default voice {spec!r} is not installed any more "
+                              f"(choose another with 'karuta voice use NAME')")
+    spec = checked_spec(str(spec))
+    if spec == "synth":
+        return fallback_factory()
+    if spec == "tone":
+        from audio.voice import ToneVoice
+
+        return ToneVoice()
+    path = Path(spec).expanduser()
+    pack = None
+    if (voices_dir() / spec).is_dir() and "/" not in spec and spec not in (".", ".."):
+        pack = VoicePack(voices_dir() / spec)
+    elif path.is_dir():
+        if is_pack_folder(path):
+            pack = VoicePack(path)
+        else:
+            pack = _import_cached(path)
+    if pack is None:
+        raise KarutaError(_unknown_voice_message(spec))
+    return FallbackVoice(pack, fallback_factory, on_missing=on_missing)
+
+
+def _import_cached(src: Path) -> VoicePack:
+    """A source folder given as --voice: reuse its import while the files are unchanged."""
+    src_real = str(src.resolve())
+    sig = _signature(src)
+    for p in list_packs():
+        if isinstance(p, VoicePack) and p.meta.get("imported_from") == src_real \
+                and p.meta.get("source_signature") == sig:
+            return p
+    source = scan_source(src)
+    if not source.files:
+        raise KarutaError(f"{src}: not a voice pack and no clips found in it")
+    return import_pack(src)
+
+
+# the other parts of the package (imported last: they import this one too)
+from audio.pack.importer import _signature, import_pack  # noqa: E402
+from audio.pack.read import is_pack_folder, list_packs, VoicePack  # noqa: E402

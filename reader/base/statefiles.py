@@ -1,0 +1,353 @@
+"""Every file karuta reads back (its own state, or a file a user hands it) is read here.
+
+One place: read the bytes, decode, parse, and check the shape against a schema (JSON Schema,
+``fastjsonschema``), so a damaged file — truncated, garbage, not UTF-8, absurdly nested, the right
+syntax with the wrong shapes or types, numbers out of any sane range — is ONE
+``StateFileError`` naming the file and what is wrong, never a traceback further on.  The file
+itself is never touched here; callers decide: refuse with that line (a session, a match log,
+a deal, a voice pack index), or rebuild (a cache entry).
+
+    kind            file                                            reader
+    session         data/sessions/*.json (club reading)             reader.club.SessionFile
+    match-line      each line of a match log (.jsonl)               reader.match.log.loads
+    deal            --deal FILE (match keep)                        reader.match.keeper._read_deal
+    pack-index      data/voices/NAME/pack.json                      audio.pack.VoicePack
+    pack-manifest   voice.toml in a source folder or a pack          audio.pack.read_manifest
+    default-voice   config/voice.toml (``karuta voice use``)        audio.pack.default_voice_name
+    calibration     config/calibration.json                         reader.drills.calibrate
+    synth-script    cache/scripts/*.json (synthesized voice)        audio.synth
+    stats rows      rows of the stats database's tables             reader.drills.stats (``check_row``)
+
+``tests/test_statefiles.py`` asserts that no other module parses JSON or TOML from a file, so
+a new state file cannot skip this.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from reader.base.errors import LogError
+
+#: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
+#: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
+#: recursion guard is refused from its RecursionError; shallower odd nesting fails the schema.
+MAX_DEPTH = 32
+#: the largest state file read whole (a 100-card session is ~30 kB, a pack index ~400 kB)
+MAX_BYTES = 64 * 1024 * 1024
+
+
+class StateFileError(LogError):
+    """A state file that cannot be used as it is (the message names it; it is left alone)."""
+
+
+# ---------------------------------------------------------------------------- schemas
+_INT = {"type": "integer"}
+_POEM = {"type": "integer", "minimum": 1, "maximum": 100}
+_SECONDS = {"type": ["number", "null"], "minimum": 0, "maximum": 60}  # limits.MAX_PAUSE_S
+_STR_OR_NULL = {"type": ["string", "null"]}
+_MS = {"type": "integer", "minimum": 0, "maximum": 60_000}  # limits.MAX_PAUSE_S, in ms
+_BOOL_OR_NULL = {"type": ["boolean", "null"]}
+
+SCHEMAS: dict[str, dict] = {
+    "session": {
+        "type": "object",
+        # version 2 saves the reading settings; version 1 (still read) the CLI's option names
+        "required": ["kind", "version", "order", "position", "log", "seed"],
+        "if": {"properties": {"version": {"const": 1}}},
+        "then": {"required": ["options"]},
+        "else": {"required": ["reading"]},
+        "properties": {
+            "kind": {"const": "karuta-club-session"},
+            "version": {"enum": [1, 2]},
+            "voice_spec": _STR_OR_NULL,
+            "reading": {
+                "type": "object",
+                "required": ["rules"],
+                "properties": {
+                    "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
+                    "ma_ms": _MS, "yoin_ms": _MS, "take_ms": _MS, "gap_ms": _MS,
+                    "speed": {"type": "number", "minimum": 0.25, "maximum": 4},
+                    "cards": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
+                    "poems": {"type": ["array", "null"], "maxItems": 100, "items": _POEM},
+                    "karafuda": {"type": "integer", "minimum": 0, "maximum": 100},
+                    "joka": {"type": "boolean"}, "last_shimo": {"type": "boolean"},
+                },
+            },
+            "seed": _INT,
+            "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
+            "voice": _STR_OR_NULL,
+            "options": {
+                "type": "object",
+                "required": ["rules", "seed", "cards", "poems_spec", "colors", "karafuda", "ma",
+                             "yoin", "take", "gap", "speed", "joka", "last_shimo", "voice_spec"],
+                "properties": {
+                    "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
+                    "seed": _INT,
+                    "cards": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
+                    "poems_spec": _STR_OR_NULL,
+                    "colors": {"type": ["array", "null"], "items": {"type": "string"}},
+                    "karafuda": {"type": ["integer", "null"], "minimum": 0, "maximum": 100},
+                    "ma": _SECONDS, "yoin": _SECONDS, "take": _SECONDS, "gap": _SECONDS,
+                    "speed": {"type": ["number", "null"], "minimum": 0.25, "maximum": 4},
+                    "joka": _BOOL_OR_NULL, "last_shimo": _BOOL_OR_NULL,
+                    "voice_spec": _STR_OR_NULL,
+                },
+            },
+            "order": {"type": "array", "minItems": 1, "maxItems": 100, "items": _POEM},
+            "total": _INT,
+            "position": {"type": "integer", "minimum": 0},
+            "finished": {"type": "boolean"},
+            "auto": {"type": "boolean"},
+            "memorize_min": {"type": "number", "minimum": 0},
+            "log": {"type": "array", "items": {
+                "type": "object", "required": ["poem"],
+                "properties": {"poem": _POEM, "card": {"type": "integer", "minimum": 1},
+                               "kimariji": {"type": "string"},
+                               "kimariji_sound": {"type": "string"},
+                               "karafuda": {"type": "boolean"}, "again": {"type": "boolean"},
+                               "time": {"type": "string"}}}},
+            "started": _STR_OR_NULL,
+            "updated": _STR_OR_NULL,
+        },
+    },
+    # one line of a match log: the header (first line) or a read; the rules' parsers check
+    # the meaning (who may take what), this only the shape
+    "match-line": {"type": "object"},
+    "deal": {
+        "type": "object",
+        "properties": {
+            "rules": {"enum": ["kyogi", "goshiki"]},
+            "A": {"type": "array", "items": _POEM}, "B": {"type": "array", "items": _POEM},
+            "C": {"type": "array", "items": _POEM}, "color": {"type": "string"},
+        },
+    },
+    "pack-index": {
+        "type": "object",
+        "required": ["clips"],
+        "properties": {
+            "name": {"type": "string"},
+            "clips": {"type": "object", "additionalProperties": {
+                "type": "object", "required": ["frames"],
+                "properties": {
+                    "frames": {"type": "integer", "minimum": 1, "maximum": 48000 * 600},
+                    "gain": {"type": "number", "minimum": 0, "maximum": 1e4},
+                    "file": {"type": "string"},
+                    "timeline": {"type": "object", "properties": {
+                        "confidence": {"type": "number"}, "method": {"type": "string"},
+                        "morae": {"type": "array", "items": {
+                            "type": "array", "minItems": 3, "maxItems": 3,
+                            "items": [{"type": "string"}, {"type": "integer", "minimum": 0},
+                                      {"type": "integer", "minimum": 0}]}}}},
+                },
+            }},
+        },
+    },
+    "pack-manifest": {"type": "object"},  # fields checked one by one (audio.pack.read_manifest)
+    "default-voice": {
+        "type": "object",
+        "properties": {"default": {"type": "string", "minLength": 1, "maxLength": 200}},
+    },
+    "calibration": {
+        "type": "object",
+        "required": ["devices"],
+        "properties": {"devices": {"type": "object", "additionalProperties": {
+            "type": "object", "required": ["offset_ms"],
+            "properties": {"offset_ms": {"type": "number", "minimum": -5000, "maximum": 5000}}}}},
+    },
+    "synth-script": {
+        "type": "object",
+        "required": ["labels", "kana", "mora_phones", "ku_end", "pau_after", "respelled"],
+        "properties": {
+            "labels": {"type": "array", "minItems": 2, "items": {"type": "string"}},
+            "kana": {"type": "array", "items": {"type": "string"}},
+            "mora_phones": {"type": "array", "items": {
+                "type": "array", "minItems": 1, "maxItems": 3,
+                "items": {"type": "integer", "minimum": 0}}},
+            "ku_end": {"type": "array", "items": {"type": "boolean"}},
+            "pau_after": {"type": "array", "items": {"type": "integer", "minimum": -1}},
+            "respelled": {"type": "integer", "minimum": 0},
+        },
+    },
+}
+
+
+# ---------------------------------------------------------------------------- reading
+def read_text(path: Path | str, what: str) -> str:
+    """The file's text (UTF-8, a BOM allowed); ``FileNotFoundError`` passes through (callers
+    have their own "not there yet" answer); any other failure is one ``StateFileError``."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise StateFileError(f"{what} {path} is {size // 2**20} MiB: too large to be one")
+        return path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        raise
+    except UnicodeDecodeError as e:
+        raise StateFileError(f"{what} {path} is damaged (not UTF-8 text at byte {e.start})") from None
+    except IsADirectoryError:
+        raise StateFileError(f"{what} {path} is a folder, not a file") from None
+    except OSError as e:
+        raise StateFileError(f"cannot read {what} {path}: {e.strerror or e}") from None
+
+
+def decode_json(text: str) -> Any:
+    """JSON from ``text``, or ``ValueError`` whose ``msg`` says why (also for nesting deeper
+    than ``MAX_DEPTH`` and for NaN/Infinity, which JSON does not have)."""
+    try:
+        obj = json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise _Bad("nested too deep") from None
+    except ValueError as e:
+        raise _Bad(" ".join(str(e).split())[:80]) from None
+    return obj
+
+
+class _Bad(ValueError):
+    def __init__(self, msg: str):
+        super().__init__(msg)
+        self.msg = msg
+        self.lineno = None
+
+
+def parse_json(text: str, what: str, name: str) -> Any:
+    """JSON from ``text``; damage is one ``StateFileError`` naming ``name`` (file, line)."""
+    try:
+        return decode_json(text)
+    except ValueError as e:
+        line = f"line {e.lineno}: " if getattr(e, "lineno", None) else ""
+        raise StateFileError(f"{what} {name} is damaged ({line}{getattr(e, 'msg', e)})") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _too_deep(text: str) -> bool:
+    """Whether brackets nest deeper than ``MAX_DEPTH`` (strings skipped; a cheap scan)."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    in_str = esc = False
+    for ch in text:
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _validator(kind: str):
+    """The schema of ``kind`` compiled to Python once (``fastjsonschema``, draft 7)."""
+    v = _VALIDATORS.get(kind)
+    if v is None:
+        import fastjsonschema
+
+        v = _VALIDATORS[kind] = fastjsonschema.compile(SCHEMAS[kind])
+    return v
+
+
+def check(obj: Any, kind: str, what: str, name: str) -> Any:
+    """``obj`` if it has the shape of ``kind``; else one ``StateFileError`` saying where."""
+    import fastjsonschema
+
+    try:
+        _validator(kind)(obj)
+    except fastjsonschema.JsonSchemaValueException as e:
+        msg = " ".join(str(e.message).split())
+        msg = msg[5:] if msg.startswith("data.") else ("the top level" + msg[4:]
+                                                        if msg.startswith("data ") else msg)
+        if len(msg) > 100:
+            msg = msg[:97] + "..."
+        raise StateFileError(f"{what} {name} is damaged ({msg})") from None
+    except RecursionError:
+        raise StateFileError(f"{what} {name} is damaged (nested too deep)") from None
+    extra = _EXTRA.get(kind)
+    why = extra(obj) if extra else None
+    if why:
+        raise StateFileError(f"{what} {name} is damaged ({why})")
+    return obj
+
+
+def _synth_script_consistent(d: dict) -> str | None:
+    n = len(d["mora_phones"])
+    if not (len(d["kana"]) == len(d["ku_end"]) == len(d["pau_after"]) == n):
+        return "per-mora lists of different lengths"
+    labels = len(d["labels"])
+    if any(i >= labels for ph in d["mora_phones"] for i in ph) or \
+            any(i >= labels for i in d["pau_after"]):
+        return "a phoneme index past the labels"
+    return None
+
+
+def _session_consistent(d: dict) -> str | None:
+    if d["position"] > len(d["order"]):
+        return "position out of range"
+    if "options" in d and d["options"]["seed"] != d["seed"]:
+        return "two different seeds"
+    return None
+
+
+_EXTRA = {"synth-script": _synth_script_consistent, "session": _session_consistent}
+
+
+def load_json(path: Path | str, kind: str, what: str) -> Any:
+    """Read, parse and check a JSON state file of ``kind`` (see the module table)."""
+    path = Path(path)
+    return check(parse_json(read_text(path, what), what, str(path)), kind, what, str(path))
+
+
+def load_toml(path: Path | str, kind: str, what: str) -> dict:
+    """Read, parse and check a TOML file of ``kind``."""
+    import tomllib
+
+    path = Path(path)
+    text = read_text(path, what)
+    if _too_deep(text):
+        raise StateFileError(f"{what} {path} is damaged (nested deeper than {MAX_DEPTH} levels)")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise StateFileError(f"{what} {path} is damaged ({' '.join(str(e).split())})") from None
+    except RecursionError:
+        raise StateFileError(f"{what} {path} is damaged (nested too deep)") from None
+    return check(data, kind, what, str(path))
+
+
+def check_row(table: str, row: dict, types: dict[str, tuple], db: Path | str) -> bool:
+    """Whether a database row has the column types ``types`` (column -> allowed Python
+    types; None allowed when listed).  Rows that do not are skipped by their readers and
+    counted, never a traceback."""
+    for col, allowed in types.items():
+        v = row.get(col)
+        if isinstance(v, bool) or not isinstance(v, allowed):
+            return False
+        if isinstance(v, float) and v != v:
+            return False
+    return True
+
+
+def remove_quietly(path: Path | str) -> None:
+    """Drop a damaged *cache* entry (never a user's file) so it is rebuilt."""
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

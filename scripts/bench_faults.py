@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""What the reliability checks cost (issue 12): reading state files through the schemas,
+salvaging a damaged stats database, verifying a pack's clips.
+
+    python scripts/bench_faults.py [--taps 100000]
+
+Prints, on this machine (timings are noisy on a shared machine):
+  - load a 100-card club session through reader.base.statefiles vs a bare json.loads (ms, ratio);
+  - salvage a stats database of --taps taps with one damaged page: wall time, rows recovered,
+    peak memory of this process;
+  - decode_json's depth scan on a 1 MB document (ms).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sqlite3
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def best_of(fn, n=20) -> float:
+    out = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return min(out)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--taps", type=int, default=100_000)
+    a = ap.parse_args()
+    from reader.base.statefiles import decode_json, load_json
+    from reader.drills.stats import StatsDB
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        # a finished 100-card session
+        log = [{"card": k + 1, "poem": 1 + k, "kimariji": "あきの", "kimariji_sound": "あきの",
+                "karafuda": False, "again": False, "time": "2026-01-01T10:00:00+09:00"}
+               for k in range(100)]
+        sess = {"kind": "karuta-club-session", "version": 1,
+                "options": {"rules": "kyogi", "seed": 1, "cards": None, "poems_spec": None,
+                            "colors": [], "karafuda": None, "ma": None, "yoin": None,
+                            "take": None, "gap": None, "speed": None, "joka": None,
+                            "last_shimo": None, "voice_spec": None},
+                "seed": 1, "rules": "kyogi", "voice": "synth", "order": list(range(1, 101)),
+                "total": 100, "position": 100, "finished": True, "memorize_min": 15.0,
+                "auto": False, "log": log, "started": "x", "updated": "y"}
+        p = tmp / "last.json"
+        p.write_text(json.dumps(sess, ensure_ascii=False, indent=1))
+        load_json(p, "session", "session")  # warm (jsonschema import)
+        t_checked = best_of(lambda: load_json(p, "session", "session"))
+        t_bare = best_of(lambda: json.loads(p.read_text(encoding="utf-8")))
+        print(f"100-card session ({p.stat().st_size // 1024} KiB): through statefiles "
+              f"{t_checked * 1000:.2f} ms, bare json.loads {t_bare * 1000:.2f} ms "
+              f"({t_checked / t_bare:.1f}x)")
+
+        big = json.dumps([{"a": [1, 2, {"b": "x" * 20}]}] * 20000)
+        t_scan = best_of(lambda: decode_json(big), 5)
+        t_plain = best_of(lambda: json.loads(big), 5)
+        print(f"decode_json on {len(big) // 1024} KiB: {t_scan * 1000:.1f} ms "
+              f"(json.loads alone {t_plain * 1000:.1f} ms)")
+
+        db = tmp / "stats.sqlite3"
+        t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        con = sqlite3.connect(db)
+        with StatsDB(db) as s:
+            sid = s.start_session("speed", t0)
+        con.executemany(
+            "INSERT INTO taps (session, poem, ts, kimariji, reaction_ms, from_kami_ms, correct)"
+            " VALUES (?, ?, ?, ?, ?, ?, 1)",
+            [(sid, 1 + i % 100, (t0 + timedelta(seconds=i)).isoformat(), "む", 100.0 + i % 37,
+              400.0 + i) for i in range(a.taps)])
+        con.commit()
+        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        con.close()
+        size = db.stat().st_size
+        with open(db, "r+b") as f:  # one page in the middle
+            f.seek((size // 4096 // 2) * 4096)
+            f.write(os.urandom(4096))
+        t = time.perf_counter()
+        with StatsDB(db) as s:
+            n = len(s.taps())
+            note = s.notice
+        wall = time.perf_counter() - t
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"salvage: {a.taps} taps ({size / 2**20:.1f} MiB), one damaged page: {wall:.2f} s, "
+              f"{n} taps recovered ({n / a.taps:.1%}); peak RSS {peak:.0f} MiB")
+        print(f"  notice: {note}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,99 @@
+"""A damaged stats database (issue 12, item 3): the damaged file is kept, what SQLite can
+still read is copied into the new one, and the user is told what was recovered.  Rows of
+the wrong type (a damaged page can read back that way) do not become tracebacks."""
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from audio_fixtures import REPO
+from reader.drills.stats import StatsDB
+
+T0 = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def fill(path, taps=3000):
+    with StatsDB(path) as db:
+        sid = db.start_session("speed", T0)
+        for i in range(taps):
+            db.record_tap(sid, 1 + i % 100, T0 + timedelta(seconds=i), kimariji="む",
+                          reaction_ms=100.0 + i % 37, from_kami_ms=400.0 + i, correct=True)
+    # fold the WAL into the main file, so the damage below hits the data pages
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+
+
+def damage_page(path, page: int, page_size=4096):
+    with open(path, "r+b") as f:
+        f.seek(page * page_size)
+        f.write(bytes((i * 7 + 3) % 256 for i in range(page_size)))
+
+
+def sha1(p) -> str:
+    return hashlib.sha1(open(p, "rb").read()).hexdigest()
+
+
+def test_one_bad_page_costs_only_its_rows(tmp_path):
+    path = tmp_path / "stats.sqlite3"
+    fill(path)
+    pages = os.path.getsize(path) // 4096
+    damage_page(path, pages // 2)
+    damaged_hash = sha1(path)
+    with StatsDB(path) as db:
+        assert db.notice and "was damaged" in db.notice and "kept as stats.sqlite3.corrupt-1" in db.notice
+        assert "taps" in db.notice and "sessions" in db.notice, db.notice
+        taps = db.taps()
+        assert 2500 <= len(taps) < 3000, len(taps)  # one page of ~3000 rows lost, not all
+        assert all(t.reaction_ms == 100.0 + (t.id - 1) % 37 for t in taps), "recovered rows are exact"
+        assert f"{len(taps)} taps" in db.notice
+        assert db.per_poem()[0].taps > 0
+    kept = tmp_path / "stats.sqlite3.corrupt-1"
+    assert kept.exists() and sha1(kept) == damaged_hash, "the damaged file is kept as it was"
+
+
+def test_garbage_file_recovers_nothing_and_says_so(tmp_path):
+    path = tmp_path / "stats.sqlite3"
+    path.write_bytes(b"not a database at all" * 500)
+    with StatsDB(path) as db:
+        assert "nothing in it could be read" in db.notice
+        assert db.taps() == []
+    assert (tmp_path / "stats.sqlite3.corrupt-1").read_bytes() == b"not a database at all" * 500
+
+
+def test_rows_of_the_wrong_type_are_left_out_not_tracebacks(tmp_path):
+    path = tmp_path / "stats.sqlite3"
+    fill(path, taps=10)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE taps SET reaction_ms = 'fast' WHERE id = 3")
+    con.execute("INSERT INTO memory (poem, state, due, stability, card, updated) "
+                "VALUES (5, 'review', 'x', 1.0, '{not json', 'x')")
+    con.commit()
+    con.close()
+    with StatsDB(path) as db:
+        rows = db.per_poem(only_with_data=True)
+        assert {r.poem for r in rows} >= set(range(1, 11))
+        assert db.memory_cards() == {}
+    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-m", "reader.cli", "stats", "--json"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+
+
+def test_karuta_stats_says_what_was_recovered(tmp_path):
+    path = tmp_path / "stats.sqlite3"
+    fill(path, taps=2000)
+    damage_page(path, os.path.getsize(path) // 4096 - 2)
+    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    r = subprocess.run([sys.executable, "-m", "reader.cli", "stats"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    line = r.stderr.strip()
+    assert line.count("\n") == 0 and line.startswith("karuta: the stats database") and \
+        "taps" in line and "corrupt-1" in line, line
