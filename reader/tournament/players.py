@@ -1,0 +1,178 @@
+"""The players' list: a CSV from a spreadsheet, and blocks balanced automatically.
+
+Columns (a header row, names in English or Japanese, any order, any case):
+
+    name   (名前, 氏名, 選手名)      required
+    group  (class, club, 組, クラス, 学級, 所属, 学校)   optional: mixed apart in pairing
+    block  (ブロック)                optional: empty or absent = balanced automatically
+
+Encodings: UTF-8 with or without a BOM, and Shift_JIS (cp932, as Excel on Japanese Windows
+saves "CSV").  A bad file is one ``TournamentError`` naming the row: a missing name column, an
+empty name, the same name twice (names are how results are entered and printed).
+"""
+from __future__ import annotations
+
+import csv
+import io
+import random
+import unicodedata
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from reader.tournament.errors import TournamentError
+
+__all__ = ["PlayerRow", "read_csv", "parse_csv", "balance_blocks", "block_names", "clean_name"]
+
+_COLUMNS = {
+    "name": ("name", "player", "名前", "氏名", "選手名", "選手"),
+    "group": ("group", "class", "club", "team", "school", "組", "クラス", "学級", "所属", "学校",
+              "チーム"),
+    "block": ("block", "ブロック", "ﾌﾞﾛｯｸ"),
+}
+
+
+@dataclass(frozen=True)
+class PlayerRow:
+    name: str
+    group: str = ""
+    block: str = ""
+    #: the row in the file (1 = the header), for messages
+    row: int = 0
+
+
+def clean_name(s: str) -> str:
+    """NFKC (full-width letters and digits, half-width kana made standard), spaces squeezed.
+    Two spellings of one name (全角/半角 spaces) are then one name."""
+    return " ".join(unicodedata.normalize("NFKC", s).split())
+
+
+def _decode(data: bytes, name: str) -> str:
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:].decode("utf-8", errors="strict")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    try:
+        return data.decode("cp932")
+    except UnicodeDecodeError:
+        raise TournamentError(f"{name}: neither UTF-8 nor Shift_JIS text (save the sheet as "
+                              "CSV UTF-8)") from None
+
+
+def read_csv(path: str | Path) -> list[PlayerRow]:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TournamentError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise TournamentError(f"{path}: is a folder, not a CSV file") from None
+    except OSError as e:
+        raise TournamentError(f"{path}: cannot read ({e.strerror})") from None
+    return parse_csv(_decode(data, str(path)), str(path))
+
+
+def _column(header: list[str], key: str) -> int | None:
+    wanted = {unicodedata.normalize("NFKC", w).casefold() for w in _COLUMNS[key]}
+    for i, h in enumerate(header):
+        if unicodedata.normalize("NFKC", h).strip().casefold() in wanted:
+            return i
+    return None
+
+
+def parse_csv(text: str, name: str = "<csv>") -> list[PlayerRow]:
+    try:
+        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
+    except csv.Error:
+        dialect = csv.excel
+    try:
+        rows = list(csv.reader(io.StringIO(text), dialect))
+    except csv.Error as e:
+        raise TournamentError(f"{name}: not a CSV file ({e})") from None
+    rows = [(i, r) for i, r in enumerate(rows, 1) if any(c.strip() for c in r)]
+    if not rows:
+        raise TournamentError(f"{name}: empty (the first row names the columns: name, group, "
+                              "block)")
+    head_row, header = rows[0]
+    cols = {k: _column(header, k) for k in _COLUMNS}
+    if cols["name"] is None:
+        shown = ", ".join(h.strip() for h in header if h.strip()) or "nothing"
+        raise TournamentError(f"{name} row {head_row}: no name column (the header has {shown}; "
+                              "expected name, group, block or 名前, 組, ブロック)")
+    out: list[PlayerRow] = []
+    seen: dict[str, int] = {}
+    for i, r in rows[1:]:
+        def cell(k):
+            j = cols[k]
+            return r[j].strip() if j is not None and j < len(r) else ""
+        nm = clean_name(cell("name"))
+        if not nm:
+            raise TournamentError(f"{name} row {i}: no name")
+        if nm in seen:
+            raise TournamentError(f"{name} row {i}: {nm} is already on row {seen[nm]} (names "
+                                  f"must differ: add the class, e.g. {nm} (2-1))")
+        seen[nm] = i
+        out.append(PlayerRow(nm, clean_name(cell("group")), clean_name(cell("block")), i))
+    if not out:
+        raise TournamentError(f"{name}: no players below the header")
+    return out
+
+
+def block_names(n: int) -> list[str]:
+    """A, B, … Z, then AA, AB, …"""
+    out = []
+    for i in range(n):
+        s = ""
+        i += 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = chr(65 + r) + s
+        out.append(s)
+    return out
+
+
+def balance_blocks(rows: Sequence[PlayerRow], blocks: int | None,
+                   rng: random.Random) -> list[PlayerRow]:
+    """Fill in the blocks left empty.  Given blocks stay as given; the others are dealt so
+    that block sizes differ by at most one where possible, each group spread over the blocks
+    (a class's players dealt round the blocks in turn), the order within a group from ``rng``.
+    ``blocks``: how many blocks (default: the blocks named in the file, else 1)."""
+    named = sorted({r.block for r in rows if r.block})
+    if blocks is None:
+        names = named or ["A"]
+    else:
+        if blocks < 1:
+            raise TournamentError(f"--blocks {blocks}: at least one block")
+        names = list(named)
+        for b in block_names(blocks + len(named)):
+            if len(names) >= blocks:
+                break
+            if b not in names:
+                names.append(b)
+        if len(names) > blocks:
+            raise TournamentError(f"the file names {len(named)} blocks ({', '.join(named)}), "
+                                  f"more than --blocks {blocks}")
+    size = Counter(r.block for r in rows if r.block)
+    free = [r for r in rows if not r.block]
+    by_group: dict[str, list[PlayerRow]] = defaultdict(list)
+    for r in free:
+        by_group[r.group].append(r)
+    order: list[PlayerRow] = []
+    for g in sorted(by_group, key=lambda g: (-len(by_group[g]), g)):
+        members = by_group[g]
+        rng.shuffle(members)
+        order.extend(members)
+    assigned: dict[int, str] = {}
+    last_block_of_group: dict[str, list[str]] = defaultdict(list)
+    for r in order:
+        # the smallest block; among equals, one this group has fewest players in
+        def key(b):
+            return (size[b], last_block_of_group[r.group].count(b), names.index(b))
+        b = min(names, key=key)
+        size[b] += 1
+        last_block_of_group[r.group].append(b)
+        assigned[id(r)] = b
+    return [r if r.block else PlayerRow(r.name, r.group, assigned[id(r)], r.row) for r in rows]

@@ -1,0 +1,82 @@
+"""``karuta tournament read``: the round's goshiki reading through the club reader.
+
+One reading serves every table of the round at once (seed 004): the round's colour, 30 s of
+memorisation (``reader.club``'s goshiki default), 「ご用意よければ 空札一枚」 and the karafuda
+poem, then 17 poems once through without waiting for slow tables.  ``p`` holds at the next
+silence while a referee's hand is up, exactly as ``karuta read --rules goshiki --live``.
+
+The reading's seed is the round's (recorded in the tournament file), so the same round always
+reads the same order, and its club session is saved beside the tournament's pages
+(``round<N>-reading.json``) after every card: ``--resume`` goes on after a crash.
+
+A knock-out tie reads one more card (seed 004: 決勝戦が同数の場合は、最後の１枚を読みます):
+``--tiebreak 1`` reads the 18th card of the same order (the order of 20 from the same seed
+begins with the 17 read), ``--tiebreak 2`` the 19th, ``--tiebreak 3`` the 20th.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from reader.tournament.errors import TournamentError
+
+__all__ = ["reading_options", "run_round_reading", "session_path"]
+
+READS = 17
+
+
+def reading_options(color: str, seed: int, *, voice_spec: str | None = None,
+                    speed: float | None = None, cards: int | None = None,
+                    poems_spec: str | None = None, joka: bool | None = None) -> dict:
+    """The options ``reader.cli_read.build`` takes, for a goshiki reading of ``color``."""
+    return {"rules": "goshiki", "seed": seed, "cards": cards, "poems_spec": poems_spec,
+            "colors": () if poems_spec else (color,), "karafuda": None, "ma": None,
+            "yoin": None, "take": None, "gap": None, "speed": speed, "joka": joka,
+            "last_shimo": None, "voice_spec": voice_spec}
+
+
+def session_path(t, round_no: int, tiebreak: int | None = None) -> Path:
+    from reader.tournament.pages import pages_dir
+
+    folder = pages_dir(t.path)
+    folder.mkdir(parents=True, exist_ok=True)
+    tail = f"-tiebreak{tiebreak}" if tiebreak else ""
+    return folder / f"round{round_no}-reading{tail}.json"
+
+
+def run_round_reading(t, round_no: int | None, *, resume: bool, tiebreak: int | None,
+                      memorize: float | None, window: bool, device, backend: str,
+                      voice_spec: str | None, speed: float | None,
+                      echo: Callable[[str], None]) -> dict:
+    from reader.club import DEFAULT_KEYS, open_club
+    from reader.cli_read import build
+
+    round_no = round_no or t.current_round()
+    info = t.round_info(round_no) if round_no else None
+    if info is None:
+        raise TournamentError("no round is paired yet: `karuta tournament pair` first"
+                              if not round_no else f"round {round_no} is not paired")
+    color, seed = info["color"], info["reading_seed"]
+    opts = reading_options(color, seed, voice_spec=voice_spec, speed=speed)
+    if tiebreak:
+        if info["stage"] == "prelim":
+            raise TournamentError(f"round {round_no} is a preliminary round: a tie is a draw "
+                                  "there (--tiebreak is for the semi-finals and the final)")
+        full, _ = build(dict(opts, cards=20))
+        poem = full.order[READS + tiebreak - 1]
+        opts = reading_options(color, seed, voice_spec=voice_spec, speed=speed, cards=1,
+                               poems_spec=str(poem), joka=False)
+        if memorize is None:
+            memorize = 0.0
+    echo(f"round {round_no} ({info['stage']}): {color} reading, seed {seed}"
+         + (f", tie-break card {READS + tiebreak}" if tiebreak else ""))
+
+    def _build(o):
+        return build(o)
+
+    sess = session_path(t, round_no, tiebreak)
+    read = open_club(opts, build=_build, resume=resume, session_path=sess, memorize=memorize,
+                     signals=None, auto=False, device=device, backend=backend, window=window,
+                     echo=echo, bindings=DEFAULT_KEYS)
+    return {"round": round_no, "color": color, "seed": seed, "cards_read": read,
+            "session": str(sess), "tiebreak": tiebreak}
