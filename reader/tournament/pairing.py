@@ -31,7 +31,6 @@ import random
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
-import networkx as nx
 
 __all__ = ["Entrant", "pair_block", "pair_cost", "pairing_cost", "REMATCH", "TRIO_AGAIN",
            "WIN_GAP", "SAME_GROUP", "EXACT_UP_TO"]
@@ -91,6 +90,8 @@ def _match(players: list[Entrant], met, mix_groups) -> tuple[list[tuple[Entrant,
         return [], 0
     if len(players) == 2:
         return [(players[0], players[1])], pair_cost(players[0], players[1], met, mix_groups)
+    import networkx as nx  # here, not at the top: only pairing needs it (start-up time)
+
     g = nx.Graph()
     costs = {}
     for i, j in itertools.combinations(range(len(players)), 2):

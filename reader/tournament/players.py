@@ -49,17 +49,21 @@ def clean_name(s: str) -> str:
 
 
 def _decode(data: bytes, name: str) -> str:
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:].decode("utf-8", errors="strict")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        pass
-    try:
-        return data.decode("cp932")
-    except UnicodeDecodeError:
-        raise TournamentError(f"{name}: neither UTF-8 nor Shift_JIS text (save the sheet as "
-                              "CSV UTF-8)") from None
+    """UTF-8 (BOM or not), else Shift_JIS (cp932); anything with control characters (a
+    spreadsheet's .xlsx, an image) is refused: it would decode as nonsense."""
+    bad = TournamentError(f"{name}: neither UTF-8 nor Shift_JIS text (save the sheet as "
+                          "CSV UTF-8)")
+    text = None
+    for enc in ("utf-8-sig", "cp932"):
+        try:
+            text = data.decode(enc)
+            break
+        except UnicodeDecodeError:
+            continue
+    if text is None or any(unicodedata.category(c) == "Cc" and c not in "\t\r\n"
+                           for c in text):
+        raise bad from None
+    return text
 
 
 def read_csv(path: str | Path) -> list[PlayerRow]:
