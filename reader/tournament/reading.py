@@ -74,9 +74,16 @@ def run_round_reading(t, round_no: int | None, *, resume: bool, tiebreak: int | 
     def _build(o):
         return build(o)
 
+    again = "`karuta tournament read --resume" + (f" --tiebreak {tiebreak}" if tiebreak else "")
+    again += f" --round {round_no}`" if round_no != t.current_round() else "`"
+
+    def _echo(line: str) -> None:
+        # the club reader's own hint names `karuta read --resume`: here the round's session
+        echo(line.replace("`karuta read --resume`", again))
+
     sess = session_path(t, round_no, tiebreak)
     read = open_club(opts, build=_build, resume=resume, session_path=sess, memorize=memorize,
                      signals=None, auto=False, device=device, backend=backend, window=window,
-                     echo=echo, bindings=DEFAULT_KEYS)
+                     echo=_echo, bindings=DEFAULT_KEYS)
     return {"round": round_no, "color": color, "seed": seed, "cards_read": read,
             "session": str(sess), "tiebreak": tiebreak}
