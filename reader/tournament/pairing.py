@@ -17,9 +17,10 @@ higher one, and the round is the pairing of least total cost:
   ``maxcardinality``; weights ``BIG - cost``), which is exact;
 - odd block: every possible three-player table is costed on its own, and the cheapest are
   tried, each with the best matching of the others.  With ``EXACT_UP_TO`` players or fewer
-  the search is exact (it stops only when no trio left can beat the best round); above that
-  it tries the ``CANDIDATES`` cheapest trios (a heuristic: in the simulations with blocks of
-  23 and 25 it never needed a rematch or a second trio, see tests/test_tournament_props.py).
+  the search is exact (it stops only when no trio left can beat the best round).  Above
+  that, one matching with a dummy player picks the third player (``_odd``), and the trio
+  search runs only when that trio is not clean (a heuristic: in the simulations with blocks
+  of 23 and 25 it never needed a rematch or a second trio, see tests/test_tournament_props.py).
 
 The random generator is passed in: it only breaks ties between equal pairings (the node
 order), so a round is reproducible from the tournament seed.
@@ -43,6 +44,8 @@ MET_AGAIN = 10**5
 WIN_GAP = 16
 SAME_GROUP = 1
 EXACT_UP_TO = 11
+#: a trio this cheap (wins at most one apart, groups aside) is taken as it comes
+CLEAN_TRIO = 2 * WIN_GAP + 3 * SAME_GROUP
 #: how many of the cheapest trios a large odd block tries
 CANDIDATES = 10
 
@@ -84,31 +87,39 @@ def pairing_cost(tables: Iterable[Sequence[Entrant]], met: dict[frozenset, int],
     return total
 
 
-def _match(players: list[Entrant], met, mix_groups) -> tuple[list[tuple[Entrant, Entrant]], int]:
-    """Minimum-cost perfect matching of an even list; (pairs, cost)."""
+def _match(players: list[Entrant], met, mix_groups,
+           spare: dict[int, int] | None = None) -> tuple[list[tuple[Entrant, ...]], int]:
+    """Minimum-cost perfect matching of an even list; (pairs, cost).  ``spare`` (odd lists):
+    index -> cost of leaving that player out (a dummy node takes them); the player left out
+    is then returned alone as the last "pair" ``(player,)``."""
     if not players:
         return [], 0
-    if len(players) == 2:
+    if len(players) == 2 and spare is None:
         return [(players[0], players[1])], pair_cost(players[0], players[1], met, mix_groups)
     import networkx as nx  # here, not at the top: only pairing needs it (start-up time)
 
-    g = nx.Graph()
     costs = {}
     for i, j in itertools.combinations(range(len(players)), 2):
-        c = pair_cost(players[i], players[j], met, mix_groups)
-        costs[i, j] = c
+        costs[i, j] = pair_cost(players[i], players[j], met, mix_groups)
+    dummy = len(players)
+    for i, c in (spare or {}).items():
+        costs[i, dummy] = c
     big = max(costs.values()) + 1
-    g.add_nodes_from(range(len(players)))
+    g = nx.Graph()
+    g.add_nodes_from(range(len(players) + (spare is not None)))
     for (i, j), c in costs.items():
         g.add_edge(i, j, weight=big - c)
     m = nx.max_weight_matching(g, maxcardinality=True)
-    pairs = []
+    pairs, left = [], []
     total = 0
     for i, j in m:
         i, j = min(i, j), max(i, j)
-        pairs.append((players[i], players[j]))
         total += costs[i, j]
-    return pairs, total
+        if j == dummy:
+            left.append((players[i],))
+        else:
+            pairs.append((players[i], players[j]))
+    return pairs + left, total
 
 
 def pair_block(entrants: Sequence[Entrant], met: dict[frozenset, int], rng: random.Random,
@@ -132,13 +143,25 @@ def pair_block(entrants: Sequence[Entrant], met: dict[frozenset, int], rng: rand
 def _odd(players: list[Entrant], met, mix_groups, rng) -> list[tuple[Entrant, ...]]:
     """Every trio's own cost, cheapest first; for each, the best matching of the others.
     A trio that alone costs as much as the best round so far cannot lead to a better one, so
-    the search stops there (exact); above ``EXACT_UP_TO`` players it also stops after
-    ``CANDIDATES`` trios (a heuristic)."""
+    the search stops there (exact).  Above ``EXACT_UP_TO`` players it starts from one quick
+    guess (a matching with a dummy player, whose partner joins the pair that suits them best)
+    and tries the ``CANDIDATES`` cheapest trios only if that trio is not clean: a rematch, a
+    second three-player table, a third meeting or wins further apart than one (a heuristic)."""
+    best = None
+    if len(players) > EXACT_UP_TO:
+        spare = {i: TRIO_AGAIN * e.trios for i, e in enumerate(players)}
+        pairs, _ = _match(players, met, mix_groups, spare)
+        c = pairs.pop()[0]
+        k = min(range(len(pairs)), key=lambda k: _trio_cost(pairs[k] + (c,), met, mix_groups)
+                - pair_cost(*pairs[k], met, mix_groups))
+        tables = [pairs[k] + (c,)] + pairs[:k] + pairs[k + 1:]
+        best = (pairing_cost(tables, met, mix_groups), tables)
+        if _trio_cost(tables[0], met, mix_groups) <= CLEAN_TRIO:
+            return best[1]
     trios = sorted(((_trio_cost(t, met, mix_groups), k, t)
                     for k, t in enumerate(itertools.combinations(players, 3))),
                    key=lambda x: (x[0], x[1]))
     limit = len(trios) if len(players) <= EXACT_UP_TO else CANDIDATES
-    best = None
     for tc, _, trio in trios[:limit]:
         if best is not None and tc >= best[0]:
             break

@@ -13,6 +13,7 @@ over), from a seed, and recorded: ``draw_lots`` says who drew which number, repr
 """
 from __future__ import annotations
 
+import functools
 import random
 from dataclasses import dataclass, field
 from typing import Hashable, Iterable, Sequence
@@ -44,19 +45,25 @@ def table_outcome(seats: Sequence[Hashable], counts: Sequence[int],
                   knockout: bool = False) -> dict[Hashable, str]:
     """``{player: "win" | "draw" | "loss"}`` for a finished table (counts as written on the
     sheet).  ``ValueError`` for a knock-out tie (read one more card)."""
-    names = SEATS[: len(seats)]
-    # counts written on a sheet are final: the match is over (reads_done = all reads)
-    settings = goshiki.Settings(finals=False)
-    out = goshiki.outcome_of(dict(zip(names, counts)), settings.reads, settings)
-    assert out is not None
-    if knockout and (len(out.winners) != 1 or out.drawn):
+    kinds = _kinds(tuple(counts))
+    if knockout and kinds.count("win") != 1:
         raise ValueError("a knock-out match cannot end equal: read one more card and write "
                          "the count after it")
-    result = {}
-    for name, pid in zip(names, seats):
-        result[pid] = ("win" if name in out.winners else "draw" if name in out.drawn
-                       else "loss")
-    return result
+    return dict(zip(seats, kinds))
+
+
+_FINAL = goshiki.Settings(finals=False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _kinds(counts: tuple[int, ...]) -> tuple[str, ...]:
+    """Seat by seat, what the goshiki rules make of these counts after the last read (the
+    counts on a sheet are final).  Cached: a day has few distinct score lines."""
+    names = SEATS[: len(counts)]
+    out = goshiki.outcome_of(dict(zip(names, counts)), _FINAL.reads, _FINAL)
+    assert out is not None
+    return tuple("win" if n in out.winners else "draw" if n in out.drawn else "loss"
+                 for n in names)
 
 
 @dataclass

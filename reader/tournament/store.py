@@ -54,7 +54,7 @@ CREATE TABLE seats(round INTEGER NOT NULL, table_no INTEGER NOT NULL, seat INTEG
     player INTEGER NOT NULL REFERENCES players(id), PRIMARY KEY(round, table_no, seat),
     UNIQUE(round, player));
 CREATE TABLE entries(id INTEGER PRIMARY KEY AUTOINCREMENT, round INTEGER NOT NULL,
-    table_no INTEGER NOT NULL, counts TEXT NOT NULL, faults TEXT NOT NULL DEFAULT '[]',
+    table_no INTEGER NOT NULL, counts TEXT NOT NULL, faults TEXT NOT NULL DEFAULT '',
     source TEXT NOT NULL DEFAULT 'sheet', undone INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX entries_table ON entries(round, table_no, undone);
 CREATE TABLE lots(block TEXT NOT NULL, player INTEGER NOT NULL REFERENCES players(id),
@@ -325,7 +325,7 @@ class Tournament:
         out = {}
         for r, t, c, f in self.db.execute(q + " ORDER BY id", args):
             key = t if round_no is not None else (r, t)
-            out[key] = (tuple(json.loads(c)), tuple(json.loads(f)))
+            out[key] = (_ints(c), _ints(f))
         return out
 
     def missing_results(self, round_no: int) -> list[int]:
@@ -457,11 +457,12 @@ class Tournament:
         for b, p, n in self.db.execute("SELECT block, player, number FROM lots"):
             lots[b][p] = n
         out = {}
-        for b in self.blocks():
+        players = self.players()
+        for b in sorted({p["block"] for p in players}):
             if block is not None and b != block:
                 continue
             ps = [(p["id"], p["name"], p["group"], p["withdrawn_round"] is not None)
-                  for p in self.players() if p["block"] == b]
+                  for p in players if p["block"] == b]
             out[b] = scoring.standings(ps, by_block[b], lots[b])
         return out
 
@@ -578,7 +579,7 @@ class Tournament:
             self.db.execute("BEGIN")
             self.db.execute("INSERT INTO entries(round, table_no, counts, faults, source) "
                             "VALUES (?, ?, ?, ?, ?)",
-                            (round_no, table_no, json.dumps(counts), json.dumps(faults), source))
+                            (round_no, table_no, _text(counts), _text(faults), source))
         self._changed()
         return self._table(round_no, table_no).to_json()
 
@@ -712,7 +713,7 @@ class Tournament:
             self.db.execute("BEGIN")
             self.db.executemany("INSERT INTO entries(round, table_no, counts, faults, source) "
                                 "VALUES (?, ?, ?, ?, ?)",
-                                [(round_no, tno, json.dumps(c), json.dumps(f), f"csv:{p.name}")
+                                [(round_no, tno, _text(c), _text(f), f"csv:{p.name}")
                                  for tno, c, f in checked])
         self._changed()
         return [self._table(round_no, tno).to_json() for tno, _, _ in checked]
@@ -737,7 +738,7 @@ class Tournament:
             self.db.execute("UPDATE entries SET undone = 1 WHERE id = ?", (eid,))
         self._changed()
         after = self._table(r, t).to_json()
-        return {"undone": {"round": r, "table": t, "cards": json.loads(c)}, "table": after}
+        return {"undone": {"round": r, "table": t, "cards": list(_ints(c))}, "table": after}
 
     # ------------------------------------------------------------------ views
     def knockout(self) -> dict[str, list[dict]]:
@@ -808,6 +809,15 @@ class Tournament:
                                 "" if t.outcome is None else t.outcome[i],
                                 int(pid in t.faults)])
         return buf.getvalue()
+
+
+def _text(nums: Sequence[int]) -> str:
+    """Counts and player ids as stored: comma-separated ("9,8"; "" for none)."""
+    return ",".join(str(int(n)) for n in nums)
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in text.split(",")) if text else ()
 
 
 def _span(nums: Sequence[int]) -> str:
