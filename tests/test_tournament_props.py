@@ -230,3 +230,30 @@ def test_large_blocks_never_rematch_or_repeat_a_three_player_table():
                             assert trios[p] == 1, f"round {r}: a second three-player table"
                     t.enter(tb.no, random_counts(rng, len(tb.seats), False))
             assert_standings_recount(t, 6)
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 20), min_size=2, max_size=3).filter(lambda c: sum(c) <= 20))
+def test_table_outcome_is_the_seed_004_rule(counts):
+    from reader.tournament.scoring import table_outcome
+
+    seats = [f"s{i}" for i in range(len(counts))]
+    assert list(table_outcome(seats, counts).values()) == outcome(counts)
+
+
+def test_groups_are_mixed_where_possible_and_only_when_asked():
+    """Round 1 (nobody has won yet): 12 players of two classes never meet their own class;
+    with --no-mix-groups the classes are not kept apart (some same-class tables appear over
+    a few seeds)."""
+    same = {True: 0, False: 0}
+    for seed in range(4):
+        for mix in (True, False):
+            rows = [PlayerRow(f"p{i}", "1組" if i < 6 else "2組", "A") for i in range(12)]
+            with tempfile.TemporaryDirectory() as d:
+                t = Tournament.create(Path(d) / "t.sqlite", rows,
+                                      Settings(seed=seed, mix_groups=mix))
+                t.pair()
+                groups = {p["id"]: p["group"] for p in t.players()}
+                same[mix] += sum(groups[tb.seats[0]] == groups[tb.seats[1]] for tb in t.tables(1))
+                t.close()
+    assert same[True] == 0 and same[False] > 0
