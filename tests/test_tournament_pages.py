@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -160,3 +161,101 @@ def test_projector_page_follows_an_entry_made_through_the_command(tmp_path):
     assert cells[i - 1] == "1" and cells[i + 1:i + 5] == ["1", "0", "0", "13"]
     karuta("undo")
     assert "結果 0/2 卓" in text_of(dom(page))
+
+
+class Browser:
+    """A headless Chromium driven over its DevTools pipe (``--remote-debugging-pipe``: JSON
+    messages ending in NUL on fds 3 and 4), enough to open a page and read its text."""
+
+    def __init__(self, profile: Path):
+        exe = require_tool("chromium")
+        to_r, self._to = os.pipe()
+        self._from, from_w = os.pipe()
+        cmd = " ".join([exe, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}",
+                        "about:blank", f"3<&{to_r}", f"4>&{from_w}"])
+        self.proc = subprocess.Popen(["bash", "-c", "exec " + cmd], pass_fds=(to_r, from_w),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_r)
+        os.close(from_w)
+        self._buf = b""
+        self._id = 0
+        self.session = None
+
+    def call(self, method: str, session: bool = True, timeout: float = 30, **params) -> dict:
+        import select
+
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session and self.session:
+            msg["sessionId"] = self.session
+        os.write(self._to, json.dumps(msg).encode() + b"\0")
+        end = time.monotonic() + timeout
+        while True:
+            while b"\0" in self._buf:
+                raw, self._buf = self._buf.split(b"\0", 1)
+                reply = json.loads(raw)
+                if reply.get("id") == self._id:
+                    assert "error" not in reply, reply
+                    return reply["result"]
+            left = end - time.monotonic()
+            assert left > 0, f"no reply to {method}"
+            ready, _, _ = select.select([self._from], [], [], left)
+            if ready:
+                chunk = os.read(self._from, 65536)
+                assert chunk, "chromium closed its pipe"
+                self._buf += chunk
+
+    def open(self, url: str) -> None:
+        target = self.call("Target.createTarget", session=False, url=url)["targetId"]
+        self.session = self.call("Target.attachToTarget", session=False, targetId=target,
+                                 flatten=True)["sessionId"]
+
+    def js(self, expression: str):
+        return self.call("Runtime.evaluate", expression=expression,
+                         returnByValue=True)["result"].get("value")
+
+    def close(self) -> None:
+        from audio_fixtures import stop_process
+
+        for fd in (self._to, self._from):
+            os.close(fd)
+        stop_process(self.proc)
+
+
+def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path):
+    """A browser left on the projector page shows a new result within one refresh period,
+    without anyone touching it (the page reloads itself from the rewritten file)."""
+    csv = tmp_path / "p.csv"
+    csv.write_text("name\n" + "".join(f"{n}\n" for n in NAMES[:4]), encoding="utf-8")
+    db = tmp_path / "t.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+
+    def karuta(*a):
+        res = subprocess.run([sys.executable, "-m", "reader.cli", "tournament", *map(str, a),
+                              "-f", str(db), "--json"], capture_output=True, text=True, env=env,
+                             cwd=REPO, timeout=60)
+        assert res.returncode == 0, res.stderr
+        return json.loads(res.stdout)
+
+    karuta("new", "--players", csv, "--seed", 4)
+    rnd = karuta("pair")
+    page = tmp_path / "t-pages" / "standings.html"
+    b = Browser(tmp_path / "profile")
+    try:
+        b.open(page.as_uri())
+        deadline = time.monotonic() + 30
+        while "結果 0/2 卓" not in (b.js("document.body ? document.body.innerText : ''") or ""):
+            assert time.monotonic() < deadline, "the page did not load"
+            time.sleep(0.2)
+        b.js("window.__before = 1")
+        tb = rnd["tables"][0]
+        karuta("result", tb["table"], 11, 6)
+        t0 = time.monotonic()
+        while "結果 1/2 卓" not in (b.js("document.body ? document.body.innerText : ''") or ""):
+            assert time.monotonic() - t0 < pages.REFRESH_S + 15, "the page did not reload"
+            time.sleep(0.5)
+        assert b.js("typeof window.__before") == "undefined", "a real reload, from the file"
+        text = b.js("document.body.innerText")
+        assert tb["players"][0] in text and "11" in text
+    finally:
+        b.close()
