@@ -259,3 +259,21 @@ def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path):
         assert tb["players"][0] in text and "11" in text
     finally:
         b.close()
+
+
+def test_projector_page_for_one_block(played):
+    """``standings.html?block=A`` shows block A only (one projector per block)."""
+    path = pages.write_projector(played, "now")
+    st = played.standings()
+    b = Browser(path.parent / "profile")
+    try:
+        b.open(path.as_uri() + "?block=A")
+        deadline = time.monotonic() + 30
+        while "A ブロック" not in (b.js("document.body ? document.body.innerText : ''") or ""):
+            assert time.monotonic() < deadline, "the page did not load"
+            time.sleep(0.2)
+        text = b.js("document.body.innerText")
+        assert all(r.name in text for r in st["A"])
+        assert not any(r.name in text for r in st["B"]) and "B ブロック" not in text
+    finally:
+        b.close()
