@@ -68,7 +68,7 @@ def tournament():
       karuta tournament undo                 # take back the last entry
       karuta tournament standings
       karuta tournament pair                 # ... round 6, then semi-finals, then the final
-      karuta tournament export --csv all.csv --json all.json
+      karuta tournament export --csv all.csv --out all.json
     Everything is saved after every entry: after a crash, `karuta tournament new --resume`
     (or any command) goes on from the file.
     """
@@ -141,8 +141,7 @@ def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, th
 
 @tournament.command()
 @_common
-@click.option("--resume", is_flag=True, help="(accepted for symmetry: every command resumes)")
-def status(file, as_json, resume):
+def status(file, as_json):
     """Where the day stands: the round, its colour, tables still without a result."""
     t = _open(file)
     _emit(as_json, t.status(), _settings_text(t))
