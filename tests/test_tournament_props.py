@@ -257,3 +257,34 @@ def test_groups_are_mixed_where_possible_and_only_when_asked():
                 same[mix] += sum(groups[tb.seats[0]] == groups[tb.seats[1]] for tb in t.tables(1))
                 t.close()
     assert same[True] == 0 and same[False] > 0
+
+
+def test_small_blocks_go_straight_to_a_final():
+    """A block of 3 has no semi-finals: its top two play the final at once; a block of 4
+    plays 1 v 4 and 2 v 3; ties in the knock-out are refused."""
+    from reader.tournament.errors import TournamentError
+    import pytest
+
+    rows = [PlayerRow(f"a{i}", "", "A") for i in range(3)] + \
+        [PlayerRow(f"b{i}", "", "B") for i in range(4)]
+    with tempfile.TemporaryDirectory() as d:
+        t = Tournament.create(Path(d) / "t.sqlite", rows, Settings(rounds=1, seed=1))
+        t.pair()
+        for tb in t.tables(1):
+            t.enter(tb.no, [5, 3, 1][:len(tb.seats)])
+        ko = t.pair()["tables"]
+        kinds = {tb["block"]: sorted(x["kind"] for x in ko if x["block"] == tb["block"])
+                 for tb in ko}
+        assert kinds == {"A": ["final"], "B": ["semi", "semi"]}
+        with pytest.raises(TournamentError, match="cannot end equal"):
+            t.enter(ko[0]["table"], [4, 4])
+        for tb in ko:
+            t.enter(tb["table"], [6, 2])
+        final = t.pair()["tables"]
+        assert [x["block"] for x in final] == ["B"]
+        t.enter(final[0]["table"], [2, 9])
+        assert set(t.champions()) == {"A", "B"}
+        assert t.champions()["B"] == final[0]["players"][1]
+        with pytest.raises(TournamentError, match="the tournament is over"):
+            t.pair()
+        t.close()

@@ -351,6 +351,9 @@ class Tournament:
             tables, lots = self._pair_semis(nxt)
         else:
             tables, lots = self._pair_final(nxt), []
+        if not tables and stage == "final":
+            raise TournamentError("the tournament is over: every block's final is played "
+                                  "(`karuta tournament export` writes all results)")
         if not tables:
             raise TournamentError(f"nobody to pair for round {nxt}")
         color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
