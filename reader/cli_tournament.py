@@ -234,29 +234,6 @@ def tables(file, as_json, round_no):
     _emit(as_json, info, _round_text(t, info))
 
 
-def _parse_counts(tokens):
-    named, plain = {}, []
-    for tok in tokens:
-        if "=" in tok:
-            name, _, n = tok.rpartition("=")
-            named[name] = _int(n, tok)
-        else:
-            plain.append(_int(tok, tok))
-    if named and plain:
-        raise KarutaError("give the counts either all in seat order (9 7) or all by name "
-                          "(山田=9 佐藤=7)")
-    return named, plain
-
-
-def _int(s: str, tok: str) -> int:
-    import unicodedata
-
-    try:
-        return int(unicodedata.normalize("NFKC", s))
-    except ValueError:
-        raise KarutaError(f"{tok!r} is not a number of cards") from None
-
-
 @tournament.command()
 @_common
 @click.argument("table", type=int, required=False)
@@ -292,18 +269,9 @@ def result(file, as_json, table, counts, faults, round_no, correct, log_file, cs
             raise KarutaError("--log gives the counts: give no counts with it")
         r = t.enter_log(table, log_file, round_no, correct)
     else:
-        if not counts:
-            raise KarutaError(f"table {table}: give the cards each player took, e.g. "
-                              f"`karuta tournament result {table} 9 7`")
-        named, plain = _parse_counts(counts)
-        if named:
-            r = t.enter_named(table, named, faults, round_no, correct)
-        else:
-            ids = []
-            if faults:
-                tb = t._table(round_no or t.current_round(), table)
-                ids = [t._seat_of(tb, f) for f in faults]
-            r = t.enter(table, plain, ids, round_no, correct)
+        from reader.tournament.desk import enter_tokens
+
+        r = enter_tokens(t, table, counts, faults, round_no, correct)
     _emit(as_json, r, _table_line(r))
 
 
@@ -442,3 +410,49 @@ def read(file, as_json, round_no, resume, tiebreak, memorize, window, device, ba
                           echo=(lambda s: click.echo(s, err=True)) if as_json else click.echo)
     if as_json:
         click.echo(json.dumps(r, ensure_ascii=False))
+
+
+@tournament.command()
+@_common
+def desk(file, as_json):
+    """The results desk: type one line per score sheet as they come in (? for help).
+
+    \b
+      12 9 7          table 12: A took 9, B 7        12 山田=9 佐藤=7
+      12 9 7 !佐藤    ... 佐藤 faulted                c 12 8 8   correct table 12
+      u / u 12        undo                           m  tables still missing
+      s               standings (top four)           p  pair the next round
+      q               quit (everything is already saved)
+    A bad line is answered with one line and changes nothing; the desk goes on.
+    With --json every answer is one JSON line.
+    """
+    import sys
+
+    from reader.tournament import desk as dk
+
+    t = _open(file)
+    if not as_json:
+        click.echo(_settings_text(t))
+        click.echo(dk.HELP)
+    interactive = sys.stdin.isatty()
+    while True:
+        try:
+            line = input("desk> " if interactive else "")
+        except EOFError:
+            break
+        try:
+            data, text = dk.handle(t, line)
+        except dk.Quit:
+            break
+        except KarutaError as e:
+            if as_json:
+                click.echo(json.dumps({"error": str(e)}, ensure_ascii=False))
+            else:
+                click.echo(f"karuta: {e}", err=True)
+            continue
+        if data is None:
+            continue
+        if as_json:
+            click.echo(json.dumps(data, ensure_ascii=False))
+        else:
+            click.echo(text)

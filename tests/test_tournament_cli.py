@@ -31,12 +31,12 @@ PLAYERS = [("山田 太郎", "1組"), ("佐藤 花子", "1組"), ("鈴木 一郎
            ("松本 凛", "1組")]
 
 
-def karuta(*args, env=None, timeout=60, cwd=None):
+def karuta(*args, env=None, timeout=60, cwd=None, input_=None):
     full = dict(os.environ, PYTHONPATH=str(REPO))
     full.update(env or {})
     return subprocess.run([sys.executable, "-m", "reader.cli", *map(str, args)],
                           capture_output=True, text=True, env=full, timeout=timeout,
-                          cwd=cwd or REPO)
+                          cwd=cwd or REPO, input=input_ if input_ is not None else "")
 
 
 def ok(res):
@@ -382,3 +382,47 @@ def test_unknown_option_and_round_errors(day):
                    "no round is paired yet")
     one_line_error(karuta("tournament", "tables", "-f", day, "--round", "4"), "no round")
     one_line_error(karuta("tournament", "read", "-f", day), "no round is paired yet")
+
+
+def test_results_desk_line_by_line(day):
+    """The desk: lines typed as sheets arrive; a bad line is one line and the desk goes on;
+    the answers in --json are JSON lines; everything is in the file afterwards."""
+    db = day
+    rnd = js("tournament", "pair", "-f", db)
+    two = [tb for tb in rnd["tables"] if len(tb["players"]) == 2]
+    trio = next(tb for tb in rnd["tables"] if len(tb["players"]) == 3)
+    a, b = two[0]["players"]
+    lines = [
+        f"{two[0]['table']} 9 7",
+        f"{two[0]['table']} 5 5",                      # already entered: refused
+        f"c {two[0]['table']} 8 8 !{b.replace(' ', '')}",  # corrected; a name without its space
+        f"{two[1]['table']} {two[1]['players'][1].replace(' ', '')}=3 "
+        f"{two[1]['players'][0].replace(' ', '')}=12",
+        f"{trio['table']} 6 6 2",
+        "99 1 2",                                      # no such table
+        f"{two[2]['table']} 30 1",                     # more than 20
+        "m", "u", "s", "zz", "q", "1 2 3",             # nothing after q
+    ]
+    res = karuta("tournament", "desk", "-f", db, "--json", input_="\n".join(lines) + "\n")
+    assert res.returncode == 0, res.stderr
+    out = [json.loads(x) for x in res.stdout.splitlines()]
+    assert out[0]["cards"] == [9, 7] and out[0]["result"] == ["win", "loss"]
+    assert "already has a result" in out[1]["error"]
+    assert out[2]["cards"] == [8, 8] and out[2]["faults"] == [b]
+    assert out[3]["cards"] == [12, 3]
+    assert out[4]["result"] == ["win", "win", "loss"]
+    assert "no such table" in out[5]["error"] and "only 20" in out[6]["error"]
+    assert two[2]["table"] in out[7]["missing"] and trio["table"] not in out[7]["missing"]
+    assert out[8]["undone"]["table"] == trio["table"]
+    assert set(out[9]) == {"A", "B"}
+    assert "unknown command" in out[10]["error"]
+    assert len(out) == 11
+    tables = {x["table"]: x for x in js("tournament", "tables", "-f", db)["tables"]}
+    assert tables[two[0]["table"]]["cards"] == [8, 8]
+    assert tables[trio["table"]]["cards"] is None
+    # without --json: readable lines on stdout, errors as one `karuta:` line each on stderr
+    res = karuta("tournament", "desk", "-f", db, input_=f"{trio['table']} 1 2 3\n99 1 1\n")
+    assert res.returncode == 0
+    assert f"table {trio['table']}: " in res.stdout
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()] and \
+        res.stderr.startswith("karuta: table 99")

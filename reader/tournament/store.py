@@ -518,7 +518,7 @@ class Tournament:
         return info
 
     # ------------------------------------------------------------------ results
-    def _table(self, round_no: int, table_no: int) -> Table:
+    def table_at(self, round_no: int, table_no: int) -> Table:
         for t in self.tables(round_no):
             if t.no == table_no:
                 return t
@@ -576,7 +576,7 @@ class Tournament:
         """Enter one table's result (cards per seat, in seat order); returns the table."""
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
-        table = self._table(round_no, table_no)
+        table = self.table_at(round_no, table_no)
         counts, faults = self.check_result(table, counts, faults)
         with self.db:
             self.db.execute("BEGIN")
@@ -584,20 +584,23 @@ class Tournament:
                             "VALUES (?, ?, ?, ?, ?)",
                             (round_no, table_no, _text(counts), _text(faults), source))
         self._changed()
-        return self._table(round_no, table_no).to_json()
+        return self.table_at(round_no, table_no).to_json()
 
     def enter_named(self, table_no: int, named: dict[str, int], faults: Sequence[str] = (),
                     round_no: int | None = None, correct: bool = False) -> dict:
         """The same with names: ``{"山田": 9, "佐藤": 8}`` (any order)."""
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
-        table = self._table(round_no, table_no)
+        table = self.table_at(round_no, table_no)
         counts = self._counts_by_name(table, named)
-        return self.enter(table_no, counts, [self._seat_of(table, f) for f in faults], round_no,
+        return self.enter(table_no, counts, [self.seat_of(table, f) for f in faults], round_no,
                           correct)
 
-    def _seat_of(self, table: Table, name: str) -> int:
+    def seat_of(self, table: Table, name: str) -> int:
         nm = clean_name(name)
+        if nm not in table.names:  # 山田太郎 for 山田 太郎 (a desk line splits at spaces)
+            same = [n for n in table.names if n.replace(" ", "") == nm.replace(" ", "")]
+            nm = same[0] if len(same) == 1 else nm
         if nm not in table.names:
             raise TournamentError(f"table {table.no}: {nm} did not play at this table "
                                   f"({', '.join(table.names)})")
@@ -606,7 +609,7 @@ class Tournament:
     def _counts_by_name(self, table: Table, named: dict[str, int]) -> list[int]:
         got = {}
         for name, n in named.items():
-            pid = self._seat_of(table, name)
+            pid = self.seat_of(table, name)
             got[pid] = n
         missing = [nm for p, nm in zip(table.seats, table.names) if p not in got]
         if missing:
@@ -621,7 +624,7 @@ class Tournament:
 
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
-        table = self._table(round_no, table_no)
+        table = self.table_at(round_no, table_no)
         loaded = matchlog.load(log_path)
         st = loaded.match.state
         if not isinstance(st, g.GoshikiState):
@@ -708,7 +711,7 @@ class Tournament:
             try:
                 self._check_editable(round_no, tno, correct)
                 counts = self._counts_by_name(t, named)
-                fs = [self._seat_of(t, f) for f in faults[tno]]
+                fs = [self.seat_of(t, f) for f in faults[tno]]
                 checked.append((tno,) + self.check_result(t, counts, fs))
             except TournamentError as e:
                 raise TournamentError(f"{p}: {e}") from None
@@ -719,7 +722,7 @@ class Tournament:
                                 [(round_no, tno, _text(c), _text(f), f"csv:{p.name}")
                                  for tno, c, f in checked])
         self._changed()
-        return [self._table(round_no, tno).to_json() for tno, _, _ in checked]
+        return [self.table_at(round_no, tno).to_json() for tno, _, _ in checked]
 
     def undo(self, table_no: int | None = None, round_no: int | None = None) -> dict:
         """Undo the newest live entry (of one table if given); the previous one, if it was a
@@ -740,7 +743,7 @@ class Tournament:
             self.db.execute("BEGIN")
             self.db.execute("UPDATE entries SET undone = 1 WHERE id = ?", (eid,))
         self._changed()
-        after = self._table(r, t).to_json()
+        after = self.table_at(r, t).to_json()
         return {"undone": {"round": r, "table": t, "cards": list(_ints(c))}, "table": after}
 
     # ------------------------------------------------------------------ views
