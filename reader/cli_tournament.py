@@ -203,13 +203,15 @@ def _round_text(t, info: dict) -> str:
 @_common
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="Folder for the pairing list and score sheets (default: the pages folder).")
-def pair(file, as_json, out):
+@click.option("--color", default=None, metavar="COLOUR",
+              help="This round's colour instead of the one set at the start.")
+def pair(file, as_json, out, color):
     """Pair the next round (preliminary, then semi-finals, then the final) and write its
     pairing list and score sheets."""
     from reader.tournament import pages
 
     t = _open(file)
-    info = t.pair()
+    info = t.pair(color)
     paths = pages.write_round(t, info["round"], Path(out) if out else None)
     info["pages"] = {k: str(v) for k, v in paths.items()}
     _emit(as_json, info, _round_text(t, info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")

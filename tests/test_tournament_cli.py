@@ -324,7 +324,9 @@ def test_result_from_a_match_keep_log(day, tmp_path):
 
 def test_add_and_withdraw_on_the_day(day):
     db = day
-    rnd = js("tournament", "pair", "-f", db)
+    one_line_error(karuta("tournament", "pair", "-f", db, "--color", "紫"), "unknown colour")
+    rnd = js("tournament", "pair", "-f", db, "--color", "緑")
+    assert rnd["color"] == "green" and js("tournament", "status", "-f", db)["color"] == "green"
     enter_round(db, rnd, random.Random(1))
     r = js("tournament", "add", "-f", db, "遅刻 太郎", "--group", "5組")
     assert r["plays_from_round"] == 2

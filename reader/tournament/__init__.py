@@ -8,4 +8,5 @@ Modules (who calls what: ``reader.cli_tournament`` -> ``store.Tournament`` -> th
   store     the SQLite file (WAL, committed after every entry): rounds, results, undo, export
   pages     print-ready HTML (pairing lists, score sheets) and the projector page
   reading   ``karuta tournament read``: the round's goshiki reading through the club reader
+  desk      ``karuta tournament desk``: one line per score sheet as the sheets come in
 """

@@ -331,8 +331,11 @@ class Tournament:
     def missing_results(self, round_no: int) -> list[int]:
         return [t.no for t in self.tables(round_no) if t.counts is None]
 
-    def pair(self) -> dict:
-        """Pair the next round (preliminary, semi-finals or final); returns its description."""
+    def pair(self, color: str | None = None) -> dict:
+        """Pair the next round (preliminary, semi-finals or final); returns its description.
+        ``color``: this round's colour instead of the one set at the start."""
+        if color is not None:
+            color = parse_color(color)
         cur = self.current_round()
         if cur:
             missing = self.missing_results(cur)
@@ -356,8 +359,9 @@ class Tournament:
                                   "(`karuta tournament export` writes all results)")
         if not tables:
             raise TournamentError(f"nobody to pair for round {nxt}")
-        color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
-            else default_colors(self.settings.seed, nxt)[-1]
+        if color is None:
+            color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
+                else default_colors(self.settings.seed, nxt)[-1]
         reading_seed = random.Random(f"{self.settings.seed}/reading/{nxt}").randrange(1_000_000)
         with self.db:
             self.db.execute("BEGIN")
