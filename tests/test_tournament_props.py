@@ -88,7 +88,6 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
     with tempfile.TemporaryDirectory() as d:
         t = Tournament.create(Path(d) / "t.sqlite", rows, Settings(rounds=rounds, seed=seed,
                                                                     third_place=True))
-        names = {}
         for r in range(1, rounds + 1):
             if churn and r > 1 and rng.random() < 0.3:
                 active = t.players(include_withdrawn=False)
@@ -132,7 +131,6 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
                 t.enter(tb.no, random_counts(rng, len(tb.seats), False), correct=True)
                 if rng.random() < 0.5:
                     t.undo()
-        names = {p["id"]: p["name"] for p in t.players()}
         assert_standings_recount(t, rounds)
         assert_bracket(t, rounds)
 

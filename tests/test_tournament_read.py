@@ -83,7 +83,7 @@ def test_tiebreak_card_plays_exactly_the_rendered_card(tmp_path):
     (home / ".asoundrc").write_text(APPEND_ASOUNDRC.format(raw=raw))
     res = karuta("tournament", "read", "-f", db, "--tiebreak", 1, *FAST, env={"HOME": str(home)})
     assert res.returncode == 0, res.stderr
-    assert f"tie-break card 18" in res.stdout and "finished: 1 of 1 cards read" in res.stdout
+    assert "tie-break card 18" in res.stdout and "finished: 1 of 1 cards read" in res.stdout
     sess = json.loads((tmp_path / "t-pages" / f"round{semi['round']}-reading-tiebreak1.json")
                       .read_text())
     assert [e["poem"] for e in sess["log"]] == [card]

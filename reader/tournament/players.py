@@ -48,7 +48,7 @@ def clean_name(s: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", s).split())
 
 
-def _decode(data: bytes, name: str) -> str:
+def decode_text(data: bytes, name: str) -> str:
     """UTF-8 (BOM or not), else Shift_JIS (cp932); anything with control characters (a
     spreadsheet's .xlsx, an image) is refused: it would decode as nonsense."""
     bad = TournamentError(f"{name}: neither UTF-8 nor Shift_JIS text (save the sheet as "
@@ -76,7 +76,7 @@ def read_csv(path: str | Path) -> list[PlayerRow]:
         raise TournamentError(f"{path}: is a folder, not a CSV file") from None
     except OSError as e:
         raise TournamentError(f"{path}: cannot read ({e.strerror})") from None
-    return parse_csv(_decode(data, str(path)), str(path))
+    return parse_csv(decode_text(data, str(path)), str(path))
 
 
 def _column(header: list[str], key: str) -> int | None:

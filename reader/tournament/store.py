@@ -653,14 +653,14 @@ class Tournament:
                   correct: bool = False) -> list[dict]:
         """Results typed from the sheets into a spreadsheet: columns table, name, cards
         (optional fault = 1/yes/○).  All tables or none: a bad row changes nothing."""
-        from reader.tournament.players import _decode
+        from reader.tournament.players import decode_text
         import csv
         import io
 
         round_no = round_no or self.current_round()
         p = Path(path)
         try:
-            text = _decode(p.read_bytes(), str(p))
+            text = decode_text(p.read_bytes(), str(p))
         except OSError as e:
             raise TournamentError(f"{p}: cannot read ({e.strerror})") from None
         rows = [(i, r) for i, r in enumerate(csv.reader(io.StringIO(text)), 1)
