@@ -205,13 +205,16 @@ def _round_text(t, info: dict) -> str:
               help="Folder for the pairing list and score sheets (default: the pages folder).")
 @click.option("--color", default=None, metavar="COLOUR",
               help="This round's colour instead of the one set at the start.")
-def pair(file, as_json, out, color):
+@click.option("--tables", "tables_csv", type=click.Path(dir_okay=False), default=None,
+              help="A preliminary round paired by hand: a CSV with table, name (one row per "
+                   "player, seats in row order).")
+def pair(file, as_json, out, color, tables_csv):
     """Pair the next round (preliminary, then semi-finals, then the final) and write its
     pairing list and score sheets."""
     from reader.tournament import pages
 
     t = _open(file)
-    info = t.pair(color)
+    info = t.pair(color, tables_csv)
     paths = pages.write_round(t, info["round"], Path(out) if out else None)
     info["pages"] = {k: str(v) for k, v in paths.items()}
     _emit(as_json, info, _round_text(t, info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")

@@ -428,3 +428,44 @@ def test_results_desk_line_by_line(day):
     assert f"table {trio['table']}: " in res.stdout
     assert res.stderr.strip().splitlines() == [res.stderr.strip()] and \
         res.stderr.startswith("karuta: table 99")
+
+
+def test_a_round_paired_by_hand(day, tmp_path):
+    """``pair --tables FILE``: the tables as given; a player in two tables, a player left
+    out, a table of one, mixed blocks: one line naming the row or table, nothing paired."""
+    db = day
+    ps = js("tournament", "players", "-f", db)["players"]
+    blocks = {}
+    for p in ps:
+        blocks.setdefault(p["block"], []).append(p["name"])
+    rows, no = [], 0
+    for block in sorted(blocks):
+        names = blocks[block]
+        k = 0
+        while k < len(names):
+            size = 3 if len(names) - k == 3 else 2
+            no += 1
+            rows += [(no, n) for n in names[k:k + size]]
+            k += size
+    head = ("卓", "名前")
+    good = write_csv(tmp_path / "tables.csv", rows, "cp932", header=head)
+    before = snapshot(db)
+    twice = write_csv(tmp_path / "twice.csv", rows + [(1, rows[-1][1])], header=head)
+    one_line_error(karuta("tournament", "pair", "-f", db, "--tables", twice),
+                   f"row {len(rows) + 2}", rows[-1][1], "two tables")
+    left = write_csv(tmp_path / "left.csv", rows[:-1], header=head)
+    one_line_error(karuta("tournament", "pair", "-f", db, "--tables", left),
+                   f"no table for {rows[-1][1]}")
+    a_name, b_name = blocks["A"][0], blocks["B"][0]
+    mixed = [(1, a_name), (1, b_name)] + [(n + 1, x) for n, x in rows
+                                          if x not in (a_name, b_name)]
+    one_line_error(karuta("tournament", "pair", "-f", db, "--tables",
+                          write_csv(tmp_path / "m.csv", mixed, header=head)),
+                   "table 1 mixes blocks A and B")
+    nobody = write_csv(tmp_path / "n.csv", rows + [(no + 1, "誰か")], header=head)
+    one_line_error(karuta("tournament", "pair", "-f", db, "--tables", nobody),
+                   f"row {len(rows) + 2}", "no player called 誰か")
+    assert snapshot(db) == before
+    rnd = js("tournament", "pair", "-f", db, "--tables", good)
+    got = [(tb["table"], n) for tb in rnd["tables"] for n in tb["players"]]
+    assert got == rows

@@ -26,8 +26,8 @@ from reader.tournament.errors import TournamentError
 __all__ = ["PlayerRow", "read_csv", "parse_csv", "balance_blocks", "block_names", "clean_name"]
 
 _COLUMNS = {
-    "name": ("name", "player", "名前", "氏名", "選手名", "選手"),
-    "group": ("group", "class", "club", "team", "school", "組", "クラス", "学級", "所属", "学校",
+    "name": ("name", "名前", "player", "氏名", "選手名", "選手"),
+    "group": ("group", "組", "class", "club", "team", "school", "クラス", "学級", "所属", "学校",
               "チーム"),
     "block": ("block", "ブロック", "ﾌﾞﾛｯｸ"),
 }
@@ -67,6 +67,11 @@ def decode_text(data: bytes, name: str) -> str:
 
 
 def read_csv(path: str | Path) -> list[PlayerRow]:
+    return parse_csv(read_text(path), str(path))
+
+
+def read_text(path: str | Path) -> str:
+    """A spreadsheet's CSV as text (``decode_text``); one-line errors for a missing file."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -76,18 +81,23 @@ def read_csv(path: str | Path) -> list[PlayerRow]:
         raise TournamentError(f"{path}: is a folder, not a CSV file") from None
     except OSError as e:
         raise TournamentError(f"{path}: cannot read ({e.strerror})") from None
-    return parse_csv(decode_text(data, str(path)), str(path))
+    return decode_text(data, str(path))
 
 
-def _column(header: list[str], key: str) -> int | None:
-    wanted = {unicodedata.normalize("NFKC", w).casefold() for w in _COLUMNS[key]}
+def _column(header: list[str], aliases: Sequence[str]) -> int | None:
+    wanted = {unicodedata.normalize("NFKC", w).casefold() for w in aliases}
     for i, h in enumerate(header):
         if unicodedata.normalize("NFKC", h).strip().casefold() in wanted:
             return i
     return None
 
 
-def parse_csv(text: str, name: str = "<csv>") -> list[PlayerRow]:
+def sheet_rows(text: str, name: str, columns: dict[str, Sequence[str]],
+               required: Sequence[str]) -> list[tuple[int, dict[str, str]]]:
+    """The rows below a header as ``(row number, {column: cell})``, cells stripped (absent
+    columns give ""); columns are found by any of their ``columns`` names, in any order;
+    comma, semicolon or tab separated.  Every CSV the tournament reads comes through here:
+    players, results, pairings.  A missing required column is one line naming the header."""
     try:
         dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
     except csv.Error:
@@ -97,29 +107,35 @@ def parse_csv(text: str, name: str = "<csv>") -> list[PlayerRow]:
     except csv.Error as e:
         raise TournamentError(f"{name}: not a CSV file ({e})") from None
     rows = [(i, r) for i, r in enumerate(rows, 1) if any(c.strip() for c in r)]
+    expect = ", ".join(f"{k} ({columns[k][1]})" if len(columns[k]) > 1 else k for k in columns)
     if not rows:
-        raise TournamentError(f"{name}: empty (the first row names the columns: name, group, "
-                              "block)")
+        raise TournamentError(f"{name}: empty (the first row names the columns: {expect})")
     head_row, header = rows[0]
-    cols = {k: _column(header, k) for k in _COLUMNS}
-    if cols["name"] is None:
-        shown = ", ".join(h.strip() for h in header if h.strip()) or "nothing"
-        raise TournamentError(f"{name} row {head_row}: no name column (the header has {shown}; "
-                              "expected name, group, block or 名前, 組, ブロック)")
+    cols = {k: _column(header, aliases) for k, aliases in columns.items()}
+    for k in required:
+        if cols[k] is None:
+            shown = ", ".join(h.strip() for h in header if h.strip()) or "nothing"
+            raise TournamentError(f"{name} row {head_row}: no {k} column (the header has "
+                                  f"{shown}; expected {expect})")
+    out = []
+    for i, r in rows[1:]:
+        out.append((i, {k: (r[j].strip() if j is not None and j < len(r) else "")
+                        for k, j in cols.items()}))
+    return out
+
+
+def parse_csv(text: str, name: str = "<csv>") -> list[PlayerRow]:
     out: list[PlayerRow] = []
     seen: dict[str, int] = {}
-    for i, r in rows[1:]:
-        def cell(k):
-            j = cols[k]
-            return r[j].strip() if j is not None and j < len(r) else ""
-        nm = clean_name(cell("name"))
+    for i, cell in sheet_rows(text, name, _COLUMNS, ("name",)):
+        nm = clean_name(cell["name"])
         if not nm:
             raise TournamentError(f"{name} row {i}: no name")
         if nm in seen:
             raise TournamentError(f"{name} row {i}: {nm} is already on row {seen[nm]} (names "
                                   f"must differ: add the class, e.g. {nm} (2-1))")
         seen[nm] = i
-        out.append(PlayerRow(nm, clean_name(cell("group")), clean_name(cell("block")), i))
+        out.append(PlayerRow(nm, clean_name(cell["group"]), clean_name(cell["block"]), i))
     if not out:
         raise TournamentError(f"{name}: no players below the header")
     return out

@@ -61,6 +61,12 @@ CREATE TABLE lots(block TEXT NOT NULL, player INTEGER NOT NULL REFERENCES player
     number INTEGER NOT NULL, seed TEXT NOT NULL, PRIMARY KEY(block, player));
 """
 
+RESULT_COLUMNS = {"table": ("table", "卓", "卓番号", "テーブル"),
+                  "name": ("name", "名前", "氏名", "選手名"),
+                  "cards": ("cards", "枚数", "取り札", "取り札数"),
+                  "fault": ("fault", "お手つき")}
+PAIRING_COLUMNS = {k: RESULT_COLUMNS[k] for k in ("table", "name")}
+
 STAGE_NAMES = {"prelim": "preliminary", "semi": "semi-finals", "final": "final"}
 KIND_NAMES = {"prelim": "preliminary", "semi": "semi-final", "final": "final",
               "third": "third place"}
@@ -331,9 +337,11 @@ class Tournament:
     def missing_results(self, round_no: int) -> list[int]:
         return [t.no for t in self.tables(round_no) if t.counts is None]
 
-    def pair(self, color: str | None = None) -> dict:
+    def pair(self, color: str | None = None, tables_csv: str | Path | None = None) -> dict:
         """Pair the next round (preliminary, semi-finals or final); returns its description.
-        ``color``: this round's colour instead of the one set at the start."""
+        ``color``: this round's colour instead of the one set at the start; ``tables_csv``:
+        a preliminary round's tables given by hand (columns table, name; see
+        ``_manual_tables``)."""
         if color is not None:
             color = parse_color(color)
         cur = self.current_round()
@@ -348,7 +356,12 @@ class Tournament:
         if stage is None:
             raise TournamentError("the tournament is over: the finals are played "
                                   "(`karuta tournament export` writes all results)")
-        if stage == "prelim":
+        if tables_csv is not None:
+            if stage != "prelim":
+                raise TournamentError(f"round {nxt} is the {STAGE_NAMES.get(stage, stage)}: its "
+                                      "tables follow from the standings, not from a file")
+            tables, lots = self._manual_tables(tables_csv, nxt), []
+        elif stage == "prelim":
             tables, lots = self._pair_prelim(nxt), []
         elif stage == "semi":
             tables, lots = self._pair_semis(nxt)
@@ -453,6 +466,55 @@ class Tournament:
             rng = random.Random(f"{self.settings.seed}/pair/{nxt}/{block}")
             for t in pairing.pair_block(ents, met, rng, self.settings.mix_groups):
                 out.append((block, "prelim", t))
+        return out
+
+    def _manual_tables(self, path: str | Path, nxt: int) -> list[tuple[str, str, tuple[int, ...]]]:
+        """A round's tables from a CSV (one row per player: table, name; seats in row order).
+        Every player due to play must be at exactly one table of 2 or 3 players of one block;
+        the first bad row or table is one line, and nothing is written."""
+        from reader.tournament.players import read_text, sheet_rows
+
+        p = Path(path)
+        rows = sheet_rows(read_text(p), str(p), PAIRING_COLUMNS, ("table", "name"))
+        players = {p_["name"]: p_ for p_ in self.players()}
+        active = {p_["id"] for p_ in self._active(nxt)}
+        seats: dict[int, list[int]] = {}
+        seen: dict[str, tuple[int, int]] = {}
+        for i, cell in rows:
+            where = f"{p} row {i}"
+            tno = _table_no(cell["table"], where)
+            nm = clean_name(cell["name"])
+            if nm not in players:
+                raise TournamentError(f"{where}: no player called {nm}")
+            if nm in seen:
+                t0, r0 = seen[nm]
+                raise TournamentError(f"{where}: {nm} is in two tables ({t0} on row {r0} and "
+                                      f"{tno})" if t0 != tno else f"{where}: {nm} is twice in "
+                                      f"table {tno}")
+            seen[nm] = (tno, i)
+            if players[nm]["id"] not in active:
+                raise TournamentError(f"{where}: {nm} does not play in round {nxt} (withdrawn)")
+            seats.setdefault(tno, []).append(players[nm]["id"])
+        names = self.names()
+        left = [names[x] for x in sorted(active - {players[n]["id"] for n in seen})]
+        if left:
+            raise TournamentError(f"{p}: no table for {', '.join(left[:5])}"
+                                  + (f" and {len(left) - 5} more" if len(left) > 5 else ""))
+        gap = [n for n in range(1, len(seats) + 1) if n not in seats]
+        if gap:
+            raise TournamentError(f"{p}: tables are numbered 1-{len(seats)}: no table {gap[0]} "
+                                  f"but a table {max(seats)}")
+        by_id = {p_["id"]: p_ for p_ in players.values()}
+        out = []
+        for tno in sorted(seats):
+            ids = seats[tno]
+            if not 2 <= len(ids) <= 3:
+                raise TournamentError(f"{p}: table {tno} has {len(ids)} player"
+                                      f"{'s' if len(ids) != 1 else ''} (2 or 3 play at a table)")
+            blocks = sorted({by_id[x]["block"] for x in ids})
+            if len(blocks) > 1:
+                raise TournamentError(f"{p}: table {tno} mixes blocks {' and '.join(blocks)}")
+            out.append((blocks[0], "prelim", tuple(ids)))
         return out
 
     def standings(self, block: str | None = None) -> dict[str, list[scoring.Row]]:
@@ -653,46 +715,21 @@ class Tournament:
                   correct: bool = False) -> list[dict]:
         """Results typed from the sheets into a spreadsheet: columns table, name, cards
         (optional fault = 1/yes/○).  All tables or none: a bad row changes nothing."""
-        from reader.tournament.players import decode_text
-        import csv
-        import io
+        from reader.tournament.players import read_text, sheet_rows
 
         round_no = round_no or self.current_round()
         p = Path(path)
-        try:
-            text = decode_text(p.read_bytes(), str(p))
-        except OSError as e:
-            raise TournamentError(f"{p}: cannot read ({e.strerror})") from None
-        rows = [(i, r) for i, r in enumerate(csv.reader(io.StringIO(text)), 1)
-                if any(c.strip() for c in r)]
-        if not rows:
-            raise TournamentError(f"{p}: empty")
-        header = [clean_name(h).casefold() for h in rows[0][1]]
-        want = {"table": ("table", "卓", "卓番号", "テーブル"), "name": ("name", "名前", "氏名", "選手名"),
-                "cards": ("cards", "枚数", "取り札", "取り札数"), "fault": ("fault", "お手つき")}
-        col = {}
-        for k, names in want.items():
-            col[k] = next((i for i, h in enumerate(header) if h in names), None)
-        for k in ("table", "name", "cards"):
-            if col[k] is None:
-                raise TournamentError(f"{p} row {rows[0][0]}: no {k} column (expected table, "
-                                      "name, cards and optionally fault)")
+        rows = sheet_rows(read_text(p), str(p), RESULT_COLUMNS, ("table", "name", "cards"))
         tables = {t.no: t for t in self.tables(round_no)}
         by_table: dict[int, dict[str, int]] = {}
         faults: dict[int, list[str]] = defaultdict(list)
         seen: dict[str, tuple[int, int]] = {}
-        for i, r in rows[1:]:
-            def cell(k):
-                j = col[k]
-                return r[j].strip() if j is not None and j < len(r) else ""
-            try:
-                tno = int(clean_name(cell("table")))
-            except ValueError:
-                raise TournamentError(f"{p} row {i}: table {cell('table')!r} is not a number") from None
+        for i, cell in rows:
+            tno = _table_no(cell["table"], f"{p} row {i}")
             if tno not in tables:
                 raise TournamentError(f"{p} row {i}: round {round_no} has no table {tno} "
                                       f"(tables 1-{len(tables)})")
-            nm = clean_name(cell("name"))
+            nm = clean_name(cell["name"])
             if nm in seen:
                 raise TournamentError(f"{p} row {i}: {nm} is in two tables ({seen[nm][0]} on row "
                                       f"{seen[nm][1]} and {tno})" if seen[nm][0] != tno else
@@ -702,12 +739,12 @@ class Tournament:
                 raise TournamentError(f"{p} row {i}: {nm} did not play at table {tno} "
                                       f"({', '.join(tables[tno].names)})")
             try:
-                n = int(clean_name(cell("cards")))
+                n = int(clean_name(cell["cards"]))
             except ValueError:
-                raise TournamentError(f"{p} row {i}: {cell('cards')!r} cards is not a "
+                raise TournamentError(f"{p} row {i}: {cell['cards']!r} cards is not a "
                                       "number") from None
             by_table.setdefault(tno, {})[nm] = n
-            if cell("fault").casefold() in ("1", "yes", "y", "true", "○", "〇", "x", "有", "あり"):
+            if cell["fault"].casefold() in ("1", "yes", "y", "true", "○", "〇", "x", "有", "あり"):
                 faults[tno].append(nm)
         checked = []
         for tno, named in by_table.items():
@@ -819,6 +856,16 @@ class Tournament:
                                 "" if t.outcome is None else t.outcome[i],
                                 int(pid in t.faults)])
         return buf.getvalue()
+
+
+def _table_no(cell: str, where: str) -> int:
+    try:
+        n = int(clean_name(cell))
+    except ValueError:
+        raise TournamentError(f"{where}: table {cell!r} is not a number") from None
+    if n < 1:
+        raise TournamentError(f"{where}: table {n} (tables are numbered from 1)")
+    return n
 
 
 def _text(nums: Sequence[int]) -> str:
