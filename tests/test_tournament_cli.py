@@ -368,6 +368,9 @@ def test_resume_after_kill_keeps_every_entry(day):
     con.close()
     data = js("tournament", "new", "--resume", "-f", db)
     assert data["round"] == 1 and tb["table"] not in data["missing"]
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"  # one file, WAL
+    con.close()
     assert tb2["table"] in data["missing"]
     t = js("tournament", "tables", "-f", db)["tables"]
     assert t[0]["cards"] == [4] * (n - 1) + [3]

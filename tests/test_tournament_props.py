@@ -286,3 +286,40 @@ def test_small_blocks_go_straight_to_a_final():
         with pytest.raises(TournamentError, match="the tournament is over"):
             t.pair()
         t.close()
+
+
+def test_a_knockout_tie_broken_by_one_more_card_from_a_match_log():
+    """A semi-final kept with `karuta match keep --finals`: equal after 17 reads, the 18th card
+    decides; the same match kept without --finals ends equal and is refused (read one more)."""
+    import pytest
+
+    from reader import matchlog
+    from reader.rules import goshiki
+    from reader.tournament.errors import TournamentError
+
+    rows = [PlayerRow(f"p{i}", "", "A") for i in range(4)]
+    with tempfile.TemporaryDirectory() as d:
+        t = Tournament.create(Path(d) / "t.sqlite", rows, Settings(rounds=1, seed=3))
+        t.pair()
+        for tb in t.tables(1):
+            t.enter(tb.no, [9, 4])
+        semis = t.pair()
+        color, table = semis["color"], semis["tables"][0]["table"]
+        logs = {}
+        for finals in (True, False):
+            m = goshiki.GoshikiMatch.from_seed(1, color=color,
+                                               settings=goshiki.Settings(finals=finals))
+            cards = sorted(m.state.board)
+            takers = ["A", "B"] * 8 + [None]  # 8 each after 17 reads: equal
+            for poem, who in zip(cards, takers):
+                m.push(goshiki.Read(poem, who))
+            if finals:
+                assert m.outcome() is None  # the tie reads on
+                m.push(goshiki.Read(cards[17], "B"))
+            logs[finals] = Path(d) / f"semi-{finals}.jsonl"
+            matchlog.save(logs[finals], m)
+        with pytest.raises(TournamentError, match="cannot end equal"):
+            t.enter_log(table, logs[False])
+        r = t.enter_log(table, logs[True])
+        assert r["cards"] == [8, 9] and r["result"] == ["loss", "win"]
+        t.close()
