@@ -27,6 +27,7 @@ _COMMANDS = {
     "drill": ("reader.cli.drill:drill", "Drills: memory (pick the card; FSRS), speed (tap when you know)."),
     "stats": ("reader.cli.stats:stats", "Your drill results per poem: table, JSON, CSV, plot."),
     "calibrate": ("reader.cli.calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
+    "tournament": ("reader.cli.tournament:tournament", "A goshiki competition day: blocks, rounds, results, standings, finals."),
 }
 
 

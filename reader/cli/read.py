@@ -171,7 +171,7 @@ def _notice(voice) -> None:
 @click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
               help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
 @click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
-              help="Memorisation minutes before the jo-ka (club mode default 15, goshiki 1; 0 = none).")
+              help="Memorisation minutes before the jo-ka (club mode default 15; goshiki 0.5, i.e. 30 s; 0 = none).")
 @click.option("--signals", default=None, metavar="MIN[,MIN]",
               help="Memorisation signals, minutes from the start (default: 2 min before the end).")
 @click.option("--show-log", is_flag=True, help="Print the last session's read log and exit.")
@@ -214,7 +214,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
             click.echo(line)
         return
     if show_log:
-        from reader.cli.club import show_log as _show
+        from reader.club.run import show_log as _show
 
         _show(session_path, click.echo)
         return
@@ -227,7 +227,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
                           "(or --resume)")
     if club_mode:
-        from reader.cli.club import open_club
+        from reader.club.run import open_club
         from reader.ui.keys import key_bindings
 
         bindings = key_bindings(next_keys, back_keys)

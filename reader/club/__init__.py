@@ -5,6 +5,8 @@
     timer.py     the memorisation timer and its chimes
     terminal.py  the terminal front end;  window.py  the pygame front end
 
-Keys and key bindings (``--next-keys`` / ``--back-keys``) are in ``reader.ui.keys``; the
-command-line wiring (options -> a session on an output) is ``reader.cli.club``.
+    run.py       open_club: settings or a saved session -> a session on an output, a front
+                 end, lines out (``karuta read --live``, ``karuta tournament read``)
+
+Keys and key bindings (``--next-keys`` / ``--back-keys``) are in ``reader.ui.keys``.
 """

@@ -433,6 +433,10 @@ class ClubSession:
             kara = poem in self.plan.karafuda
         t = self.timer
         countdown = t.remaining() if (t is not None and self.phase == "memorize") else None
+        # goshiki: the colour on screen (every table must have laid out that colour's cards)
+        colours = {poems.color_of(n) for n in self.plan.order}
+        rules = self.plan.rules + (f" {colours.pop()}" if self.plan.rules == "goshiki"
+                                   and len(colours) == 1 else "")
         return ClubView(
             phase=self.phase, state=self.state_text(), total=self.total, read=self.position,
             card=None if k is None else k + 1, poem=poem, kami=kami, author=author, kimariji=kim,
@@ -440,5 +444,5 @@ class ClubSession:
             countdown=countdown, swings=bool(t and t.swings),
             next_signal=(t.next_signal() - t.elapsed() if t and t.next_signal() is not None else None),
             message=self.message,
-            title=(f"karuta · {self.plan.rules} · {self.total} cards · seed {self.plan.seed} · "
+            title=(f"karuta · {rules} · {self.total} cards · seed {self.plan.seed} · "
                    f"{self.plan.voice} voice"))

@@ -48,7 +48,7 @@ from poems import COLORS
 from reader.match.rules import BadDeal, IllegalEvent, Match, MatchOver, Outcome
 
 __all__ = ["Settings", "Read", "ReadResult", "GoshikiState", "GoshikiMatch", "apply", "deal",
-           "new_state", "DEFAULT_READS"]
+           "new_state", "outcome_of", "DEFAULT_READS"]
 
 DEFAULT_READS = 17
 CARDS = 20
@@ -143,29 +143,40 @@ class GoshikiState:
         return self.settings.reads
 
     def outcome(self) -> Outcome | None:
-        n = len(self.results)
-        if n < self.settings.reads:
+        return outcome_of({p: self.count(p) for p in self.players}, len(self.results),
+                          self.settings)
+
+
+def outcome_of(counts: dict[str, int], reads_done: int,
+               settings: Settings | None = None) -> Outcome | None:
+    """The result of a goshiki match from the cards each player has taken after
+    ``reads_done`` reads (``None`` while it goes on).  ``counts`` in seat order: two or three
+    players.  The match state uses it, and so does a tournament that is given only the counts
+    written on the score sheet."""
+    settings = settings or Settings()
+    n = reads_done
+    if n < settings.reads:
+        return None
+    players = tuple(counts)
+    ranked = sorted(players, key=lambda p: -counts[p])
+    tally = ", ".join(f"{p} took {counts[p]}" for p in players)
+    if len(players) == 2:
+        a, b = ranked
+        if counts[a] > counts[b]:
+            return Outcome((a,), (), f"after {n} reads {tally}")
+        if settings.finals and n < CARDS:
             return None
-        counts = {p: self.count(p) for p in self.players}
-        ranked = sorted(self.players, key=lambda p: -counts[p])
-        tally = ", ".join(f"{p} took {counts[p]}" for p in self.players)
-        if len(self.players) == 2:
-            a, b = ranked
-            if counts[a] > counts[b]:
-                return Outcome((a,), (), f"after {n} reads {tally}")
-            if self.settings.finals and n < CARDS:
-                return None
-            return Outcome((), (a, b), f"draw: after {n} reads {tally}")
-        first, second, third = ranked
-        c1, c2, c3 = (counts[p] for p in ranked)
-        if c2 > c3:
-            return Outcome(tuple(sorted((first, second))), (), f"top two after {n} reads: {tally}")
-        if self.settings.finals and n < CARDS:
-            return None
-        if c1 > c2:
-            return Outcome((first,), tuple(sorted((second, third))),
-                           f"after {n} reads {tally}: {first} wins, 2nd and 3rd draw")
-        return Outcome((), tuple(self.players), f"draw: after {n} reads {tally}")
+        return Outcome((), (a, b), f"draw: after {n} reads {tally}")
+    first, second, third = ranked
+    c1, c2, c3 = (counts[p] for p in ranked)
+    if c2 > c3:
+        return Outcome(tuple(sorted((first, second))), (), f"top two after {n} reads: {tally}")
+    if settings.finals and n < CARDS:
+        return None
+    if c1 > c2:
+        return Outcome((first,), tuple(sorted((second, third))),
+                       f"after {n} reads {tally}: {first} wins, 2nd and 3rd draw")
+    return Outcome((), tuple(players), f"draw: after {n} reads {tally}")
 
 
 def new_state(color: str | None, hands: Sequence[Iterable[int]],

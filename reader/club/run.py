@@ -57,7 +57,7 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         raise SessionError(f"session {sf.path}: the order rebuilt from seed {saved['seed']} does not "
                            "match the saved one (another karuta version?); it was left as it is")
     if memorize is None:
-        memorize = 0.0 if resume else (1.0 if plan.rules == "goshiki" else 15.0)
+        memorize = 0.0 if resume else (0.5 if plan.rules == "goshiki" else 15.0)
     if memorize < 0:
         raise KarutaError("--memorize must not be negative")
     signals_s = parse_signals(signals, memorize) if memorize > 0 else ()

@@ -1,0 +1,463 @@
+"""``karuta tournament``: a goshiki competition day (thin click layer over
+``reader.tournament``).  Every command takes ``--json`` (one JSON object on stdout) and
+``--file`` (the tournament file, default ``<data folder>/tournament/tournament.sqlite``).
+After every change the projector page (``<file stem>-pages/standings.html``) is rewritten.
+"""
+from __future__ import annotations
+
+import functools
+import json
+from datetime import datetime
+from pathlib import Path
+
+import click
+
+from reader.base.errors import KarutaError
+
+
+def _default_file() -> Path:
+    from reader.base.dirs import data_dir
+
+    return data_dir() / "tournament" / "tournament.sqlite"
+
+
+def _common(f):
+    @click.option("--file", "-f", "file", type=click.Path(dir_okay=False), default=None,
+                  help="The tournament file (default: the data folder's tournament/tournament.sqlite).")
+    @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+    @functools.wraps(f)
+    def wrapper(*a, **kw):
+        return f(*a, **kw)
+
+    return wrapper
+
+
+def _now() -> str:
+    return datetime.now().strftime("%H:%M:%S")
+
+
+def _open(file):
+    from reader.tournament import pages
+    from reader.tournament.store import Tournament
+
+    path = Path(file) if file else _default_file()
+    t = Tournament.open(path)
+    t.on_change = lambda tt: pages.write_projector(tt, _now())
+    return t
+
+
+def _emit(as_json: bool, data, text: str | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=1))
+    elif text is not None:
+        click.echo(text)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def tournament():
+    """Run a goshiki (五色百人一首) competition day: players and blocks, six preliminary
+    rounds, standings, semi-finals and final, the reading, paper and a projector page.
+
+    \b
+    A day:
+      karuta tournament new --players players.csv --blocks 8 --seed 7
+      karuta tournament pair                 # round 1: pairing list + score sheets (HTML, A4)
+      karuta tournament read                 # the round's goshiki reading (30 s memorisation)
+      karuta tournament result 12 9 7        # table 12: 9 cards to 7 (seat order)
+      karuta tournament result 5 山田=8 佐藤=8 --fault 佐藤
+      karuta tournament undo                 # take back the last entry
+      karuta tournament standings
+      karuta tournament pair                 # ... round 6, then semi-finals, then the final
+      karuta tournament export --csv all.csv --out all.json
+    Everything is saved after every entry: after a crash, `karuta tournament new --resume`
+    (or any command) goes on from the file.
+    """
+
+
+def _settings_text(t) -> str:
+    s = t.status()
+    blocks = ", ".join(f"{b} {n}" for b, n in s["blocks"].items())
+    lines = [f"{s['title']}: {s['players']} players in {len(s['blocks'])} blocks ({blocks}); "
+             f"{s['rounds']} preliminary rounds; seed {s['seed']}; file {s['file']}"]
+    if s["round"]:
+        miss = s["missing"]
+        lines.append(f"round {s['round']} ({s['stage']}, {s['color']}): " +
+                     (f"waiting for table{'s' if len(miss) > 1 else ''} "
+                      f"{', '.join(map(str, miss))}" if miss else "all results in"))
+    else:
+        lines.append("no round paired yet: `karuta tournament pair`")
+    for b, name in s["champions"].items():
+        lines.append(f"block {b} winner: {name}")
+    return "\n".join(lines)
+
+
+@tournament.command()
+@_common
+@click.option("--players", "players_csv", type=click.Path(dir_okay=False), default=None,
+              help="CSV with name, group, block columns (UTF-8 or Shift_JIS).")
+@click.option("--blocks", type=click.IntRange(1, 64), default=None,
+              help="Number of blocks; players without a block are balanced over them.")
+@click.option("--rounds", type=int, default=6, show_default=True, help="Preliminary rounds.")
+@click.option("--colors", default=None, metavar="C1,C2,...",
+              help="The colour of each round in order (default: a different colour each round).")
+@click.option("--seed", type=int, default=None,
+              help="Seed for blocks, pairings, lots and readings (printed when not given).")
+@click.option("--mix-groups/--no-mix-groups", default=True, show_default=True,
+              help="Keep players of one group/class apart where possible.")
+@click.option("--third-place", is_flag=True, help="Play a third-place match per block.")
+@click.option("--title", default="五色百人一首大会", show_default=True, help="Printed on every page.")
+@click.option("--resume", is_flag=True, help="Go on with the tournament already in --file.")
+def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, third_place, title,
+        resume):
+    """Start a tournament from a players' CSV (or --resume the one in the file)."""
+    from reader.tournament import pages
+    from reader.tournament.players import read_csv
+    from reader.tournament.store import Settings, Tournament
+
+    path = Path(file) if file else _default_file()
+    if resume:
+        t = _open(path)
+        pages.write_projector(t, _now())
+        _emit(as_json, t.status(), _settings_text(t))
+        return
+    if not players_csv:
+        raise KarutaError("give the players: --players FILE.csv (columns name, group, block), "
+                          "or --resume to go on with the tournament in the file")
+    rows = read_csv(players_csv)
+    if seed is None:
+        import secrets
+
+        seed = secrets.randbelow(1_000_000)
+    if not file:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    color_list = tuple(c for c in (colors or "").replace("、", ",").split(",") if c.strip())
+    t = Tournament.create(path, rows, Settings(rounds=rounds, colors=color_list,
+                                               mix_groups=mix_groups, third_place=third_place,
+                                               seed=seed, title=title), blocks=blocks)
+    out = pages.write_projector(t, _now())
+    data = dict(t.status(), projector=str(out))
+    _emit(as_json, data, _settings_text(t) + f"\nprojector page: {out}")
+
+
+@tournament.command()
+@_common
+def status(file, as_json):
+    """Where the day stands: the round, its colour, tables still without a result."""
+    t = _open(file)
+    _emit(as_json, t.status(), _settings_text(t))
+
+
+@tournament.command()
+@_common
+def players(file, as_json):
+    """List the players by block."""
+    t = _open(file)
+    ps = t.players()
+    rows = [{k: p[k] for k in ("name", "group", "block", "joined_round", "withdrawn_round")}
+            for p in ps]
+    text = "\n".join(f"{p['block']:>3}  {p['name']}  {p['group']}"
+                     + (f"  (withdrawn before round {p['withdrawn_round']})"
+                        if p["withdrawn_round"] else "")
+                     + (f"  (joined at round {p['joined_round']})" if p["joined_round"] > 1 else "")
+                     for p in ps)
+    _emit(as_json, {"players": rows}, text)
+
+
+@tournament.command()
+@_common
+@click.argument("name")
+@click.option("--group", default="", help="Group/class.")
+@click.option("--block", default=None, help="Block (default: the smallest).")
+def add(file, as_json, name, group, block):
+    """Add a player on the day (plays from the next round paired)."""
+    t = _open(file)
+    r = t.add_player(name, group, block)
+    _emit(as_json, r, f"added {r['name']} to block {r['block']}: plays from round "
+                      f"{r['plays_from_round']}")
+
+
+@tournament.command()
+@_common
+@click.argument("name")
+def withdraw(file, as_json, name):
+    """Withdraw a player: not paired from the next round on (results so far stay)."""
+    t = _open(file)
+    r = t.withdraw(name)
+    _emit(as_json, r, f"{r['name']} withdrawn: not paired from round "
+                      f"{r['not_paired_from_round']} on")
+
+
+def _round_text(t, info: dict) -> str:
+    lines = [f"round {info['round']} ({info['stage_name']}), colour {info['color']}:"]
+    for tb in info["tables"]:
+        names = "  v  ".join(tb["players"])
+        res = ""
+        if tb["cards"] is not None:
+            res = "   " + "-".join(map(str, tb["cards"]))
+        kind = "" if tb["kind"] == "prelim" else f" [{tb['kind']}]"
+        lines.append(f"  table {tb['table']:>3}  {tb['block']:>2}{kind}  {names}{res}")
+    return "\n".join(lines)
+
+
+@tournament.command()
+@_common
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Folder for the pairing list and score sheets (default: the pages folder).")
+@click.option("--color", default=None, metavar="COLOUR",
+              help="This round's colour instead of the one set at the start.")
+@click.option("--tables", "tables_csv", type=click.Path(dir_okay=False), default=None,
+              help="A preliminary round paired by hand: a CSV with table, name (one row per "
+                   "player, seats in row order).")
+def pair(file, as_json, out, color, tables_csv):
+    """Pair the next round (preliminary, then semi-finals, then the final) and write its
+    pairing list and score sheets."""
+    from reader.tournament import pages
+
+    t = _open(file)
+    info = t.pair(color, tables_csv)
+    paths = pages.write_round(t, info["round"], Path(out) if out else None)
+    info["pages"] = {k: str(v) for k, v in paths.items()}
+    _emit(as_json, info, _round_text(t, info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")
+
+
+@tournament.command()
+@_common
+def unpair(file, as_json):
+    """Take back the newest round's pairing (only while it has no results)."""
+    t = _open(file)
+    r = t.unpair()
+    _emit(as_json, r, f"round {r['round']} unpaired")
+
+
+@tournament.command()
+@_common
+@click.option("--round", "round_no", type=int, default=None, help="Which round (default: the current).")
+def tables(file, as_json, round_no):
+    """Show a round's tables and the results entered."""
+    t = _open(file)
+    info = t.round_json(round_no or t.current_round())
+    _emit(as_json, info, _round_text(t, info))
+
+
+@tournament.command()
+@_common
+@click.argument("table", type=int, required=False)
+@click.argument("counts", nargs=-1)
+@click.option("--fault", "faults", multiple=True, metavar="NAME",
+              help="A player who faulted (repeatable; for the record).")
+@click.option("--round", "round_no", type=int, default=None, help="Round (default: the current).")
+@click.option("--correct", is_flag=True, help="Replace the result the table already has.")
+@click.option("--log", "log_file", type=click.Path(dir_okay=False), default=None,
+              help="A finished `karuta match keep` goshiki log for TABLE (seats A, B, C).")
+@click.option("--csv", "csv_file", type=click.Path(dir_okay=False), default=None,
+              help="Many tables at once: a CSV with table, name, cards (and fault) columns.")
+def result(file, as_json, table, counts, faults, round_no, correct, log_file, csv_file):
+    """Enter a table's result: cards taken, in seat order (A B [C]) or NAME=N.
+
+    \b
+      karuta tournament result 12 9 7
+      karuta tournament result 5 山田=8 佐藤=8 --fault 佐藤
+      karuta tournament result 7 --log table7.jsonl
+      karuta tournament result --csv round3.csv
+    """
+    t = _open(file)
+    if csv_file:
+        if table is not None or counts or log_file:
+            raise KarutaError("--csv enters many tables: give no TABLE, counts or --log with it")
+        done = t.enter_csv(csv_file, round_no, correct)
+        _emit(as_json, {"tables": done}, "\n".join(_table_line(x) for x in done))
+        return
+    if table is None:
+        raise KarutaError("which table? e.g. `karuta tournament result 12 9 7`")
+    if log_file:
+        if counts:
+            raise KarutaError("--log gives the counts: give no counts with it")
+        r = t.enter_log(table, log_file, round_no, correct)
+    else:
+        from reader.tournament.desk import enter_tokens
+
+        r = enter_tokens(t, table, counts, faults, round_no, correct)
+    _emit(as_json, r, _table_line(r))
+
+
+def _table_line(r: dict) -> str:
+    marks = {"win": "win", "loss": "loss", "draw": "draw"}
+    parts = [f"{n} {c} ({marks[o]})" for n, c, o in zip(r["players"], r["cards"], r["result"])]
+    return f"round {r['round']} table {r['table']}: " + ", ".join(parts)
+
+
+@tournament.command()
+@_common
+@click.option("--table", "table_no", type=int, default=None, help="Undo that table's last entry.")
+@click.option("--round", "round_no", type=int, default=None)
+def undo(file, as_json, table_no, round_no):
+    """Undo the last result entered (a corrected result goes back to the one before)."""
+    t = _open(file)
+    r = t.undo(table_no, round_no)
+    u = r["undone"]
+    now = r["table"]
+    text = (f"undone: round {u['round']} table {u['table']} {'-'.join(map(str, u['cards']))}; "
+            + ("now " + "-".join(map(str, now["cards"])) if now["cards"] else "no result now"))
+    _emit(as_json, r, text)
+
+
+def _standings_text(st: dict) -> str:
+    lines = []
+    for block, rows in st.items():
+        lot = any(r["lot"] is not None for r in rows)
+        lines.append(f"block {block}")
+        lines.append(f"  {'rank':>4}  {'W':>2} {'D':>2} {'L':>2} {'cards':>5}"
+                     + ("  lot" if lot else "") + "  name")
+        for r in rows:
+            rank = f"{r['rank']}{'=' if r['tied'] else ''}"
+            lines.append(f"  {rank:>4}  {r['wins']:>2} {r['draws']:>2} {r['losses']:>2} "
+                         f"{r['cards']:>5}" + (f"  {r['lot'] if r['lot'] else '':>3}" if lot else "")
+                         + f"  {r['name']}" + ("  (withdrawn)" if r["withdrawn"] else ""))
+    return "\n".join(lines)
+
+
+@tournament.command()
+@_common
+@click.option("--block", default=None, help="Only this block.")
+def standings(file, as_json, block):
+    """Standings per block: wins, then cards taken, then the lot (drawn when needed)."""
+    t = _open(file)
+    st = {b: [r.to_json() for r in rows] for b, rows in t.standings(block).items()}
+    if block and not st:
+        raise KarutaError(f"no block {block} (blocks: {', '.join(t.blocks())})")
+    ko = t.knockout()
+    data = {"standings": st, "knockout": ko, "lots": t.lots(), "champions": t.champions()}
+    text = _standings_text(st)
+    for b, ms in ko.items():
+        if block and b != block:
+            continue
+        for m in ms:
+            text += (f"\n{b} {m['kind']} (table {m['table']}): " + " v ".join(m["players"])
+                     + (f"  {'-'.join(map(str, m['cards']))}" if m["cards"] else ""))
+    _emit(as_json, data, text)
+
+
+@tournament.command()
+@_common
+@click.option("--round", "round_no", type=int, default=None, help="Round (default: the current).")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Folder (default: the pages folder).")
+def sheets(file, as_json, round_no, out):
+    """Write a round's pairing list and score sheets again (print-ready HTML, A4)."""
+    from reader.tournament import pages
+
+    t = _open(file)
+    r = round_no or t.current_round()
+    t.round_json(r)  # one-line error for a round that is not paired
+    paths = pages.write_round(t, r, Path(out) if out else None)
+    _emit(as_json, {k: str(v) for k, v in paths.items()},
+          f"pairing list: {paths['pairings']}\nscore sheets: {paths['sheets']}")
+
+
+@tournament.command()
+@_common
+def page(file, as_json):
+    """Write the projector page (standings and bracket; it reloads itself) and print its path."""
+    from reader.tournament import pages
+
+    t = _open(file)
+    p = pages.write_projector(t, _now())
+    _emit(as_json, {"projector": str(p), "refresh_s": pages.REFRESH_S},
+          f"{p}  (open it in a browser on the projector; it reloads every {pages.REFRESH_S} s)")
+
+
+@tournament.command()
+@_common
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), default=None,
+              help="All results, one row per player per table.")
+@click.option("--out", "json_out", type=click.Path(dir_okay=False), default=None,
+              help="All results, players, standings and lots as JSON.")
+def export(file, as_json, csv_out, json_out):
+    """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
+    from reader.base.files import atomic_write_text
+
+    t = _open(file)
+    data = t.export()
+    if csv_out:
+        atomic_write_text(csv_out, t.export_csv())
+    if json_out:
+        atomic_write_text(json_out, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    if not csv_out and not json_out:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=1))
+        return
+    written = [p for p in (csv_out, json_out) if p]
+    _emit(as_json, {"written": written}, "wrote " + ", ".join(written))
+
+
+@tournament.command()
+@_common
+@click.option("--round", "round_no", type=int, default=None, help="Round (default: the current).")
+@click.option("--resume", is_flag=True, help="Continue this round's reading where it stopped.")
+@click.option("--tiebreak", type=click.IntRange(1, 3), default=None, metavar="N",
+              help="A knock-out tie: read the N-th extra card (18th, 19th, 20th of the order).")
+@click.option("--memorize", type=float, default=None, metavar="MIN",
+              help="Memorisation minutes (default 0.5 = 30 s, seed 004).")
+@click.option("--window", is_flag=True, help="In a large-text window instead of the terminal.")
+@click.option("--device", default=None, help="Sound device.")
+@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice")
+@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH", help="The voice.")
+@click.option("--speed", type=float, default=None, help="Reading pace (goshiki 1.8).")
+def read(file, as_json, round_no, resume, tiebreak, memorize, window, device, backend,
+         voice_spec, speed):
+    """Read the round's goshiki reading for every table at once: its colour, 30 s
+    memorisation, 「ご用意よければ 空札一枚」, the karafuda poem, 17 poems (club mode:
+    p holds at the next silence while a referee's hand is up, q quits, --resume goes on)."""
+    from reader.tournament.reading import run_round_reading
+
+    t = _open(file)
+    r = run_round_reading(t, round_no, resume=resume, tiebreak=tiebreak, memorize=memorize,
+                          window=window, device=device, backend=backend, voice_spec=voice_spec,
+                          speed=speed,
+                          echo=(lambda s: click.echo(s, err=True)) if as_json else click.echo)
+    if as_json:
+        click.echo(json.dumps(r, ensure_ascii=False))
+
+
+@tournament.command()
+@_common
+def desk(file, as_json):
+    """The results desk: type one line per score sheet as they come in (? for help).
+
+    \b
+      12 9 7          table 12: A took 9, B 7        12 山田=9 佐藤=7
+      12 9 7 !佐藤    ... 佐藤 faulted                c 12 8 8   correct table 12
+      u / u 12        undo                           m  tables still missing
+      s               standings (top four)           p  pair the next round
+      q               quit (everything is already saved)
+    A bad line is answered with one line and changes nothing; the desk goes on.
+    With --json every answer is one JSON line.
+    """
+    import sys
+
+    from reader.tournament import desk as dk
+
+    t = _open(file)
+    if not as_json:
+        click.echo(_settings_text(t))
+        click.echo(dk.HELP)
+    interactive = sys.stdin.isatty()
+    while True:
+        try:
+            line = input("desk> " if interactive else "")
+        except EOFError:
+            break
+        try:
+            data, text = dk.handle(t, line)
+        except dk.Quit:
+            break
+        except KarutaError as e:
+            if as_json:
+                click.echo(json.dumps({"error": str(e)}, ensure_ascii=False))
+            else:
+                click.echo(f"karuta: {e}", err=True)
+            continue
+        if data is None:
+            continue
+        if as_json:
+            click.echo(json.dumps(data, ensure_ascii=False))
+        else:
+            click.echo(text)

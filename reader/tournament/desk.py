@@ -1,0 +1,125 @@
+"""The results desk: one line per sheet as they come in (``karuta tournament desk``).
+
+Each line is one command; a bad line is answered with one ``karuta: ...`` line and changes
+nothing, and the desk goes on (the file is committed after every entry, so closing the
+laptop or a crash loses nothing: start the desk again and carry on).
+
+::
+
+    12 9 7            table 12: seat A took 9, seat B 7 (three numbers: a three-player table)
+    12 山田=9 佐藤=7   the same by name (write 山田太郎 for 山田 太郎: a line splits at spaces)
+    12 9 7 !佐藤       ... and 佐藤 faulted (! before each name that faulted)
+    c 12 8 8          correct table 12's result
+    u                 undo the last entry      u 12   undo table 12's last entry
+    m                 tables still without a result
+    s                 standings (top four of each block)
+    p                 pair the next round (when every result is in)
+    ?                 this help             q   quit
+
+``handle(t, line)`` returns ``(data, text)``: the JSON answer and its human form.
+"""
+from __future__ import annotations
+
+import unicodedata
+
+from reader.base.errors import KarutaError
+
+__all__ = ["handle", "HELP", "Quit"]
+
+HELP = ("12 9 7 = table 12: A took 9, B 7 · 12 山田=9 佐藤=7 · !NAME = faulted · c 12 8 8 = "
+        "correct · u [TABLE] = undo · m = missing · s = standings · p = pair next round · "
+        "q = quit")
+
+
+class Quit(Exception):
+    pass
+
+
+def _int(tok: str) -> int:
+    try:
+        return int(tok)
+    except ValueError:
+        raise KarutaError(f"{tok!r} is not a number of cards") from None
+
+
+def _line(r: dict) -> str:
+    return (f"round {r['round']} table {r['table']}: " +
+            ", ".join(f"{n} {c} ({o})" for n, c, o in zip(r["players"], r["cards"], r["result"])))
+
+
+def handle(t, line: str) -> tuple[dict | None, str]:
+    """One desk line against tournament ``t``; ``KarutaError`` for a bad one."""
+    line = " ".join(unicodedata.normalize("NFKC", line).split())
+    if not line:
+        return None, ""
+    head, *rest = line.split(" ")
+    cmd = head.lower()
+    if cmd in ("q", "quit", "exit"):
+        raise Quit
+    if cmd in ("?", "h", "help"):
+        return {"help": HELP}, HELP
+    if cmd == "m":
+        cur = t.current_round()
+        miss = t.missing_results(cur) if cur else []
+        return ({"round": cur, "missing": miss},
+                f"round {cur}: " + (f"waiting for {', '.join(map(str, miss))}" if miss
+                                    else "all results in"))
+    if cmd == "s":
+        st = t.standings()
+        lines = []
+        for b, rows in st.items():
+            top = [r for r in rows if not r.withdrawn][:4]
+            lines.append(f"{b}: " + " · ".join(f"{r.rank}{'=' if r.tied else ''} {r.name} "
+                                                f"{r.wins}勝 {r.cards}枚" for r in top))
+        return ({b: [r.to_json() for r in rows] for b, rows in st.items()}, "\n".join(lines))
+    if cmd == "p":
+        info = t.pair()
+        text = f"round {info['round']} ({info['stage_name']}, {info['color']}): " + "; ".join(
+            f"{x['table']}: {' v '.join(x['players'])}" for x in info["tables"])
+        return info, text
+    if cmd == "u":
+        table = _int(rest[0]) if rest else None
+        r = t.undo(table)
+        u, now = r["undone"], r["table"]
+        return r, (f"undone round {u['round']} table {u['table']} "
+                   f"{'-'.join(map(str, u['cards']))}" +
+                   (f"; now {'-'.join(map(str, now['cards']))}" if now["cards"] else ""))
+    correct = False
+    if cmd == "c":
+        if not rest:
+            raise KarutaError("c TABLE COUNTS: correct a table's result, e.g. c 12 8 8")
+        correct = True
+        head, *rest = rest
+    try:
+        table = int(head)
+    except ValueError:
+        raise KarutaError(f"unknown command {head!r} (? for help)") from None
+    faults = [tok[1:] for tok in rest if tok.startswith("!")]
+    counts = [tok for tok in rest if not tok.startswith("!")]
+    r = enter_tokens(t, table, counts, faults, correct=correct)
+    return r, _line(r)
+
+
+def enter_tokens(t, table: int, tokens, faults=(), round_no: int | None = None,
+                 correct: bool = False) -> dict:
+    """Enter a result written as tokens: all counts in seat order (``9 7``) or all by name
+    (``山田=9 佐藤=7``); ``faults``: names.  The desk and ``karuta tournament result`` both
+    come here."""
+    if not tokens:
+        raise KarutaError(f"table {table}: give the cards each player took, e.g. "
+                          f"`karuta tournament result {table} 9 7`")
+    if any("=" in c for c in tokens):
+        if not all("=" in c for c in tokens):
+            raise KarutaError("give the counts all in seat order (9 7) or all by name "
+                              "(山田=9 佐藤=7)")
+        named = {}
+        for c in tokens:
+            name, _, n = c.rpartition("=")
+            named[name] = _int(unicodedata.normalize("NFKC", n))
+        return t.enter_named(table, named, faults, round_no, correct)
+    nums = [_int(unicodedata.normalize("NFKC", c)) for c in tokens]
+    ids = []
+    if faults:
+        tb = t.table_at(round_no or t.current_round(), table)
+        ids = [t.seat_of(tb, f) for f in faults]
+    return t.enter(table, nums, ids, round_no, correct)
