@@ -27,6 +27,7 @@ _COMMANDS = {
     "drill": ("reader.cli_drill:drill", "Drills: memory (pick the card; FSRS), speed (tap when you know)."),
     "stats": ("reader.cli_stats:stats", "Your drill results per poem: table, JSON, CSV, plot."),
     "calibrate": ("reader.cli_calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
+    "table": ("reader.cli_table:table", "Role-playing tables: 現幻 with the karuta deck, playing-card judgements."),
 }
 
 

@@ -513,3 +513,19 @@ _ACTIONS = {
     "discard": _discard, "reshuffle": _reshuffle_action, "npchand": _npchand,
     "partend": _partend, "combat": _combat, "combatend": _combatend, "judge": _judge_action,
 }
+
+
+def describe(st: dict) -> str:
+    """The table for the screen: pile, discards, every hand, combat."""
+    lines = [f"山札 {len(st['pile'])} · 捨て札 {len(st['discard'])} · reshuffles {st['reshuffles']}"
+             + (f" · combat ({st['combat']['enemies']} enemies)" if st["combat"] else "")]
+    for name, p in st["people"].items():
+        hand = st["hands"].get(name)
+        mode = p["mode"] or "-"
+        if p["kind"] == "pc" or hand:
+            lines.append(f"  {name} [{p['kind']}, mode {mode}]: {_fmt(hand or [])}")
+        else:
+            lines.append(f"  {name} [{p['kind']}, mode {mode}]: no hand")
+    if "GM" in st["hands"]:
+        lines.append(f"  GM: {_fmt(st['hands']['GM'])}")
+    return "\n".join(lines)

@@ -697,3 +697,39 @@ def apply(state: dict, action: dict, rng: random.Random, settings: dict) -> tupl
         result["notes"] = notes
         result["text"] += "\n" + "\n".join(notes)
     return st, result
+
+
+def describe(st: dict) -> str:
+    """The table for the screen: 山札, scene, players' hands, won cards and 敬慕点, what is on."""
+    lines = [f"山札 {len(st['pile'])} · 捨て札 {len(st['discard'])} · 歌枕 pile {len(st['uta_pile'])} · "
+             f"key cards {', '.join(map(str, st['keys'])) or '—'}",
+             f"scene {st['scene_no']}: " + ("; ".join(f"{n} 「{_poem(n).torifuda}」" for n in st["scene"])
+                                            or "no 歌枕札 up")]
+    for name, p in st["players"].items():
+        lines.append(f"  {name} (歌学 {p['kagaku']}, 敬慕点 {p['points']}): hand {_cards(p['hand'])}"
+                     + (f"; 歌枕札 {', '.join(map(str, p['won']))}" if p["won"] else ""))
+    c = st["contest"]
+    if c:
+        lines.append(f"対決判定: next {c['order'][c['turn']]}, difficulty ≥ {max(c['min'], c['last'] or 0)}; "
+                     f"in: {', '.join(c['active'])}; out: {', '.join(c['dropped']) or '—'}")
+    if st["talk"]:
+        t = st["talk"]
+        lines.append(f"歌語り: {t['who']} with {t['target']} 【{t['attr']}】, exchange {t['exchanges']}")
+    if st["compose"]:
+        cp = st["compose"]
+        lines.append(f"composing ({MODES_JA[cp['mode']]}) for {cp['who']}: drawn {', '.join(map(str, cp['drawn']))}"
+                     + (f" + poem #{cp['of']}" if cp["of"] else "") + f"; place {cp['ku']} ku")
+    if st["poems"]:
+        lines.append(f"poems composed: {len(st['poems'])}")
+    return "\n".join(lines)
+
+
+def poems_text(st: dict) -> str:
+    """Every composed poem with its sources and score."""
+    out = []
+    for e in st["poems"]:
+        head = f"#{e['id']} {MODES_JA[e['mode']]} by {e['who']}" + (f" (to #{e['of']})" if e["of"] else "")
+        if e["score"]:
+            head += f" — {e['score']['total']} 敬慕点"
+        out.append(head + "\n" + poem_lines(e))
+    return "\n".join(out) or "no poems composed yet"
