@@ -37,7 +37,8 @@ Rules and the choices made where the seed leaves room:
   told to the players at the start of this combat, or outside combat — criticals only with a
   played joker.  A critical is an absolute success and its value counts +30; an absolute
   failure counts 0.
-- Opposed (``vs=N``: this judgement is the passive side against judgement N): active > passive
+- Opposed (``vs=N``: this judgement is the passive side against judgement N, one of the
+  last 50): active > passive
   wins, a tie goes to the passive side; both critical → passive; an absolute failure of the
   active side loses whatever the passive side did; a passive side that played no card while
   holding cards loses (choice: this specific rule wins over the general one when both sides
@@ -46,6 +47,7 @@ Rules and the choices made where the seed leaves room:
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections import Counter
 
@@ -61,6 +63,9 @@ FACE = {"J", "Q", "K", "A"}
 _SUIT_ALIASES = {"S": "♠", "H": "♥", "D": "♦", "C": "♣", "♠": "♠", "♥": "♥", "♦": "♦", "♣": "♣",
                  "♤": "♠", "♡": "♥", "♢": "♦", "♧": "♣"}
 _RANK_ALIASES = {"T": "10", "1": "A", "ACE": "A", "JACK": "J", "QUEEN": "Q", "KING": "K"}
+
+#: judgements kept for ``vs=N`` (opposed judgements refer to a recent one)
+KEEP_JUDGEMENTS = 50
 
 DEFAULT_SETTINGS = {"packs": 2, "jokers_per_pack": 2, "start_hand": 5, "npc_hand": 5,
                     "enemy_draw": 5}
@@ -223,7 +228,7 @@ def apply(state: dict, action: dict, rng: random.Random, settings: dict) -> tupl
     fn = _ACTIONS.get(do)
     if fn is None:
         raise ActionError(f"unknown action {do!r} (actions: {', '.join(_ACTIONS)})")
-    st = copy.deepcopy(state)
+    st = json.loads(json.dumps(state))  # a deep copy of plain data (faster than deepcopy)
     notes: list[str] = []
     result = fn(st, action, rng, settings, notes)
     if notes:
@@ -443,13 +448,14 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str]) -> dict:
     else:
         success = None if target is None else base >= target
     st["discard"].extend([c for c, _ in played] + opened)
-    summary = {"id": len(st["judgements"]) + 1, "who": who, "skill": a.get("skill", ""),
+    summary = {"id": (st["judgements"][-1]["id"] if st["judgements"] else 0) + 1, "who": who, "skill": a.get("skill", ""),
                "level": level, "ability": ability, "played": [c if n is None else f"{c}={n}"
                                                               for c, n in played],
                "opened": opened, "limit": limit, "value": base, "effective": effective,
                "target": target, "success": success, "critical": critical,
                "absolute_failure": absolute_failure, "no_card": no_card}
     st["judgements"].append(summary)
+    del st["judgements"][:-KEEP_JUDGEMENTS]
     return summary
 
 
@@ -476,10 +482,13 @@ def opposed(active: dict, passive: dict) -> tuple[str, str]:
 
 def _judge_action(st, a, rng, settings, notes):
     against = a.get("vs")
+    act = None
     if against is not None:
-        if isinstance(against, bool) or not isinstance(against, int) \
-                or not 1 <= against <= len(st["judgements"]):
-            raise ActionError(f"vs={against!r}: no such judgement (1-{len(st['judgements'])})")
+        act = next((j for j in st["judgements"] if j["id"] == against), None)
+        if act is None:
+            ids = [j["id"] for j in st["judgements"]]
+            raise ActionError(f"vs={against!r}: no such judgement" +
+                              (f" (the last {len(ids)}: {ids[0]}-{ids[-1]})" if ids else " yet"))
     s = judge(st, a, rng, notes)
     parts = [f"judgement {s['id']}: {s['who']} {s['skill'] or ''} level {s['level']}".replace("  ", " "),
              f"ability {s['ability']}" + (" (halved: level 0)" if s["level"] == 0 else ""),
@@ -498,7 +507,6 @@ def _judge_action(st, a, rng, settings, notes):
     text = "; ".join(parts)
     result = {"judgement": s}
     if against is not None:
-        act = st["judgements"][against - 1]
         side, why = opposed(act, s)
         winner = act["who"] if side == "active" else s["who"]
         result["opposed"] = {"active": against, "passive": s["id"], "winner": side,

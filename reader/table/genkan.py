@@ -97,12 +97,18 @@ def _category_data() -> dict:
 def categories(overrides: dict | None = None) -> dict[int, tuple[str, ...]]:
     """Poem number -> its categories (one, or two for 持統天皇 and 式子内親王), with overrides
     ``{"12": "男"}`` or ``{"12": ["女", "官"]}`` applied."""
+    return dict(_categories(json.dumps(overrides or {}, sort_keys=True, ensure_ascii=False)))
+
+
+@lru_cache(maxsize=8)
+def _categories(overrides_json: str) -> tuple:
+    overrides = json.loads(overrides_json)
     out = {}
     for p in _category_data()["poets"]:
         out[p["no"]] = (p["category"],) + ((p["also"],) if p.get("also") else ())
-    for k, v in (overrides or {}).items():
+    for k, v in overrides.items():
         out[int(k)] = tuple(v) if isinstance(v, list) else (v,)
-    return out
+    return tuple(out.items())
 
 
 def _check_overrides(over) -> dict:
@@ -690,7 +696,7 @@ def apply(state: dict, action: dict, rng: random.Random, settings: dict) -> tupl
     fn = _ACTIONS.get(action.get("do"))
     if fn is None:
         raise ActionError(f"unknown action {action.get('do')!r} (actions: {', '.join(_ACTIONS)})")
-    st = copy.deepcopy(state)
+    st = json.loads(json.dumps(state))  # a deep copy of plain data (faster than deepcopy)
     notes: list[str] = []
     result = fn(st, action, rng, settings, notes)
     if notes:

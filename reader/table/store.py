@@ -52,13 +52,17 @@ class Table:
         self.mod = system_module(system)
         self.settings = self.mod.check_settings(dict(settings or {}))
         self.seed = seed
-        self._states: list[dict] = [self.mod.new_state(self.settings, rng_for(seed, 0))]
+        first = self.mod.new_state(self.settings, rng_for(seed, 0))
+        #: every state as compact JSON (for undo): small, immutable, and quick to parse back
+        self._frozen: list[str] = [_freeze(first)]
+        self._state: dict = first
         self._actions: list[dict] = []
         self._results: list[dict] = []
 
     @property
     def state(self) -> dict:
-        return self._states[-1]
+        """The table now (read it; do not change it: the next action starts from it)."""
+        return self._state
 
     @property
     def actions(self) -> tuple[dict, ...]:
@@ -74,8 +78,9 @@ class Table:
             raise ActionError("an action is an object with a \"do\" name")
         action = copy.deepcopy(action)
         rng = rng_for(self.seed, len(self._actions) + 1)
-        new, result = self.mod.apply(self.state, action, rng, self.settings)
-        self._states.append(new)
+        new, result = self.mod.apply(self._state, action, rng, self.settings)  # apply copies
+        self._frozen.append(_freeze(new))
+        self._state = new
         self._actions.append(action)
         self._results.append(result)
         return result
@@ -83,7 +88,8 @@ class Table:
     def pop(self) -> dict:
         if not self._actions:
             raise ActionError("nothing to undo")
-        self._states.pop()
+        self._frozen.pop()
+        self._state = json.loads(self._frozen[-1])
         self._results.pop()
         return self._actions.pop()
 
@@ -104,6 +110,10 @@ class Table:
     def save(self, path: Path | str) -> None:
         atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
         atomic_write_text(log_path(path), self.log_text())
+
+
+def _freeze(state: dict) -> str:
+    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
 
 
 def load(path: Path | str, system: str | None = None) -> Table:
