@@ -169,6 +169,7 @@ class Prompt:
                 continue
             self.table.save(self.save)
             self.echo(result["text"])
+            self.echo(self.describe().split("\n", 1)[0])   # the piles, one line
 
     def command(self, c) -> str:
         from reader.table.store import log_path

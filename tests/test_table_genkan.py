@@ -233,8 +233,14 @@ def test_utagatari_keeps_its_attribute_and_asks_for_henka_after_the_first():
 
 def test_solo_poem_is_5_7_5_7_7_one_ku_per_poem():
     st = state(pile_top=[1, 2, 3, 4, 5], players={"ka": (3, [6, 7, 8])})
-    st, r = run(st, do="compose", mode="solo", who="ka")
+    st0 = st
+    st, r = run(st, do="compose", mode="solo", who="ka", hand="官僧")  # 《歌学》 success 【官僧】
     assert st["compose"]["drawn"] == [1, 2, 3, 4, 5]
+    with pytest.raises(ActionError, match="does not match"):
+        run(st, do="place", ku=["1.1", "2.2", "3.3", "4.4", "7.5"])   # 7 安倍仲麿 is 男
+    plain, _ = run(st0, do="compose", mode="solo", who="ka")
+    with pytest.raises(ActionError, match="needs a 《歌学》 success"):
+        run(plain, do="place", ku=["1.1", "2.2", "3.3", "4.4", "6.5"])
     with pytest.raises(ActionError, match="place 2 needs a 7-sound ku"):
         run(st, do="place", ku=["1.1", "2.3", "3.3", "4.4", "5.5"])
     with pytest.raises(ActionError, match="one ku only"):
@@ -315,9 +321,32 @@ def test_senka_must_use_a_held_scene_card_and_allows_no_advice():
 
 def test_advice_card_from_another_players_hand_in_solo():
     st = state(pile_top=[1, 2, 3, 4, 5], players={"ka": (3, []), "yo": (3, [40])})
-    st, _ = run(st, do="compose", mode="solo", who="ka")
+    st, _ = run(st, do="compose", mode="solo", who="ka", advice="男")   # 40 平兼盛 is 男
     new, r = run(st, do="place", ku=["1.1", "40.2", "3.3", "4.4", "5.5"])
     assert r["poem"]["advice"] == {"yo": [40]} and new["players"]["yo"]["hand"] == []
+    st2, _ = run(state(pile_top=[1, 2, 3, 4, 5], players={"ka": (3, []), "yo": (3, [40])}),
+                 do="compose", mode="solo", who="ka", advice="女")
+    with pytest.raises(ActionError, match="does not match"):
+        run(st2, do="place", ku=["1.1", "40.2", "3.3", "4.4", "5.5"])
+
+
+def test_senka_uses_the_hand_without_a_kagaku_judgement():
+    st = state(pile_top=[1, 2, 3, 4, 5], players={"ka": (3, [40])})
+    st, _ = run(st, do="compose", mode="senka", who="ka")
+    new, r = run(st, do="place", ku=["1.1", "40.2", "3.3", "4.4", "5.5"])
+    assert 40 in new["discard"]
+    with pytest.raises(ActionError, match="no 相談"):
+        run(state(players={"ka": (3, [])}), do="compose", mode="senka", who="ka", advice="男")
+
+
+def test_joining_a_contest_midway_only_when_allowed():
+    st = state(players={"a": (3, []), "b": (3, [])})
+    closed, _ = run(st, do="contest", names=["a", "b"], attr="男", dice=2)
+    with pytest.raises(ActionError, match="no joining midway"):
+        run(closed, do="contestjoin", name="c")
+    open_, _ = run(st, do="contest", names=["a", "b"], attr="男", dice=2, joinable=True)
+    new, _ = run(open_, do="contestjoin", name="c", team="x")
+    assert new["contest"]["order"] == ["a", "b", "c"] and new["contest"]["teams"] == {"c": "x"}
 
 
 def test_scoring_adds_keibo_points():
@@ -371,3 +400,24 @@ def test_no_card_lost_or_doubled(seed, ops):
         except ActionError:
             pass
         check_conserved(t.state)
+
+
+def test_empty_pile_reshuffles_the_discards_or_refuses_by_setting():
+    st = state(players={"ka": (3, [])})
+    st["discard"], st["pile"] = st["pile"][2:], st["pile"][:2]
+    top = list(st["pile"])
+    new, res = run(st, do="act", who="ka", attr="男", dice=5, difficulty=1)
+    assert res["judgement"]["turned"][:2] == top and len(res["judgement"]["turned"]) == 5
+    assert "reshuffled" in res["text"]
+    check_conserved(new)
+    off = genkan.check_settings({"reshuffle": False})
+    with pytest.raises(ActionError, match="only 2 yomifuda"):
+        run(st, s=off, do="act", who="ka", attr="男", dice=5, difficulty=1)
+
+
+def test_scene_pile_runs_short_and_the_torifuda_discards_come_back():
+    st = state()
+    st["uta_discard"], st["uta_pile"] = st["uta_pile"][1:], st["uta_pile"][:1]
+    new, res = run(st, do="scene")
+    assert len(new["scene"]) == 3 and "shuffled back" in res["text"]
+    check_conserved(new)

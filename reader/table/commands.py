@@ -32,9 +32,12 @@ kagaku WHO N   refill WHO   scene (turn up 3 歌枕札)   key N (the GM puts key
 act WHO ATTR DICE DIFF [CARD…] [sp=N]       行為判定: ATTR 男|女|官僧, DICE = 能力値＋文化値,
                                             DIFF 1-3, CARDs from the hand (at most sp = 特技)
 contest A,B,C ATTR DICE [min=N] [sp=N] [teams=A:x,B:x,C:y] [join]     対決判定
-turn DIFF [CARD…] [sp=N] | turn pass        the next participant;  contest stop (time limit)
+turn DIFF [CARD…] | turn pass               the next participant;  contest stop (time limit);
+                                            contest join NAME [team=T] (if the GM allows: join)
 talk WHO TARGET ATTR DICE [DIFF] [CARD…] [sp=N]   歌語り: TARGET pc|知人|同時代|過去|未来;  talkend
-compose solo|henka|renga|senka WHO [of=POEM#] [ku=N] [before]    歌詠み: draws the cards
+compose solo|henka|renga|senka WHO [of=POEM#] [ku=N] [before] [hand=ATTR] [advice=ATTR]
+                            歌詠み: draws the cards; hand=/advice=: the 文化値 of a 《歌学》 success
+                            that lets hand cards (own / another player's) be used
 place 12.1 45.2 …           the ku in the new poem's order (POEM.KU; ku 1,3 = 5 sounds; 2,4,5 = 7)
 score POEM# gm=0-2 pl=N scene=N             敬慕点
 poems   recite [POEM#] [out=FILE.wav]
@@ -166,6 +169,9 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
     if head == "contest":
         if pos and pos[0].lower() == "stop":
             return {"do": "conteststop"}
+        if pos and pos[0].lower() == "join":
+            _need(pos, 2, "contest join NAME [team=T]")
+            return {"do": "contestjoin", "name": pos[1], "team": kv.get("team")}
         _need(pos, 3, "contest A,B,C ATTR DICE [min=N] [sp=N] [teams=A:x,B:y] [join]")
         teams = {}
         for part in filter(None, kv.get("teams", "").split(",")):
@@ -200,6 +206,9 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
             a["of"] = _int(kv["of"].lstrip("#"), "of")
         if "ku" in kv:
             a["ku"] = _int(kv["ku"], "ku")
+        for k in ("hand", "advice"):
+            if k in kv:
+                a[k] = kv[k]
         return a
     if head == "place":
         _need(pos, 1, "place POEM.KU …")

@@ -38,7 +38,9 @@ Rules, and the choices made where the seed leaves them to the GM (settings, see
   difficulty at least the minimum and at least the previous declaration; a failure drops out
   (``turn pass`` drops out without judging); rounds repeat until one is left.  Ranking: the
   last one first, then in reverse order of dropping.  Teams: the last one's team wins;
-  ``contest stop`` ends it at a time limit (the team with most members left wins).
+  ``contest stop`` ends it at a time limit (the team with most members left wins).  When
+  the GM allows joining midway (``joinable``), ``contest join NAME`` adds a participant at
+  the end of the order.
 - 歌語り判定 (``talk``): a 行為判定 whose difficulty is at least 1 (PC), 2 (acquaintance),
   3 (a stranger of the same era), 4 (the past), 5 (the future); the 文化値 chosen first stays
   for the whole exchange.  On success the player composes: solo the first time, 返歌 after.
@@ -49,7 +51,11 @@ Rules, and the choices made where the seed leaves them to the GM (settings, see
   joined to the earlier ku: 5-7-5-7-7 or 5-7-7-5-7).  Sources: the drawn cards, the poem
   answered, the player's won 歌枕札 and the face-up scene cards, the player's hand (the 歌学
   judgement that allows it is the GM's to ask for) and, except in 撰歌, another player's hand
-  (相談／助言).  撰歌 must use a won 歌枕札 when the player holds one.  Drawn and hand cards
+  (相談／助言).  A hand card needs a 《歌学》〈知〉 success with a 文化値 of its attribute,
+  declared at ``compose`` (``hand=ATTR``; advice: ``advice=ATTR``, the adviser's success);
+  撰歌 uses the player's hand without one and allows no advice.  The 撰歌 option of making up
+  a ku from scratch or taking one from an anthology is not kept here (free text).  撰歌 must
+  use a won 歌枕札 when the player holds one.  Drawn and hand cards
   used go to the discards; 歌枕札 stay.
 - Scoring (``score``): GM 0-2, players 0-1 each, +1 per scene card used well; the sum is the
   poem's 敬慕点, added to the composer's total.
@@ -476,6 +482,24 @@ def _turn(st, a, rng, settings, notes):
     return result
 
 
+def _contest_join(st, a, rng, settings, notes):
+    c = st["contest"]
+    if c is None:
+        raise ActionError("no 対決判定 is on")
+    if not c["joinable"]:
+        raise ActionError("the GM said no joining midway in this 対決判定")
+    name = a.get("name")
+    if not isinstance(name, str) or not name or name in c["order"]:
+        raise ActionError(f"{name!r} cannot join: a new participant's name, please")
+    c["order"].append(name)
+    c["active"].append(name)
+    team = a.get("team")
+    if team:
+        c["teams"][name] = team
+    return {"text": f"対決判定: {name} joins, judging last in the round"
+                    + (f" (team {team})" if team else "")}
+
+
 def _contest_stop(st, a, rng, settings, notes):
     c = st["contest"]
     if c is None:
@@ -552,7 +576,11 @@ def _compose(st, a, rng, settings, notes):
         n_ku = _int(a.get("ku"), "the number of ku", 1, 5)  # a 発句 (5-7-5) for a 連歌 to follow
     drawn = _take(st, DRAW[mode], rng, settings, notes)
     st["compose"] = {"mode": mode, "who": who, "of": of, "ku": n_ku, "drawn": drawn,
-                     "before": bool(a.get("before"))}
+                     "before": bool(a.get("before")),
+                     "hand": _attr(a["hand"]) if a.get("hand") else None,
+                     "advice": _attr(a["advice"]) if a.get("advice") else None}
+    if mode == "senka" and st["compose"]["advice"]:
+        raise ActionError("撰歌: no 相談／助言")
     lines = [f"歌詠み判定 ({MODES_JA[mode]}): {who} draws {_cards(drawn)}"]
     for n in drawn:
         lines.append(f"  {n}: " + " / ".join(f"{k}.{t}" for k, t in enumerate(_poem(n).kanji, 1)))
@@ -581,6 +609,17 @@ def _parse_ku(spec) -> tuple[int, int]:
     return no, k
 
 
+def _check_hand_card(no: int, attr: str | None, how: str, cats) -> None:
+    """A hand card (own, or given as advice) needs a 《歌学》〈知〉 success with a 文化値 of its
+    attribute, declared at ``compose`` (``hand=ATTR`` / ``advice=ATTR``)."""
+    if attr is None:
+        raise ActionError(f"card {no} is a hand card: it needs a 《歌学》 success first "
+                          f"(compose … {how}=ATTR, ATTR the 文化値 of that success)")
+    if attr not in attributes(no, cats):
+        raise ActionError(f"card {no} ({'・'.join(sorted(attributes(no, cats)))}) does not match the "
+                          f"《歌学》 success's 【{attr}】 ({how})")
+
+
 def _place(st, a, rng, settings, notes):
     c = st["compose"]
     if c is None:
@@ -593,6 +632,7 @@ def _place(st, a, rng, settings, notes):
     answered = [n for n, _ in st["poems"][c["of"] - 1]["ku"]] if c["of"] else []
     scene_cards = set(me["won"]) | set(st["scene"])
     seen: set[int] = set()
+    cats = categories(settings["categories"])
     hand_used: dict[str, list[int]] = {}
     scene_used: list[int] = []
     for no, k in picks:
@@ -604,12 +644,15 @@ def _place(st, a, rng, settings, notes):
         elif no in scene_cards:
             scene_used.append(no)
         elif no in me["hand"]:
+            if mode != "senka":
+                _check_hand_card(no, c["hand"], "hand", cats)
             hand_used.setdefault(who, []).append(no)
         else:
             helper = next((n for n, p in st["players"].items() if n != who and no in p["hand"]), None)
             if helper is None or mode == "senka":
                 raise ActionError(f"card {no} is not among {who}'s cards for this poem (drawn, "
                                   f"answered, 歌枕札, hand" + (", advice)" if mode != "senka" else ")"))
+            _check_hand_card(no, c["advice"], "advice", cats)
             hand_used.setdefault(helper, []).append(no)
     sounds = tuple(_sounds(k) for _, k in picks)
     ku = [list(p) for p in picks]
@@ -687,6 +730,7 @@ def _score(st, a, rng, settings, notes):
 _ACTIONS = {
     "player": _player_add, "kagaku": _kagaku, "refill": _refill_action, "scene": _scene,
     "key": _key, "act": _act, "contest": _contest, "turn": _turn, "conteststop": _contest_stop,
+    "contestjoin": _contest_join,
     "talk": _talk, "talkend": _talkend, "compose": _compose, "place": _place, "score": _score,
 }
 
