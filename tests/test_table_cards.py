@@ -331,3 +331,14 @@ def test_deck_is_conserved_through_any_sequence(seed, ops):
         assert count == whole
         assert len(t.state["pile"]) + len(t.state["discard"]) + \
             sum(map(len, t.state["hands"].values())) == 108
+
+
+def test_vs_refers_to_one_of_the_last_judgements():
+    t = Table("cards", {}, seed=9)
+    t.push({"do": "player", "name": "a"})
+    for _ in range(cards.KEEP_JUDGEMENTS + 1):
+        t.push({"do": "judge", "who": "a", "level": 1, "ability": 3, "cards": []})
+    with pytest.raises(ActionError, match="no such judgement"):
+        t.push({"do": "judge", "who": "a", "level": 1, "ability": 3, "cards": [], "vs": 1})
+    r = t.push({"do": "judge", "who": "a", "level": 1, "ability": 3, "cards": [], "vs": 2})
+    assert r["opposed"]["active"] == 2 and r["judgement"]["id"] == cards.KEEP_JUDGEMENTS + 2

@@ -38,7 +38,7 @@ Rules and the choices made where the seed leaves room:
   played joker.  A critical is an absolute success and its value counts +30; an absolute
   failure counts 0.
 - Opposed (``vs=N``: this judgement is the passive side against judgement N, one of the
-  last 50): active > passive
+  last 20): active > passive
   wins, a tie goes to the passive side; both critical → passive; an absolute failure of the
   active side loses whatever the passive side did; a passive side that played no card while
   holding cards loses (choice: this specific rule wins over the general one when both sides
@@ -65,7 +65,7 @@ _SUIT_ALIASES = {"S": "♠", "H": "♥", "D": "♦", "C": "♣", "♠": "♠", "
 _RANK_ALIASES = {"T": "10", "1": "A", "ACE": "A", "JACK": "J", "QUEEN": "Q", "KING": "K"}
 
 #: judgements kept for ``vs=N`` (opposed judgements refer to a recent one)
-KEEP_JUDGEMENTS = 50
+KEEP_JUDGEMENTS = 20
 
 DEFAULT_SETTINGS = {"packs": 2, "jokers_per_pack": 2, "start_hand": 5, "npc_hand": 5,
                     "enemy_draw": 5}
