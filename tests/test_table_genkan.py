@@ -421,3 +421,12 @@ def test_scene_pile_runs_short_and_the_torifuda_discards_come_back():
     new, res = run(st, do="scene")
     assert len(new["scene"]) == 3 and "shuffled back" in res["text"]
     check_conserved(new)
+
+
+def test_a_drawn_card_of_a_scene_poem_counts_as_a_scene_card_used():
+    st = state(pile_top=[1, 2, 3, 4, 5], players={"ka": (3, [])}, scene=[3])
+    st, _ = run(st, do="compose", mode="solo", who="ka")
+    new, r = run(st, do="place", ku=["1.1", "2.2", "3.3", "4.4", "5.5"])
+    assert r["poem"]["scene_used"] == [3]
+    _, r = run(new, do="score", poem=1, gm=1, scene=1)
+    assert r["score"]["total"] == 2

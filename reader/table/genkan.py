@@ -639,10 +639,10 @@ def _place(st, a, rng, settings, notes):
         if no in seen:
             raise ActionError(f"poem {no} gives one ku only")
         seen.add(no)
-        if no in c["drawn"] or no in answered:
+        if no in scene_cards:
+            scene_used.append(no)  # a 歌枕札's poem, whichever card brought it
+        if no in c["drawn"] or no in answered or no in scene_cards:
             pass
-        elif no in scene_cards:
-            scene_used.append(no)
         elif no in me["hand"]:
             if mode != "senka":
                 _check_hand_card(no, c["hand"], "hand", cats)
