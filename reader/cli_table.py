@@ -395,9 +395,30 @@ def _system_group(system: str, title: str):
     return group
 
 
-table.add_command(_system_group(
-    "genkan", "現幻: the Hyakunin Isshu deck as the dice (yomifuda 山札 and hands, torifuda "
-              "歌枕札), judgements, 歌詠み and recitation.  'karuta table genkan play --help'."))
-table.add_command(_system_group(
-    "cards", "Playing-card judgements: two packs with jokers, ドロー/オープン/リシャッフル, "
-             "《限界突破》, criticals, opposed judgements.  'karuta table cards play --help'."))
+GENKAN_HELP = """現幻: the Hyakunin Isshu deck as the dice (yomifuda 山札 and hands, torifuda
+歌枕札), judgements, 歌詠み and recitation.  The actions: '?' at the prompt.
+
+\b
+Where the seed leaves the GM a choice (settings: play --set NAME=VALUE):
+  reshuffle=true    an empty 山札 takes the reshuffled discards (false: refuse)
+  refill=true       one card back after each judgement, up to the 歌学 count
+  scene_match=all   every card of a judgement can match a 歌枕札 (hand: only hand cards)
+  start_hand=3, scene_cards=3;  --key N,N the key cards;  --categories FILE another deck
+\b
+Fixed readings (see reader/table/genkan.py): degree of success = margin + 1, x2 per
+matched 歌枕札; 持統天皇 and 式子内親王 count as 女 or 官僧, whichever is named; hand
+cards in a poem need a 《歌学》 success of their attribute (compose … hand=ATTR)."""
+
+CARDS_HELP = """Playing-card judgements: two packs with jokers, ドロー/オープン/リシャッフル,
+《限界突破》, criticals, opposed judgements.  The actions: '?' at the prompt.
+
+\b
+Settings (play --set NAME=VALUE): jokers_per_pack=2 (or --jokers), packs=2,
+  start_hand=5, npc_hand=5, enemy_draw=5 (GM cards per enemy; combat N per=K for one fight)
+\b
+Fixed readings (see reader/table/cards.py): level 0 halves the ability rounding down;
+an unnamed joker is a 10; an opposed judgement where the passive side played no card is
+won by the active side unless it also played none; vs=N refers to one of the last 20."""
+
+table.add_command(_system_group("genkan", GENKAN_HELP))
+table.add_command(_system_group("cards", CARDS_HELP))
