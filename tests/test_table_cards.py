@@ -342,3 +342,57 @@ def test_vs_refers_to_one_of_the_last_judgements():
         t.push({"do": "judge", "who": "a", "level": 1, "ability": 3, "cards": [], "vs": 1})
     r = t.push({"do": "judge", "who": "a", "level": 1, "ability": 3, "cards": [], "vs": 2})
     assert r["opposed"]["active"] == 2 and r["judgement"]["id"] == cards.KEEP_JUDGEMENTS + 2
+
+
+SIDE = hst.fixed_dictionaries({
+    "value": hst.integers(0, 80), "critical": hst.booleans(), "absolute_failure": hst.booleans(),
+    "no_card": hst.booleans()}).map(
+    lambda j: dict(j, absolute_failure=j["absolute_failure"] or j["no_card"],
+                   critical=j["critical"] and not (j["absolute_failure"] or j["no_card"])))
+
+
+@given(active=SIDE, passive=SIDE)
+def test_opposed_rules_hold_for_any_pair(active, passive):
+    side, why = cards.opposed(active, passive)
+    assert why
+    if active["no_card"]:
+        assert side == "passive"          # nothing undoes it
+    elif passive["no_card"]:
+        assert side == "active"
+    elif active["absolute_failure"]:
+        assert side == "passive"          # whatever the passive side did
+    elif passive["critical"]:
+        assert side == "passive"          # both critical, or only the passive side
+    elif active["critical"] or passive["absolute_failure"]:
+        assert side == "active"
+    else:
+        assert side == ("active" if active["value"] > passive["value"] else "passive")
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=hst.integers(0, 10_000), level=hst.integers(0, 4), ability=hst.integers(0, 30),
+       hand_size=hst.integers(0, 6), play=hst.integers(0, 4), mode=hst.sampled_from([None, "♠", "♥"]))
+def test_judgement_value_and_flags_for_any_hand(seed, level, ability, hand_size, play, mode):
+    rng = random.Random(seed)
+    deck = cards.full_deck(S)
+    rng.shuffle(deck)
+    hand, pile = deck[:hand_size], deck[hand_size:]
+    st = {"pile": pile, "discard": [], "hands": {"p": list(hand)},
+          "people": {"p": {"kind": "pc", "mode": mode}}, "combat": None, "judgements": [],
+          "reshuffles": 0}
+    max_cards = max(level, 1)
+    played = hand[:min(play, max_cards)]
+    limit = hand_size < max_cards
+    new, res = cards.apply(st, {"do": "judge", "who": "p", "level": level, "ability": ability,
+                                "cards": played, "limit": limit}, random.Random(1), S)
+    j = res["judgement"]
+    opened = j["opened"]
+    assert len(opened) == (max_cards - len(played) if limit else 0)
+    assert j["value"] == (ability // 2 if level == 0 else ability) + \
+        sum(map(cards.value_of, played)) + sum(map(cards.value_of, opened))
+    face = any(c != "JK" and c[1:] in ("J", "Q", "K", "A") for c in opened)
+    assert j["absolute_failure"] == (face or (not played and hand_size > 0))
+    assert j["critical"] == (not limit and not j["absolute_failure"] and mode is not None
+                             and mode + "A" in played)
+    assert j["effective"] == (0 if j["absolute_failure"] else j["value"] + 30 * j["critical"])
+    assert cards.card_count(new) == Counter(cards.full_deck(S))

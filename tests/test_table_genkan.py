@@ -430,3 +430,42 @@ def test_a_drawn_card_of_a_scene_poem_counts_as_a_scene_card_used():
     assert r["poem"]["scene_used"] == [3]
     _, r = run(new, do="score", poem=1, gm=1, scene=1)
     assert r["score"]["total"] == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=hst.integers(0, 10_000), n=hst.integers(2, 5), minimum=hst.integers(1, 3),
+       raises=hst.lists(hst.integers(0, 2), min_size=60, max_size=60),
+       passes=hst.lists(hst.booleans(), min_size=60, max_size=60))
+def test_contest_properties(seed, n, minimum, raises, passes):
+    """Declarations never go down; each failure drops exactly that participant; the ranking is
+    everyone once, the last one standing first, then the reverse order of dropping out."""
+    t = Table("genkan", {}, seed=seed)
+    names = [f"p{i}" for i in range(n)]
+    t.push({"do": "contest", "names": names, "attr": "男", "dice": 6, "min": minimum})
+    last, dropped = None, []
+    for step in range(60):
+        c = t.state["contest"]
+        if c is None:
+            break
+        who = c["order"][c["turn"]]
+        floor = max(minimum, last or 0)
+        if passes[step] and step % 3 == 0:
+            r = t.push({"do": "turn", "pass": True})
+            dropped.append(who)
+        else:
+            with pytest.raises(ActionError):
+                t.push({"do": "turn", "difficulty": floor - 1}) if floor > 1 else \
+                    t.push({"do": "turn", "difficulty": 0})
+            r = t.push({"do": "turn", "difficulty": floor + raises[step]})
+            j = r["judgement"]
+            assert j["who"] == who and j["difficulty"] >= floor
+            if j["success"]:
+                last = j["difficulty"]
+            else:
+                dropped.append(who)
+        if "contest_over" in r:
+            ranking = r["contest_over"]["ranking"]
+            assert sorted(ranking) == sorted(names)
+            assert ranking[1:] == list(reversed(dropped))
+            break
+    check_conserved(t.state)
