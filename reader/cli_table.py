@@ -214,10 +214,17 @@ def recite(entry: dict, out: str | None, voice_spec: str | None, device) -> str:
     if out:
         path = render_poem(entry, voice, out)
         return f"{text}\nrecited poem #{entry['id']} to {path}"
+    from reader.errors import DeviceError
     from reader.session import open_output
 
-    output = open_output("sounddevice", device, voice.sample_rate)
-    play_poem(entry, voice, output)
+    try:
+        output = open_output("sounddevice", device, voice.sample_rate)
+        play_poem(entry, voice, output)
+    except DeviceError as e:
+        msg = str(e)
+        if "karuta render" in msg:   # the reading's hint; a poem is rendered with --out
+            msg = msg.split(":")[0] + ": recite to a file instead, with --out poem.wav"
+        raise DeviceError(msg) from None
     return f"{text}\nrecited poem #{entry['id']}"
 
 

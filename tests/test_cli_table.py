@@ -267,3 +267,16 @@ def test_recite_without_a_poem_or_device_is_one_line(tmp_path):
     one_line_error(karuta("table", "genkan", "recite", save2, "3"), "no composed poem #3")
     one_line_error(karuta("table", "genkan", "recite", save2, "--out", tmp_path / "nodir" / "x.wav"),
                    "does not exist")
+
+
+def test_recite_live_without_a_sound_device_points_to_out(tmp_path):
+    save, _ = _composed(tmp_path)
+    home = tmp_path / "empty"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
+    env.pop("PULSE_SERVER", None)
+    one_line_error(karuta("table", "genkan", "recite", save, env=env), "no sound device", "--out")
+    # at the prompt it is one '!' line and the table goes on
+    r = karuta("table", "genkan", "play", "--save", save, "--resume", input="recite\nscene\nq\n",
+               env=env)
+    assert r.returncode == 0 and "! no sound device" in r.stdout and "scene 1:" in r.stdout
