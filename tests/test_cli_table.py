@@ -7,7 +7,6 @@ import sys
 import time
 
 import numpy as np
-import pytest
 import soundfile as sf
 
 from audio_fixtures import ASOUNDRC, find_lead_in, read_wav_capture

@@ -46,7 +46,6 @@ Rules and the choices made where the seed leaves room:
 """
 from __future__ import annotations
 
-import copy
 import json
 import random
 from collections import Counter
