@@ -110,6 +110,7 @@ def test_genkan_session_through_the_command(tmp_path):
     assert "敬慕点 3" in shown and "#1 単独 by 小町 — 3 敬慕点" in shown
     log = (tmp_path / "t.json.log.txt").read_text()
     assert "行為判定: 在五" in log and "poem #1 (単独)" in log and "= 3 敬慕点" in log
+    assert log.rstrip().endswith("so far: 敬慕点 在五 0, 小町 3; 1 poem(s) composed")
 
 
 def test_genkan_contest_difficulty_below_the_previous_is_refused(tmp_path):

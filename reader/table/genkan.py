@@ -783,3 +783,9 @@ def poems_text(st: dict) -> str:
             head += f" — {e['score']['total']} 敬慕点"
         out.append(head + "\n" + poem_lines(e))
     return "\n".join(out) or "no poems composed yet"
+
+
+def summary(st: dict) -> str:
+    """The closing line of the GM's log: 敬慕点 per player and the poems composed."""
+    pts = ", ".join(f"{n} {p['points']}" for n, p in st["players"].items()) or "no players"
+    return f"so far: 敬慕点 {pts}; {len(st['poems'])} poem(s) composed"

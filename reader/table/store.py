@@ -105,6 +105,9 @@ class Table:
             head, *rest = text.split("\n") or [""]
             lines.append(f"#{n} {head}")
             lines += [f"    {x}" for x in rest]
+        summary = getattr(self.mod, "summary", None)
+        if summary is not None and self._results:
+            lines.append(summary(self.state))
         return "\n".join(lines) + "\n"
 
     def save(self, path: Path | str) -> None:
