@@ -18,6 +18,7 @@ from __future__ import annotations
 import copy
 import importlib
 import json
+import marshal
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +54,8 @@ class Table:
         self.settings = self.mod.check_settings(dict(settings or {}))
         self.seed = seed
         first = self.mod.new_state(self.settings, rng_for(seed, 0))
-        #: every state as compact JSON (for undo): small, immutable, and quick to parse back
-        self._frozen: list[str] = [_freeze(first)]
+        #: every state, serialized (for undo): compact, immutable, and quick to load back
+        self._frozen: list[bytes] = [_freeze(first)]
         self._state: dict = first
         self._actions: list[dict] = []
         self._results: list[dict] = []
@@ -89,7 +90,7 @@ class Table:
         if not self._actions:
             raise ActionError("nothing to undo")
         self._frozen.pop()
-        self._state = json.loads(self._frozen[-1])
+        self._state = marshal.loads(self._frozen[-1])
         self._results.pop()
         return self._actions.pop()
 
@@ -115,8 +116,8 @@ class Table:
         atomic_write_text(log_path(path), self.log_text())
 
 
-def _freeze(state: dict) -> str:
-    return json.dumps(state, ensure_ascii=False, separators=(",", ":"))
+def _freeze(state: dict) -> bytes:
+    return marshal.dumps(state)  # plain data only; in memory, never written to disk
 
 
 def load(path: Path | str, system: str | None = None) -> Table:
