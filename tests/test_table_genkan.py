@@ -288,6 +288,8 @@ def test_renga_joins_to_31_sounds_in_either_pattern():
     assert [k for _, k in r["poem"]["ku"]] == [1, 2, 3, 4, 5]
     with pytest.raises(ActionError, match="5-7-5-7-7 or 5-7-7-5-7"):
         run(st2, do="place", ku=[f"{drawn[0]}.1", f"{drawn[1]}.5"])
+    with pytest.raises(ActionError, match="the earlier ku use it already"):
+        run(st2, do="place", ku=["1.4", f"{drawn[1]}.5"])
     # before the earlier 5-7-5: 5-7 + 5-7-5 is not a waka; 7 + ... likewise
     st3 = copy.deepcopy(st2)
     st3["compose"]["before"] = True

@@ -636,9 +636,13 @@ def _place(st, a, rng, settings, notes):
     cats = categories(settings["categories"])
     hand_used: dict[str, list[int]] = {}
     scene_used: list[int] = []
+    if mode == "renga":  # the joined poem too takes one ku from each poem
+        seen |= {n for n, _ in st["poems"][c["of"] - 1]["ku"]}
     for no, k in picks:
         if no in seen:
-            raise ActionError(f"poem {no} gives one ku only")
+            raise ActionError(f"poem {no} gives one ku only" +
+                              (" (the earlier ku use it already)" if mode == "renga" and
+                               no in answered else ""))
         seen.add(no)
         if no in scene_cards:
             scene_used.append(no)  # a 歌枕札's poem, whichever card brought it
