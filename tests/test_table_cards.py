@@ -396,3 +396,10 @@ def test_judgement_value_and_flags_for_any_hand(seed, level, ability, hand_size,
                              and mode + "A" in played)
     assert j["effective"] == (0 if j["absolute_failure"] else j["value"] + 30 * j["critical"])
     assert cards.card_count(new) == Counter(cards.full_deck(S))
+
+
+def test_a_bare_ace_is_taken_from_the_mode_suit_first():
+    st = table_state([], hands={"pc": ["♥A", "♠A"]}, people={"pc": {"kind": "pc", "mode": "♠"}})
+    new, res = run(st, do="judge", who="pc", level=1, ability=5, cards=["A"])
+    assert res["judgement"]["played"] == ["♠A"] and res["judgement"]["critical"]
+    assert new["hands"]["pc"] == ["♥A"]

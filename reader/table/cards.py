@@ -297,8 +297,10 @@ def _peek(st, a, rng, settings, notes):
     return {"text": f"look at the top {n}: {_fmt(got)} (they stay on top)", "seen": got}
 
 
-def _take_from_hand(hand: list[str], specs, who: str) -> list[tuple[str, str | None]]:
-    """Remove the named cards from ``hand`` (in place); [(card, joker's name)]."""
+def _take_from_hand(hand: list[str], specs, who: str,
+                    prefer: str | None = None) -> list[tuple[str, str | None]]:
+    """Remove the named cards from ``hand`` (in place); [(card, joker's name)].  A rank alone
+    takes a card of that rank, of suit ``prefer`` (the 表出モード) when there is one."""
     out = []
     for spec in specs:
         want, named = _parse_played(spec)
@@ -306,7 +308,8 @@ def _take_from_hand(hand: list[str], specs, who: str) -> list[tuple[str, str | N
             hand.remove(want)
             out.append((want, named))
             continue
-        match = next((c for c in hand if c != JOKER and rank_of(c) == want), None)
+        match = next((c for c in hand if prefer and c == prefer + want), None) or \
+            next((c for c in hand if c != JOKER and rank_of(c) == want), None)
         if match is None:
             raise ActionError(f"{spec!r} is not in {who}'s hand ({_fmt(hand)})")
         hand.remove(match)
@@ -412,7 +415,8 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str]) -> dict:
     if len(specs) > max_cards:
         raise ActionError(f"level {level} allows at most {max_cards} card(s), not {len(specs)}")
     held = len(hand)
-    played = _take_from_hand(hand, specs, who)
+    crit_suit, joker_crit = _crit_cards(st, who)
+    played = _take_from_hand(hand, specs, who, prefer=crit_suit)
     if limit and held >= max_cards:
         raise ActionError(f"《限界突破》 only when the hand is short: {who} holds {held} "
                           f"card(s), level {level} needs {max_cards}")
@@ -426,7 +430,6 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str]) -> dict:
     values = [value_of(c) if named is None else _named_value(named) for c, named in played]
     base = (ability // 2 if level == 0 else ability) + sum(values) + sum(10 if c == JOKER else value_of(c)
                                                                       for c in opened)
-    crit_suit, joker_crit = _crit_cards(st, who)
     critical = False
     if not limit:
         for c, named in played:
