@@ -99,7 +99,7 @@ def main() -> None:
             _, peak = tracemalloc.get_traced_memory()
             tracemalloc.stop()
             print(f"{system}: {args.actions} actions, each saved: mean {per * 1000:.1f} ms an action "
-                  f"(CPU {cpu * 1000:.1f} ms; the rest is fsync of the save and the log; slowest "
+                  f"(CPU {cpu * 1000:.1f} ms; the rest is waiting: fsync of the save and log, a busy machine; slowest "
                   f"{slowest * 1000:.0f} ms; target <= 100 ms); save {size / 1024:.0f} KiB; "
                   f"load (replay all) {load_s * 1000:.0f} ms (target <= 2000 ms); "
                   f"peak Python memory {peak / 2**20:.1f} MiB (target <= 200 MiB)")
