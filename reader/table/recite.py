@@ -41,11 +41,22 @@ def render_poem(entry: dict, voice, out: Path | str, **kw) -> Path:
 
 
 def play_poem(entry: dict, voice, output, **kw) -> None:
+    """Play the poem and return when it has been heard.  The clip is made before the stream
+    starts (synthesis takes a second or two), so the poem starts at once and plays through."""
     from audio.render import PlanCursor
+    from reader.errors import DeviceError
 
-    cursor = PlanCursor(poem_plan(entry, voice, **kw), voice, live=True)
+    plan = poem_plan(entry, voice, **kw)
+    voice.samples(plan.segments[0].speech)  # synthesize (and cache) first
+    cursor = PlanCursor(plan, voice, live=True)
     try:
-        output.play(cursor)
+        try:
+            output.play(cursor)
+        except Exception as e:  # PortAudio failing to start an opened stream
+            if type(e).__name__ != "PortAudioError":
+                raise
+            raise DeviceError(f"the sound device would not start ({' '.join(str(e).split())}): "
+                              "recite to a file instead, with --out poem.wav") from None
         while not output.wait(timeout=0.5):
             pass
     finally:
