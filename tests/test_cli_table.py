@@ -152,6 +152,11 @@ def test_genkan_bad_cards_and_bad_save(tmp_path):
     (tmp_path / "edited.json").write_text(json.dumps(d, ensure_ascii=False))
     one_line_error(karuta("table", "genkan", "show", tmp_path / "edited.json"), "action 2", "not in")
     one_line_error(karuta("table", "cards", "show", save), "a 'genkan' table")
+    for bad, words in [({"settings": [1, 2]}, ["settings"]),
+                       ({"actions": d["actions"][:1] + [{"do": "act", "who": ["x"]}]}, ["action 2", "malformed"]),
+                       ({"actions": [7]}, ["action 1"])]:
+        (tmp_path / "odd.json").write_text(json.dumps(dict(d, **bad), ensure_ascii=False))
+        one_line_error(karuta("table", "genkan", "show", tmp_path / "odd.json"), *words)
     one_line_error(karuta("table", "genkan", "new", save), "exists")
     one_line_error(karuta("table", "genkan", "new", tmp_path / "n.json", "--set", "refill=maybe"),
                    "refill")

@@ -403,3 +403,23 @@ def test_a_bare_ace_is_taken_from_the_mode_suit_first():
     new, res = run(st, do="judge", who="pc", level=1, ability=5, cards=["A"])
     assert res["judgement"]["played"] == ["♠A"] and res["judgement"]["critical"]
     assert new["hands"]["pc"] == ["♥A"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(actions=hst.lists(hst.tuples(
+    hst.sampled_from(sorted(cards._ACTIONS)),
+    hst.dictionaries(hst.sampled_from(["who", "name", "mode", "n", "cards", "all", "enemies", "per",
+                                       "level", "ability", "target", "limit", "vs", "skill"]),
+                     hst.one_of(hst.none(), hst.booleans(), hst.integers(-3, 120), hst.text(max_size=4),
+                                hst.lists(hst.text(max_size=4), max_size=4)), max_size=6)),
+    max_size=8))
+def test_any_malformed_action_is_refused_cleanly(actions):
+    """Whatever a hand-edited save holds: applied, or refused with ActionError, never a crash."""
+    t = Table("cards", {}, seed=1)
+    t.push({"do": "player", "name": "a"})
+    for do, args in actions:
+        try:
+            t.push(dict(args, do=do))
+        except ActionError:
+            pass
+        assert cards.card_count(t.state) == Counter(cards.full_deck(t.settings))

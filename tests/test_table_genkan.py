@@ -471,3 +471,28 @@ def test_contest_properties(seed, n, minimum, raises, passes):
             assert ranking[1:] == list(reversed(dropped))
             break
     check_conserved(t.state)
+
+
+VALUES = hst.one_of(hst.none(), hst.booleans(), hst.integers(-3, 120), hst.text(max_size=4),
+                    hst.lists(hst.integers(0, 101), max_size=6),
+                    hst.lists(hst.text(max_size=5), max_size=4), hst.dictionaries(hst.text(max_size=3),
+                                                                                   hst.integers(), max_size=2))
+KEYS = ["who", "name", "kagaku", "attr", "dice", "special", "difficulty", "cards", "no", "names",
+        "min", "teams", "pass", "target", "mode", "of", "ku", "before", "hand", "advice", "poem", "gm",
+        "players", "scene"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(actions=hst.lists(hst.tuples(hst.sampled_from(sorted(genkan._ACTIONS)),
+                                    hst.dictionaries(hst.sampled_from(KEYS), VALUES, max_size=6)),
+                         max_size=8))
+def test_any_malformed_action_is_refused_cleanly(actions):
+    """Whatever a hand-edited save holds: applied, or refused with ActionError, never a crash."""
+    t = Table("genkan", {}, seed=1)
+    t.push({"do": "player", "name": "a", "kagaku": 3})
+    for do, args in actions:
+        try:
+            t.push(dict(args, do=do))
+        except ActionError:
+            pass
+        check_conserved(t.state)

@@ -400,8 +400,9 @@ def _contest(st, a, rng, settings, notes):
             or not all(isinstance(n, str) and n for n in names):
         raise ActionError("a 対決判定 needs two or more different participants, in order")
     teams = a.get("teams") or {}
-    if not isinstance(teams, dict) or any(n not in names for n in teams):
-        raise ActionError("teams: every team member must be a participant")
+    if not isinstance(teams, dict) or any(n not in names for n in teams) \
+            or not all(isinstance(t, str) and t for t in teams.values()):
+        raise ActionError("teams: every team member must be a participant, every team a name")
     c = {"order": names, "active": list(names), "dropped": [], "turn": 0,
          "min": _int(a.get("min", 1), "the minimum difficulty", 1, 20), "last": None,
          "attr": _attr(a.get("attr")), "dice": _int(a.get("dice"), "能力値＋文化値", 0, 100),

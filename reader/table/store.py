@@ -51,6 +51,8 @@ class Table:
             raise KarutaError(f"the seed must be a whole number, not {seed!r}")
         self.system = system
         self.mod = system_module(system)
+        if settings is not None and not isinstance(settings, dict):
+            raise KarutaError(f"the settings must be an object of NAME: value, not {settings!r}")
         self.settings = self.mod.check_settings(dict(settings or {}))
         self.seed = seed
         first = self.mod.new_state(self.settings, rng_for(seed, 0))
@@ -79,7 +81,11 @@ class Table:
             raise ActionError("an action is an object with a \"do\" name")
         action = copy.deepcopy(action)
         rng = rng_for(self.seed, len(self._actions) + 1)
-        new, result = self.mod.apply(self._state, action, rng, self.settings)  # apply copies
+        try:
+            new, result = self.mod.apply(self._state, action, rng, self.settings)  # apply copies
+        except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
+            # an action of the wrong shape (a hand-edited save): refused like any other
+            raise ActionError(f"a malformed {action.get('do')!r} action ({type(e).__name__}: {e})") from None
         self._frozen.append(_freeze(new))
         self._state = new
         self._actions.append(action)
