@@ -124,7 +124,7 @@ class Prompt:
     """The interactive loop, separate from click so tests can drive it with any input."""
 
     def __init__(self, table, save: Path, *, readline=None, echo=None, voice_spec=None,
-                 device=None):
+                 device=None, auto_recite: bool = False):
         from reader.table import commands
 
         self.table = table
@@ -134,6 +134,7 @@ class Prompt:
         self.commands = commands
         self.voice_spec = voice_spec
         self.device = device
+        self.auto_recite = auto_recite
 
     def describe(self) -> str:
         return self.table.mod.describe(self.table.state)
@@ -170,6 +171,12 @@ class Prompt:
             self.table.save(self.save)
             self.echo(result["text"])
             self.echo(self.describe().split("\n", 1)[0])   # the piles, one line
+            if self.auto_recite and "poem" in result:
+                try:
+                    self.echo(recite(result["poem"], None, self.voice_spec, self.device)
+                              .rsplit("\n", 1)[-1])
+                except KarutaError as e:
+                    self.echo(f"! {e}")
 
     def command(self, c) -> str:
         from reader.table.store import log_path
@@ -289,8 +296,10 @@ def _system_group(system: str, title: str):
     @click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
                   help="The voice that recites composed poems (default: the configured one).")
     @click.option("--device", default=None, help="The sound device for recitation.")
+    @click.option("--recite/--no-recite", "auto_recite", default=False,
+                  help="(genkan) Recite each poem aloud as soon as it is placed.")
     @with_setup
-    def play(save, resume, voice_spec, device, seed, players, **kw):
+    def play(save, resume, voice_spec, device, auto_recite, seed, players, **kw):
         """The interactive table: one line per action, '?' for the keys, 'u' undoes."""
         from reader.table.store import load
 
@@ -305,7 +314,8 @@ def _system_group(system: str, title: str):
             click.echo(f"{system} table, seed {t.seed}, saved to {save}")
             for r in t.results:
                 click.echo(r["text"])
-        p = Prompt(t, Path(save), voice_spec=voice_spec, device=device)
+        p = Prompt(t, Path(save), voice_spec=voice_spec, device=device,
+                   auto_recite=auto_recite and system == "genkan")
         try:
             p.run()
         except KeyboardInterrupt:

@@ -288,3 +288,21 @@ def test_recite_live_without_a_sound_device_points_to_out(tmp_path):
     r = karuta("table", "genkan", "play", "--save", save, "--resume", input="recite\nscene\nq\n",
                env=env)
     assert r.returncode == 0 and "! no sound device" in r.stdout and "scene 1:" in r.stdout
+
+
+def test_play_with_recite_reads_each_poem_as_it_is_placed(tmp_path):
+    save = tmp_path / "t.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
+    d = json.loads(ok(do(save, "genkan", "compose solo 小町", "--json")).stdout)["result"]["drawn"]
+    home = tmp_path / "home"
+    home.mkdir()
+    cap = home / "capture.wav"
+    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
+    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
+    env.pop("PULSE_SERVER", None)
+    r = karuta("table", "genkan", "play", "--save", save, "--resume", "--recite",
+               input=f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5\nq\n", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "poem #1 (単独)" in r.stdout and "recited poem #1" in r.stdout
+    heard = read_wav_capture(cap)
+    assert np.count_nonzero(np.abs(heard) > 1000) > 48000   # over a second of voice was played
