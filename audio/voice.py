@@ -89,10 +89,28 @@ def text_for(key: str):
     named = {"joka": poems.JOKA, "karafuda": poems.GOSHIKI_KARAFUDA, "announce": poems.GOSHIKI_ANNOUNCE}
     if key in named:
         return named[key]
+    if key.startswith("ku:"):
+        return composed_text(key)
     try:
         return poems.poem(int(key))
     except (ValueError, KeyError):
         raise KeyError(f"no text named {key!r}") from None
+
+
+def composed_text(key: str):
+    """A poem put together from ku of the 100 (``karuta table genkan``'s composed poems):
+    ``"ku:12.1,45.2,3.3,77.4,9.5"`` is poem 12's first ku, then poem 45's second, and so on."""
+    import poems
+
+    try:
+        pairs = [tuple(int(x) for x in part.split(".")) for part in key[3:].split(",")]
+        if not pairs or any(len(p) != 2 or not 1 <= p[1] <= 5 for p in pairs):
+            raise ValueError
+        chosen = [(poems.poem(n), k - 1) for n, k in pairs]
+    except (ValueError, KeyError):
+        raise KeyError(f"no text named {key!r}") from None
+    return poems.Text(key=key, kanji=tuple(p.kanji[k] for p, k in chosen),
+                      reading=tuple(p.reading[k] for p, k in chosen))
 
 
 def reading_for(item: SpeechItem) -> tuple[str, ...]:

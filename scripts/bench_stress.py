@@ -49,7 +49,7 @@ APP = textwrap.dedent("""
     sys.path.insert(0, {repo!r})
     os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
     from audio.render import PlanCursor
-    from reader.cli.read import make_voice
+    from reader.reading.voices import make_voice
     from reader.reading.engine import build_plan
     from reader.reading.settings import preset
     from reader.reading.player import open_output
@@ -184,7 +184,7 @@ def main():
         procs.append(keep)
         # the reference: the same plan rendered (warms the voice cache too)
         from audio.render import quantize16, render
-        from reader.cli.read import make_voice
+        from reader.reading.voices import make_voice
         from reader.reading.engine import build_plan
         from reader.reading.settings import preset
 

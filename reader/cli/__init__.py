@@ -28,6 +28,7 @@ _COMMANDS = {
     "stats": ("reader.cli.stats:stats", "Your drill results per poem: table, JSON, CSV, plot."),
     "calibrate": ("reader.cli.calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
     "tournament": ("reader.cli.tournament:tournament", "A goshiki competition day: blocks, rounds, results, standings, finals."),
+    "table": ("reader.cli.table:table", "Role-playing tables: 現幻 with the karuta deck, playing-card judgements."),
 }
 
 

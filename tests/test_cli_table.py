@@ -1,0 +1,308 @@
+"""`karuta table`: the installed command, end to end (save, resume, undo, --json, log, recite)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import soundfile as sf
+
+from audio_fixtures import ASOUNDRC, find_lead_in, read_wav_capture
+from cli_run import karuta_argv, run_karuta
+
+
+def karuta(*args, input=None, env=None, timeout=180):
+    return run_karuta(*map(str, args), input=input, env=env, timeout=timeout)
+
+
+def ok(res):
+    assert res.returncode == 0, res.stderr
+    return res
+
+
+def one_line_error(res, *words):
+    assert res.returncode == 1, (res.stdout, res.stderr)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("karuta: "), res.stderr
+    for w in words:
+        assert w in lines[0], (w, lines[0])
+    assert "Traceback" not in res.stderr
+
+
+def do(save, system, line, *extra):
+    return karuta("table", system, "do", save, line, *extra)
+
+
+def state(save, system):
+    return json.loads(ok(karuta("table", system, "show", save, "--json")).stdout)["state"]
+
+
+# --- playing cards ------------------------------------------------------------------------------
+
+def test_cards_new_judge_json_and_log(tmp_path):
+    save = tmp_path / "c.json"
+    out = json.loads(ok(karuta("table", "cards", "new", save, "--seed", "3", "--player", "tenjo:s",
+                               "--npc", "oni", "--json")).stdout)
+    hand = out["state"]["hands"]["tenjo"]
+    assert len(hand) == 5 and out["state"]["people"]["tenjo"]["mode"] == "♠"
+    assert len(out["state"]["pile"]) == 108 - 5
+    two = hand[:2]
+    r = json.loads(ok(do(save, "cards", f"judge tenjo 思考 2 12 {two[0]} {two[1]} t=20", "--json")).stdout)
+    j = r["result"]["judgement"]
+    expect = 12 + sum(10 if c == "JK" or c[1:] in "JQKA" else int(c[1:]) for c in two)
+    assert j["value"] == expect and r["action"]["do"] == "judge"
+    assert j["success"] == (expect >= 20 or j["critical"])
+    assert sorted(r["state"]["discard"]) == sorted(two)
+    log = (tmp_path / "c.json.log.txt").read_text()
+    assert "#1 player tenjo" in log and f"#3 judgement 1: tenjo 思考 level 2" in log
+    assert ok(karuta("table", "cards", "log", save)).stdout == log
+    # undo through `do u`: the hand is whole again, and the log forgets the judgement
+    r = json.loads(ok(do(save, "cards", "u", "--json")).stdout)
+    assert r["result"]["undone"]["do"] == "judge" and sorted(r["state"]["hands"]["tenjo"]) == sorted(hand)
+    assert "judgement 1" not in (tmp_path / "c.json.log.txt").read_text()
+
+
+def test_cards_bad_input_is_one_line_and_changes_nothing(tmp_path):
+    save = tmp_path / "c.json"
+    ok(karuta("table", "cards", "new", save, "--seed", "3", "--player", "tenjo:♠"))
+    hand = state(save, "cards")["hands"]["tenjo"]
+    absent = next(f"{s}{r}" for s in "♠♥♦♣" for r in ("2", "3", "4", "5", "6", "7")
+                  if f"{s}{r}" not in hand)
+    before = save.read_bytes(), (tmp_path / "c.json.log.txt").read_bytes()
+    for line, words in [
+        ("judge tenjo 近接 2 5 ♣11", ["unknown card"]),                 # an unknown card
+        (f"judge tenjo 近接 2 5 {absent}", ["not in tenjo's hand"]),   # a card not in the hand
+        ("judge tenjo 近接 2 5 limit", ["only when the hand is short"]),
+        ("judge nobody 近接 2 5", ["no one called"]),
+        ("fly away", ["what is 'fly'"]),
+        ("draw tenjo x", ["whole number"]),
+    ]:
+        one_line_error(do(save, "cards", line), *words)
+    assert (save.read_bytes(), (tmp_path / "c.json.log.txt").read_bytes()) == before
+
+
+# --- 現幻 -----------------------------------------------------------------------------------------
+
+def test_genkan_session_through_the_command(tmp_path):
+    save = tmp_path / "t.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "在五:3", "--player",
+              "小町:4", "--key", "17,61"))
+    st = state(save, "genkan")
+    assert st["keys"] == [17, 61] and len(st["players"]["在五"]["hand"]) == 3
+    r = json.loads(ok(do(save, "genkan", "scene", "--json")).stdout)
+    assert len(r["state"]["scene"]) == 3 and not set(r["state"]["scene"]) & {17, 61}
+    card = st["players"]["在五"]["hand"][0]
+    r = json.loads(ok(do(save, "genkan", f"act 在五 男 5 2 {card} sp=1", "--json")).stdout)
+    j = r["result"]["judgement"]
+    assert len(j["turned"]) == 5 and j["hand_used"] == [card]
+    assert card not in r["state"]["players"]["在五"]["hand"]
+    r = json.loads(ok(do(save, "genkan", "compose solo 小町", "--json")).stdout)
+    d = r["result"]["drawn"]
+    one_line_error(do(save, "genkan", f"place {d[0]}.2 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5"),
+                   "not 5-7-5-7-7")                                  # an impossible 5-7-5-7-7
+    r = ok(do(save, "genkan", f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5"))
+    assert "poem #1 (単独) by 小町" in r.stdout
+    ok(do(save, "genkan", "score 1 gm=2 pl=1"))
+    assert state(save, "genkan")["players"]["小町"]["points"] == 3
+    shown = ok(karuta("table", "genkan", "show", save)).stdout
+    assert "敬慕点 3" in shown and "#1 単独 by 小町 — 3 敬慕点" in shown
+    log = (tmp_path / "t.json.log.txt").read_text()
+    assert "行為判定: 在五" in log and "poem #1 (単独)" in log and "= 3 敬慕点" in log
+    assert log.rstrip().endswith("so far: 敬慕点 在五 0, 小町 3; 1 poem(s) composed")
+
+
+def test_genkan_contest_difficulty_below_the_previous_is_refused(tmp_path):
+    save = tmp_path / "t.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "11", "--player", "a:3", "--player", "b:3"))
+    one_line_error(do(save, "genkan", "contest a,b,oni 男 30 min=2 teams=a:x,b"), "NAME:TEAM")
+    ok(do(save, "genkan", "contest a,b,oni 男 30 min=2"))
+    before = save.read_bytes()
+    one_line_error(do(save, "genkan", "turn 1"), "at least 2 (the minimum)")
+    assert save.read_bytes() == before
+    # 30 cards turned up hold 3 男 cards or more (this seed): a declares 3 and stays
+    r = json.loads(ok(do(save, "genkan", "turn 3", "--json")).stdout)
+    assert r["result"]["judgement"]["success"] and r["result"]["judgement"]["achievement"] >= 3
+    c = r["state"]["contest"]
+    assert c["order"][c["turn"]] == "b" and c["last"] == 3
+    before = save.read_bytes()
+    one_line_error(do(save, "genkan", "turn 2"), "at least 3 (the previous declaration)")
+    assert save.read_bytes() == before
+
+
+def test_genkan_bad_cards_and_bad_save(tmp_path):
+    save = tmp_path / "t.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "在五:3"))
+    hand = state(save, "genkan")["players"]["在五"]["hand"]
+    absent = next(n for n in range(1, 101) if n not in hand)
+    before = save.read_bytes()
+    one_line_error(do(save, "genkan", f"act 在五 男 5 2 {absent} sp=1"), "not in 在五's hand")
+    one_line_error(do(save, "genkan", "act 在五 男 5 2 101 sp=1"), "not a card")
+    one_line_error(do(save, "genkan", "act 在五 神 5 2"), "男, 女 or 官僧")
+    one_line_error(do(save, "genkan", "talk 在五 過去 男 5 3"), "at least 4")
+    one_line_error(do(save, "genkan", "place 1.1 2.2 3.3 4.4 5.5"), "nothing is being composed")
+    assert save.read_bytes() == before
+    # a corrupt save and an edited one are one line each
+    (tmp_path / "bad.json").write_text("{not json")
+    one_line_error(karuta("table", "genkan", "show", tmp_path / "bad.json"), "bad.json", "not a table save")
+    d = json.loads(before)
+    d["actions"].append({"do": "act", "who": "在五", "attr": "男", "dice": 5, "difficulty": 2,
+                         "cards": [absent], "special": 1})
+    (tmp_path / "edited.json").write_text(json.dumps(d, ensure_ascii=False))
+    one_line_error(karuta("table", "genkan", "show", tmp_path / "edited.json"), "action 2", "not in")
+    one_line_error(karuta("table", "cards", "show", save), "a 'genkan' table")
+    for bad, words in [({"settings": [1, 2]}, ["settings"]),
+                       ({"actions": d["actions"][:1] + [{"do": "act", "who": ["x"]}]}, ["action 2", "malformed"]),
+                       ({"actions": [7]}, ["action 1"])]:
+        (tmp_path / "odd.json").write_text(json.dumps(dict(d, **bad), ensure_ascii=False))
+        one_line_error(karuta("table", "genkan", "show", tmp_path / "odd.json"), *words)
+    one_line_error(karuta("table", "genkan", "new", save), "exists")
+    one_line_error(karuta("table", "genkan", "new", tmp_path / "n.json", "--set", "refill=maybe"),
+                   "refill")
+    one_line_error(karuta("table", "genkan", "new", tmp_path / "n.json", "--key", "17,x"), "--key")
+    one_line_error(karuta("table", "genkan", "play", "--save", tmp_path / "nope.json", "--resume"),
+                   "no such save")
+
+
+# --- the prompt -----------------------------------------------------------------------------------
+
+def test_prompt_undo_help_and_resume(tmp_path):
+    save = tmp_path / "c.json"
+    lines = "?\nplayer b h\ndraw b 2\nu\nshow\nwhat\nq\n"
+    r = ok(karuta("table", "cards", "play", "--save", save, "--seed", "5", "--player", "a:s",
+                  input=lines))
+    assert "judge WHO SKILL LEVEL ABILITY" in r.stdout           # help
+    assert "undone: draw" in r.stdout and "! what is 'what'" in r.stdout
+    assert "--resume" in r.stdout
+    st = state(save, "cards")
+    assert set(st["hands"]) == {"a", "b"} and len(st["hands"]["b"]) == 5
+    r = ok(karuta("table", "cards", "play", "--save", save, "--resume", input="open 3\nq\n"))
+    assert "open 3:" in r.stdout
+    assert len(state(save, "cards")["discard"]) == 3
+    one_line_error(karuta("table", "cards", "play", "--save", save, "--seed", "1"), "exists")
+
+
+def test_killed_mid_session_loses_nothing(tmp_path):
+    save = tmp_path / "t.json"
+    p = subprocess.Popen([*karuta_argv(), "table", "genkan", "play", "--save",
+                          str(save), "--seed", "2", "--player", "a:4"],
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         text=True)
+    try:
+        for n, line in enumerate(["scene", "act a 女 6 1", "scene"], 2):
+            p.stdin.write(line + "\n")
+            p.stdin.flush()
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                try:
+                    if len(json.loads(save.read_text())["actions"]) == n:
+                        break
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.05)
+    finally:
+        p.send_signal(signal.SIGKILL)
+        p.wait()
+    assert len(json.loads(save.read_text())["actions"]) == 4
+    assert not [f for f in tmp_path.iterdir() if f.name.endswith(".tmp")]
+    st = state(save, "genkan")
+    assert st["scene_no"] == 2
+
+
+# --- recitation -----------------------------------------------------------------------------------
+
+def _composed(tmp_path, name="t.json"):
+    save = tmp_path / name
+    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
+    d = json.loads(ok(do(save, "genkan", "compose solo 小町", "--json")).stdout)["result"]["drawn"]
+    ok(do(save, "genkan", f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5"))
+    return save, [[d[0], 1], [d[1], 2], [d[2], 3], [d[3], 4], [d[4], 5]]
+
+
+def test_recite_renders_the_composed_poem_with_the_synthesized_voice(tmp_path):
+    from audio.synth import SynthVoice
+    from audio.voice import SpeechItem, composed_text
+    from poems.kimariji import sound_morae
+    from reader.table.recite import HOLD_MS, speech_key
+
+    save, ku = _composed(tmp_path)
+    out = tmp_path / "poem.wav"
+    r = ok(karuta("table", "genkan", "recite", save, "1", "--out", out))
+    assert f"recited poem #1 to {out}" in r.stdout
+    data, rate = sf.read(out, dtype="float32")
+    key = speech_key({"ku": ku})
+    voice = SynthVoice()
+    item = SpeechItem(key, "whole", hold_ms=HOLD_MS)
+    lay = voice.layout(item)
+    assert rate == 48000 and len(data) == lay.frames
+    # the voice says the composed ku, mora for mora, in their modern reading
+    reading = composed_text(key).reading
+    assert tuple(m.kana for m in lay.morae) == tuple(sound_morae(reading))
+    # and the file is that speech (16-bit), not silence
+    ref = np.asarray(voice.samples(item), dtype=np.float32)
+    assert np.sqrt(np.mean(data ** 2)) > 0.02
+    assert np.max(np.abs(data - np.clip(ref, -1, 1))) < 2 / 32768
+
+
+def test_recite_at_the_prompt_plays_live_through_portaudio(tmp_path):
+    save, ku = _composed(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    cap = home / "capture.wav"
+    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
+    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
+    env.pop("PULSE_SERVER", None)
+    r = karuta("table", "genkan", "play", "--save", save, "--resume", input="recite\nq\n", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "recited poem #1" in r.stdout
+    ok(karuta("table", "genkan", "recite", save, "--out", tmp_path / "ref.wav"))
+    ref, _ = sf.read(tmp_path / "ref.wav", dtype="int16")
+    heard = read_wav_capture(cap)
+    lead = find_lead_in(heard, ref)
+    # what was played is the rendered poem, sample for sample; a machine too busy to feed the
+    # device in time inserts silence (an underflow), so silence is left out of the comparison
+    played = heard[lead:]
+    assert np.array_equal(played[played != 0][:np.count_nonzero(ref)], ref[ref != 0])
+
+
+def test_recite_without_a_poem_or_device_is_one_line(tmp_path):
+    save = tmp_path / "t.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
+    one_line_error(karuta("table", "genkan", "recite", save, "--out", tmp_path / "x.wav"),
+                   "no poem composed yet")
+    save2, _ = _composed(tmp_path, "t2.json")
+    one_line_error(karuta("table", "genkan", "recite", save2, "3"), "no composed poem #3")
+    one_line_error(karuta("table", "genkan", "recite", save2, "--out", tmp_path / "nodir" / "x.wav"),
+                   "does not exist")
+
+
+def test_recite_live_without_a_sound_device_points_to_out(tmp_path):
+    save, _ = _composed(tmp_path)
+    home = tmp_path / "empty"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
+    env.pop("PULSE_SERVER", None)
+    one_line_error(karuta("table", "genkan", "recite", save, env=env), "no sound device", "--out")
+    # at the prompt it is one '!' line and the table goes on
+    r = karuta("table", "genkan", "play", "--save", save, "--resume", input="recite\nscene\nq\n",
+               env=env)
+    assert r.returncode == 0 and "! no sound device" in r.stdout and "scene 1:" in r.stdout
+
+
+def test_play_with_recite_reads_each_poem_as_it_is_placed(tmp_path):
+    save = tmp_path / "t.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
+    d = json.loads(ok(do(save, "genkan", "compose solo 小町", "--json")).stdout)["result"]["drawn"]
+    home = tmp_path / "home"
+    home.mkdir()
+    cap = home / "capture.wav"
+    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
+    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
+    env.pop("PULSE_SERVER", None)
+    r = karuta("table", "genkan", "play", "--save", save, "--resume", "--recite",
+               input=f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5\nq\n", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "poem #1 (単独)" in r.stdout and "recited poem #1" in r.stdout
+    heard = read_wav_capture(cap)
+    assert np.count_nonzero(np.abs(heard) > 1000) > 48000   # over a second of voice was played
