@@ -41,6 +41,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from reader.errors import KarutaError
+
 __all__ = ["Seat", "PracticeSettings", "Current", "Judgement", "ReadClosed", "OwedSend",
            "PracticeMatch", "VERDICTS"]
 
@@ -143,6 +145,14 @@ class ReadClosed:
     timing: dict = field(default_factory=dict)
 
 
+@dataclass
+class _Touch:
+    player: str
+    card: int
+    frame: int
+    seq: int
+
+
 class PracticeMatch:
     """One practice match.  See the module docstring for the loop and the timing rules.
 
@@ -151,70 +161,412 @@ class PracticeMatch:
     "B": Seat}``; ``rng``: ``random.Random`` for the bots (each read draws from its own
     ``random.Random`` seeded from this one, so a resumed match plays as the whole one would);
     ``voice``: answers ``layout`` for the mora onsets (bots hear morae; ``--hints`` dims by them).
+    ``extra``: header keys for the log (``seed``, ``practice``).
     """
 
     def __init__(self, deal, plan, seats: dict[str, Seat], rng: random.Random,
-                 settings: PracticeSettings | None = None, voice=None):
-        raise NotImplementedError
+                 settings: PracticeSettings | None = None, voice=None,
+                 extra: dict | None = None):
+        from reader.rules import goshiki, kyogi
+
+        self.deal = deal
+        self.plan = plan
+        self.rules = deal.rules
+        self.seats = dict(seats)
+        self.settings = settings or PracticeSettings()
+        self.voice = voice
+        self.extra = dict(extra or {})
+        self.players = ("A", "B")
+        for p in self.players:
+            if p not in self.seats:
+                raise KarutaError(f"no seat for player {p}")
+        self._base = rng.getrandbits(63)
+        initial = deal.initial_state()
+        self._match = (kyogi.KyogiMatch(initial) if self.rules == "kyogi"
+                       else goshiki.GoshikiMatch(initial))
+        self._kami = {s.poem: s for s in plan.segments
+                      if s.kind == "kami" and isinstance(s.poem, int)}
+        self.order = tuple(n for n in plan.order if n in self._kami)
+        if self.rules == "goshiki":
+            stray = [n for n in self.order if n not in deal.hands["A"] + deal.hands["B"]]
+            if stray:
+                raise KarutaError(f"the reading plan reads poem {stray[0]}, not a card of this "
+                                  "goshiki deal")
+        self._rate = plan.sample_rate
+        self._window = round(self.settings.simultaneous_ms * self._rate / 1000)
+        self._touches: list[_Touch] = []
+        self._seq = 0
+        self._bots: list[tuple[str, int, int]] | None = None
+        self._pending: tuple[Any, OwedSend, ReadClosed] | None = None
+        self._timings: list[dict] = []
+        self._closed: list[ReadClosed] = []
+        #: read index -> cards that moved (were sent) on that read
+        self._moved: dict[int, tuple[int, ...]] = {}
 
     # --- the board -------------------------------------------------------------------------
     @property
-    def board(self) -> dict[str, tuple[int, ...]]:
-        """Per player, the cards on the board on their side (kyogi: their territory; goshiki:
-        the unread, untaken cards in their rows), sorted."""
-        raise NotImplementedError
+    def state(self):
+        return self._match.state
 
     @property
-    def state(self):
-        """The rules state (``KyogiState`` / ``GoshikiState``) after the closed reads."""
-        raise NotImplementedError
+    def match(self):
+        """The rules' undoable match (``KyogiMatch`` / ``GoshikiMatch``)."""
+        return self._match
+
+    @property
+    def index(self) -> int:
+        """Reads closed so far (the current read's 0-based number)."""
+        return len(self._match)
+
+    @property
+    def board(self) -> dict[str, tuple[int, ...]]:
+        """Per player, the cards on the board on their side (kyogi: their territory; goshiki:
+        the cards still lying in their rows — a read card nobody took stays, dead), sorted."""
+        st = self.state
+        if self.rules == "kyogi":
+            return {p: st.cards(p) for p in self.players}
+        return {p: tuple(c for c in self.deal.hands[p] if c in st.board) for p in self.players}
+
+    def where(self, card: int) -> str | None:
+        """The side a card lies on now, or ``None`` (karafuda, taken, or in transit)."""
+        if self.rules == "kyogi":
+            return self.state.where(card)
+        if card in self.state.board:
+            return self.deal.owner(card)
+        return None
+
+    def _segment_current(self, i: int) -> Current:
+        from poems.kimariji import kimariji_length
+
+        poem = self.order[i]
+        seg = self._kami[poem]
+        closes = self._kami[self.order[i + 1]].start if i + 1 < len(self.order) else None
+        morae: tuple[int, ...] = ()
+        if self.voice is not None and seg.speech is not None:
+            morae = tuple(seg.start + m.start for m in self.voice.layout(seg.speech).morae)
+        decisive = seg.decisive if seg.decisive is not None else seg.start
+        return Current(index=i, poem=poem, kami=seg, kimariji=seg.kimariji or "",
+                       kimariji_sound=seg.kimariji_sound or "", start=seg.start,
+                       decisive=decisive, closes=closes, where=self.where(poem), morae=morae)
 
     def current(self) -> Current | None:
         """The read in progress; ``None`` when the match is over or a send is owed."""
-        raise NotImplementedError
+        if self._pending is not None or self.outcome() is not None:
+            return None
+        if self.index >= len(self.order):
+            return None
+        return self._segment_current(self.index)
 
     # --- touches ---------------------------------------------------------------------------
+    def _reaction(self, cur: Current, frame: int) -> float:
+        return round((frame - cur.decisive) * 1000.0 / self._rate, 3) + 0.0
+
     def touch(self, player: str, card: int, frame: int) -> Judgement:
         """A touch by ``player`` on ``card`` heard at plan ``frame``: judged at once, kept
         until the read closes."""
-        raise NotImplementedError
+        if player not in self.players:
+            raise KarutaError(f"unknown player {player!r} (A or B)")
+        if self._pending is not None:
+            return Judgement(player, card, frame, "moving", "cards are being sent: wait")
+        cur = self.current()
+        if cur is None:
+            return Judgement(player, card, frame, "late", "the match is over")
+        self._touches.append(_Touch(player, card, int(frame), self._seq))
+        self._seq += 1
+        judgements = self._judge(cur)[0]
+        return judgements[self._order_of(self._seq - 1)]
+
+    def _order_of(self, seq: int) -> int:
+        ranked = sorted(self._touches, key=lambda t: (t.frame, t.seq))
+        return next(i for i, t in enumerate(ranked) if t.seq == seq)
+
+    def _judge(self, cur: Current):
+        """Judge the current read's touches in frame order: (judgements, took, extra).
+
+        kyogi extra: the touched territories per player (``own``/``opp``);
+        goshiki extra: (faults, lost).
+        """
+        touches = sorted(self._touches, key=lambda t: (t.frame, t.seq))
+        out: list[Judgement] = []
+        st = self.state
+        poem = cur.poem
+        take_frame: int | None = None
+        takers: list[str] = []
+        touched = {p: set() for p in self.players}
+        faults: list[str] = []
+        lost = None
+        holder: str | None = None
+        sitting = getattr(st, "sitting_out", frozenset())
+        for t in touches:
+            p, c, f = t.player, t.card, t.frame
+            terr = self.where(c)
+            r = self._reaction(cur, f)
+
+            def j(verdict, reason):
+                out.append(Judgement(p, c, f, verdict, reason, terr, r))
+
+            if f < cur.start:
+                j("early", "the 上の句 has not started")
+                continue
+            if cur.closes is not None and f >= cur.closes:
+                j("late", "the next 上の句 has started")
+                continue
+            if terr is None:
+                j("out", f"poem {c} is not on the board")
+                continue
+            if self.rules == "kyogi":
+                if take_frame is not None and f > take_frame + self._window:
+                    j("dead", "the card was already taken")
+                    continue
+                side = "own" if terr == p else "opp"
+                if c == poem:
+                    if take_frame is None:
+                        take_frame = f
+                    if p not in takers:
+                        takers.append(p)
+                    touched[p].add(side)
+                    j("take", "took it" if len(takers) == 1 else "simultaneous touch")
+                elif cur.where is None or terr != cur.where:
+                    touched[p].add(side)
+                    j("fault", "karafuda: お手つき" if cur.where is None
+                      else "wrong territory: お手つき")
+                else:
+                    touched[p].add(side)
+                    j("miss", "another card of the right territory (no fault)")
+            else:
+                if p in sitting:
+                    j("out", f"{p} sits out this read (1回休み)")
+                    continue
+                if c == poem:
+                    if p in faults:
+                        j("dead", "faulted on this read: cannot take it")
+                    elif holder is None:
+                        holder, take_frame = p, f
+                        j("take", "took it")
+                    elif p != holder and f <= take_frame + self._window:
+                        owner = self.deal.owner(c)
+                        if owner == p:
+                            holder = p
+                        j("take" if holder == p else "dead", "simultaneous touch: to the "
+                          "player in whose rows it lies")
+                    else:
+                        j("dead", "the card was already taken")
+                else:
+                    if p not in faults:
+                        faults.append(p)
+                    if holder == p:
+                        lost, holder, take_frame = p, None, None
+                        j("fault", "a wrong card after the right one: お手つき, the card is lost")
+                    else:
+                        j("fault", "a wrong card: お手つき")
+        if self.rules == "kyogi":
+            took = None if not takers else ("both" if len(takers) == 2 else takers[0])
+            return out, took, touched, take_frame
+        return out, holder, (tuple(faults), lost), take_frame
+
+    def settled_at(self) -> int | None:
+        """The earliest frame the current read may close (kyogi: the take plus the
+        simultaneous window), or ``None`` if nobody has taken it yet (goshiki: always
+        ``None``, since a wrong touch after the take still counts until the next 上の句)."""
+        cur = self.current()
+        if cur is None or self.rules != "kyogi":
+            return None
+        take = self._judge(cur)[3]
+        return None if take is None else take + self._window
+
+    def _view(self, cur: Current):
+        from poems.kimariji import kimariji_length
+
+        from reader.practice.bot import ReadView
+
+        read = self.order[: cur.index]
+        k = kimariji_length(self.plan.universe, read)[cur.poem]
+        moved = set()
+        for i in range(max(0, cur.index - self.settings.recent_reads), cur.index):
+            moved.update(self._moved.get(i, ()))
+        morae = cur.morae
+        if not morae:  # no voice layout: spread the kimariji evenly up to the decisive onset
+            step = (cur.decisive - cur.start) // max(1, k - 1) if k > 1 else 0
+            morae = tuple(cur.start + step * i for i in range(k))
+        return ReadView(rules=self.rules, poem=cur.poem, where=cur.where, board=self.board,
+                        start=cur.start, decisive=cur.decisive, kami_end=cur.kami.end,
+                        morae=morae, kimariji_len=k, moved=frozenset(moved),
+                        sitting_out=frozenset(getattr(self.state, "sitting_out", ())),
+                        sample_rate=self._rate)
+
+    def read_rng(self, index: int | None = None) -> random.Random:
+        """The random stream of read ``index`` (default: the current one)."""
+        i = self.index if index is None else index
+        return random.Random(self._base * 1009 + i)
 
     def bot_touches(self) -> list[tuple[str, int, int]]:
         """What every bot seat will touch on the current read: ``(player, card, frame)`` in
         frame order.  Drawn once per read (calling again returns the same list); the loop
         delivers each through ``touch`` when its frame comes."""
-        raise NotImplementedError
+        from reader.practice import bot
+
+        if self._bots is not None:
+            return list(self._bots)
+        cur = self.current()
+        if cur is None:
+            return []
+        view = self._view(cur)
+        rng = self.read_rng()
+        out = []
+        for p in self.players:
+            seat = self.seats[p]
+            if seat.kind == "bot":
+                for card, frame in bot.plan_touches(p, bot.level(seat.level), view, rng):
+                    out.append((p, card, frame))
+        self._bots = sorted(out, key=lambda t: (t[2], t[0]))
+        return list(self._bots)
+
+    def fault_opportunity(self):
+        """For measuring bots: the 友札 a bot could fault on in the current read, or None."""
+        from reader.practice import bot
+
+        cur = self.current()
+        return None if cur is None else bot.fault_opportunity(self._view(cur))
 
     def close_read(self, frame: int | None = None) -> ReadClosed:
-        """End the current read (at ``frame``; default: when it closes by itself) and apply it
-        to the rules.  Bot and empty seats send at once; a human's send stays owed."""
-        raise NotImplementedError
+        """End the current read (at ``frame``; touches after it are not counted) and apply it to
+        the rules.  Bot and empty seats send at once; a human's send stays owed."""
+        from reader.rules import goshiki, kyogi
 
-    def settled_at(self) -> int | None:
-        """The earliest frame the current read may close (kyogi: the take plus the
-        simultaneous window), or ``None`` if nobody has taken it yet."""
-        raise NotImplementedError
+        cur = self.current()
+        if cur is None:
+            raise KarutaError("no read in progress (the match is over or a send is owed)")
+        if frame is not None:
+            self._touches = [t for t in self._touches if t.frame < frame]
+        judgements, took, extra, _ = self._judge(cur)
+        timing = self._timing(cur, judgements)
+        if self.rules == "kyogi":
+            ev = kyogi.Read(cur.poem, took, {p: sorted(extra[p], key=kyogi.SIDES.index)
+                                             for p in self.players})
+            trial = kyogi.apply(self.state, ev).results[-1]
+            owed = OwedSend(trial.sender, len(trial.sent)) if trial.sent else None
+        else:
+            faults, lost = extra
+            ev = goshiki.Read(cur.poem, took, faults, lost)
+            owed = None
+        closed = ReadClosed(cur.index, cur.poem, ev, None, tuple(judgements), owed, timing)
+        self._touches, self._bots = [], None
+        if owed is not None:
+            if self.seats[owed.sender].kind == "human":
+                self._pending = (ev, owed, closed)
+                return closed
+            from reader.practice import bot
+
+            st = self.state
+            other = kyogi.other(owed.sender)
+            unread = [n for n in self.order[cur.index + 1:]]
+            cards = bot.choose_send(self._after_take(owed.sender, cur.poem),
+                                    self._after_take(other, cur.poem), owed.count, unread,
+                                    self.read_rng(cur.index + 10_000))
+            return self._push(ev, closed, cards)
+        return self._push(ev, closed, None)
+
+    def _after_take(self, player: str, poem: int) -> tuple[int, ...]:
+        return tuple(c for c in self.state.cards(player) if c != poem)
+
+    def _push(self, ev, closed: ReadClosed, send) -> ReadClosed:
+        from dataclasses import replace
+
+        if send is not None:
+            ev = replace(ev, send=tuple(send))
+        self._match.push(ev)
+        result = self.state.results[-1]
+        if self.rules == "kyogi" and result.sent:
+            self._moved[closed.index] = tuple(result.sent)
+        done = replace(closed, event=ev, result=result, owed=None)
+        self._timings.append(closed.timing)
+        self._closed.append(done)
+        self._pending = None
+        return done
+
+    def _timing(self, cur: Current, judgements) -> dict:
+        ms = lambda f: round(f * 1000.0 / self._rate, 1) + 0.0  # noqa: E731
+        return {
+            "kami_ms": ms(cur.start), "decisive_ms": ms(cur.decisive),
+            "kimariji": cur.kimariji,
+            "touches": [{"player": j.player, "card": j.card, "ms": ms(j.frame),
+                         "reaction_ms": round(j.reaction_ms, 1) + 0.0, "verdict": j.verdict}
+                        for j in judgements],
+        }
 
     # --- sends -----------------------------------------------------------------------------
     def owed_send(self) -> OwedSend | None:
         """The send a human still has to choose, or ``None``."""
-        raise NotImplementedError
+        return None if self._pending is None else self._pending[1]
 
     def suggest_send(self, player: str, count: int = 1) -> tuple[int, ...]:
         """The default cards for ``player`` to send (the bot's choice: split a 友札 pair,
         send an opening sound the other side lacks; late, keep a 1字決まり)."""
-        raise NotImplementedError
+        from reader.practice import bot
+        from reader.rules import kyogi
+
+        if self.rules != "kyogi":
+            return ()
+        poem = self._pending[2].poem if self._pending is not None else None
+        own = self._after_take(player, poem)
+        other = self._after_take(kyogi.other(player), poem)
+        i = self.index
+        return bot.choose_send(own, other, count, self.order[i + 1:], self.read_rng(i + 10_000))
 
     def send(self, player: str, cards) -> ReadClosed:
         """Complete the owed send with ``cards`` (from ``player``'s territory)."""
-        raise NotImplementedError
+        if self._pending is None:
+            raise KarutaError("no send is owed")
+        ev, owed, closed = self._pending
+        if player != owed.sender:
+            raise KarutaError(f"{owed.sender} sends on this read, not {player}")
+        cards = tuple(cards)
+        if len(cards) != owed.count:
+            raise KarutaError(f"{player} sends {owed.count} card(s), not {len(cards)}")
+        mine = set(self._after_take(player, closed.poem))
+        bad = [c for c in cards if c not in mine]
+        if bad:
+            raise KarutaError(f"poem {bad[0]} is not in {player}'s territory")
+        return self._push(ev, closed, cards)
 
     # --- result and log --------------------------------------------------------------------
     def outcome(self):
         """``reader.rules.Outcome`` once the match is over, else ``None``."""
-        raise NotImplementedError
+        return self.state.outcome()
+
+    @property
+    def closed(self) -> tuple[ReadClosed, ...]:
+        return tuple(self._closed)
 
     def log_records(self) -> list[dict]:
         """The match log as JSON-ready dicts: the header (deal, ``practice`` settings) and one
         line per closed read, in ``reader.matchlog`` format with the optional ``timing``."""
-        raise NotImplementedError
+        from reader import matchlog
+
+        out = [matchlog.header_of(self._match, self.extra)]
+        for ev, timing in zip(self._match.events, self._timings):
+            out.append({**ev.to_json(), **({"timing": timing} if timing else {})})
+        return out
+
+    def log_text(self) -> str:
+        import json
+
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.log_records())
+
+    def replay(self, events, timings=None) -> None:
+        """Apply already-logged reads (``--resume``): each must be the next read of the plan.
+        ``timings``: their logged ``timing`` objects, kept for the rewritten log."""
+        timings = list(timings) if timings is not None else []
+        for k, ev in enumerate(events):
+            cur = self.current()
+            if cur is None:
+                raise KarutaError("the log has more reads than the match")
+            if ev.poem != cur.poem:
+                raise KarutaError(f"read {cur.index + 1} of the log is poem {ev.poem}, but this "
+                                  f"match reads poem {cur.poem} there: not this match's log")
+            self._match.push(ev)
+            result = self.state.results[-1]
+            if self.rules == "kyogi" and result.sent:
+                self._moved[cur.index] = tuple(result.sent)
+            self._timings.append(timings[k] if k < len(timings) else {})
+            self._closed.append(ReadClosed(cur.index, cur.poem, ev, result, ()))
