@@ -47,7 +47,7 @@ SERIF_FONTS = (
 )
 
 GREEN = (34, 104, 62)  # the green paper a torifuda's face is mounted on
-FACE = (250, 246, 234)
+FACE = (246, 238, 214)  # the drills' paper colour (reader.window.PAPER)
 INK = (18, 18, 18)
 KIMARIJI_INK = (190, 40, 30)
 DIM_RGBA = (30, 40, 36, 165)
