@@ -27,6 +27,7 @@ _COMMANDS = {
     "drill": ("reader.cli_drill:drill", "Drills: memory (pick the card; FSRS), speed (tap when you know)."),
     "stats": ("reader.cli_stats:stats", "Your drill results per poem: table, JSON, CSV, plot."),
     "calibrate": ("reader.cli_calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
+    "practice": ("reader.cli_practice:practice", "A practice match on a board: against a bot, a second player, or alone."),
 }
 
 

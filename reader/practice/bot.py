@@ -57,13 +57,14 @@ class Level:
 
 
 #: the five levels.  Medians: level 5 ~0.15 s after the decisive onset (sometimes on the
-#: consonant), level 4 ~0.3 s, 3 ~0.6 s, 2 ~1.2 s, level 1 after the whole 上の句.
+#: consonant), level 4 ~0.23 s, 3 ~0.35 s, 2 ~0.6 s, level 1 ~0.3 s after the whole 上の句.
+#: Spreads overlap, so a weaker bot wins some cards from a stronger one.
 LEVELS: dict[int, Level] = {
-    1: Level(1, "kami_end", 600.0, 0.45, fault_rate=0.12, miss_rate=0.10, moved_penalty_ms=600.0),
-    2: Level(2, "decisive", 1200.0, 0.40, fault_rate=0.09, miss_rate=0.05, moved_penalty_ms=450.0),
-    3: Level(3, "decisive", 600.0, 0.35, fault_rate=0.07, miss_rate=0.03, moved_penalty_ms=300.0),
-    4: Level(4, "decisive", 300.0, 0.30, fault_rate=0.05, miss_rate=0.01, moved_penalty_ms=200.0),
-    5: Level(5, "decisive", 150.0, 0.25, fault_rate=0.03, miss_rate=0.005, moved_penalty_ms=150.0,
+    1: Level(1, "kami_end", 300.0, 0.60, fault_rate=0.12, miss_rate=0.08, moved_penalty_ms=500.0),
+    2: Level(2, "decisive", 600.0, 0.60, fault_rate=0.09, miss_rate=0.04, moved_penalty_ms=350.0),
+    3: Level(3, "decisive", 350.0, 0.60, fault_rate=0.07, miss_rate=0.02, moved_penalty_ms=250.0),
+    4: Level(4, "decisive", 230.0, 0.55, fault_rate=0.05, miss_rate=0.01, moved_penalty_ms=180.0),
+    5: Level(5, "decisive", 150.0, 0.45, fault_rate=0.03, miss_rate=0.005, moved_penalty_ms=120.0,
              early_rate=0.15, early_ms=60.0),
 }
 
