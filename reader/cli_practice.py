@@ -76,7 +76,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
 
     if not 0 <= simultaneous <= 1000:
         raise KarutaError(f"--simultaneous {simultaneous:g} is out of range: 0-1000 ms")
-    if as_json and bot_vs_bot is None:
+    if as_json and bot_vs_bot is None and not resume:
         raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
     if resume and log_file is None:
         raise KarutaError("--resume needs --log FILE (the match to continue)")
@@ -112,6 +112,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             headless.save(m, log_file)  # the deal is on disk before the first read
 
     if any(s.kind == "human" for s in m.seats.values()):
+        if as_json:
+            raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
         try:
             from reader.practice import window
         except ImportError:
