@@ -14,6 +14,9 @@ First line, the deal and the settings::
   (default false: a tie is a draw; true: a deciding tie reads one more card) are optional.
 - both: an optional ``"seed"`` (a number) records the seed the deal was drawn from.
   Any other key is refused (a typo would otherwise be silently ignored).
+- practice logs (``karuta practice``, reader/rules/README.md): kyogi ``"cards"`` (cards a side,
+  when not 25) and ``"practice"`` (seats, reading settings) in the header, and an optional
+  ``"timing"`` object on each read line; scoring ignores ``practice`` and ``timing``.
 
 Then one line per read, in order:
 
