@@ -68,3 +68,31 @@ def test_a_match_resumed_from_its_log_plays_on_as_the_whole_match(seed, a, b, cu
     m = headless.resume(path, VOICE)
     headless.play(m)
     assert m.log_text() == whole.log_text()
+
+
+touch_lists = st.lists(st.tuples(st.sampled_from("AB"), st.integers(0, 200),
+                                 st.integers(-1500, 9000)), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), rules=st.sampled_from(["kyogi", "goshiki"]),
+       reads=st.lists(touch_lists, min_size=1, max_size=60), pick=st.randoms(use_true_random=False))
+def test_any_touches_make_legal_reads_that_replay(seed, rules, reads, pick):
+    """Two humans touching anything at any time: every read the match closes is one the rules
+    accept (never an IllegalEvent), sends can be chosen freely, and the log replays."""
+    m = headless.new_match(rules, {"A": Seat("human"), "B": Seat("human")}, seed, VOICE)
+    for touches in reads:
+        cur = m.current()
+        if cur is None:
+            break
+        on_board = sorted(c for cs in m.board.values() for c in cs) + [cur.poem]
+        for player, k, ms in touches:
+            card = on_board[k % len(on_board)]
+            j = m.touch(player, card, max(0, cur.decisive + ms * 48))
+            assert j.verdict in ("take", "fault", "miss", "dead", "early", "late", "out")
+        closed = m.close_read()
+        if closed.owed is not None:
+            mine = [c for c in m.board[closed.owed.sender] if c != closed.poem]
+            m.send(closed.owed.sender, pick.sample(mine, closed.owed.count))
+    loaded = matchlog.loads(m.log_text())
+    assert matchlog.summary(loaded.match) == matchlog.summary(m.match)
