@@ -58,8 +58,12 @@ def _cards(ctx, param, value):
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
 @click.option("--memorize", type=float, default=None,
               help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5).")
+@click.option("--show-kimariji", is_flag=True,
+              help="Window play: print each card's kimariji on it (for beginners).")
+@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
+              show_default=True, help="Window play: audio backend.")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, simultaneous, device, fullscreen, memorize):
+             voice_spec, simultaneous, device, fullscreen, memorize, show_kimariji, backend):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
@@ -104,8 +108,6 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     else:
         if seed is None:
             seed = secrets.randbelow(10**6)
-            if not as_json:
-                click.echo(f"seed {seed}", err=True)
         m = headless.new_match(rules or "kyogi", seats, seed, voice, cards=cards, color=color,
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
         if log_file is not None:
@@ -120,7 +122,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("the board window is not built yet: use --bot-vs-bot A,B "
                               "for a headless match") from None
         window.run(m, log_file=log_file, hints=hints, device=device, fullscreen=fullscreen,
-                   memorize=memorize)
+                   memorize=memorize, show_kimariji=show_kimariji, backend=backend)
+        _say_seed(m)
         return
 
     def after(match, closed):
@@ -134,3 +137,11 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         click.echo(json.dumps(matchlog.summary(m.match), ensure_ascii=False))
     else:
         click.echo(matchlog.report(m.match))
+        _say_seed(m)
+
+
+def _say_seed(m) -> None:
+    """After the match (never before an error line): the seed that repeats it."""
+    seed = m.extra.get("seed")
+    if seed is not None:
+        click.echo(f"seed {seed}: the same deal, order and bots again with --seed {seed}")

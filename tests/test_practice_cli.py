@@ -155,3 +155,14 @@ def test_resume_refuses_new_deal_options(tmp_path):
     karuta("practice", "--bot-vs-bot", "2,4", "--seed", "5", "--log", str(log), "--json", *TONE)
     _unchanged(log, karuta("practice", "--log", str(log), "--resume", "--seed", "3", *TONE),
                "leave out")
+
+
+def test_a_log_that_cannot_be_written_is_one_line(tmp_path):
+    one_line_error(karuta("practice", "--bot-vs-bot", "2,3", "--log",
+                          str(tmp_path / "no" / "such" / "m.jsonl"), *TONE), "cannot write")
+
+
+def test_without_json_the_report_names_the_winner_and_the_seed():
+    r = karuta("practice", "--bot-vs-bot", "5,1", "--cards", "4", "--seed", "12", *TONE)
+    assert r.returncode == 0 and r.stderr == ""
+    assert "A wins" in r.stdout and "seed 12" in r.stdout.splitlines()[-1]
