@@ -248,3 +248,13 @@ def test_a_plan_that_reads_other_poems_is_refused():
                                                               color="pink"))
     with pytest.raises(KarutaError, match="not a card of this goshiki deal"):
         PracticeMatch(d, other, {"A": Seat("human"), "B": Seat("human")}, random.Random(1))
+
+
+def test_a_kyogi_plan_that_cannot_read_every_dealt_card_is_refused():
+    from reader.engine import build_plan
+    from reader.settings import preset
+
+    d = draw_deal("kyogi", random.Random(2))
+    short = build_plan(preset("kyogi", poems=tuple(range(1, 101)), cards=30), 2, VOICE)
+    with pytest.raises(KarutaError, match="never reads poem"):
+        PracticeMatch(d, short, {"A": Seat("human"), "B": Seat("human")}, random.Random(1))

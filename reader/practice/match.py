@@ -192,6 +192,11 @@ class PracticeMatch:
             if stray:
                 raise KarutaError(f"the reading plan reads poem {stray[0]}, not a card of this "
                                   "goshiki deal")
+        else:
+            unread = sorted(set(deal.hands["A"] + deal.hands["B"]) - set(self.order))
+            if unread:
+                raise KarutaError(f"the reading plan never reads poem {unread[0]}, which is "
+                                  "dealt: a kyogi match must be able to read every card")
         self._rate = plan.sample_rate
         self._window = round(self.settings.simultaneous_ms * self._rate / 1000)
         self._touches: list[_Touch] = []
