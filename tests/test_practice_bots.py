@@ -173,3 +173,15 @@ def test_sending_more_than_you_have_sends_everything():
 def test_unknown_levels_are_refused(bad):
     with pytest.raises(KarutaError, match="levels are 1-5"):
         bot.parse_level(bad)
+
+
+def test_a_card_in_the_bots_own_territory_is_reached_sooner():
+    spec = bot.LEVELS[3]
+    v = view()  # the card lies in A's territory
+    for seed in range(20):
+        mine = bot.plan_touches("A", spec, v, random.Random(seed))
+        theirs = bot.plan_touches("B", spec, v, random.Random(seed))
+        if mine and mine[-1][0] == 37 and theirs[-1][0] == 37:
+            reaction = (theirs[-1][1] - v.decisive) / bot.OTHER_SIDE
+            assert mine[-1][1] - v.decisive == pytest.approx(reaction * bot.OWN_SIDE, abs=2)
+            assert mine[-1][1] < theirs[-1][1]

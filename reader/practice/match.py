@@ -241,8 +241,6 @@ class PracticeMatch:
         return None
 
     def _segment_current(self, i: int) -> Current:
-        from poems.kimariji import kimariji_length
-
         poem = self.order[i]
         seg = self._kami[poem]
         closes = self._kami[self.order[i + 1]].start if i + 1 < len(self.order) else None
@@ -462,9 +460,8 @@ class PracticeMatch:
                 return closed
             from reader.practice import bot
 
-            st = self.state
             other = kyogi.other(owed.sender)
-            unread = [n for n in self.order[cur.index + 1:]]
+            unread = self.order[cur.index + 1:]
             cards = bot.choose_send(self._after_take(owed.sender, cur.poem),
                                     self._after_take(other, cur.poem), owed.count, unread,
                                     self.read_rng(cur.index + 10_000))
