@@ -207,6 +207,7 @@ class PracticeMatch:
         self._closed: list[ReadClosed] = []
         #: read index -> cards that moved (were sent) on that read
         self._moved: dict[int, tuple[int, ...]] = {}
+        self._cur: Current | None = None
 
     # --- the board -------------------------------------------------------------------------
     @property
@@ -258,7 +259,9 @@ class PracticeMatch:
             return None
         if self.index >= len(self.order):
             return None
-        return self._segment_current(self.index)
+        if self._cur is None or self._cur.index != self.index:
+            self._cur = self._segment_current(self.index)  # changes only when a read closes
+        return self._cur
 
     # --- touches ---------------------------------------------------------------------------
     def _reaction(self, cur: Current, frame: int) -> float:
