@@ -136,6 +136,13 @@ def test_resume_refuses_a_log_that_does_not_match_its_seed(tmp_path):
     ("", ["empty log"]),
     ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, "practice": {}, "seed": 1}\n{"read": 1, "took": "Z"}\n',
      ["line 2"]),
+    ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, "seed": 1, '
+     '"practice": {"seats": {"A": "bot:9", "B": "human"}}}\n', ["seats"]),
+    ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, "seed": 1, '
+     '"practice": {"seats": {"A": "bot:2", "B": "bot:3"}, "reading": {"tempo": 3}}}\n',
+     ["reading settings"]),
+    ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, '
+     '"practice": {"seats": {"A": "bot:2", "B": "bot:3"}}}\n', ["seed"]),
 ])
 def test_resume_refuses_bad_logs(tmp_path, text, words):
     log = tmp_path / "bad.jsonl"
