@@ -318,16 +318,21 @@ class WindowTaps:
     window) and QUIT are kept; everything else is dropped.
     """
 
-    def __init__(self):
+    def __init__(self, drag: bool = False):
         import pygame
 
         self._pg = pygame
         prompt_gil()
         self.q: queue.Queue[TapEvent] = queue.Queue()
         self.stats = PollStats()
+        #: also keep moves and releases ("move" / "up" kinds, with ``pos``): the practice board
+        #: drags cards before memorisation
+        self.drag = drag
         pygame.event.set_allowed(None)
-        pygame.event.set_allowed([pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN,
-                                  pygame.QUIT])
+        allowed = [pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN, pygame.QUIT]
+        if drag:
+            allowed += [pygame.MOUSEMOTION, pygame.MOUSEBUTTONUP]
+        pygame.event.set_allowed(allowed)
 
     def pump(self) -> list[TapEvent]:
         pg = self._pg
@@ -340,7 +345,12 @@ class WindowTaps:
                 out.append(TapEvent(ns, "key", char=getattr(ev, "unicode", "") or "", key=ev.key,
                                     source="window"))
             elif ev.type == pg.MOUSEBUTTONDOWN and getattr(ev, "button", 1) == 1:
+                if getattr(ev, "touch", False):  # SDL's mouse copy of a touch: FINGERDOWN has it
+                    continue
                 out.append(TapEvent(ns, "mouse", pos=tuple(ev.pos), source="window"))
+            elif self.drag and ev.type in (pg.MOUSEMOTION, pg.MOUSEBUTTONUP):
+                out.append(TapEvent(ns, "move" if ev.type == pg.MOUSEMOTION else "up",
+                                    pos=tuple(ev.pos), source="window"))
             elif ev.type == pg.FINGERDOWN:
                 surf = pg.display.get_surface()
                 w, h = surf.get_size() if surf is not None else (1, 1)

@@ -39,6 +39,7 @@ import math
 import random
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 __all__ = [
     "CARD_W", "CARD_H", "TERRITORY_W", "ROW_GAP", "MIDDLE_GAP", "TERRITORY_D", "BOARD_W",
@@ -413,10 +414,10 @@ class Viewport:
     board_mm: tuple[float, float] = (BOARD_W, BOARD_D)
 
     DESIGN = (1280, 720)
-    PANEL = 64  # design px each side
+    PANEL = 96  # design px each side
     MARGIN = 10  # design px top and bottom
 
-    @property
+    @cached_property
     def area(self) -> Rect:
         """The 16:9 area used inside the window (letterboxed)."""
         ww, wh = self.window
@@ -424,18 +425,18 @@ class Viewport:
         w, h = s * 16, s * 9
         return Rect((ww - w) / 2, (wh - h) / 2, w, h)
 
-    @property
+    @cached_property
     def design_scale(self) -> float:
         return self.area.w / self.DESIGN[0]
 
-    @property
+    @cached_property
     def scale(self) -> float:
         """px per mm."""
         a, k = self.area, self.design_scale
         bw, bd = self.board_mm
         return min((a.w - 2 * self.PANEL * k) / bw, (a.h - 2 * self.MARGIN * k) / bd)
 
-    @property
+    @cached_property
     def board(self) -> Rect:
         a, s = self.area, self.scale
         bw, bd = self.board_mm

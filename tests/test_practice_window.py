@@ -1,0 +1,192 @@
+"""The practice board window end to end: ``karuta practice`` in a real X server (Xvfb), real
+clicks (XTest through xdotool), the reading played on a PulseAudio null sink.
+
+A one-card game (``--cards 1 --vs none``) with a seed whose first reads are known from the
+same plan the app builds: the click lands on the card's pixels as ``reader.practice.board``
+lays it out, timed against the reading's own schedule.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audio_fixtures import REPO, pulse_server  # noqa: F401
+from tmux_driver import karuta_argv
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    return {"KARUTA_CONFIG_DIR": str(tmp_path / "cfg"), "KARUTA_DATA_DIR": str(tmp_path / "data")}
+
+
+def _match(seed):
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice.match import Seat
+
+    return headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, seed,
+                              ToneVoice(), cards=1)
+
+
+def _card_px(m, seed, poem):
+    """Where the window draws ``poem`` (1280x720 window): the same placement and viewport."""
+    from reader.practice import board as B
+
+    rng = random.Random(f"{seed}/place")
+    terr = {p: B.place(m.board[p], rng, universe=m.plan.universe) for p in ("A", "B")}
+    boxes = B.Viewport((1280, 720)).boxes(B.kyogi_board(terr, "A"))
+    c = next(b for b in boxes if b.poem == poem)
+    return round(c.rect.cx), round(c.rect.cy), c
+
+
+def _screenshot(display):
+    ppm = subprocess.run(["import", "-display", display, "-window", "root", "-depth", "8", "ppm:-"],
+                         capture_output=True, check=True, timeout=30).stdout
+    parts = ppm.split(maxsplit=4)
+    w, h = int(parts[1]), int(parts[2])
+    return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
+
+
+class Game:
+    def __init__(self, xvfb, tmp_path, dirs, seed):
+        self.log = tmp_path / "m.jsonl"
+        env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
+               "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+        env.pop("SDL_VIDEODRIVER", None)
+        self.xenv = {**os.environ, "DISPLAY": xvfb}
+        self.display = xvfb
+        self.p = subprocess.Popen(
+            karuta_argv("practice", "--vs", "none", "--cards", "1", "--seed", str(seed),
+                        "--voice", "tone", "--memorize", "0", "--device", "pulse",
+                        "--log", str(self.log)),
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, text=True)
+        find = ["xdotool", "search", "--pid", str(self.p.pid)]
+        end = time.monotonic() + 60
+        while subprocess.run(find, env=self.xenv, capture_output=True).returncode != 0:
+            assert self.p.poll() is None, self.p.stdout.read()
+            assert time.monotonic() < end, "no window"
+            time.sleep(0.1)
+        self.wid = subprocess.run(find, env=self.xenv, capture_output=True,
+                                  text=True).stdout.split()[-1]
+        time.sleep(1.0)  # the first paint is spread over a few frames
+
+    def key(self, name, check=True):
+        subprocess.run(["xdotool", "key", "--window", self.wid, name], env=self.xenv,
+                       check=check, capture_output=True)
+
+    def click(self, x, y):
+        subprocess.run(["xdotool", "mousemove", "--window", self.wid, str(x), str(y), "click", "1"],
+                       env=self.xenv, check=True)
+
+    def lines(self):
+        if not self.log.exists():
+            return []
+        return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
+
+    def wait_reads(self, n, timeout=40):
+        end = time.monotonic() + timeout
+        while len(self.lines()) < n + 1:
+            assert time.monotonic() < end, f"read {n} was not logged: {self.lines()}"
+            time.sleep(0.05)
+        return self.lines()
+
+    def finish(self):
+        try:
+            out, _ = self.p.communicate(timeout=30)
+        finally:
+            if self.p.poll() is None:
+                self.p.kill()
+                self.p.wait()
+        return out
+
+
+def _start_reading(g) -> float:
+    g.key("space")  # arranged: start the memorisation (0 min: the reading starts at once)
+    return time.monotonic()
+
+
+@pytest.mark.realtime
+def test_a_click_on_the_read_card_takes_it_and_is_logged(pulse_server, xvfb, tmp_path, dirs):
+    seed = 38
+    m = _match(seed)
+    a_card, b_card = m.deal.hands["A"][0], m.deal.hands["B"][0]
+    cur = m.current()
+    assert cur.poem == a_card and m.order.index(b_card) > 3  # the seed's premise
+    x, y, box = _card_px(m, seed, a_card)
+    assert box.owner == "A" and not box.upside_down
+    g = Game(xvfb, tmp_path, dirs, seed)
+    try:
+        img = _screenshot(xvfb)
+        green = np.all(img == (34, 104, 62), axis=2)
+        assert green[:400].sum() > 500 and green[400:].sum() > 500  # a card in each territory
+        t0 = _start_reading(g)
+        rate = m.plan.sample_rate
+        decisive_s = cur.decisive / rate
+        time.sleep(max(0.0, t0 + decisive_s + 0.6 - time.monotonic()))
+        g.click(x + 20, y + 40)  # inside the hit area, off the card's centre
+        lines = g.wait_reads(1)
+        time.sleep(1.0)
+        shot = _screenshot(xvfb)
+        g.key("q", check=False)
+        out = g.finish()
+    finally:
+        if g.p.poll() is None:
+            g.p.kill()
+    assert g.p.returncode == 0, out
+    header, read = lines[0], lines[1]
+    assert header["A"] == [a_card] and header["practice"]["seats"] == {"A": "human", "B": "none"}
+    assert read["read"] == a_card and read["took"] == "A"
+    assert read["touched"] == {"A": ["own"], "B": []}
+    touch = read["timing"]["touches"][0]
+    assert touch["player"] == "A" and touch["verdict"] == "take" and touch["card"] == a_card
+    # clicked ~0.6 s after the decisive onset; xdotool and the output's latency move it a little
+    assert 200 < touch["reaction_ms"] < 1500, touch
+    assert read["timing"]["decisive_ms"] == pytest.approx(cur.decisive * 1000 / rate, abs=0.1)
+    # A emptied their territory: the end screen, and the same result from the log
+    assert "winner" in out or "A" in out
+    assert shot.mean() < img.mean()  # the end screen darkens the board
+    r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["winner"] == "A"
+
+
+@pytest.mark.realtime
+def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_path, dirs):
+    seed = 47
+    m = _match(seed)
+    a_card, b_card = m.deal.hands["A"][0], m.deal.hands["B"][0]
+    cur = m.current()
+    assert cur.where is None and m.order[1] == a_card  # read 1 is a karafuda
+    x, y, box = _card_px(m, seed, b_card)
+    assert box.owner == "B" and box.upside_down
+    g = Game(xvfb, tmp_path, dirs, seed)
+    try:
+        t0 = _start_reading(g)
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.5 - time.monotonic()))
+        g.click(x, y)
+        lines = g.wait_reads(1)
+        time.sleep(0.5)
+        g.key("q", check=False)
+        out = g.finish()
+    finally:
+        if g.p.poll() is None:
+            g.p.kill()
+    assert g.p.returncode == 0, out
+    read = lines[1]
+    assert read["read"] == cur.poem and read["took"] is None
+    assert read["touched"]["A"] == ["opp"]
+    assert read["timing"]["touches"][0]["verdict"] == "fault"
+    # 片お手: B sends A its only card, reaches 0 and wins
+    assert read.get("send") == [b_card]
+    r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
+                       capture_output=True, text=True, timeout=60)
+    assert json.loads(r.stdout)["winner"] == "B"
