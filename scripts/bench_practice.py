@@ -1,6 +1,7 @@
 """Benchmark: headless practice matches (bots), speed and the bots' statistics.
 
     python scripts/bench_practice.py [--matches 1000] [--voice synth|tone] [--timing-runs 30]
+                                     [--only speed|bots]
 
 1. Speed: whole kyogi bot-vs-bot matches (levels 2 and 4), plan + play, no sound, no log;
    median and worst over ``--timing-runs`` seeds (target: a whole match <= 0.2 s).  The
@@ -69,17 +70,28 @@ def main() -> None:
     ap.add_argument("--matches", type=int, default=1000, help="matches per pair of levels")
     ap.add_argument("--voice", default="synth", help="voice for the plan's layouts")
     ap.add_argument("--timing-runs", type=int, default=30)
+    ap.add_argument("--only", choices=["speed", "bots"], default=None,
+                    help="run only the speed part or only the bots' statistics")
     args = ap.parse_args()
     voice = make_voice(args.voice)
 
     def match(a, b, seed):
         return headless.new_match("kyogi", {"A": a, "B": b}, seed, voice)
 
+    if args.only != "bots":
+        speed(match, voice, args.timing_runs)
+    if args.only != "speed":
+        bots(match, args.matches)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(f"peak memory {peak:.0f} MiB")
+
+
+def speed(match, voice, runs: int) -> None:
     t0 = time.perf_counter()
     headless.play(match(Seat("bot", 2), Seat("bot", 4), 0))
     cold = time.perf_counter() - t0
     walls, plans = [], []
-    for seed in range(1, args.timing_runs + 1):
+    for seed in range(1, runs + 1):
         t0 = time.perf_counter()
         m = match(Seat("bot", 2), Seat("bot", 4), seed)
         t1 = time.perf_counter()
@@ -92,14 +104,16 @@ def main() -> None:
           f"worst {max(walls) * 1000:.0f} ms over {len(walls)} seeds; first (cold) {cold * 1000:.0f} ms "
           f"(target <= 200 ms)")
 
+
+def bots(match, matches: int) -> None:
     faults = FaultCount()
-    print(f"\n{args.matches} seeded kyogi matches per pair (stronger bot seated A on even seeds):")
+    print(f"\n{matches} seeded kyogi matches per pair (stronger bot seated A on even seeds):")
     t0 = time.perf_counter()
     for hi, lo in PAIRS:
         wins = 0
         reads = []
         took = {"strong": 0, "weak": 0}
-        for seed in range(args.matches):
+        for seed in range(matches):
             a, b = (hi, lo) if seed % 2 == 0 else (lo, hi)
             m = faults.play(match(Seat("bot", a), Seat("bot", b), 10_000 + seed))
             winner = m.outcome().winner
@@ -110,7 +124,7 @@ def main() -> None:
                     took["strong" if r.took == strong else "weak"] += 1
             reads.append(len(m.match))
         target = 90 if (hi, lo) == (5, 1) else 60
-        rate = 100.0 * wins / args.matches
+        rate = 100.0 * wins / matches
         print(f"  level {hi} beats level {lo}: {rate:5.1f} %  (target >= {target} %: "
               f"{'ok' if rate >= target else 'MISSED'}); median {statistics.median(reads):.0f} reads; "
               f"the stronger took {100.0 * took['strong'] / max(1, sum(took.values())):.0f} % "
@@ -119,7 +133,7 @@ def main() -> None:
 
     solo = FaultCount()
     for lv in bot.LEVELS:
-        for seed in range(args.matches // 4):
+        for seed in range(matches // 4):
             solo.play(match(Seat("bot", lv), Seat("none"), 20_000 + seed))
     print("\nfaults on a 友札 sharing a shorter prefix, per read where one lay in a faulting place:")
     print("  level  setting  decided (v bots)   counted v bots   counted v empty seat   ok?")
@@ -132,9 +146,8 @@ def main() -> None:
         ok = abs(dec - 100 * spec.fault_rate) <= 2 and abs(scnt - 100 * spec.fault_rate) <= 2
         print(f"  {lv:>5}  {100 * spec.fault_rate:6.1f} %  {dec:6.1f} % of {n:<6}  {cnt:6.1f} %"
               f"           {scnt:6.1f} % of {sn:<6}   {'ok' if ok else 'MISSED'}")
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(f"\n{len(PAIRS) * args.matches} matches in {elapsed:.1f} s "
-          f"({elapsed / (len(PAIRS) * args.matches) * 1000:.1f} ms a match); peak memory {peak:.0f} MiB")
+    print(f"\n{len(PAIRS) * matches} matches in {elapsed:.1f} s "
+          f"({elapsed / (len(PAIRS) * matches) * 1000:.1f} ms a match)")
 
 
 if __name__ == "__main__":
