@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from tmux_driver import karuta_argv
@@ -26,13 +28,13 @@ def dirs(tmp_path):
     return {"KARUTA_CONFIG_DIR": str(tmp_path / "cfg"), "KARUTA_DATA_DIR": str(tmp_path / "data")}
 
 
-def _match(seed):
+def _match(seed, cards=1, vs="none"):
     from audio.voice import ToneVoice
     from reader.practice import headless
     from reader.practice.match import Seat
 
-    return headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, seed,
-                              ToneVoice(), cards=1)
+    return headless.new_match("kyogi", {"A": Seat("human"), "B": Seat(vs)}, seed,
+                              ToneVoice(), cards=cards)
 
 
 def _card_px(m, seed, poem):
@@ -55,7 +57,7 @@ def _screenshot(display):
 
 
 class Game:
-    def __init__(self, xvfb, tmp_path, dirs, seed):
+    def __init__(self, xvfb, tmp_path, dirs, seed, cards=1, vs="none"):
         self.log = tmp_path / "m.jsonl"
         env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
                "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
@@ -63,7 +65,7 @@ class Game:
         self.xenv = {**os.environ, "DISPLAY": xvfb}
         self.display = xvfb
         self.p = subprocess.Popen(
-            karuta_argv("practice", "--vs", "none", "--cards", "1", "--seed", str(seed),
+            karuta_argv("practice", "--vs", vs, "--cards", str(cards), "--seed", str(seed),
                         "--voice", "tone", "--memorize", "0", "--device", "pulse",
                         "--log", str(self.log)),
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -190,3 +192,99 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
     r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
                        capture_output=True, text=True, timeout=60)
     assert json.loads(r.stdout)["winner"] == "B"
+
+
+@pytest.mark.realtime
+def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
+        pulse_server, xvfb, tmp_path, dirs):
+    seed = 200
+    m = _match(seed, cards=2)
+    cur = m.current()
+    assert cur.where == "B" and all(m.order.index(c) > 2 for c in m.deal.hands["A"])
+    x, y, _ = _card_px(m, seed, cur.poem)
+    g = Game(xvfb, tmp_path, dirs, seed, cards=2)
+    try:
+        t0 = _start_reading(g)
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.5 - time.monotonic()))
+        g.click(x, y)  # B's card: a take from the other side, A owes a send
+        time.sleep(1.5)
+        assert len(g.lines()) == 1  # the read waits for the send
+        # the highlighted default is the bot's choice; pick the other card instead
+        m.touch("A", cur.poem, cur.decisive + 24000)
+        m.close_read()
+        default = m.suggest_send("A", 1)[0]
+        other = next(c for c in m.deal.hands["A"] if c != default)
+        ox, oy, _ = _card_px(m, seed, other)
+        g.click(ox, oy)
+        lines = g.wait_reads(1)
+        g.key("q", check=False)
+        out = g.finish()
+    finally:
+        if g.p.poll() is None:
+            g.p.kill()
+    assert g.p.returncode == 0, out
+    read = lines[1]
+    assert read["took"] == "A" and read["touched"]["A"] == ["opp"]
+    assert read["send"] == [other]
+
+
+@pytest.mark.realtime
+def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
+        pulse_server, xvfb, tmp_path, dirs):
+    seed = 133
+    m = _match(seed, cards=1, vs="human")
+    cur = m.current()
+    assert cur.where == "B"
+    x, y, box = _card_px(m, seed, cur.poem)
+    assert box.upside_down and y < 360  # B's card, on the top half
+    g = Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human")
+    try:
+        t0 = _start_reading(g)
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.5 - time.monotonic()))
+        g.click(x, y)
+        lines = g.wait_reads(1)
+        g.key("q", check=False)
+        out = g.finish()
+    finally:
+        if g.p.poll() is None:
+            g.p.kill()
+    assert g.p.returncode == 0, out
+    read = lines[1]
+    assert lines[0]["practice"]["seats"] == {"A": "human", "B": "human"}
+    assert read["took"] == "B" and read["touched"] == {"A": [], "B": ["own"]}
+
+
+# ---------------------------------------------------------------------------- live narrowing
+def test_narrowing_keeps_only_the_cards_that_still_fit_the_sounds_heard():
+    from reader.practice.window import morae_heard, ruled_in
+
+    board = [87, 18, 57, 3, 4, 72, 31, 64]  # む す め あし たご おと あさぼらけあ/う
+    assert ruled_in(board, 87, 0) == frozenset(board)  # nothing heard: nothing dims
+    assert ruled_in(board, 87, 1) == {87}              # む: a 1字決まり
+    assert ruled_in(board, 31, 1) == {3, 31, 64}       # あ...
+    assert ruled_in(board, 31, 5) == {31, 64}          # あさぼらけ: still two
+    assert ruled_in(board, 31, 6) == {31}
+    assert ruled_in(board, 44, 2) == set()             # おお (あふこ, a karafuda): none fit
+    assert ruled_in([72], 44, 1) == {72}               # お: おと could still be it
+    assert morae_heard((100, 200, 300), 100, 99) == 0
+    assert morae_heard((100, 200, 300), 100, 100) == 1
+    assert morae_heard((100, 200, 300), 100, 250.5) == 2
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_narrowing_ends_on_the_read_card_at_its_kimariji(seed):
+    # among unread cards the kimariji is the shortest unique opening: once all its sounds are
+    # heard, the read card is the only one of the board still lit, and never before it dims
+    from poems.kimariji import kimariji
+    from reader.practice.window import ruled_in
+
+    rng = random.Random(seed)
+    read = rng.sample(range(1, 101), rng.randrange(0, 60))
+    unread = [n for n in range(1, 101) if n not in read]
+    board = rng.sample(unread, min(len(unread), 50))
+    poem = rng.choice(board)
+    k = kimariji(range(1, 101), read)[poem].length
+    for i in range(k):
+        assert poem in ruled_in(board, poem, i)
+    assert ruled_in(board, poem, k) == {poem}

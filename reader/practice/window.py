@@ -36,11 +36,12 @@ import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import poems
 from reader.practice import board as B
 
-__all__ = ["run", "Scene", "Painter", "BoardWindow", "DEFAULT_MEMORIZE_MIN"]
+__all__ = ["run", "Scene", "Painter", "BoardWindow", "DEFAULT_MEMORIZE_MIN", "ruled_in", "morae_heard"]
 
 #: memorisation, minutes (rules.md: kyogi 15 min; goshiki about 30 s, seed 004)
 DEFAULT_MEMORIZE_MIN = {"kyogi": 15.0, "goshiki": 0.5}
@@ -58,8 +59,35 @@ SEND = (60, 170, 230)
 
 #: how often the reading loop looks at the match (bots, hints, closing), s
 TICK_S = 0.004
+#: a taken card's read closes this long after the take (and the simultaneous window): the
+#: gold frame shows, and a touch that came in just after is still judged (dead)
+SETTLE_S = 0.4
 ANIM_TAKE_S = 0.35
 ANIM_SEND_S = 0.5
+
+
+# ------------------------------------------------------------------------------ live narrowing
+def morae_heard(morae: tuple[int, ...], start: int, heard: float) -> int:
+    """How many morae of a 上の句 have begun by plan frame ``heard`` (``morae``: their onset
+    frames, from the voice's layout)."""
+    if heard < start:
+        return 0
+    return sum(1 for f in morae if f <= heard)
+
+
+def ruled_in(cards, read_poem: int, k: int) -> frozenset[int]:
+    """The cards of ``cards`` that can still be ``read_poem`` once its first ``k`` morae were
+    heard: those whose 上の句 opens with the same ``k`` sounds (as heard: を→お, あふ→おお ...).
+    ``--hints`` dims the others."""
+    said = _opening(read_poem)[:k]
+    return frozenset(c for c in cards if _opening(c)[:k] == said)
+
+
+@lru_cache(maxsize=None)
+def _opening(no: int) -> tuple[str, ...]:
+    from poems.kimariji import sound_morae
+
+    return sound_morae(poems.poem(no).kami_reading)
 
 
 @dataclass
@@ -226,14 +254,27 @@ class Painter:
         if back:
             img = cp.back(poem, upside_down=upside_down, dim=dim, frame=frame)
         else:
-            img = cp.face(poem, upside_down=upside_down, dim=dim, frame=frame, kimariji=kimariji)
+            img = cp.face(poem, upside_down=upside_down, dim=dim, frame=frame, kimariji=kimariji,
+                          edge=self.edge(poem))
         self.screen.blit(img, (round(rect.x), round(rect.y)))
+
+    def edge(self, poem):
+        """The card's border: green (a torifuda), or the set's colour on a goshiki board."""
+        from reader.ui.torifuda import GOSHIKI_RGB, GREEN
+
+        if self.vp.board_mm == (B.BOARD_W, B.BOARD_D):
+            return GREEN
+        return GOSHIKI_RGB.get(poems.poem(poem).color, GREEN)
 
     def _text_rect(self, name):
         a, k = self.vp.area, self.vp.design_scale
         mid = self.vp.middle_strip()
         b = self.vp.board
         if name == "status":
+            if self.vp.board_mm != (B.BOARD_W, B.BOARD_D):  # goshiki: no gap in the middle
+                pad = self.vp.scale * 8 + 2
+                return (round(a.x + 8 * k), round(a.y + a.h / 2 - 20 * k),
+                        round(b.x - a.x - pad - 16 * k), round(40 * k))
             return (round(mid.x), round(mid.y), round(mid.w), round(mid.h))
         pad = self.vp.scale * 8 + 2  # (the tatami reaches 8 mm past the board)
         if name == "near":
@@ -249,7 +290,8 @@ class Painter:
         font = self.font if name == "status" else self.small
         colour = TEXT
         if name == "status":
-            img = font.render(text, True, (30, 30, 24))
+            on_tatami = self.vp.board_mm == (B.BOARD_W, B.BOARD_D)
+            img = font.render(text, True, (30, 30, 24) if on_tatami else TEXT)
             if img.get_width() > w:
                 img = pg.transform.smoothscale(img, (w, max(1, img.get_height() * w // img.get_width())))
             self.screen.blit(img, img.get_rect(center=(x + w // 2, y + h // 2)))
@@ -415,9 +457,9 @@ class BoardWindow:
         self._send_pick: list[int] = []
         self._drag = None
         self._message = ""
-        self._sounds: dict[int, tuple[str, ...]] = {}
         self._events: list = []  # input taken in while drawing
         self._writer = None
+        self._done: set[int] = set()  # poems whose read is closed (and sends made)
         self._last_poll_ns = 0
         self._next_tick = 0.0
 
@@ -447,13 +489,17 @@ class BoardWindow:
         """Make every card surface the match can show before the loop starts (text rendering
         is the slow part of drawing a card: ~1-3 ms each)."""
         cp = self.painter.cards
+        kim = self.scene.kimariji or {}
         for c in self.scene.boxes():
-            for ud in (False, True):
-                cp.face(c.poem, upside_down=ud)
-                if self.hints:
-                    cp.face(c.poem, upside_down=ud, dim=True)
-                for fr in (GOLD, RED, SEND):
-                    cp.face(c.poem, upside_down=ud, frame=fr)
+            edge = self.painter.edge(c.poem)
+            k = kim.get(c.poem)
+            ud = c.upside_down
+            cp.face(c.poem, upside_down=ud, edge=edge, kimariji=k)
+            if self.hints:
+                cp.face(c.poem, upside_down=ud, dim=True, edge=edge, kimariji=k)
+            for fr in (GOLD, RED, SEND):
+                cp.face(c.poem, upside_down=ud, frame=fr, edge=edge, kimariji=k)
+            _opening(c.poem)
 
     def _layout_board(self):
         m, sc = self.m, self.scene
@@ -660,18 +706,15 @@ class BoardWindow:
         self._after_close(closed)
 
     # -- the reading --------------------------------------------------------------------------
-    def _sound(self, poem) -> tuple[str, ...]:
-        s = self._sounds.get(poem)
-        if s is None:
-            from poems.kimariji import sound_morae
-
-            s = self._sounds[poem] = sound_morae(poems.poem(poem).kami_reading)
-        return s
-
     def _tick_reading(self):
         m = self.m
         now = time.perf_counter()
         heard = self.heard()
+        # the kyogi wait after a 上の句 whose read is already closed (taken, sends made): go on
+        st = self.cursor.state
+        if (st.waiting and st.segment is not None and st.segment.poem in self._done
+                and m.owed_send() is None and m.outcome() is None):
+            self.cursor.release()
         cur = m.current()
         if cur is None:
             owed = m.owed_send()
@@ -695,28 +738,29 @@ class BoardWindow:
                 self._judged(m.touch(p, card, f))
         # hints: dim what no longer fits the morae heard
         if self.hints and heard is not None:
-            k = sum(1 for f in cur.morae if f <= heard) if heard >= cur.start else 0
+            k = morae_heard(cur.morae, cur.start, heard)
             if k != self._heard_k:
                 self._heard_k = k
-                said = self._sound(cur.poem)[:k]
                 on = [c for cs in m.board.values() for c in cs]
-                self.scene.dim = frozenset(c for c in on if self._sound(c)[:k] != said) if k else frozenset()
+                self.scene.dim = frozenset(on) - ruled_in(on, cur.poem, k)
         # close the read?
         st = self.cursor.state
         seg = st.segment
         waiting = st.waiting and seg is not None and seg.poem == cur.poem
         close_at = None
+        settled = m.settled_at()  # kyogi: the take plus the simultaneous window
         if cur.closes is not None and heard is not None and heard >= cur.closes:
             close_at = cur.closes
+        elif settled is not None and heard is not None and heard >= settled + SETTLE_S * self.rate:
+            # taken: later touches are dead, so the read closes (a send can be picked while
+            # the 上の句 is still being read out); the wait after it is released once it is done
+            close_at = int(heard)
         elif waiting or (cur.closes is None and self.cursor.finished):
-            settled = m.settled_at()
             if self._wait_since is None:
                 self._wait_since = now
             pending_bot = (self._bot_i < len(self._bots) and heard is not None
                            and self._bots[self._bot_i][2] <= heard + 0.5 * self.rate)
-            if settled is not None and heard is not None and heard >= settled + 0.4 * self.rate:
-                close_at = int(heard)
-            elif now - self._wait_since >= self.take_s and not pending_bot and settled is None:
+            if now - self._wait_since >= self.take_s and not pending_bot and settled is None:
                 close_at = int(heard) if heard is not None else None
         if close_at is not None:
             closed = m.close_read(close_at)
@@ -742,6 +786,7 @@ class BoardWindow:
         """A read is done (sends included): move the cards, save, go on reading."""
         m, sc = self.m, self.scene
         now = time.perf_counter()
+        self._done.add(closed.poem)
         ev = closed.event
         boxes = {c.poem: c for c in sc.boxes()}
         took = getattr(ev, "took", None)
