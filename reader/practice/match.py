@@ -385,8 +385,9 @@ class PracticeMatch:
 
         from reader.practice.bot import ReadView
 
-        read = self.order[: cur.index]
-        k = kimariji_length(self.plan.universe, read)[cur.poem]
+        k = next((i + 1 for i, f in enumerate(cur.morae) if f == cur.decisive), None)
+        if k is None:  # no mora timeline: count it (the plan's kimariji at read time)
+            k = kimariji_length(self.plan.universe, self.order[: cur.index])[cur.poem]
         moved = set()
         for i in range(max(0, cur.index - self.settings.recent_reads), cur.index):
             moved.update(self._moved.get(i, ()))
