@@ -116,19 +116,38 @@ def _start_reading(g) -> float:
 
 
 @pytest.mark.realtime
-def test_a_click_on_the_read_card_takes_it_and_is_logged(pulse_server, xvfb, tmp_path, dirs):
+def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvfb, tmp_path,
+                                                                dirs):
     seed = 38
     m = _match(seed)
     a_card, b_card = m.deal.hands["A"][0], m.deal.hands["B"][0]
     cur = m.current()
     assert cur.poem == a_card and m.order.index(b_card) > 3  # the seed's premise
-    x, y, box = _card_px(m, seed, a_card)
+    x0, y0, box = _card_px(m, seed, a_card)
     assert box.owner == "A" and not box.upside_down
+    # before the memorisation the player drags the card to the right end of 中段
+    from reader.practice import board as B
+
+    vp = B.Viewport((1280, 720))
+    mid = B.Rect(B.TERRITORY_W - B.CARD_W, B.BOARD_D - 2 * B.CARD_H - B.ROW_GAP, B.CARD_W, B.CARD_H)
+    to = vp.to_px(mid)
+    x, y = round(to.cx), round(to.cy)
+    assert abs(x - x0) > 300 and abs(y - y0) > 50
     g = Game(xvfb, tmp_path, dirs, seed)
     try:
         img = _screenshot(xvfb)
         green = np.all(img == (34, 104, 62), axis=2)
         assert green[:400].sum() > 500 and green[400:].sum() > 500  # a card in each territory
+        assert green[y0, x0 - 40:x0 + 40].any() and not green[y, x - 40:x + 40].any()
+        for step in (["mousemove", "--window", g.wid, str(x0), str(y0)], ["mousedown", "1"],
+                     ["mousemove", "--window", g.wid, str((x0 + x) // 2), str((y0 + y) // 2)],
+                     ["mousemove", "--window", g.wid, str(x), str(y)], ["mouseup", "1"]):
+            subprocess.run(["xdotool", *step], env=g.xenv, check=True)
+            time.sleep(0.15)
+        time.sleep(0.5)
+        img = _screenshot(xvfb)
+        green = np.all(img == (34, 104, 62), axis=2)
+        assert green[y, x - 40:x + 40].any() and not green[y0, x0 - 40:x0 + 40].any()
         t0 = _start_reading(g)
         rate = m.plan.sample_rate
         decisive_s = cur.decisive / rate
