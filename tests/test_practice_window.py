@@ -307,3 +307,31 @@ def test_narrowing_ends_on_the_read_card_at_its_kimariji(seed):
     for i in range(k):
         assert poem in ruled_in(board, poem, i)
     assert ruled_in(board, poem, k) == {poem}
+
+
+# ---------------------------------------------------------------------------- bad input
+def _run(args, env, timeout=60):
+    return subprocess.run(karuta_argv(*args), cwd=REPO, capture_output=True, text=True,
+                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+def test_no_display_is_one_line_pointing_to_bot_vs_bot(tmp_path, dirs):
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "SDL_VIDEODRIVER")}
+    r = _run(["practice", "--vs", "bot:2", "--voice", "tone", "--seed", "1",
+              "--log", str(tmp_path / "m.jsonl")], {**env, **dirs})
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        "karuta: no display for the practice board: run it on a screen, or play bots against "
+        "each other with --bot-vs-bot A,B"]
+
+
+def test_absurd_memorisation_and_missing_device_are_one_line(tmp_path, dirs):
+    env = {**os.environ, **dirs, "SDL_VIDEODRIVER": "dummy"}
+    r = _run(["practice", "--voice", "tone", "--seed", "1", "--memorize", "999"], env)
+    assert r.returncode == 1 and r.stderr.strip().splitlines()[-1] == (
+        "karuta: --memorize 999 is out of range: 0-120 minutes"), r.stderr
+    assert len([ln for ln in r.stderr.splitlines() if ln.startswith("karuta:")]) == 1
+    r = _run(["practice", "--voice", "tone", "--seed", "1", "--device", "no-such-card"], env)
+    assert r.returncode == 1 and "no output device matches 'no-such-card'" in r.stderr
+    assert "Traceback" not in r.stderr

@@ -43,6 +43,8 @@ from reader.practice import board as B
 
 __all__ = ["run", "Scene", "Painter", "BoardWindow", "DEFAULT_MEMORIZE_MIN", "ruled_in", "morae_heard"]
 
+NO_DISPLAY = ("no display for the practice board: run it on a screen, or play bots against "
+              "each other with --bot-vs-bot A,B")
 #: memorisation, minutes (rules.md: kyogi 15 min; goshiki about 30 s, seed 004)
 DEFAULT_MEMORIZE_MIN = {"kyogi": 15.0, "goshiki": 0.5}
 SIZE = (1280, 720)
@@ -468,8 +470,13 @@ class BoardWindow:
         from reader.taps import WindowLoop, WindowTaps
         from reader.window import import_pygame, open_window
 
+        from reader.errors import DeviceError
+
         os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
-        screen = open_window(self.size, "karuta · practice")
+        try:
+            screen = open_window(self.size, "karuta · practice")
+        except DeviceError as e:
+            raise DeviceError(f"{NO_DISPLAY} ({str(e).rpartition('(')[2].rstrip(')')})") from None
         pg = import_pygame()
         if self.fullscreen:
             screen = pg.display.set_mode((0, 0), pg.FULLSCREEN)
@@ -1026,13 +1033,13 @@ def run(m, *, log_file=None, hints: bool = False, device=None, fullscreen: bool 
 
     from reader.calibrate import CalibrationStore, device_key
     from reader.session import open_output
-    from reader.window import require_display
+    from reader.errors import DeviceError, KarutaError
+    from reader.window import display_available
 
-    require_display()
     if memorize is not None and not 0 <= memorize <= 120:
-        from reader.errors import KarutaError
-
         raise KarutaError(f"--memorize {memorize:g} is out of range: 0-120 minutes")
+    if not display_available():
+        raise DeviceError(NO_DISPLAY)
     output = open_output(backend, device, m.plan.sample_rate)
     key = device_key(output)
     calib = CalibrationStore().offset_ms(key)
