@@ -324,10 +324,11 @@ class Painter:
             old, new = self.drawn.get(key), items.get(key)
             if old is not None and new is not None and old[0] == new[0] and old[1] == new[1]:
                 continue
+            # (a pixel of margin: a card drawn at a fractional rect may round one wider)
             if old is not None:
-                dirty.append(pg.Rect(old[0]))
+                dirty.append(pg.Rect(old[0]).inflate(2, 2))
             if new is not None:
-                dirty.append(pg.Rect(new[0]))
+                dirty.append(pg.Rect(new[0]).inflate(2, 2))
         if self.pending_full:
             dirty.append(self.pending_full.pop(0))
         self.drawn = {k: (v[0], v[1]) for k, v in items.items()}
