@@ -335,3 +335,46 @@ def test_absurd_memorisation_and_missing_device_are_one_line(tmp_path, dirs):
     r = _run(["practice", "--voice", "tone", "--seed", "1", "--device", "no-such-card"], env)
     assert r.returncode == 1 and "no output device matches 'no-such-card'" in r.stderr
     assert "Traceback" not in r.stderr
+
+
+@pytest.mark.realtime
+def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
+    from reader.practice import headless
+
+    seed = 200
+    m = _match(seed, cards=2)
+    first = m.current()
+    m.close_read()  # read 1: nobody touched it (a crash came after it was saved)
+    log = tmp_path / "m.jsonl"
+    headless.save(m, log)
+    nxt = m.current()
+    assert nxt.index == 1
+    env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
+           "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+    env.pop("SDL_VIDEODRIVER", None)
+    p = subprocess.Popen(karuta_argv("practice", "--log", str(log), "--resume", "--voice", "tone",
+                                     "--memorize", "0", "--device", "pulse"),
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, text=True)
+    try:
+        end = time.monotonic() + 60
+        while len(log.read_text().splitlines()) < 3:
+            assert p.poll() is None, p.stdout.read()
+            assert time.monotonic() < end, "read 2 was not logged"
+            time.sleep(0.1)
+        lines = [json.loads(x) for x in log.read_text().splitlines()]
+        wid = subprocess.run(["xdotool", "search", "--pid", str(p.pid)], capture_output=True,
+                             text=True, env={**os.environ, "DISPLAY": xvfb}).stdout.split()[-1]
+        subprocess.run(["xdotool", "key", "--window", wid, "q"], env={**os.environ, "DISPLAY": xvfb},
+                       capture_output=True)
+        out, _ = p.communicate(timeout=30)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out
+    assert lines[1]["read"] == first.poem and lines[1]["took"] is None
+    # the reading started at read 2 (no jo-ka, no read 1 again), on the plan's own frames
+    assert lines[2]["read"] == nxt.poem and lines[2]["took"] is None
+    assert lines[2]["timing"]["kami_ms"] == pytest.approx(nxt.start * 1000 / m.plan.sample_rate,
+                                                          abs=0.1)
