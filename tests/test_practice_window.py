@@ -151,7 +151,7 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
         t0 = _start_reading(g)
         rate = m.plan.sample_rate
         decisive_s = cur.decisive / rate
-        time.sleep(max(0.0, t0 + decisive_s + 0.6 - time.monotonic()))
+        time.sleep(max(0.0, t0 + decisive_s + 1.2 - time.monotonic()))
         g.click(x + 20, y + 40)  # inside the hit area, off the card's centre
         lines = g.wait_reads(1)
         time.sleep(1.0)
@@ -164,12 +164,13 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert g.p.returncode == 0, out
     header, read = lines[0], lines[1]
     assert header["A"] == [a_card] and header["practice"]["seats"] == {"A": "human", "B": "none"}
-    assert read["read"] == a_card and read["took"] == "A"
+    assert read["read"] == a_card and read["took"] == "A", read
     assert read["touched"] == {"A": ["own"], "B": []}
     touch = read["timing"]["touches"][0]
     assert touch["player"] == "A" and touch["verdict"] == "take" and touch["card"] == a_card
-    # clicked ~0.6 s after the decisive onset; xdotool and the output's latency move it a little
-    assert 200 < touch["reaction_ms"] < 1500, touch
+    # clicked ~1.2 s after the decisive onset as scheduled from the key press that started
+    # the reading; the stream's start-up and xdotool move it by some tenths of a second
+    assert 500 < touch["reaction_ms"] < 2500, touch
     assert read["timing"]["decisive_ms"] == pytest.approx(cur.decisive * 1000 / rate, abs=0.1)
     # A emptied their territory: the end screen, and the same result from the log
     assert "winner" in out or "A" in out
@@ -192,7 +193,7 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
     g = Game(xvfb, tmp_path, dirs, seed)
     try:
         t0 = _start_reading(g)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.5 - time.monotonic()))
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 1.2 - time.monotonic()))
         g.click(x, y)
         lines = g.wait_reads(1)
         time.sleep(0.5)
@@ -224,7 +225,7 @@ def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
     g = Game(xvfb, tmp_path, dirs, seed, cards=2)
     try:
         t0 = _start_reading(g)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.5 - time.monotonic()))
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 1.2 - time.monotonic()))
         g.click(x, y)  # B's card: a take from the other side, A owes a send
         time.sleep(1.5)
         assert len(g.lines()) == 1  # the read waits for the send
@@ -259,7 +260,7 @@ def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
     g = Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human")
     try:
         t0 = _start_reading(g)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.5 - time.monotonic()))
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 1.2 - time.monotonic()))
         g.click(x, y)
         lines = g.wait_reads(1)
         g.key("q", check=False)
