@@ -151,7 +151,7 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
         t0 = _start_reading(g)
         rate = m.plan.sample_rate
         decisive_s = cur.decisive / rate
-        time.sleep(max(0.0, t0 + decisive_s + 1.2 - time.monotonic()))
+        time.sleep(max(0.0, t0 + decisive_s + 2.0 - time.monotonic()))
         g.click(x + 20, y + 40)  # inside the hit area, off the card's centre
         lines = g.wait_reads(1)
         time.sleep(1.0)
@@ -168,9 +168,10 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert read["touched"] == {"A": ["own"], "B": []}
     touch = read["timing"]["touches"][0]
     assert touch["player"] == "A" and touch["verdict"] == "take" and touch["card"] == a_card
-    # clicked ~1.2 s after the decisive onset as scheduled from the key press that started
-    # the reading; the stream's start-up and xdotool move it by some tenths of a second
-    assert 500 < touch["reaction_ms"] < 2500, touch
+    # clicked 2 s after the decisive onset as scheduled from the key press that started the
+    # reading; the stream starts 0.1-1 s after that key on a loaded machine, so the reaction
+    # heard is 1-2 s (the exactness of the mapping: tests/test_taps.py, scripts/bench_grab.py)
+    assert 800 < touch["reaction_ms"] < 2100, touch
     assert read["timing"]["decisive_ms"] == pytest.approx(cur.decisive * 1000 / rate, abs=0.1)
     # A emptied their territory: the end screen, and the same result from the log
     assert "winner" in out or "A" in out
@@ -179,6 +180,24 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["winner"] == "A"
+    # the take is in the stats database too (karuta stats learns from matches)
+    r = subprocess.run(karuta_argv("stats", "--json"), cwd=REPO, capture_output=True, text=True,
+                       timeout=60, env={**os.environ, **dirs})
+    assert r.returncode == 0, r.stderr
+    assert str(a_card) in r.stdout
+    os.environ.update(dirs)
+    try:
+        from reader.stats import StatsDB
+
+        with StatsDB() as db:
+            taps = db.taps()
+            kinds = [k for _, k, _ in db.sessions()]
+    finally:
+        for k in dirs:
+            os.environ.pop(k, None)
+    assert kinds == ["practice"]
+    assert [(t.poem, t.correct) for t in taps] == [(a_card, True)]
+    assert taps[0].reaction_ms == pytest.approx(touch["reaction_ms"], abs=0.2)
 
 
 @pytest.mark.realtime
