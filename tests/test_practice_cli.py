@@ -173,3 +173,17 @@ def test_without_json_the_report_names_the_winner_and_the_seed():
     r = karuta("practice", "--bot-vs-bot", "5,1", "--cards", "4", "--seed", "12", *TONE)
     assert r.returncode == 0 and r.stderr == ""
     assert "A wins" in r.stdout and "seed 12" in r.stdout.splitlines()[-1]
+
+
+def test_the_built_in_voice_times_a_headless_match(tmp_path):
+    """No --voice: the synthesized voice's real mora timeline (layouts only, no audio)."""
+    log = tmp_path / "m.jsonl"
+    r = karuta("practice", "--bot-vs-bot", "3,3", "--seed", "2", "--log", str(log), "--json")
+    assert r.returncode == 0, r.stderr
+    head, *reads = [json.loads(x) for x in log.read_text().splitlines()]
+    assert head["practice"]["voice"] == "synth"
+    takes = [t for r_ in reads for t in r_["timing"]["touches"] if t["verdict"] == "take"]
+    assert len(takes) >= 25
+    # level 3 reacts ~0.35 s after the decisive onset (median), on the synthesized voice's clock
+    reactions = sorted(t["reaction_ms"] for t in takes)
+    assert 200 < reactions[len(reactions) // 2] < 600

@@ -96,3 +96,19 @@ def test_any_touches_make_legal_reads_that_replay(seed, rules, reads, pick):
             m.send(closed.owed.sender, pick.sample(mine, closed.owed.count))
     loaded = matchlog.loads(m.log_text())
     assert matchlog.summary(loaded.match) == matchlog.summary(m.match)
+
+
+def test_the_log_is_on_disk_after_every_read(tmp_path):
+    path = tmp_path / "m.jsonl"
+    m = headless.new_match("kyogi", {"A": Seat("bot", 2), "B": Seat("bot", 3)}, 4, VOICE)
+    headless.save(m, path)
+    seen = []
+
+    def after(match, closed):
+        headless.save(match, path)
+        lines = path.read_text().splitlines()
+        seen.append(len(lines))
+        assert json.loads(lines[-1])["read"] == closed.poem
+
+    headless.play(m, on_read=after)
+    assert seen == list(range(2, len(m.match) + 2))
