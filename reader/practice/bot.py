@@ -166,8 +166,8 @@ def _reaction_ms(lv: Level, rng: random.Random) -> float:
 def plan_touches(player: str, lv: Level, view: ReadView, rng: random.Random) -> list[tuple[int, int]]:
     """``(card, frame)`` touches this bot makes on this read, in frame order.
 
-    Every draw is made whatever the outcome (same number of draws each read), so the bot's
-    behaviour on one read does not shift the random stream of the next.
+    The fault and miss draws are made whatever happens; each read has its own random stream
+    (``PracticeMatch.read_rng``), so nothing on one read shifts the draws of the next.
     """
     u_fault, u_miss = rng.random(), rng.random()
     reaction = _reaction_ms(lv, rng)
