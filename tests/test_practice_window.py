@@ -110,9 +110,92 @@ class Game:
         return out
 
 
-def _start_reading(g) -> float:
-    g.key("space")  # arranged: start the memorisation (0 min: the reading starts at once)
-    return time.monotonic()
+#: a sound after this much silence is an onset: the 1 s 間 before a 上の句 counts, the jo-ka's
+#: shorter gaps and a stalling new stream's short dropouts do not
+GAP_S = 0.85
+
+
+class Onsets:
+    """When sounds begin, as heard: reads the null sink's monitor (``parec``) and notes the
+    monotonic time of each sound that follows at least ``GAP_S`` of silence.  A new PulseAudio
+    stream may stall a few tenths of a second after it starts, so neither the key press nor
+    the first sound is a clock for a later card: the onset of its own 上の句 is."""
+
+    def __init__(self):
+        import threading
+
+        self.proc = subprocess.Popen(
+            ["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le", "--rate=48000",
+             "--channels=1", "--latency-msec=5"], stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, bufsize=0)
+        self.times: list[float] = []
+        self.cv = threading.Condition()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        fd = self.proc.stdout.fileno()
+        quiet = 48000
+        while True:
+            try:
+                raw = os.read(fd, 4096)
+            except OSError:
+                return
+            now = time.monotonic()
+            if not raw:
+                return
+            x = np.frombuffer(raw[: len(raw) // 2 * 2], np.int16)
+            loud = np.flatnonzero(np.abs(x) > 300)
+            if loud.size:
+                first = int(loud[0])
+                if quiet + first >= 48000 * GAP_S:
+                    with self.cv:
+                        self.times.append(now - (x.shape[0] - first) / 48000)
+                        self.cv.notify_all()
+                quiet = x.shape[0] - 1 - int(loud[-1])
+            else:
+                quiet += x.shape[0]
+
+    def wait(self, n, timeout=60) -> float:
+        with self.cv:
+            assert self.cv.wait_for(lambda: len(self.times) >= n, timeout), self.times
+            return self.times[n - 1]
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def _onset_number(plan, voice, seg) -> int:
+    """Which heard onset (1-based) starts ``seg``: the same detector run on the plan's own
+    samples up to it (before the first wait the live stream is exactly these samples)."""
+    from audio.render import PlanCursor
+
+    cur = PlanCursor(plan, voice, threaded=False)
+    try:
+        x = cur.read(seg.start + 4800)
+    finally:
+        cur.close()
+    loud = np.abs(np.asarray(x, dtype=np.float64).reshape(-1)) * (32767 if np.abs(x).max() <= 1.0
+                                                                   else 1) > 300
+    idx = np.flatnonzero(loud)
+    gaps = np.diff(idx)
+    starts = [int(idx[0])] + [int(idx[k + 1]) for k in np.flatnonzero(gaps >= GAP_S * 48000)]
+    k = min(range(len(starts)), key=lambda i: abs(starts[i] - seg.start))
+    assert abs(starts[k] - seg.start) < 480, (starts[k], seg.start)
+    return k + 1
+
+
+def _start_reading(g, m) -> float:
+    """Start the reading (space: arranged; 0 min of memorisation); returns the monotonic time
+    at which the first read's 上の句 was heard to begin."""
+    heard = Onsets()
+    try:
+        time.sleep(0.3)  # (parec is reading)
+        g.key("space")
+        cur = m.current()
+        return heard.wait(_onset_number(m.plan, m.voice, cur.kami)) - cur.start / m.plan.sample_rate
+    finally:
+        heard.close()
 
 
 @pytest.mark.realtime
@@ -148,10 +231,10 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
         img = _screenshot(xvfb)
         green = np.all(img == (34, 104, 62), axis=2)
         assert green[y, x - 40:x + 40].any() and not green[y0, x0 - 40:x0 + 40].any()
-        t0 = _start_reading(g)
+        t0 = _start_reading(g, m)
         rate = m.plan.sample_rate
         decisive_s = cur.decisive / rate
-        time.sleep(max(0.0, t0 + decisive_s + 2.0 - time.monotonic()))
+        time.sleep(max(0.0, t0 + decisive_s + 0.6 - time.monotonic()))
         g.click(x + 20, y + 40)  # inside the hit area, off the card's centre
         lines = g.wait_reads(1)
         time.sleep(1.0)
@@ -168,10 +251,12 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert read["touched"] == {"A": ["own"], "B": []}
     touch = read["timing"]["touches"][0]
     assert touch["player"] == "A" and touch["verdict"] == "take" and touch["card"] == a_card
-    # clicked 2 s after the decisive onset as scheduled from the key press that started the
-    # reading; the stream starts 0.1-1 s after that key on a loaded machine, so the reaction
-    # heard is 1-2 s (the exactness of the mapping: tests/test_taps.py, scripts/bench_grab.py)
-    assert 800 < touch["reaction_ms"] < 2100, touch
+    # clicked 0.6 s after the decisive onset, scheduled from the 上の句's onset on the sink's
+    # monitor.  On a loaded machine the null sink's stream drops out now and then (ALSA
+    # reports underruns), which shifts what is heard against the wall clock by up to a few
+    # tenths of a second: a loose bound here (the exactness of the mapping itself:
+    # tests/test_taps.py, scripts/bench_grab.py)
+    assert 100 < touch["reaction_ms"] < 1000, touch
     assert read["timing"]["decisive_ms"] == pytest.approx(cur.decisive * 1000 / rate, abs=0.1)
     # A emptied their territory: the end screen, and the same result from the log
     assert "winner" in out or "A" in out
@@ -211,8 +296,8 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
     assert box.owner == "B" and box.upside_down
     g = Game(xvfb, tmp_path, dirs, seed)
     try:
-        t0 = _start_reading(g)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 1.2 - time.monotonic()))
+        t0 = _start_reading(g, m)
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)
         lines = g.wait_reads(1)
         time.sleep(0.5)
@@ -243,8 +328,8 @@ def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
     x, y, _ = _card_px(m, seed, cur.poem)
     g = Game(xvfb, tmp_path, dirs, seed, cards=2)
     try:
-        t0 = _start_reading(g)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 1.2 - time.monotonic()))
+        t0 = _start_reading(g, m)
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)  # B's card: a take from the other side, A owes a send
         time.sleep(1.5)
         assert len(g.lines()) == 1  # the read waits for the send
@@ -278,8 +363,8 @@ def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
     assert box.upside_down and y < 360  # B's card, on the top half
     g = Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human")
     try:
-        t0 = _start_reading(g)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 1.2 - time.monotonic()))
+        t0 = _start_reading(g, m)
+        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)
         lines = g.wait_reads(1)
         g.key("q", check=False)

@@ -469,6 +469,7 @@ class BoardWindow:
         self._events: list = []  # input taken in while drawing
         self._writer = None
         self._done: set[int] = set()  # poems whose read is closed (and sends made)
+        self._status_at = None
         self._last_poll_ns = 0
         self._next_tick = 0.0
 
@@ -759,6 +760,9 @@ class BoardWindow:
             return
         if cur.index != self._read_index:
             self._new_read(cur)
+        if self._status_at is not None and heard is not None and heard >= self._status_at:
+            self._status_at = None
+            self._set_text("status", f"read {cur.index + 1}/{len(m.order)}")
         # bots
         while (self._bot_i < len(self._bots) and heard is not None
                and self._bots[self._bot_i][2] <= heard):
@@ -808,8 +812,7 @@ class BoardWindow:
         self._heard_k = -1
         self.scene.dim = frozenset()
         self.scene.frames = {}
-        total = len(self.m.order)
-        self._set_text("status", f"read {cur.index + 1}/{total}")
+        self._status_at = cur.start  # the last read's line stays until this 上の句 is heard
         self.notify("read", cur)
 
     def _after_close(self, closed):
@@ -858,6 +861,14 @@ class BoardWindow:
         self._refresh_kimariji()
         self._save()
         self._panels()
+        # what the read was, now that it is over (never while it is live: that would tell)
+        kim = closed.timing.get("kimariji", "") if closed.timing else ""
+        who = {"A": "A took it", "B": "B took it", "both": "simultaneous: to the owner"}.get(
+            took, "空札 (karafuda)" if m.rules == "kyogi" and m.deal.owner(closed.poem) is None
+            else "nobody took it")
+        sends = getattr(ev, "send", None)
+        sent = f" · sent {', '.join(map(str, sends))}" if sends else ""
+        self._set_text("status", f"read {closed.index + 1}: {closed.poem} {kim} · {who}{sent}")
         if m.outcome() is None and self.cursor is not None and self.cursor.state.waiting:
             self.cursor.release()
 
