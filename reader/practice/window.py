@@ -1053,9 +1053,11 @@ class BoardWindow:
 
     def stats(self) -> str:
         d = self.taps.stats.describe()
+        audio = (f"; audio: {getattr(self.output, 'underflows', 0)} underflows, "
+                 f"{getattr(self.output, 'xruns', 0)} xruns")
         return (f"window {self.loop.fps_measured():.1f} fps; input polled every "
                 f"{d.get('median_ms', 0):.2f} ms (median), p99 {d.get('p99_ms', 0):.1f} ms, "
-                f"max {d.get('max_ms', 0):.1f} ms")
+                f"max {d.get('max_ms', 0):.1f} ms{audio}")
 
 
 def run(m, *, log_file=None, hints: bool = False, device=None, fullscreen: bool = False,
