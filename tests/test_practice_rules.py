@@ -258,3 +258,13 @@ def test_a_kyogi_plan_that_cannot_read_every_dealt_card_is_refused():
     short = build_plan(preset("kyogi", poems=tuple(range(1, 101)), cards=30), 2, VOICE)
     with pytest.raises(KarutaError, match="never reads poem"):
         PracticeMatch(d, short, {"A": Seat("human"), "B": Seat("human")}, random.Random(1))
+
+
+def test_an_empty_seat_never_touches_and_sends_at_once():
+    m = kyogi_match(a="human", b="none")
+    cur = advance_to(m, karafuda)
+    assert m.bot_touches() == []
+    a = m.state.count("A")
+    m.touch("A", m.board["A"][0], cur.decisive + 50 * MS)
+    res = m.close_read()
+    assert res.owed is None and res.result.sender == "B" and m.state.count("A") == a + 1
