@@ -10,6 +10,7 @@
 2. Strength: ``--matches`` seeded kyogi matches for each pair (5 v 1, 2 v 1, 3 v 2, 4 v 3,
    5 v 4), seats alternating (the stronger bot is A on even seeds, B on odd): how often the
    stronger wins (targets: 5 beats 1 in >= 90 %, each level beats the one below in >= 60 %).
+   The same pairs in goshiki (a quarter as many matches): wins, draws, losses.
 3. Faults, per level, over every read of those matches where the bot could fault on a 友札
    (``bot.fault_opportunity``): how often it did (target: its ``fault_rate`` +/- 2 points),
    and how many of those the rules counted (a touch after the other bot has taken the card is
@@ -79,6 +80,7 @@ def main() -> None:
     def match(a, b, seed):
         return headless.new_match("kyogi", {"A": a, "B": b}, seed, voice)
 
+    match.voice = voice
     if args.only != "bots":
         speed(match, voice, args.timing_runs)
     if args.only != "speed":
@@ -136,6 +138,20 @@ def bots(match, matches: int) -> None:
               f"the stronger took {100.0 * took['strong'] / max(1, sum(took.values())):.0f} % "
               "of the cards taken")
     elapsed = time.perf_counter() - t0
+
+    n = max(1, matches // 4)
+    print(f"\ngoshiki (17 reads of one colour's 20), {n} seeded matches per pair: wins / draws / losses "
+          "of the stronger")
+    for hi, lo in PAIRS:
+        res = {"win": 0, "draw": 0, "loss": 0}
+        for seed in range(n):
+            a, b = (hi, lo) if seed % 2 == 0 else (lo, hi)
+            m = headless.play(headless.new_match("goshiki", {"A": Seat("bot", a), "B": Seat("bot", b)},
+                                                 30_000 + seed, match.voice))
+            w = m.outcome().winner
+            strong = "A" if seed % 2 == 0 else "B"
+            res["draw" if w == "draw" else "win" if w == strong else "loss"] += 1
+        print(f"  level {hi} v level {lo}: " + " / ".join(f"{100.0 * v / n:.1f} %" for v in res.values()))
 
     solo = FaultCount()
     for lv in bot.LEVELS:
