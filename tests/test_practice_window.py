@@ -483,3 +483,59 @@ def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
     assert lines[2]["read"] == nxt.poem and lines[2]["took"] is None
     assert lines[2]["timing"]["kami_ms"] == pytest.approx(nxt.start * 1000 / m.plan.sample_rate,
                                                           abs=0.1)
+
+
+# ---------------------------------------------------------------------------- the loop, fast
+@pytest.mark.realtime
+def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monkeypatch):
+    """The real window loop (SDL's dummy video driver, a NullOutput playing in real time, a
+    fast tone voice and short pauses) against a level-5 bot who also takes your cards: after
+    every read the cards drawn on each side are the match's, sends fly to their new place,
+    and the log on disk replays to the same result."""
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader import matchlog
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 5)}, 4,
+                           ToneVoice(mora_ms=25), cards=4,
+                           reading={"ma_ms": 100, "yoin_ms": 100, "take_ms": 300,
+                                    "gap_ms": 100, "joka": False})
+    log = tmp_path / "m.jsonl"
+    checks = []
+    sends = []
+
+    class Watch(W.BoardWindow):
+        def _after_close(self, closed):
+            super()._after_close(closed)
+            drawn = {p: sorted(self.scene.territories[p].cards) for p in "AB"}
+            checks.append((drawn, {p: sorted(c) for p, c in self.m.board.items()}))
+            if getattr(closed.event, "send", None):
+                sends.append((closed.event.send, [a.poem for a in self.scene.anims]))
+
+    w = Watch(m, NullOutput(48000), log_file=log, hints=True, memorize_min=0)
+    w.phase = "memorize"  # (arranging is the player's: skipped)
+    events = []
+    w.notify = lambda name, data: events.append(data if name == "phase" else name)
+    real_tick = W.BoardWindow._tick_reading
+
+    def tick(self):
+        real_tick(self)
+        if self.phase == "over":
+            self.quit = True
+
+    monkeypatch.setattr(Watch, "_tick_reading", tick)
+    t0 = time.monotonic()
+    w.run()
+    assert time.monotonic() - t0 < 120
+    assert m.outcome() is not None and m.outcome().winner == "B"
+    assert checks and all(drawn == board for drawn, board in checks), checks
+    assert sends and all(set(s) <= set(flying) for s, flying in sends), sends
+    assert "over" in events and events.count("closed") == len(m.closed)
+    assert log.read_text() == m.log_text()
+    assert matchlog.summary(matchlog.load(log).match) == matchlog.summary(m.match)
+    rows = w.end_rows()
+    assert rows[0][0] == "card" and len(rows) > 1
