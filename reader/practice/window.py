@@ -61,8 +61,8 @@ SEND = (60, 170, 230)
 
 #: how often the reading loop looks at the match (bots, hints, closing), s
 TICK_S = 0.008
-#: pixels put on screen per display.update call (about 8 cards at 1280x720)
-UPDATE_PX = 50_000
+#: pixels put on screen per display.update call (about 4 cards at 1280x720)
+UPDATE_PX = 25_000
 #: a taken card's read closes this long after the take (and the simultaneous window): the
 #: gold frame shows, and a touch that came in just after is still judged (dead)
 SETTLE_S = 0.4
@@ -555,7 +555,9 @@ class BoardWindow:
         pg = self.pg
         self._last_poll_ns = time.perf_counter_ns()
         chunk, area = [], 0
-        for d in self.painter.dirty(self.scene, time.perf_counter()):
+        dirty = self.painter.dirty(self.scene, time.perf_counter())
+        self._poll_between()
+        for d in dirty:
             self.painter.paint(d)
             self._poll_between()
             chunk.append(d)
