@@ -539,3 +539,32 @@ def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monk
     assert matchlog.summary(matchlog.load(log).match) == matchlog.summary(m.match)
     rows = w.end_rows()
     assert rows[0][0] == "card" and len(rows) > 1
+
+
+def test_show_kimariji_prints_each_cards_kimariji_on_it(monkeypatch):
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from poems.kimariji import kimariji
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 2)}, 3, ToneVoice(),
+                           cards=5)
+    shots = {}
+    for show in (False, True):
+        w = W.BoardWindow(m, NullOutput(48000), memorize_min=0, show_kimariji=show)
+        w._open()
+        for _ in range(30):
+            w.painter.frame(w.scene, time.monotonic())
+        import pygame
+
+        shots[show] = pygame.surfarray.array3d(w.screen).astype(int)
+        if show:
+            k = kimariji(m.plan.universe)
+            assert w.scene.kimariji == {n: v.card for n, v in k.items()}
+        pygame.display.quit()
+    red = {s: ((a[:, :, 0] > 150) & (a[:, :, 1] < 90) & (a[:, :, 2] < 90)).sum()
+           for s, a in shots.items()}
+    assert red[False] == 0 and red[True] > 10 * 6  # a small red label on each of the 10 cards
