@@ -345,6 +345,18 @@ def _ku_features(features: list[dict]) -> list[list[dict]]:
     return kus
 
 
+@lru_cache(maxsize=1)
+def _frontend_version() -> str:
+    """pyopenjtalk-plus's version (part of the script cache key), read once: the package
+    metadata lookup costs ~1.5 ms, and a plan asks for ~200 scripts."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pyopenjtalk-plus")
+    except PackageNotFoundError:
+        return "?"
+
+
 @lru_cache(maxsize=1024)
 def script_for(key: str, part: str) -> Script:
     """The corrected labels of a text part ("1".."100", "joka", "karafuda", "announce")."""
@@ -601,13 +613,9 @@ class SynthVoice:
         pyopenjtalk import, ~0.3 s, plus ~2 ms a clip).  Keyed by the text, the frontend's
         version and ``_FORMAT``; an unreadable entry is recomputed and rewritten."""
         import json
-        from importlib.metadata import PackageNotFoundError, version
 
         kanji, reading = _ku_for(key, part)
-        try:
-            frontend = version("pyopenjtalk-plus")
-        except PackageNotFoundError:
-            frontend = "?"
+        frontend = _frontend_version()
         ident = json.dumps([key, part, kanji, reading, frontend, _FORMAT], ensure_ascii=False)
         path = self.cache_dir / "scripts" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
         from reader.base.statefiles import StateFileError, load_json

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_run import karuta_argv
 
 from audio_fixtures import REPO, PulseServer, require_tool, stop_process
 
@@ -37,7 +38,7 @@ def _start(srv: PulseServer, tmp_path: Path, *args: str) -> subprocess.Popen:
     env = dict(srv.env, KARUTA_DATA_DIR=str(tmp_path / "data"),
                KARUTA_CONFIG_DIR=str(tmp_path / "config"), PYTHONPATH=str(REPO))
     env.setdefault("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
-    return subprocess.Popen([sys.executable, "-m", "reader.cli", *args], cwd=REPO, env=env,
+    return subprocess.Popen([*karuta_argv(), *args], cwd=REPO, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
@@ -217,7 +218,7 @@ def test_pygame_backend_stops_on_sigterm(tmp_path):
 
     env = dict(os.environ, SDL_AUDIODRIVER="dummy", PYGAME_HIDE_SUPPORT_PROMPT="1",
                KARUTA_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(REPO))
-    proc = subprocess.Popen([sys.executable, "-m", "reader.cli", "read", "--backend", "pygame",
+    proc = subprocess.Popen([*karuta_argv(), "read", "--backend", "pygame",
                              "--auto", "--cards", "5", "--voice", "tone"], cwd=REPO, env=env,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import karuta_argv
 
 from audio_fixtures import REPO
 
@@ -142,7 +143,7 @@ def test_read_only_folders(tmp_path):
     (data / "voices").chmod(0o500)
     try:
         _make_src(tmp_path / "src" / "ro")
-        r = subprocess.run([sys.executable, "-m", "reader.cli", "voice", "add",
+        r = subprocess.run([*karuta_argv(), "voice", "add",
                             str(tmp_path / "src" / "ro"), "--no-align"], capture_output=True,
                            text=True, env=dict(os.environ, KARUTA_DATA_DIR=str(data),
                                                PYTHONPATH=str(REPO)), timeout=120)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import karuta_argv
 import soundfile as sf
 
 from audio_fixtures import REPO
@@ -46,7 +47,7 @@ def env(tmp_path):
 
 
 def karuta(env, *args, timeout=180):
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
+    return subprocess.run([*karuta_argv(), *args], capture_output=True,
                           text=True, env=env, cwd=REPO, stdin=subprocess.DEVNULL, timeout=timeout)
 
 
@@ -117,7 +118,7 @@ def test_damaged_default_voice_setting_is_said_not_replaced(env, tmp_path):
 def test_import_stopped_by_a_signal_leaves_nothing_behind(env, tmp_path, how):
     src = make_source(tmp_path / "src" / "big", "big", poems=tuple(range(1, 41)))
     voices = tmp_path / "data" / "voices"
-    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "voice", "add", str(src)],
+    p = subprocess.Popen([*karuta_argv(), "voice", "add", str(src)],
                          env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 120

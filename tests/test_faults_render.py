@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 import pytest
+from cli_run import karuta_argv
 import soundfile as sf
 
 from audio_fixtures import REPO
@@ -20,7 +21,7 @@ from reader.base.errors import OutputError
 
 def karuta(tmp_path, *args, **kw):
     env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(REPO))
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
+    return subprocess.run([*karuta_argv(), *args], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=300, **kw)
 
 
@@ -54,7 +55,7 @@ def test_a_wav_that_grows_past_the_limit_is_refused_and_removed(tmp_path, monkey
 def test_no_partial_file_whatever_signal_stops_a_render(tmp_path, sig):
     """A long render (FLAC of mostly silence: seconds of encoding) stopped part-way."""
     env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(REPO))
-    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "render", "--voice", "tone",
+    p = subprocess.Popen([*karuta_argv(), "render", "--voice", "tone",
                           "--take", "60", "--ma", "60", "--yoin", "60", "--seed", "1",
                           "--out", "long.flac"], cwd=tmp_path, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

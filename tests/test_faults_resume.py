@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from cli_run import karuta_argv
 
 from audio_fixtures import ASOUNDRC, REPO
 
@@ -27,7 +28,7 @@ def env(tmp_path):
 
 
 def karuta(env, *args):
-    return subprocess.run([sys.executable, "-m", "reader.cli", *args], capture_output=True,
+    return subprocess.run([*karuta_argv(), *args], capture_output=True,
                           text=True, env=env, cwd=REPO, stdin=subprocess.DEVNULL, timeout=180)
 
 

@@ -11,6 +11,7 @@ import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from cli_run import karuta_argv
 
 from audio_fixtures import REPO
 from reader.drills.stats import StatsDB
@@ -81,7 +82,7 @@ def test_rows_of_the_wrong_type_are_left_out_not_tracebacks(tmp_path):
         assert {r.poem for r in rows} >= set(range(1, 11))
         assert db.memory_cards() == {}
     env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-    r = subprocess.run([sys.executable, "-m", "reader.cli", "stats", "--json"], env=env,
+    r = subprocess.run([*karuta_argv(), "stats", "--json"], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
@@ -91,7 +92,7 @@ def test_karuta_stats_says_what_was_recovered(tmp_path):
     fill(path, taps=2000)
     damage_page(path, os.path.getsize(path) // 4096 - 2)
     env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-    r = subprocess.run([sys.executable, "-m", "reader.cli", "stats"], env=env,
+    r = subprocess.run([*karuta_argv(), "stats"], env=env,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     line = r.stderr.strip()

@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_run import karuta_argv
 
 from audio_fixtures import REPO
 from faults_table import _populate, cases, inproc, snapshot  # noqa: F401 (fixture)
@@ -108,8 +109,7 @@ def test_sample_through_the_entry_point(tmp_path, case_id):
                KARUTA_CONFIG_DIR=str(tmp_path / "config"), PYTHONPATH=str(REPO))
     env.pop("DISPLAY", None)
     before = snapshot(tmp_path)
-    r = subprocess.run([sys.executable, "-m", "reader.cli",
-                        *[a.replace("{tmp}", str(tmp_path)) for a in argv]], cwd=tmp_path,
+    r = subprocess.run(karuta_argv(*[a.replace("{tmp}", str(tmp_path)) for a in argv]), cwd=tmp_path,
                        env=env, capture_output=True, text=True, errors="replace",
                        stdin=subprocess.DEVNULL, timeout=120)
     _check(cid, r.returncode, r.stderr, before, snapshot(tmp_path))

@@ -232,7 +232,7 @@ def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path):
     env = dict(os.environ, PYTHONPATH=str(REPO))
 
     def karuta(*a):
-        res = subprocess.run([sys.executable, "-m", "reader.cli", "tournament", *map(str, a),
+        res = subprocess.run([*karuta_argv(), "tournament", *map(str, a),
                               "-f", str(db), "--json"], capture_output=True, text=True, env=env,
                              cwd=REPO, timeout=60)
         assert res.returncode == 0, res.stderr

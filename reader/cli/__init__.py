@@ -29,6 +29,7 @@ _COMMANDS = {
     "calibrate": ("reader.cli.calibrate:calibrate", "Measure this device's delay by tapping along to clicks."),
     "tournament": ("reader.cli.tournament:tournament", "A goshiki competition day: blocks, rounds, results, standings, finals."),
     "table": ("reader.cli.table:table", "Role-playing tables: 現幻 with the karuta deck, playing-card judgements."),
+    "practice": ("reader.cli.practice:practice", "A practice match on a board: against a bot, a second player, or alone."),
 }
 
 

@@ -220,16 +220,17 @@ def _layout(q: Question, size: tuple[int, int]):
 def _draw(screen, q: Question, pos: int, total: int, answer: Answer | None = None) -> list:
     import pygame
 
-    from reader.ui.window import BACKGROUND, PAPER, draw_card, draw_text, load_font
+    from reader.ui.torifuda import draw_torifuda
+    from reader.ui.window import BACKGROUND, PAPER, draw_text, load_font
 
     screen.fill(BACKGROUND)
-    small, big, card_font = load_font(22), load_font(44), load_font(30)
+    small, big = load_font(22), load_font(44)
     prompt, rects = _layout(q, screen.get_size())
     label = {"kami": "上の句", "kimariji": "決まり字", "reverse": "取り札"}[q.mode]
     draw_text(screen, f"{pos}/{total}  {label} → {'取り札' if q.choices_are_torifuda else '上の句'}",
               small, pygame.Rect(10, 4, 600, 30))
     if q.prompt_is_torifuda:
-        draw_card(screen, prompt, q.prompt, card_font)
+        draw_torifuda(screen, prompt, q.poem)
     else:
         draw_text(screen, q.prompt, big, prompt, center=True)
 
@@ -242,7 +243,7 @@ def _draw(screen, q: Question, pos: int, total: int, answer: Answer | None = Non
 
     for i, (r, text) in enumerate(zip(rects, q.choice_texts)):
         if q.choices_are_torifuda:
-            draw_card(screen, r, text, card_font, frame=frame(i))
+            draw_torifuda(screen, r, q.choices[i], frame=frame(i))
             draw_text(screen, str(i + 1), big, pygame.Rect(r.left, r.bottom + 8, r.width, 50), center=True)
         else:
             color = frame(i)

@@ -222,9 +222,9 @@ class WindowFront:
     # drawing
     def _render_static(self):
         pg = self._pg
-        from reader.ui.window import BACKGROUND, draw_card, draw_text
+        from reader.ui.window import BACKGROUND, draw_text
 
-        small, big, card_font = self.fonts
+        small, big, _ = self.fonts
         surf = pg.Surface(self.SIZE)
         surf.fill(BACKGROUND)
         y = 10
@@ -240,10 +240,10 @@ class WindowFront:
             h = int(w * 1.4)
             left = (self.SIZE[0] - (w * n + gap * (n - 1))) // 2
             for i, poem in enumerate(self.cards):
-                import poems
+                from reader.ui.torifuda import draw_torifuda
 
                 r = pg.Rect(left + i * (w + gap), 270, w, h)
-                draw_card(surf, r, poems.poem(poem).torifuda, card_font)
+                draw_torifuda(surf, r, poem)
                 draw_text(surf, str(i + 1), small, pg.Rect(r.left, r.bottom + 6, r.width, 30),
                           center=True)
                 self.rects.append(r)

@@ -466,7 +466,7 @@ class WindowTaps:
 
     HOLD_NS = 60_000_000
 
-    def __init__(self, stamper: bool | None = None):
+    def __init__(self, stamper: bool | None = None, drag: bool = False):
         import pygame
 
         self._pg = pygame
@@ -476,9 +476,14 @@ class WindowTaps:
         self.lag: deque[float] = deque(maxlen=5000)
         self.counts = {"x": 0, "queue": 0}
         self._held: list[tuple[int, object]] = []
+        #: also keep moves and releases ("move" / "up" kinds, with ``pos``): the practice board
+        #: drags cards before memorisation
+        self.drag = drag
         pygame.event.set_allowed(None)
-        pygame.event.set_allowed([pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN,
-                                  pygame.QUIT])
+        allowed = [pygame.KEYDOWN, pygame.MOUSEBUTTONDOWN, pygame.FINGERDOWN, pygame.QUIT]
+        if drag:
+            allowed += [pygame.MOUSEMOTION, pygame.MOUSEBUTTONUP]
+        pygame.event.set_allowed(allowed)
         if stamper is None:
             stamper = os.environ.get("KARUTA_WINDOW_STAMPER", "1") != "0"
         self.stamper: XStamper | None = None
@@ -517,7 +522,12 @@ class WindowTaps:
             return TapEvent(ns, "key", char=getattr(ev, "unicode", "") or "", key=ev.key,
                             source="window")
         if ev.type == pg.MOUSEBUTTONDOWN and getattr(ev, "button", 1) == 1:
+            if getattr(ev, "touch", False):  # SDL's mouse copy of a touch: FINGERDOWN has it
+                return None
             return TapEvent(ns, "mouse", pos=tuple(ev.pos), source="window")
+        if self.drag and ev.type in (pg.MOUSEMOTION, pg.MOUSEBUTTONUP):
+            return TapEvent(ns, "move" if ev.type == pg.MOUSEMOTION else "up",
+                            pos=tuple(ev.pos), source="window")
         if ev.type == pg.FINGERDOWN:
             surf = pg.display.get_surface()
             w, h = surf.get_size() if surf is not None else (1, 1)

@@ -14,6 +14,9 @@ First line, the deal and the settings::
   (default false: a tie is a draw; true: a deciding tie reads one more card) are optional.
 - both: an optional ``"seed"`` (a number) records the seed the deal was drawn from.
   Any other key is refused (a typo would otherwise be silently ignored).
+- practice logs (``karuta practice``, reader/match/rules/README.md): kyogi ``"cards"`` (cards a side,
+  when not 25) and ``"practice"`` (seats, reading settings) in the header, and an optional
+  ``"timing"`` object on each read line; scoring ignores ``practice`` and ``timing``.
 
 Then one line per read, in order:
 
@@ -47,12 +50,12 @@ __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary"
 AnyMatch = Union[kyogi.KyogiMatch, goshiki.GoshikiMatch]
 
 _HEADER_KEYS = {
-    "kyogi": {"rules", "A", "B", "seed"},
-    "goshiki": {"rules", "color", "A", "B", "C", "reads", "finals", "seed"},
+    "kyogi": {"rules", "A", "B", "seed", "cards", "practice"},
+    "goshiki": {"rules", "color", "A", "B", "C", "reads", "finals", "seed", "practice"},
 }
 _READ_KEYS = {
-    "kyogi": {"read", "took", "touched", "send"},
-    "goshiki": {"read", "took", "faults", "lost"},
+    "kyogi": {"read", "took", "touched", "send", "timing"},
+    "goshiki": {"read", "took", "faults", "lost", "timing"},
 }
 
 
@@ -90,9 +93,18 @@ def parse_header(obj: Any) -> LoadedLog:
         if not _is_int(obj["seed"]):
             raise KarutaError("\"seed\" must be a whole number")
         extra["seed"] = obj["seed"]
+    if "practice" in obj:  # written by karuta practice (reader.practice); scoring ignores it
+        if not isinstance(obj["practice"], dict):
+            raise KarutaError("\"practice\" must be an object")
+        extra["practice"] = obj["practice"]
     if rules == "kyogi":
+        hand = obj.get("cards", kyogi.HAND)
+        if not _is_int(hand) or not 1 <= hand <= 50:
+            raise KarutaError("\"cards\" must be a whole number 1-50 (cards a side)")
+        if "cards" in obj:
+            extra["cards"] = hand
         match: AnyMatch = kyogi.KyogiMatch(kyogi.new_state(_poem_list(obj, "A"),
-                                                           _poem_list(obj, "B")))
+                                                           _poem_list(obj, "B"), hand))
     else:
         hands = [_poem_list(obj, "A"), _poem_list(obj, "B")]
         if "C" in obj:
@@ -119,6 +131,8 @@ def parse_read(rules: str, obj: Any) -> kyogi.Read | goshiki.Read:
     unknown = sorted(set(obj) - _READ_KEYS[rules])
     if unknown:
         raise KarutaError(f"unknown key \"{unknown[0]}\" in a {rules} read line")
+    if "timing" in obj and not isinstance(obj["timing"], dict):
+        raise KarutaError("\"timing\" must be an object (per-read timing; scoring ignores it)")
     if "read" not in obj:
         raise KarutaError("missing \"read\" (the poem number read)")
     if not _is_int(obj["read"]):
@@ -197,6 +211,8 @@ def header_of(match: AnyMatch, extra: dict | None = None) -> dict:
     st = match.initial
     if isinstance(st, kyogi.KyogiState):
         out: dict = {"rules": "kyogi", "A": list(st.deal[0]), "B": list(st.deal[1])}
+        if len(st.deal[0]) != kyogi.HAND:
+            out["cards"] = len(st.deal[0])
     else:
         out = {"rules": "goshiki", "color": st.color}
         for p, hand in zip(st.players, st.deal):

@@ -10,8 +10,7 @@ Who calls what: ``reader.drills.memory_drill`` (memory drill ``--window``) and t
     (a ``DeviceError`` with the same message if SDL still cannot open one).
   - ``font_path()`` / ``load_font(px)``: IPAex Gothic from Debian's fonts-ipaexfont-gothic, else
     the copy bundled with matplotlib-fontja (found without importing matplotlib).
-  - ``draw_card(surface, rect, text, font)``: a torifuda as printed — cream card, dark border,
-    hiragana in vertical columns read right to left (3 columns for a 下の句).
+  - cards are drawn by ``reader.ui.torifuda`` (the board, the speed and memory drills).
   - ``draw_text(surface, text, font, rect)``: horizontal text wrapped to a rect (any character
     can break a line: Japanese has no spaces).
   - ``poll_events(clock)``: drain the event queue stamping each event as it is taken off
@@ -31,7 +30,7 @@ from reader.base.errors import DeviceError
 
 __all__ = [
     "NO_DISPLAY", "display_available", "require_display", "import_pygame", "open_window", "font_path", "load_font",
-    "draw_card", "draw_text", "card_columns", "poll_events", "INK", "PAPER", "BACKGROUND",
+    "draw_text", "poll_events", "INK", "PAPER", "BACKGROUND",
 ]
 
 NO_DISPLAY = "no display for --window: run without --window to drill in the terminal"
@@ -40,7 +39,6 @@ IPAEX_PATH = Path("/usr/share/fonts/opentype/ipaexfont-gothic/ipaexg.ttf")
 BACKGROUND = (28, 40, 36)
 PAPER = (246, 238, 214)
 INK = (20, 20, 20)
-BORDER = (120, 84, 40)
 
 
 def display_available(environ: Mapping[str, str] | None = None) -> bool:
@@ -111,37 +109,6 @@ def load_font(px: int):
         raise DeviceError(
             "no Japanese font for the window: install fonts-ipaexfont-gothic or matplotlib-fontja")
     return pygame.font.Font(path, px)
-
-
-def card_columns(text: str, columns: int = 3) -> list[str]:
-    """Split a torifuda into columns as printed: 14 kana -> 5, 5, 4 (first column rightmost)."""
-    per = -(-len(text) // columns)
-    return [text[i:i + per] for i in range(0, len(text), per)]
-
-
-def draw_card(surface, rect, text: str, font, *, frame=None, paper=PAPER, ink=INK) -> None:
-    """Draw a torifuda: the text in vertical columns, right to left, centred in the card.
-
-    ``frame``: an RGB colour for a thick highlight border (right/wrong feedback), or None.
-    """
-    import pygame
-
-    rect = pygame.Rect(rect)
-    pygame.draw.rect(surface, paper, rect, border_radius=max(4, rect.width // 20))
-    pygame.draw.rect(surface, frame or BORDER, rect, width=6 if frame else 2,
-                     border_radius=max(4, rect.width // 20))
-    cols = card_columns(text)
-    line = font.get_linesize()
-    col_w = max(font.size("あ")[0], 1) + max(4, rect.width // 30)
-    total_w = col_w * len(cols)
-    x_right = rect.centerx + total_w // 2
-    longest = max((len(c) for c in cols), default=0)
-    top = rect.top + max(0, (rect.height - longest * line) // 2)
-    for i, col in enumerate(cols):
-        cx = x_right - col_w * i - col_w // 2
-        for j, ch in enumerate(col):
-            glyph = font.render(ch, True, ink)
-            surface.blit(glyph, glyph.get_rect(center=(cx, top + j * line + line // 2)))
 
 
 def draw_text(surface, text: str, font, rect, color=PAPER, *, center: bool = False) -> int:

@@ -182,8 +182,9 @@ class KyogiState:
         return None
 
 
-def new_state(a: Iterable[int], b: Iterable[int]) -> KyogiState:
-    """A match from a given deal (25 + 25 distinct poem numbers 1–100)."""
+def new_state(a: Iterable[int], b: Iterable[int], hand: int = HAND) -> KyogiState:
+    """A match from a given deal (25 + 25 distinct poem numbers 1–100; ``hand`` other than 25:
+    a short practice game, ``hand`` cards a side, the log's ``"cards"``)."""
     a, b = list(a), list(b)
     for name, cards in (("A", a), ("B", b)):
         if any(isinstance(c, bool) or not isinstance(c, int) for c in cards):
@@ -193,8 +194,8 @@ def new_state(a: Iterable[int], b: Iterable[int]) -> KyogiState:
             raise BadDeal(f"poem {bad[0]} in {name} is outside 1-100")
         if len(set(cards)) != len(cards):
             raise BadDeal(f"{name} lists a poem twice")
-        if len(cards) != HAND:
-            raise BadDeal(f"{name} has {len(cards)} cards; kyogi deals {HAND} each")
+        if len(cards) != hand:
+            raise BadDeal(f"{name} has {len(cards)} cards; kyogi deals {hand} each")
     both = set(a) & set(b)
     if both:
         raise BadDeal(f"poem {min(both)} is dealt to both A and B")

@@ -1,0 +1,154 @@
+"""A whole practice match on a virtual clock: no window, no sound.
+
+The reading plan is the one a live match would play (same settings, seed and voice layouts),
+and time is its sample frames: each read, the bots' touches are delivered in frame order, the
+read closes when the next 上の句 starts, and sends are chosen at once.  Nothing sleeps.
+
+``new_match`` builds a ``PracticeMatch`` from options (the CLI and the board window use it
+too); ``play`` runs one to the end; ``resume`` rebuilds one from its log.
+"""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Callable
+
+from reader.base.errors import KarutaError, LogError
+from reader.practice.deal import Deal, deal as draw_deal, from_hands
+from reader.practice.match import PracticeMatch, PracticeSettings, Seat
+
+__all__ = ["new_match", "play", "plan_for", "seat_label", "parse_seat", "resume",
+           "load_practice_log", "save"]
+
+
+def parse_seat(text: str) -> Seat:
+    """``bot:3`` / ``human`` / ``none`` -> a ``Seat`` (``KarutaError`` otherwise)."""
+    from reader.practice.bot import parse_level
+
+    t = str(text).strip().lower()
+    if t in ("human", "none"):
+        return Seat(t)
+    if t.startswith("bot:"):
+        return Seat("bot", parse_level(t[4:]))
+    if t == "bot":
+        raise KarutaError("say which bot: bot:1 to bot:5")
+    raise KarutaError(f"unknown opponent {text!r}: use bot:1 to bot:5, human or none")
+
+
+def seat_label(seat: Seat) -> str:
+    return f"bot:{seat.level}" if seat.kind == "bot" else seat.kind
+
+
+def plan_for(rules: str, seed: int, voice, deal: Deal, reading: dict | None = None):
+    """The reading plan of a practice match: kyogi reads the 100 (karafuda included) and waits
+    ``take_ms`` after each 上の句; goshiki reads the colour's 20 in a seeded order (the match
+    ends after 17, or later in finals).  ``reading``: settings overrides (``ma_ms``, ...)."""
+    from reader.reading.engine import build_plan
+    from reader.reading.settings import preset
+
+    over = dict(reading or {})
+    for key in ("rules", "poems", "cards", "karafuda"):
+        over.pop(key, None)
+    if rules == "goshiki":
+        from poems import COLORS
+
+        settings = preset("goshiki", poems=COLORS[deal.color], cards=20, **over)
+    else:
+        settings = preset("kyogi", **over)
+    return build_plan(settings, seed, voice)
+
+
+def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: int | None = None,
+              color: str | None = None, deal: Deal | None = None, reading: dict | None = None,
+              settings: PracticeSettings | None = None) -> PracticeMatch:
+    """A fresh match: the deal from ``random.Random(f"{seed}/deal")`` (unless given), the plan
+    from ``seed``, the bots' stream from ``random.Random(f"{seed}/bots")``."""
+    if deal is None:
+        deal = draw_deal(rules, random.Random(f"{seed}/deal"), cards=cards, color=color)
+    plan = plan_for(rules, seed, voice, deal, reading)
+    settings = settings or PracticeSettings()
+    extra = {"seed": seed, "practice": {
+        "seats": {p: seat_label(s) for p, s in seats.items()},
+        "reading": {k: v for k, v in plan.settings.items()
+                    if k not in ("rules", "poems", "cards", "karafuda")},
+        "voice": plan.voice,
+        "simultaneous_ms": settings.simultaneous_ms,
+    }}
+    return PracticeMatch(deal, plan, seats, random.Random(f"{seed}/bots"), settings,
+                         voice=voice, extra=extra)
+
+
+def play(m: PracticeMatch, on_read: Callable | None = None) -> PracticeMatch:
+    """Play ``m`` to the end on the plan's clock (bots and empty seats only)."""
+    for p, seat in m.seats.items():
+        if seat.kind == "human":
+            raise KarutaError(f"player {p} is a human: a headless match has bots only "
+                              "(--bot-vs-bot A,B)")
+    while (cur := m.current()) is not None:
+        for player, card, frame in m.bot_touches():
+            if cur.closes is None or frame < cur.closes:
+                m.touch(player, card, frame)
+        closed = m.close_read(cur.closes)
+        if on_read is not None:
+            on_read(m, closed)
+    return m
+
+
+def save(m: PracticeMatch, path) -> None:
+    """The whole log, written atomically (after every read: a crash loses nothing)."""
+    from reader.base.files import atomic_write_text
+
+    atomic_write_text(path, m.log_text())
+
+
+def load_practice_log(path) -> tuple[dict, list[dict]]:
+    """(header, read lines) of a practice log, checked by the match rules (``LogError``)."""
+    from reader.match import log as matchlog
+
+    loaded = matchlog.load(path)  # every line valid for the rules, or one LogError line
+    text = Path(path).read_text(encoding="utf-8-sig")
+    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    header = lines[0]
+    if "practice" not in header:
+        raise LogError(f"{path}: not a practice log (no \"practice\" settings in line 1: "
+                       "a match log from karuta match keep cannot be resumed here)")
+    if not isinstance(header.get("seed"), int):
+        raise LogError(f"{path} line 1: a practice log needs its \"seed\"")
+    del loaded
+    return header, lines[1:]
+
+
+def resume(path, voice, seats: dict[str, Seat] | None = None) -> PracticeMatch:
+    """The match of a practice log, with its reads applied, ready to continue.
+
+    The deal comes from the log; the plan from its seed and reading settings (a log whose
+    reads do not follow that plan is refused).  ``seats``: override the logged seats.
+    """
+    from reader.match import log as matchlog
+
+    header, reads = load_practice_log(path)
+    practice = header["practice"]
+    rules = header["rules"]
+    try:
+        logged = {p: parse_seat(s) for p, s in dict(practice.get("seats", {})).items()}
+    except (KarutaError, TypeError, ValueError):
+        raise LogError(f"{path} line 1: bad \"seats\" in the practice settings") from None
+    if set(logged) != {"A", "B"}:
+        raise LogError(f"{path} line 1: the practice settings must name seats A and B")
+    reading = practice.get("reading", {})
+    if not isinstance(reading, dict):
+        raise LogError(f"{path} line 1: bad \"reading\" in the practice settings")
+    sim = practice.get("simultaneous_ms", 10.0)
+    d = from_hands(rules, header["A"], header["B"], color=header.get("color"))
+    try:
+        m = new_match(rules, seats or logged, header["seed"], voice, deal=d, reading=reading,
+                      settings=PracticeSettings(simultaneous_ms=float(sim)))
+    except TypeError:
+        raise LogError(f"{path} line 1: unknown reading settings in the practice log") from None
+    events = [matchlog.parse_read(rules, r) for r in reads]
+    try:
+        m.replay(events, [r.get("timing", {}) for r in reads])
+    except KarutaError as e:
+        raise LogError(f"{path}: {e}") from None
+    return m

@@ -1,0 +1,578 @@
+"""``PracticeMatch``: a match driven by timed touches, judged by the existing rules machines.
+
+The board window (a live loop) and the headless player (a virtual clock) both drive one object:
+
+    m = PracticeMatch(deal, plan, seats, rng, settings, voice=voice)
+    while (cur := m.current()) is not None:          # the card being read
+        for player, card, frame in m.bot_touches():  # what the bots will do on this read
+            ...                                      # (the loop delivers them when their frame comes)
+        m.touch("A", 37, frame)                      # -> Judgement, as each touch happens
+        res = m.close_read(frame)                    # when the read is over -> ReadClosed
+        if (owed := m.owed_send()) is not None:      # a human owes a send: pick on the board
+            m.send(owed.sender, m.suggest_send(owed.sender, owed.count))
+    m.outcome(); m.log_records()
+
+Time: every ``frame`` is a sample frame of the reading plan (``audio.plan.Plan``, 48 kHz), the
+frame that was reaching the listener when the touch happened (the window maps DAC times to plan
+frames as the speed drill does, calibration applied).  Nothing here reads a clock or sleeps;
+randomness comes from the ``random.Random`` passed in.
+
+Rules of timing (rules.md §3-4 and issue 10):
+
+- A read is live from the start of its 上の句 until the next 上の句 starts (or, for the last
+  card, until ``close_read``).  A touch before the 上の句 starts is ``early`` (ignored: no
+  card is live yet); a touch once the next 上の句 has started is ``late`` (refused).
+- Kyogi: the first touch on the read card takes it; another player touching it within
+  ``settings.simultaneous_ms`` (default 10 ms) makes a simultaneous touch, and the card goes to
+  the owner of the territory it lies in (``took: "both"``).  A touch in a territory that does
+  not hold the read card is a fault (お手つき); a touch on another card of the right territory
+  is not.  Once the card is taken (plus the simultaneous window), further touches are ``dead``.
+- Goshiki: anyone may take any card; simultaneous touches go to the player in whose rows the
+  card lies; a wrong card is a fault (one per read); a wrong card after the right one loses it
+  (``lost``), and the other player may still take it.  A player who sits out may not touch.
+- Sends (kyogi): when a read leaves a send owed, the sent cards are in transit until
+  ``send`` is called: ``current()`` returns ``None`` and every touch is refused (``moving``).
+  A bot (or an empty seat) sends at once, by ``reader.practice.bot.choose_send``; a human
+  picks on the board (``suggest_send`` gives the highlighted default).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from reader.base.errors import KarutaError
+
+__all__ = ["Seat", "PracticeSettings", "Current", "Judgement", "ReadClosed", "OwedSend",
+           "PracticeMatch", "VERDICTS"]
+
+#: what a touch did.  take: the read card (provisional until the read closes); fault: a wrong
+#: territory (kyogi) or a wrong card (goshiki); miss: another card of the right territory
+#: (kyogi: no fault); dead: after the card was taken; early: before the 上の句 started;
+#: late: after the next 上の句 started; moving: a send is in progress; out: this player sits
+#: out the read (goshiki) or the card is not on the board.
+VERDICTS = ("take", "fault", "miss", "dead", "early", "late", "moving", "out")
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Who sits at a side.  ``kind``: ``human`` (touches come from the window), ``bot``
+    (``level`` 1-5; touches come from ``bot_touches``), ``none`` (an empty seat: never touches,
+    sends at once by the bot's strategy)."""
+
+    kind: str
+    level: int | None = None
+
+
+@dataclass(frozen=True)
+class PracticeSettings:
+    #: touches on the read card within this many ms of the first count as simultaneous
+    simultaneous_ms: float = 10.0
+    #: kyogi: a card that moved (sent) within this many reads counts as "just sent" for bots
+    recent_reads: int = 3
+
+
+@dataclass(frozen=True)
+class Current:
+    """The read in progress.
+
+    ``index``: 0-based read number; ``poem``; ``kami``: its ``kami`` plan segment;
+    ``kimariji`` / ``kimariji_sound``: at read time; ``start``: the 上の句's first frame;
+    ``decisive``: the frame where the kimariji's last mora starts; ``closes``: the frame where
+    touches stop counting (the next 上の句's start, or ``None`` for the last card);
+    ``where``: the territory holding the card (kyogi ``"A"``/``"B"``, goshiki: whose rows), or
+    ``None`` for a karafuda; ``morae``: plan frames where each mora of the 上の句 starts.
+    """
+
+    index: int
+    poem: int
+    kami: Any
+    kimariji: str
+    kimariji_sound: str
+    start: int
+    decisive: int
+    closes: int | None
+    where: str | None
+    morae: tuple[int, ...] = ()
+
+    @property
+    def karafuda(self) -> bool:
+        return self.where is None
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """What one touch did, at once (``verdict`` in ``VERDICTS``, ``reason`` a short sentence).
+
+    ``territory``: the side the touched card lies on (kyogi), ``None`` when off the board.
+    ``reaction_ms``: from the decisive onset (negative: before it), as the grab timer measures.
+    A ``take`` is provisional: a simultaneous touch may still give the card to its owner.
+    """
+
+    player: str
+    card: int
+    frame: int
+    verdict: str
+    reason: str
+    territory: str | None = None
+    reaction_ms: float | None = None
+
+
+@dataclass(frozen=True)
+class OwedSend:
+    """A send the rules require after a read: ``sender`` sends ``count`` card(s)."""
+
+    sender: str
+    count: int
+
+
+@dataclass(frozen=True)
+class ReadClosed:
+    """What a closed read did.
+
+    ``event``: the rules event (``kyogi.Read`` / ``goshiki.Read``; its ``send`` is filled in
+    once the send is done); ``result``: the rules' per-read result (``None`` while a human's
+    send is owed); ``touches``: every judgement of the read, in frame order; ``owed``: a send
+    still to be chosen by a human, or ``None``.
+    """
+
+    index: int
+    poem: int
+    event: Any
+    result: Any
+    touches: tuple[Judgement, ...]
+    owed: OwedSend | None = None
+    timing: dict = field(default_factory=dict)
+
+
+@dataclass
+class _Touch:
+    player: str
+    card: int
+    frame: int
+    seq: int
+
+
+class PracticeMatch:
+    """One practice match.  See the module docstring for the loop and the timing rules.
+
+    ``deal``: a ``reader.practice.deal.Deal``; ``plan``: the reading plan (its ``order`` is the
+    order of reads; kyogi plans read the 100, goshiki the colour's 20); ``seats``: ``{"A": Seat,
+    "B": Seat}``; ``rng``: ``random.Random`` for the bots (each read draws from its own
+    ``random.Random`` seeded from this one, so a resumed match plays as the whole one would);
+    ``voice``: answers ``layout`` for the mora onsets (bots hear morae; ``--hints`` dims by them).
+    ``extra``: header keys for the log (``seed``, ``practice``).
+    """
+
+    def __init__(self, deal, plan, seats: dict[str, Seat], rng: random.Random,
+                 settings: PracticeSettings | None = None, voice=None,
+                 extra: dict | None = None):
+        from reader.match.rules import goshiki, kyogi
+
+        self.deal = deal
+        self.plan = plan
+        self.rules = deal.rules
+        self.seats = dict(seats)
+        self.settings = settings or PracticeSettings()
+        self.voice = voice
+        self.extra = dict(extra or {})
+        self.players = ("A", "B")
+        for p in self.players:
+            if p not in self.seats:
+                raise KarutaError(f"no seat for player {p}")
+        self._base = rng.getrandbits(63)
+        initial = deal.initial_state()
+        self._match = (kyogi.KyogiMatch(initial) if self.rules == "kyogi"
+                       else goshiki.GoshikiMatch(initial))
+        self._kami = {s.poem: s for s in plan.segments
+                      if s.kind == "kami" and isinstance(s.poem, int)}
+        self.order = tuple(n for n in plan.order if n in self._kami)
+        if self.rules == "goshiki":
+            stray = [n for n in self.order if n not in deal.hands["A"] + deal.hands["B"]]
+            if stray:
+                raise KarutaError(f"the reading plan reads poem {stray[0]}, not a card of this "
+                                  "goshiki deal")
+        else:
+            unread = sorted(set(deal.hands["A"] + deal.hands["B"]) - set(self.order))
+            if unread:
+                raise KarutaError(f"the reading plan never reads poem {unread[0]}, which is "
+                                  "dealt: a kyogi match must be able to read every card")
+        self._rate = plan.sample_rate
+        self._window = round(self.settings.simultaneous_ms * self._rate / 1000)
+        self._touches: list[_Touch] = []
+        self._seq = 0
+        self._bots: list[tuple[str, int, int]] | None = None
+        self._pending: tuple[Any, OwedSend, ReadClosed] | None = None
+        self._timings: list[dict] = []
+        self._closed: list[ReadClosed] = []
+        #: read index -> cards that moved (were sent) on that read
+        self._moved: dict[int, tuple[int, ...]] = {}
+        self._cur: Current | None = None
+
+    # --- the board -------------------------------------------------------------------------
+    @property
+    def state(self):
+        return self._match.state
+
+    @property
+    def match(self):
+        """The rules' undoable match (``KyogiMatch`` / ``GoshikiMatch``)."""
+        return self._match
+
+    @property
+    def index(self) -> int:
+        """Reads closed so far (the current read's 0-based number)."""
+        return len(self._match)
+
+    @property
+    def board(self) -> dict[str, tuple[int, ...]]:
+        """Per player, the cards on the board on their side (kyogi: their territory; goshiki:
+        the cards still lying in their rows — a read card nobody took stays, dead), sorted."""
+        st = self.state
+        if self.rules == "kyogi":
+            return {p: st.cards(p) for p in self.players}
+        return {p: tuple(c for c in self.deal.hands[p] if c in st.board) for p in self.players}
+
+    def where(self, card: int) -> str | None:
+        """The side a card lies on now, or ``None`` (karafuda, taken, or in transit)."""
+        if self.rules == "kyogi":
+            return self.state.where(card)
+        if card in self.state.board:
+            return self.deal.owner(card)
+        return None
+
+    def _segment_current(self, i: int) -> Current:
+        poem = self.order[i]
+        seg = self._kami[poem]
+        closes = self._kami[self.order[i + 1]].start if i + 1 < len(self.order) else None
+        morae: tuple[int, ...] = ()
+        if self.voice is not None and seg.speech is not None:
+            morae = tuple(seg.start + m.start for m in self.voice.layout(seg.speech).morae)
+        decisive = seg.decisive if seg.decisive is not None else seg.start
+        return Current(index=i, poem=poem, kami=seg, kimariji=seg.kimariji or "",
+                       kimariji_sound=seg.kimariji_sound or "", start=seg.start,
+                       decisive=decisive, closes=closes, where=self.where(poem), morae=morae)
+
+    def current(self) -> Current | None:
+        """The read in progress; ``None`` when the match is over or a send is owed."""
+        if self._pending is not None or self.outcome() is not None:
+            return None
+        if self.index >= len(self.order):
+            return None
+        if self._cur is None or self._cur.index != self.index:
+            self._cur = self._segment_current(self.index)  # changes only when a read closes
+        return self._cur
+
+    # --- touches ---------------------------------------------------------------------------
+    def _reaction(self, cur: Current, frame: int) -> float:
+        return round((frame - cur.decisive) * 1000.0 / self._rate, 3) + 0.0
+
+    def touch(self, player: str, card: int, frame: int) -> Judgement:
+        """A touch by ``player`` on ``card`` heard at plan ``frame``: judged at once, kept
+        until the read closes."""
+        if player not in self.players:
+            raise KarutaError(f"unknown player {player!r} (A or B)")
+        if self._pending is not None:
+            return Judgement(player, card, frame, "moving", "cards are being sent: wait")
+        cur = self.current()
+        if cur is None:
+            return Judgement(player, card, frame, "late", "the match is over")
+        self._touches.append(_Touch(player, card, int(frame), self._seq))
+        self._seq += 1
+        judgements = self._judge(cur)[0]
+        return judgements[self._order_of(self._seq - 1)]
+
+    def _order_of(self, seq: int) -> int:
+        ranked = sorted(self._touches, key=lambda t: (t.frame, t.seq))
+        return next(i for i, t in enumerate(ranked) if t.seq == seq)
+
+    def _judge(self, cur: Current):
+        """Judge the current read's touches in frame order: (judgements, took, extra).
+
+        kyogi extra: the touched territories per player (``own``/``opp``);
+        goshiki extra: (faults, lost).
+        """
+        touches = sorted(self._touches, key=lambda t: (t.frame, t.seq))
+        out: list[Judgement] = []
+        st = self.state
+        poem = cur.poem
+        take_frame: int | None = None
+        takers: list[str] = []
+        touched = {p: set() for p in self.players}
+        faults: list[str] = []
+        lost = None
+        holder: str | None = None
+        sitting = getattr(st, "sitting_out", frozenset())
+        for t in touches:
+            p, c, f = t.player, t.card, t.frame
+            terr = self.where(c)
+            r = self._reaction(cur, f)
+
+            def j(verdict, reason):
+                out.append(Judgement(p, c, f, verdict, reason, terr, r))
+
+            if f < cur.start:
+                j("early", "the 上の句 has not started")
+                continue
+            if cur.closes is not None and f >= cur.closes:
+                j("late", "the next 上の句 has started")
+                continue
+            if terr is None:
+                j("out", f"poem {c} is not on the board")
+                continue
+            if self.rules == "kyogi":
+                if take_frame is not None and f > take_frame + self._window:
+                    j("dead", "the card was already taken")
+                    continue
+                side = "own" if terr == p else "opp"
+                if c == poem:
+                    if take_frame is None:
+                        take_frame = f
+                    if p not in takers:
+                        takers.append(p)
+                    touched[p].add(side)
+                    j("take", "took it" if len(takers) == 1 else "simultaneous touch")
+                elif cur.where is None or terr != cur.where:
+                    touched[p].add(side)
+                    j("fault", "karafuda: お手つき" if cur.where is None
+                      else "wrong territory: お手つき")
+                else:
+                    touched[p].add(side)
+                    j("miss", "another card of the right territory (no fault)")
+            else:
+                if p in sitting:
+                    j("out", f"{p} sits out this read (1回休み)")
+                    continue
+                if c == poem:
+                    if p in faults:
+                        j("dead", "faulted on this read: cannot take it")
+                    elif holder is None:
+                        holder, take_frame = p, f
+                        j("take", "took it")
+                    elif p != holder and f <= take_frame + self._window:
+                        owner = self.deal.owner(c)
+                        if owner == p:
+                            holder = p
+                        j("take" if holder == p else "dead", "simultaneous touch: to the "
+                          "player in whose rows it lies")
+                    else:
+                        j("dead", "the card was already taken")
+                else:
+                    if p not in faults:
+                        faults.append(p)
+                    if holder == p:
+                        lost, holder, take_frame = p, None, None
+                        j("fault", "a wrong card after the right one: お手つき, the card is lost")
+                    else:
+                        j("fault", "a wrong card: お手つき")
+        if self.rules == "kyogi":
+            took = None if not takers else ("both" if len(takers) == 2 else takers[0])
+            return out, took, touched, take_frame
+        return out, holder, (tuple(faults), lost), take_frame
+
+    def settled_at(self) -> int | None:
+        """The earliest frame the current read may close (kyogi: the take plus the
+        simultaneous window), or ``None`` if nobody has taken it yet (goshiki: always
+        ``None``, since a wrong touch after the take still counts until the next 上の句)."""
+        cur = self.current()
+        if cur is None or self.rules != "kyogi":
+            return None
+        take = self._judge(cur)[3]
+        return None if take is None else take + self._window
+
+    def _view(self, cur: Current):
+        from poems.kimariji import kimariji_length
+
+        from reader.practice.bot import ReadView
+
+        k = next((i + 1 for i, f in enumerate(cur.morae) if f == cur.decisive), None)
+        if k is None:  # no mora timeline: count it (the plan's kimariji at read time)
+            k = kimariji_length(self.plan.universe, self.order[: cur.index])[cur.poem]
+        moved = set()
+        for i in range(max(0, cur.index - self.settings.recent_reads), cur.index):
+            moved.update(self._moved.get(i, ()))
+        morae = cur.morae
+        if not morae:  # no voice layout: spread the kimariji evenly up to the decisive onset
+            step = (cur.decisive - cur.start) // max(1, k - 1) if k > 1 else 0
+            morae = tuple(cur.start + step * i for i in range(k))
+        return ReadView(rules=self.rules, poem=cur.poem, where=cur.where, board=self.board,
+                        start=cur.start, decisive=cur.decisive, kami_end=cur.kami.end,
+                        morae=morae, kimariji_len=k, moved=frozenset(moved),
+                        sitting_out=frozenset(getattr(self.state, "sitting_out", ())),
+                        sample_rate=self._rate)
+
+    def read_rng(self, index: int | None = None) -> random.Random:
+        """The random stream of read ``index`` (default: the current one)."""
+        i = self.index if index is None else index
+        return random.Random(self._base * 1009 + i)
+
+    def bot_touches(self) -> list[tuple[str, int, int]]:
+        """What every bot seat will touch on the current read: ``(player, card, frame)`` in
+        frame order.  Drawn once per read (calling again returns the same list); the loop
+        delivers each through ``touch`` when its frame comes."""
+        from reader.practice import bot
+
+        if self._bots is not None:
+            return list(self._bots)
+        cur = self.current()
+        if cur is None:
+            return []
+        view = self._view(cur)
+        rng = self.read_rng()
+        out = []
+        for p in self.players:
+            seat = self.seats[p]
+            if seat.kind == "bot":
+                for card, frame in bot.plan_touches(p, bot.level(seat.level), view, rng):
+                    out.append((p, card, frame))
+        self._bots = sorted(out, key=lambda t: (t[2], t[0]))
+        return list(self._bots)
+
+    def fault_opportunity(self):
+        """For measuring bots: the 友札 a bot could fault on in the current read, or None."""
+        from reader.practice import bot
+
+        cur = self.current()
+        return None if cur is None else bot.fault_opportunity(self._view(cur))
+
+    def close_read(self, frame: int | None = None) -> ReadClosed:
+        """End the current read (at ``frame``; touches after it are not counted) and apply it to
+        the rules.  Bot and empty seats send at once; a human's send stays owed."""
+        from reader.match.rules import goshiki, kyogi
+
+        cur = self.current()
+        if cur is None:
+            raise KarutaError("no read in progress (the match is over or a send is owed)")
+        if frame is not None:
+            self._touches = [t for t in self._touches if t.frame < frame]
+        judgements, took, extra, _ = self._judge(cur)
+        timing = self._timing(cur, judgements)
+        if self.rules == "kyogi":
+            ev = kyogi.Read(cur.poem, took, {p: sorted(extra[p], key=kyogi.SIDES.index)
+                                             for p in self.players})
+            trial = kyogi.apply(self.state, ev).results[-1]
+            owed = OwedSend(trial.sender, len(trial.sent)) if trial.sent else None
+        else:
+            faults, lost = extra
+            ev = goshiki.Read(cur.poem, took, faults, lost)
+            owed = None
+        closed = ReadClosed(cur.index, cur.poem, ev, None, tuple(judgements), owed, timing)
+        self._touches, self._bots = [], None
+        if owed is not None:
+            if self.seats[owed.sender].kind == "human":
+                self._pending = (ev, owed, closed)
+                return closed
+            from reader.practice import bot
+
+            other = kyogi.other(owed.sender)
+            unread = self.order[cur.index + 1:]
+            cards = bot.choose_send(self._after_take(owed.sender, cur.poem),
+                                    self._after_take(other, cur.poem), owed.count, unread,
+                                    self.read_rng(cur.index + 10_000))
+            return self._push(ev, closed, cards)
+        return self._push(ev, closed, None)
+
+    def _after_take(self, player: str, poem: int) -> tuple[int, ...]:
+        return tuple(c for c in self.state.cards(player) if c != poem)
+
+    def _push(self, ev, closed: ReadClosed, send) -> ReadClosed:
+        from dataclasses import replace
+
+        if send is not None:
+            ev = replace(ev, send=tuple(send))
+        self._match.push(ev)
+        result = self.state.results[-1]
+        if self.rules == "kyogi" and result.sent:
+            self._moved[closed.index] = tuple(result.sent)
+        done = replace(closed, event=ev, result=result, owed=None)
+        self._timings.append(closed.timing)
+        self._closed.append(done)
+        self._pending = None
+        return done
+
+    def _timing(self, cur: Current, judgements) -> dict:
+        ms = lambda f: round(f * 1000.0 / self._rate, 1) + 0.0  # noqa: E731
+        return {
+            "kami_ms": ms(cur.start), "decisive_ms": ms(cur.decisive),
+            "kimariji": cur.kimariji,
+            "touches": [{"player": j.player, "card": j.card, "ms": ms(j.frame),
+                         "reaction_ms": round(j.reaction_ms, 1) + 0.0, "verdict": j.verdict}
+                        for j in judgements],
+        }
+
+    # --- sends -----------------------------------------------------------------------------
+    def owed_send(self) -> OwedSend | None:
+        """The send a human still has to choose, or ``None``."""
+        return None if self._pending is None else self._pending[1]
+
+    def suggest_send(self, player: str, count: int = 1) -> tuple[int, ...]:
+        """The default cards for ``player`` to send (the bot's choice: split a 友札 pair,
+        send an opening sound the other side lacks; late, keep a 1字決まり)."""
+        from reader.practice import bot
+        from reader.match.rules import kyogi
+
+        if self.rules != "kyogi":
+            return ()
+        poem = self._pending[2].poem if self._pending is not None else None
+        own = self._after_take(player, poem)
+        other = self._after_take(kyogi.other(player), poem)
+        i = self.index
+        return bot.choose_send(own, other, count, self.order[i + 1:], self.read_rng(i + 10_000))
+
+    def send(self, player: str, cards) -> ReadClosed:
+        """Complete the owed send with ``cards`` (from ``player``'s territory)."""
+        if self._pending is None:
+            raise KarutaError("no send is owed")
+        ev, owed, closed = self._pending
+        if player != owed.sender:
+            raise KarutaError(f"{owed.sender} sends on this read, not {player}")
+        cards = tuple(cards)
+        if len(cards) != owed.count:
+            raise KarutaError(f"{player} sends {owed.count} card(s), not {len(cards)}")
+        mine = set(self._after_take(player, closed.poem))
+        bad = [c for c in cards if c not in mine]
+        if bad:
+            raise KarutaError(f"poem {bad[0]} is not in {player}'s territory")
+        return self._push(ev, closed, cards)
+
+    # --- result and log --------------------------------------------------------------------
+    def outcome(self):
+        """``reader.match.rules.Outcome`` once the match is over, else ``None``."""
+        return self.state.outcome()
+
+    @property
+    def closed(self) -> tuple[ReadClosed, ...]:
+        return tuple(self._closed)
+
+    def log_records(self) -> list[dict]:
+        """The match log as JSON-ready dicts: the header (deal, ``practice`` settings) and one
+        line per closed read, in ``reader.match.log`` format with the optional ``timing``."""
+        from reader.match import log as matchlog
+
+        out = [matchlog.header_of(self._match, self.extra)]
+        for ev, timing in zip(self._match.events, self._timings):
+            out.append({**ev.to_json(), **({"timing": timing} if timing else {})})
+        return out
+
+    def log_text(self) -> str:
+        import json
+
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in self.log_records())
+
+    def replay(self, events, timings=None) -> None:
+        """Apply already-logged reads (``--resume``): each must be the next read of the plan.
+        ``timings``: their logged ``timing`` objects, kept for the rewritten log."""
+        timings = list(timings) if timings is not None else []
+        for k, ev in enumerate(events):
+            cur = self.current()
+            if cur is None:
+                raise KarutaError("the log has more reads than the match")
+            if ev.poem != cur.poem:
+                raise KarutaError(f"read {cur.index + 1} of the log is poem {ev.poem}, but this "
+                                  f"match reads poem {cur.poem} there: not this match's log")
+            self._match.push(ev)
+            result = self.state.results[-1]
+            if self.rules == "kyogi" and result.sent:
+                self._moved[cur.index] = tuple(result.sent)
+            self._timings.append(timings[k] if k < len(timings) else {})
+            self._closed.append(ReadClosed(cur.index, cur.poem, ev, result, ()))

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Practice board benchmark: frame rate and input poll gaps with 50 cards and animations.
+
+    python scripts/bench_board.py [--seconds 20] [--size 1280x720]
+
+Starts its own Xvfb (1920x1080), then in a child process plays a kyogi match of 25 cards a
+side (50 on the board) in the real board window (``reader.practice.window.BoardWindow``) with
+``--hints`` on, the tone voice on a ``NullOutput`` (real time, no sound device), the
+arrangement and memorisation skipped.  On top of the reading it stresses the drawing: every
+0.1 s every card on the board changes its look (all 50 dim or undim at once: the worst case
+of the live narrowing), and every 0.3 s 8 cards start flying across the board (take and send
+animations, 0.35-0.5 s each).
+
+Prints the measured frame rate, the gaps between input polls (median, p99, max: target
+no gap over 2 ms), and the time a frame's drawing took.  Timing on a shared machine is noisy:
+rerun and quote the spread.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+CHILD = r"""
+import json, os, random, sys, time
+sys.path.insert(0, os.environ["KARUTA_REPO"])
+from audio.output import NullOutput
+from audio.voice import ToneVoice
+from reader.practice import headless, window as W
+from reader.practice.match import Seat
+
+seconds = float(sys.argv[1]); size = tuple(int(x) for x in sys.argv[2].split("x"))
+stress = sys.argv[3] == "1"
+m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 5)}, 11, ToneVoice())
+
+class Bench(W.BoardWindow):
+    cpu = []
+
+    def _draw(self):
+        # CPU time of a frame's drawing (this thread only): what the loop itself costs, apart
+        # from waiting for a CPU on a loaded machine
+        t = time.thread_time()
+        r = super()._draw()
+        import pygame
+        pygame.display.update(r) if r else None
+        self.cpu.append((time.thread_time() - t) * 1000)
+        return []
+
+    def run_bench(self):
+        self._open()
+        self._panels()
+        self._start_reading()  # (arrangement and memorisation skipped)
+        rng = random.Random(1)
+        t_end = time.perf_counter() + seconds
+        warm = time.perf_counter() + 1.0
+        next_dim = next_anim = 0.0
+        flips = 0
+        anims = 0
+        reset = False
+        while time.perf_counter() < t_end and not self.quit:
+            evs = self.loop.step()
+            self._tick_reading()
+            now = time.perf_counter()
+            if not reset and now >= warm:  # measure after the first full paint
+                self.taps.stats.reset(); self.loop.frame_times.clear(); self.loop._draw_durations.clear()
+                self.cpu.clear()
+                reset = True
+            if stress and now >= next_dim:
+                on = [c.poem for c in self.scene.boxes()]
+                self.scene.dim = frozenset(on) if flips % 2 == 0 else frozenset()
+                flips += 1
+                next_dim = now + 0.1
+            if stress and now >= next_anim:
+                boxes = self.scene.boxes()
+                for c in rng.sample(boxes, min(8, len(boxes))):
+                    other = rng.choice(boxes)
+                    self.scene.anims.append(W.Anim(c.poem, c.rect, other.rect, now,
+                                                   rng.uniform(0.35, 0.5), c.upside_down))
+                    anims += 1
+                next_anim = now + 0.3
+        d = self.taps.stats.describe()
+        cards = len(self.scene.boxes())
+        self.output.stop(); self.cursor.close()
+        cpu = sorted(self.cpu)
+        q = lambda p: round(cpu[min(len(cpu) - 1, int(p * len(cpu)))], 3)
+        print(json.dumps({"cpu": {"median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)},
+                          "load": os.getloadavg()[0],
+                          "fps": self.loop.fps_measured(), "poll": d,
+                          "draw": self.loop.draw_stats(), "cards": cards, "dim_flips": flips,
+                          "anims": anims, "size": list(self.screen.get_size())}))
+        self.pg.display.quit()
+
+w = Bench(m, NullOutput(48000), hints=True, memorize_min=0, size=size)
+w.run_bench()
+"""
+
+
+def start_xvfb():
+    r, w = os.pipe()
+    p = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1080x24",
+                          "-nolisten", "tcp"], pass_fds=(w,), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL)
+    os.close(w)
+    buf = b""
+    while not buf.endswith(b"\n"):
+        ready, _, _ = select.select([r], [], [], 20)
+        if not ready:
+            raise SystemExit("Xvfb did not start")
+        buf += os.read(r, 64)
+    os.close(r)
+    return p, ":" + buf.decode().strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--size", default="1280x720")
+    ap.add_argument("--idle", action="store_true",
+                    help="no extra dims or animations: the baseline of the loop on this machine")
+    args = ap.parse_args()
+    xvfb, display = start_xvfb()
+    try:
+        env = {**os.environ, "DISPLAY": display, "KARUTA_REPO": str(REPO),
+               "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+        env.pop("SDL_VIDEODRIVER", None)
+        res = subprocess.run([sys.executable, "-c", CHILD, str(args.seconds), args.size,
+                              "0" if args.idle else "1"],
+                             env=env, capture_output=True, text=True, timeout=args.seconds + 120)
+        if res.returncode != 0:
+            raise SystemExit(res.stderr[-2000:])
+        out = json.loads(res.stdout.strip().splitlines()[-1])
+    finally:
+        xvfb.terminate()
+        xvfb.wait()
+    p, d = out["poll"], out["draw"]
+    print(f"board {out['size'][0]}x{out['size'][1]}, {out['cards']} cards, hints on"
+          f"{' (idle: no stress)' if args.idle else ''}; "
+          f"{out['dim_flips']} all-card dim flips, {out['anims']} card animations in "
+          f"{args.seconds:.0f} s")
+    print(f"load average {out['load']:.1f} on {os.cpu_count()} CPUs during the run")
+    print(f"window {out['fps']:.1f} fps (target 60); drawing a frame (wall): median "
+          f"{d.get('median_ms', 0):.2f} ms, max {d.get('max_ms', 0):.1f} ms")
+    c = out["cpu"]
+    print(f"CPU time of a frame's drawing + screen update (this thread): median "
+          f"{c['median_ms']:.2f} ms, p99 {c['p99_ms']:.2f} ms, max {c['max_ms']:.2f} ms")
+    print(f"input polled every {p.get('median_ms', 0):.2f} ms (median), p99 "
+          f"{p.get('p99_ms', 0):.2f} ms, max {p.get('max_ms', 0):.2f} ms over {p.get('n', 0)} "
+          f"polls (target: no gap over 2 ms)")
+
+
+if __name__ == "__main__":
+    main()
