@@ -174,7 +174,10 @@ def _engine(voice_path: str):
         _pyopenjtalk_module()  # quiet import
         from pyopenjtalk.htsengine import HTSEngine
 
-        eng = HTSEngine(voice_path.encode())
+        try:
+            eng = HTSEngine(voice_path.encode())
+        except Exception:  # the engine says only "failed to initialize"
+            raise RuntimeError(f"voice file {voice_path} cannot be loaded") from None
         _ENGINES.eng, _ENGINES.path = eng, voice_path
     return eng
 

@@ -664,7 +664,7 @@ class SynthVoice:
             raise SynthError(f"the synthesized voice needs the Python package {e.name}: "
                              f"pip install {e.name}") from None
         except (RuntimeError, ValueError) as e:
-            raise SynthError(f"speech synthesis failed for {item.key} {item.part}: {e}") from None
+            raise SynthError(f"speech engine failed ({item.key} {item.part}): {e}") from None
         if len(y) != timed.frames:
             raise SynthError(f"synthesis returned {len(y)} frames, expected {timed.frames}")
         speech = timed.speech_frames
