@@ -12,7 +12,7 @@ audio was made, so they measure recorded voices as well as the synthesized one.
   the band's RMS).
 * ``dip_and_return``: a >= 10 dB dip followed by a return within a stretch (the "double
   ending" of a ku-final vowel).
-* ``f0_semitones``: voiced pitch (WORLD's Harvest) in semitones over 100 Hz.
+* ``f0_semitones``: voiced pitch (WORLD's DIO + StoneMask) in semitones over 100 Hz.
 * ``sharp_rise``: the acoustic onset near a time: the first 1 ms step where the rise of
   spectral energy (positive log-spectral flux above 300 Hz, 8 ms windows) reaches half its
   largest value in the search window.
@@ -94,13 +94,14 @@ def dip_and_return(x, rate: int, depth_db: float = 10.0) -> bool:
 
 
 def f0_semitones(x, rate: int):
-    """Voiced f0 (Harvest, 5 ms frames) in semitones over 100 Hz; an empty array if none."""
+    """Voiced f0 (DIO + StoneMask, 5 ms frames) in semitones over 100 Hz; an empty array if none."""
     import pyworld as pw
 
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     if len(x) < rate // 10:
         return np.zeros(0)
-    f0, _t = pw.harvest(x, rate, f0_floor=80.0, f0_ceil=700.0, frame_period=5.0)
+    f0, t = pw.dio(x, rate, f0_floor=80.0, f0_ceil=700.0, frame_period=5.0)
+    f0 = pw.stonemask(x, f0, t, rate)
     f0 = f0[f0 > 0]
     return 12 * np.log2(f0 / 100.0)
 
@@ -153,3 +154,147 @@ def vowel_onset(x, rate: int, around: int, before_ms: float = 60.0, after_ms: fl
     if not np.any(ok):
         return around
     return int(centres[np.argmax(np.where(ok, rise, -np.inf))])
+
+
+# ------------------------------------------------------------------------------------------------
+# a whole rendered reading, against its plan (scripts/bench_acoustic.py, tests)
+
+
+def reading_figures(wav_path, plan: dict, voice=None) -> dict:
+    """Every figure of the voice's acoustic targets for a rendered reading (``karuta render``'s
+    file and its ``--plan-out`` JSON).  ``voice`` (default: a ``SynthVoice``) gives each clip's
+    design (ku ends, beats, the 余韻's start); only the synthesized voice has one.
+
+    Reads the file a segment at a time (a 100-card reading is 1.7 GB as float64)."""
+    import soundfile as sf
+
+    from audio.loudness import integrated_lufs, short_lufs, true_peak_db
+    from audio.voice import SpeechItem
+
+    if voice is None:
+        from audio.synth import SynthVoice
+
+        voice = SynthVoice(workers=0)
+    rate = int(plan["sample_rate"])
+    settings = plan.get("settings", {})
+    speed = float(settings.get("speed", 1.0))
+    yoin = int(settings.get("yoin_ms", 0))
+    segs = plan["segments"]
+    f = sf.SoundFile(str(wav_path))
+
+    def read(a, b):
+        f.seek(max(0, a))
+        return f.read(max(0, b - max(0, a)), dtype="float64", always_2d=True)[:, 0]
+
+    out: dict = {"kami_lufs": [], "hold_vs_shimo_lu": [], "loop": [], "ripple": [], "true_peak": [],
+                 "over_099": 0, "ku_ends": 0, "double_endings": 0, "ku_f0_range": [],
+                 "ku_onset_sd": [], "onset_intervals": [], "heard_ma_err_ms": [],
+                 "decisive_err_ms": []}
+    ms = rate // 1000
+    prev_speech = None
+    for i, s in enumerate(segs):
+        kind = s["kind"]
+        a, b = s["start_frame"], s["end_frame"]
+        if kind == "ma" and prev_speech is not None and i + 1 < len(segs):
+            nxt = segs[i + 1]
+            tail = read(prev_speech["end_frame"] - rate, prev_speech["end_frame"])
+            head = read(nxt["start_frame"], nxt["start_frame"] + rate)
+            hb_t, hb_h = heard_bounds(tail, rate), heard_bounds(head, rate)
+            if hb_t and hb_h:
+                end = prev_speech["end_frame"] - rate + hb_t[1]
+                start = nxt["start_frame"] + hb_h[0]
+                out["heard_ma_err_ms"].append(((start - end) - (b - a)) / ms)
+        if kind not in ("kami", "shimo", "whole"):
+            continue
+        prev_speech = s
+        x = read(a, b)
+        tp = true_peak_db(x)
+        out["true_peak"].append(tp)
+        out["over_099"] += int(np.sum(np.abs(x) >= 0.99))
+        key = str(s["poem"])
+        item = SpeechItem(key, kind, speed=speed, hold_ms=yoin if kind == "shimo" else 0)
+        timed = voice._time(item) if hasattr(voice, "_time") else None
+        des = getattr(timed, "design", None)
+        if kind == "kami" and key.isdigit():
+            out["kami_lufs"].append(integrated_lufs(x, rate))
+        if "decisive_ms" in s:
+            d = int(round(s["decisive_ms"] * rate / 1000)) - a
+            out["decisive_err_ms"].append((sharp_rise(x, rate, d) - d) / ms)
+        if des is None:
+            continue
+        g = 240
+        if kind == "shimo" and des.hold:
+            speech = des.speech * g
+            body = x[speech:max(speech, len(x) - 400 * ms)]
+            if len(body) > rate // 2:
+                mid = len(body) // 2
+                w = body[max(0, mid - 3 * rate // 4):mid + 3 * rate // 4]
+                out["loop"].append(loop_similarity(w, rate))
+                out["ripple"].append(ripple_db(body, rate))
+                out["hold_vs_shimo_lu"].append(short_lufs(body, rate) - integrated_lufs(x[:speech], rate))
+        # ku by ku: the ends, the pitch, the vowel onsets
+        morae = des.morae
+        start = 0
+        for n, m in enumerate(morae):
+            if not m.ku_end:
+                continue
+            ku = morae[start:n + 1]
+            vend = (m.vend - (des.hold if n == len(morae) - 1 else 0)) * g
+            out["ku_ends"] += 1
+            if dip_and_return(x[max(0, vend - 150 * ms):vend], rate):
+                out["double_endings"] += 1
+            k0 = ku[0].onset * g
+            st = f0_semitones(x[k0:vend], rate)
+            if len(st) > 10:
+                out["ku_f0_range"].append(float(np.percentile(st, 95) - np.percentile(st, 5)))
+            onsets = [(j, vowel_onset(x, rate, mm.beat * g)) for j, mm in enumerate(ku) if mm.cons]
+            iv = [(t2 - t1) / ms / (j2 - j1) for (j1, t1), (j2, t2) in zip(onsets, onsets[1:])
+                  if j2 - j1 == 1]
+            if len(iv) >= 2:
+                out["ku_onset_sd"].append(float(np.std(iv)))
+                out["onset_intervals"] += iv
+            start = n + 1
+    f.close()
+    return out
+
+
+def summary_lines(fig: dict) -> list[str]:
+    """The figures of ``reading_figures`` as report lines, each with its target."""
+    def med(v):
+        return float(np.median(v)) if len(v) else float("nan")
+
+    def pct(v, q):
+        return float(np.percentile(v, q)) if len(v) else float("nan")
+
+    lines = []
+    lo, rp, hv = fig["loop"], fig["ripple"], fig["hold_vs_shimo_lu"]
+    lines.append(f"余韻 loop similarity (best 15-60 ms lag): median {med(lo):.3f}, max {max(lo, default=float('nan')):.3f} "
+                 f"over {len(lo)} holds   (target: median < 0.98)")
+    lines.append(f"余韻 ripple 20-60 Hz: median {med(rp):.2f} dB, max {max(rp, default=float('nan')):.2f} dB   "
+                 f"(target: <= 1.5 dB on every hold)")
+    out = sum(1 for v in hv if abs(v) > 4)
+    lines.append(f"余韻 loudness - its 下の句: {min(hv, default=float('nan')):+.1f} .. {max(hv, default=float('nan')):+.1f} LU, "
+                 f"{out} of {len(hv)} outside ±4 LU   (target: all within ±4 LU)")
+    kl = [v for v in fig["kami_lufs"] if np.isfinite(v)]
+    lines.append(f"上の句 loudness: sd {float(np.std(kl)):.2f} LU over {len(kl)} (mean {float(np.mean(kl)):.1f} LUFS)   "
+                 f"(target: sd <= 1.5 LU)")
+    lines.append(f"true peak: max {max(fig['true_peak'], default=float('nan')):.2f} dBTP; samples >= 0.99 FS: "
+                 f"{fig['over_099']}   (target: <= -1 dBTP, none)")
+    de, ke = fig["double_endings"], fig["ku_ends"]
+    lines.append(f"double endings: {de} of {ke} ku ends ({100 * de / max(1, ke):.1f} %)   (target: <= 5 %)")
+    fr = fig["ku_f0_range"]
+    lines.append(f"pitch: per-ku f0 range (5-95 %) median {med(fr):.2f} st, 90 % {pct(fr, 90):.2f} st over "
+                 f"{len(fr)} ku   (target: median <= 4 st)")
+    sd = fig["ku_onset_sd"]
+    lines.append(f"vowel-onset intervals within a ku: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
+                 f"({len(fig['onset_intervals'])} intervals, mean {float(np.mean(fig['onset_intervals'] or [np.nan])):.1f} ms)   "
+                 f"(target: sd <= 15 ms)")
+    hm = fig["heard_ma_err_ms"]
+    bad = sum(1 for v in hm if abs(v) > 15)
+    lines.append(f"heard 間 - set 間: {min(hm, default=float('nan')):+.1f} .. {max(hm, default=float('nan')):+.1f} ms "
+                 f"(median {med(hm):+.1f}), {bad} of {len(hm)} outside ±15 ms   (target: all within ±15 ms)")
+    de = fig["decisive_err_ms"]
+    ab = np.abs(de)
+    lines.append(f"decisive onset, acoustic - plan: median {med(de):+.1f} ms, |err| median {med(ab):.1f} ms, "
+                 f"90 % {pct(ab, 90):.1f} ms over {len(de)} cards   (target: median <= 10, 90 % <= 25 ms)")
+    return lines

@@ -30,8 +30,9 @@ A field of the wrong type is reported (one line) and ignored; the rest of the pa
 ``$KARUTA_DATA_DIR/voices/<name>`` (default ``platformdirs.user_data_dir("karuta")``):
 resampled to 48 kHz, trimmed sample-exactly to the first and last sound (encoder padding and
 silence go), stored as 24-bit FLAC under ``clips/``.  ``pack.json`` holds, per clip: frames,
-gain (loudness matching: every clip's speech-active RMS is brought to -20 dBFS, limited so the
-peak stays under -0.5 dBFS), what was found wrong, and the mora timeline with its confidence
+gain (loudness matching: every clip is brought to the loudness every voice uses,
+``audio.loudness.TARGET_LUFS`` (BS.1770), lowered only where its true peak would pass
+``CEILING_DBTP``; a clip too short to measure falls back to its speech-active RMS at -20 dBFS), what was found wrong, and the mora timeline with its confidence
 (``audio.align``: 上の句 clips are aligned by DTW with the synthesized reading; 下の句 clips
 get the reference layout spread proportionally, method "proportional").  A copy of the source
 manifest, with ``imported_from``, is written as ``voice.toml``.
@@ -463,6 +464,8 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     ``VoicePack.problems()`` / ``karuta voice check`` report them.
     """
     import numpy as np
+
+    from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
     import soundfile as sf
 
     from audio.align import align, proportional
@@ -520,6 +523,8 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             "file": f"clips/{fname}", "frames": len(clip), "source": rel,
             "source_rate": info["rate"], "channels": info["channels"],
             "peak": peak * store_gain, "rms": active_rms(clip, PACK_RATE) * store_gain,
+            "lufs": integrated_lufs(clip * store_gain, PACK_RATE),
+            "true_peak_db": true_peak_db(clip * store_gain),
             "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
         }
         with lock:
@@ -565,12 +570,20 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             if progress:
                 progress(done, len(jobs))
 
-    # loudness matching: every clip's active RMS to the target, peaks limited
+    # loudness matching: every clip to the loudness of every voice, true peaks under the ceiling
     target = 10 ** (TARGET_RMS_DB / 20)
     for c in clips.values():
-        g = target / c["rms"] if c["rms"] > 0 else 1.0
+        if np.isfinite(c["lufs"]):
+            g = 10 ** ((TARGET_LUFS - c["lufs"]) / 20)
+        else:
+            g = target / c["rms"] if c["rms"] > 0 else 1.0
+        c["lufs"] = round(c["lufs"], 2) if np.isfinite(c["lufs"]) else None
         g *= 10 ** (c["user_gain_db"] / 20)
-        g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
+        if np.isfinite(c["true_peak_db"]):
+            g = min(g, 10 ** ((CEILING_DBTP - c["true_peak_db"]) / 20))
+        else:
+            g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
+        c["true_peak_db"] = round(c["true_peak_db"], 2) if np.isfinite(c["true_peak_db"]) else None
         c["gain"] = round(g * c["stored_gain"], 6)
 
     # mora timelines

@@ -605,6 +605,10 @@ class SynthVoice:
     def cache_path(self, item: SpeechItem) -> Path:
         return self.cache_dir / f"{self.cache_key(item)}.pcm"
 
+    def is_cached(self, item: SpeechItem) -> bool:
+        """True when ``item``'s clip is in the cache (no synthesis needed)."""
+        return self.cache_path(item).is_file()
+
     @staticmethod
     def _read_entry(path: Path, frames: int):
         """The cached int16 clip, or None if absent; a bad entry is deleted."""
