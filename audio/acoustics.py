@@ -4,7 +4,7 @@ Each function takes float samples at ``rate`` and returns plain numbers; none kn
 audio was made, so they measure recorded voices as well as the synthesized one.
 
 * ``heard_bounds``: first and last sound, a sound being a 5 ms window whose RMS is above
-  -50 dBFS (1 ms steps).
+  -50 dBFS (1 ms steps; the window's centre is the time).
 * ``loop_similarity``: the largest normalised autocorrelation at lags 15-60 ms: 1.000 for a
   loop of whole periods repeated exactly; a living held vowel stays lower.
 * ``ripple_db``: amplitude flutter of a held sound: the level of each 5 ms window (about one
@@ -38,14 +38,14 @@ def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):
 
 
 def heard_bounds(x, rate: int, threshold_db: float = -50.0):
-    """(first, last) sample of sound: start of the first and end of the last 5 ms window above
-    ``threshold_db`` (RMS, dBFS), 1 ms resolution; None when nothing is heard."""
+    """(first, last) sample of sound: the centres of the first and the last 5 ms window whose
+    RMS is above ``threshold_db`` dBFS (windows every 1 ms); None when nothing is heard."""
     e = window_db(x, rate)
     hop, win = rate // 1000, rate * 5 // 1000
     hit = np.nonzero(e > threshold_db)[0]
     if not len(hit):
         return None
-    return int(hit[0] * hop), int(hit[-1] * hop + win)
+    return int(hit[0] * hop + win // 2), int(hit[-1] * hop + win // 2)
 
 
 def loop_similarity(x, rate: int, lo_ms: float = 15.0, hi_ms: float = 60.0) -> float:
