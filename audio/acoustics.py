@@ -14,9 +14,10 @@ audio was made, so they measure recorded voices as well as the synthesized one.
   ending" of a ku-final vowel).
 * ``f0_semitones``: voiced pitch (WORLD's DIO + StoneMask) in semitones over 100 Hz.
 * ``sharp_rise``: the acoustic onset near a time: the first 1 ms step where the rise of
-  spectral energy (positive log-spectral flux above 300 Hz, 8 ms windows) reaches half its
+  spectral energy (dB rises of 16 bands, 300 Hz-12 kHz, 8 ms windows) reaches half its
   largest value in the search window.
-* ``vowel_onset``: where periodic low-band energy (150-1000 Hz) rises fastest near a time.
+* ``vowel_onset``: where the first-formant band (450-1200 Hz) comes, after its dip at the
+  consonant, within 6 dB of the vowel's level.
 """
 from __future__ import annotations
 
@@ -116,20 +117,33 @@ def _stft_db(x, rate: int, win_ms: float = 8.0, hop_ms: float = 1.0):
     return 10 * np.log10(spec + 1e-12), hop, win
 
 
+def _band_db(x, rate: int, lo_hz: float, hi_hz: float, bands: int, win_ms: float = 8.0,
+             hop_ms: float = 1.0):
+    """Levels (dB) of ``bands`` log-spaced bands between ``lo_hz`` and ``hi_hz`` (8 ms Hann
+    windows every 1 ms): a smoothed spectrum, blind to harmonics moving with the pitch."""
+    s, hop, win = _stft_db(x, rate, win_ms, hop_ms)
+    if not len(s):
+        return s, hop, win
+    p = 10 ** (s / 10)
+    edges = np.geomspace(lo_hz, hi_hz, bands + 1) * win / rate
+    cols = [p[:, int(a):max(int(a) + 1, int(b))].sum(axis=1) for a, b in zip(edges[:-1], edges[1:])]
+    return 10 * np.log10(np.stack(cols, axis=1) + 1e-12), hop, win
+
+
 def sharp_rise(x, rate: int, around: int, before_ms: float = 60.0, after_ms: float = 60.0):
     """The acoustic onset near sample ``around``: the first 1 ms step in [around - before,
-    around + after] whose positive spectral flux (bins above 300 Hz, 8 ms windows, dB rises
-    summed) reaches half the largest flux in that span.  Sample index (window centre)."""
+    around + after] whose rise of spectral energy (the dB rises over 4 ms of 16 log-spaced
+    bands from 300 Hz to 12 kHz, summed) reaches half the largest rise in that span.
+    Sample index (window centre)."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     a = max(0, around - round(rate * (before_ms + 20) / 1000))
     b = min(len(x), around + round(rate * (after_ms + 20) / 1000))
-    s, hop, win = _stft_db(x[a:b], rate)
-    if len(s) < 4:
+    s, hop, win = _band_db(x[a:b], rate, 300.0, 12000.0, 16)
+    if len(s) < 6:
         return around
-    lo_bin = int(300 * win / rate)
-    s = np.maximum(s[:, lo_bin:], s[:, lo_bin:].max() - 80)  # ignore changes deep in the floor
-    flux = np.maximum(0.0, s[2:] - s[:-2]).sum(axis=1)  # 2 ms apart
-    centres = a + (np.arange(len(flux)) + 1) * hop + win // 2
+    s = np.maximum(s, s.max() - 60)  # ignore changes deep in the floor
+    flux = np.maximum(0.0, s[4:] - s[:-4]).sum(axis=1)  # 4 ms apart
+    centres = a + (np.arange(len(flux)) + 2) * hop + win // 2
     ok = (centres >= around - rate * before_ms / 1000) & (centres <= around + rate * after_ms / 1000)
     if not np.any(ok):
         return around
@@ -139,21 +153,30 @@ def sharp_rise(x, rate: int, around: int, before_ms: float = 60.0, after_ms: flo
 
 
 def vowel_onset(x, rate: int, around: int, before_ms: float = 60.0, after_ms: float = 60.0):
-    """Where the 150-1000 Hz band's level (8 ms windows) rises fastest near ``around``."""
+    """Where a vowel starts near sample ``around``: after the dip of the 450-1200 Hz band
+    (first-formant region; 8 ms windows every 1 ms) in [around - before, around + 20 ms], the
+    first step where that band comes within 6 dB of the vowel's level (its maximum in the
+    100 ms after ``around``).  Bursts and nasal murmurs stay well under that level, so this is
+    the voiced vowel's onset, the beat a listener hears."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
-    a = max(0, around - round(rate * (before_ms + 20) / 1000))
-    b = min(len(x), around + round(rate * (after_ms + 20) / 1000))
-    s, hop, win = _stft_db(x[a:b], rate)
+    a = max(0, around - round(rate * (before_ms + 10) / 1000))
+    b = min(len(x), around + round(rate * max(after_ms, 100.0) / 1000))
+    s, hop, win = _band_db(x[a:b], rate, 450.0, 1200.0, 1)
     if len(s) < 12:
         return around
-    lo, hi = int(150 * win / rate), int(1000 * win / rate) + 1
-    band = 10 * np.log10(np.sum(10 ** (s[:, lo:hi] / 10), axis=1) + 1e-12)
-    rise = band[10:] - band[:-10]  # over 10 ms
-    centres = a + (np.arange(len(rise)) + 5) * hop + win // 2
-    ok = (centres >= around - rate * before_ms / 1000) & (centres <= around + rate * after_ms / 1000)
-    if not np.any(ok):
+    band = s[:, 0]
+    centres = a + np.arange(len(band)) * hop + win // 2
+    lo_t = around - rate * before_ms / 1000
+    dip_zone = (centres >= lo_t) & (centres <= around + rate * 0.02)
+    peak_zone = (centres >= around) & (centres <= around + rate * 0.1)
+    if not np.any(dip_zone) or not np.any(peak_zone):
         return around
-    return int(centres[np.argmax(np.where(ok, rise, -np.inf))])
+    ref = band[peak_zone].max()
+    dip = int(np.argmin(np.where(dip_zone, band, np.inf)))
+    hit = np.nonzero((np.arange(len(band)) >= dip) & (band >= ref - 6.0))[0]
+    if not len(hit):
+        return around
+    return int(min(centres[hit[0]], around + rate * after_ms / 1000))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -298,3 +321,43 @@ def summary_lines(fig: dict) -> list[str]:
     lines.append(f"decisive onset, acoustic - plan: median {med(de):+.1f} ms, |err| median {med(ab):.1f} ms, "
                  f"90 % {pct(ab, 90):.1f} ms over {len(de)} cards   (target: median <= 10, 90 % <= 25 ms)")
     return lines
+
+
+def class_offsets(wav_path, plan: dict, voice=None) -> dict:
+    """Per consonant: where the first sharp rise is heard, against the design's consonant onset
+    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; and the
+    vowel onset against the beat.  Lists per class, for every mora after the first of every
+    numbered poem's clip (how ``chant.HEARD_MS`` is measured)."""
+    import soundfile as sf
+
+    from audio import chant
+    from audio.voice import SpeechItem
+
+    if voice is None:
+        from audio.synth import SynthVoice
+
+        voice = SynthVoice(workers=0)
+    rate = int(plan["sample_rate"])
+    ms = rate // 1000
+    yoin = int(plan.get("settings", {}).get("yoin_ms", 0))
+    speed = float(plan.get("settings", {}).get("speed", 1.0))
+    out: dict = {}
+    with sf.SoundFile(str(wav_path)) as f:
+        for s in plan["segments"]:
+            if s["kind"] not in ("kami", "shimo") or not str(s["poem"]).isdigit():
+                continue
+            f.seek(s["start_frame"])
+            x = f.read(s["end_frame"] - s["start_frame"], dtype="float64", always_2d=True)[:, 0]
+            item = SpeechItem(str(s["poem"]), s["kind"], speed=speed, hold_ms=yoin if s["kind"] == "shimo" else 0)
+            des = voice._time(item).design
+            lay = voice.layout(item)
+            for n, (m, mp) in enumerate(zip(lay.morae, des.morae)):
+                if n == 0 or not mp.cons:
+                    continue
+                c0 = mp.onset * 240
+                rise = sharp_rise(x, rate, c0)
+                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "vowel_vs_beat": []})
+                row["vs_consonant"].append((rise - c0) / ms)
+                row["vs_layout"].append((sharp_rise(x, rate, m.start) - m.start) / ms)
+                row["vowel_vs_beat"].append((vowel_onset(x, rate, mp.beat * 240) - mp.beat * 240) / ms)
+    return out

@@ -40,14 +40,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Design", "MoraPlan", "design", "natural", "render", "LEAD_MS", "CLOSURE_MS",
+__all__ = ["Design", "MoraPlan", "design", "heard_onsets", "natural", "render", "LEAD_MS", "HEARD_MS", "CLOSURE_MS",
            "FRAME", "VOICE_VERSION"]
 
 RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-2"
+VOICE_VERSION = "chant-4"
 
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
@@ -57,6 +57,13 @@ LEAD_MS = {
     "s": 85, "sh": 85, "h": 60, "f": 65, "hy": 65,
     "m": 45, "n": 45, "my": 55, "ny": 55, "r": 30, "ry": 40, "w": 45, "y": 45, "v": 50,
 }
+#: where each consonant's mora is first heard, ms before its vowel's beat at speed 1.0: the first
+#: sharp rise of spectral energy (``audio.acoustics.sharp_rise``): the burst of a stop, the
+#: start of frication, the release of a nasal, flap or glide into its vowel.  Measured on this
+#: voice's own audio (median over the morae of 25 poems, ``scripts/bench_acoustic.py --classes``);
+#: classes not measured keep their lead.
+HEARD_MS = dict(LEAD_MS, n=10, m=10, ny=15, my=15, r=15, ry=20, y=5, w=15, ts=65, g=35, b=30, z=20,
+                h=55, t=27, sh=83)
 #: closure (silence) before the audible part: stops and affricates only, ms at speed 1.0
 CLOSURE_MS = {"k": 45, "t": 45, "p": 50, "kw": 45, "ky": 45, "py": 50, "ty": 45,
               "g": 30, "d": 30, "b": 30, "gw": 30, "gy": 30, "by": 30, "dy": 30,
@@ -160,6 +167,24 @@ def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = 300,
     return Design(tuple(out), speech + hold, hold, speech)
 
 
+def heard_onsets(des: Design) -> list[int]:
+    """Per mora, the sample where it is first heard: the clip's start for the first; for a
+    consonant, ``HEARD_MS`` before its beat (scaled as its consonant is; a voiced stop is heard
+    in its closure already); else its beat."""
+    out = []
+    for n, m in enumerate(des.morae):
+        if n == 0:
+            out.append(0)
+        elif m.cons:
+            lead = LEAD_MS.get(m.cons, 50)
+            frac = HEARD_MS.get(m.cons, lead) / lead  # > 1: heard in the closure (voicing)
+            at = m.beat * FRAME - round((m.beat - m.onset) * FRAME * frac)
+            out.append(max(at, out[-1] + FRAME))
+        else:
+            out.append(m.onset * FRAME)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------
 # natural speech: pyopenjtalk's in-process HTS engine
 
@@ -216,7 +241,13 @@ def _env_db(x, hop: int = 48, win: int = 240, hf: bool = False):
 
 
 def _onsets(x, script, starts, lens):
-    """Per mora: the natural frame (float, 5 ms units) where its sound is first heard."""
+    """Per mora, in natural frames (float, 5 ms units): where its sound is first heard, and
+    where its vowel starts as heard (``audio.acoustics.vowel_onset``: the first-formant band
+    back near the vowel's level).  The first is the burst of a stop (the largest rise of the
+    high band in its label), the first audible sound after a silence (30 dB under the loud
+    frames), else the consonant's label start."""
+    from audio.acoustics import vowel_onset
+
     env = _env_db(x)
     henv = _env_db(x, hf=True)
     ref = np.percentile(env, 95)
@@ -228,20 +259,28 @@ def _onsets(x, script, starts, lens):
         v0 = starts[phones[-1]]
         v1 = v0 + lens[phones[-1]]
         cons = _phone(labels[phones[0]]) if len(phones) == 2 else ""
+        va = float(v0)
+        if cons:
+            va = vowel_onset(x, RATE, v0 * FRAME, before_ms=min(60.0, (v0 - c0) * _MS), after_ms=40.0) / FRAME
+            va = float(np.clip(va, c0 + 1, v1 - 2))
         r = float(c0)
         a, b = c0 * _MS, v0 * _MS  # ms
-        if cons in _STOPS and b - a > 6:
+        if prev_silent:
+            seg = env[a:v1 * _MS]
+            hit = np.nonzero(seg > ref - 30)[0]
+            if len(hit):
+                r = (a + int(hit[0])) / _MS
+        elif cons in _STOPS and b - a > 6:
             lo = a + min(10, (b - a) // 3)  # the burst is not in the closure's first ms
             d = henv[lo + 2:b + 1] - henv[lo - 2:b - 3] if b - 3 > lo - 2 else np.array([])
             if len(d):
                 r = (lo + int(np.argmax(d))) / _MS
-        elif prev_silent:
-            seg = env[a:v1 * _MS]
-            hit = np.nonzero(seg > ref - 35)[0]
-            if len(hit):
-                r = (a + int(hit[0])) / _MS
+        if cons:
+            r = min(r, va - 0.4)
+        else:
+            va = max(va, r)
         r = min(r, v1 - 2)
-        out.append(r)
+        out.append((r, va))
         prev_silent = script.ku_end[n] and script.pau_after[n] >= 0
     return out
 
@@ -275,7 +314,7 @@ def _vowel_map(n_out: int, a: float, b: float, *, keep_tail: bool, rng, power=No
     """Source positions (natural frames) for an ``n_out``-frame vowel from natural [a, b).
 
     Head and tail (the transitions from and to the neighbours) one to one; the middle spans
-    the vowel's steady part (frames within 6 dB of its loudest), stretched; a long middle
+    the vowel's steady part (frames within 4 dB of its loudest), stretched; a long middle
     wanders over it slowly (smoothed noise) so a held vowel keeps changing a little."""
     nat = b - a
     if n_out <= 0:
@@ -290,7 +329,7 @@ def _vowel_map(n_out: int, a: float, b: float, *, keep_tail: bool, rng, power=No
         idx = idx[(idx >= 0) & (idx < len(power))]
         if len(idx) > 2:
             p = 10 * np.log10(power[idx] + 1e-30)
-            steady = idx[p >= p.max() - 6.0]
+            steady = idx[p >= p.max() - 4.0]
             mid_a, mid_b = float(steady[0]), float(max(steady[-1], steady[0] + 1))
     if mid_b <= mid_a:
         mid_b = mid_a + 1e-3
@@ -342,7 +381,7 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
     for n, (mp, phones) in enumerate(zip(des.morae, script.mora_phones)):
         v_lab = phones[-1]
         vs, ve = starts[v_lab], starts[v_lab] + lens[v_lab]
-        r = onsets[n]
+        r, va = onsets[n]
         st = step_st if mp.high else 0.0
         if mp.cons:
             c_lab = phones[0]
@@ -353,12 +392,12 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
                 kind[k0:k1] = 1
                 level[k0:k1] = st
             k0, k1 = mp.onset, mp.beat
-            src[k0:k1] = r + np.arange(k1 - k0) * ((vs - r) / max(1, k1 - k0))
+            src[k0:k1] = r + np.arange(k1 - k0) * ((va - r) / max(1, k1 - k0))
             kind[k0:k1] = 1
             level[k0:k1] = st
-            v0 = float(vs)
+            v0 = va  # the heard vowel onset falls on the beat
         else:
-            v0 = max(float(vs), r)
+            v0 = va
         k0, k1 = mp.beat, mp.vend
         is_last = n == last
         src[k0:k1] = _vowel_map(k1 - k0, v0, float(ve), keep_tail=not is_last, rng=rng, power=npower)
@@ -384,7 +423,10 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
     f0 = np.where(voiced, f0, 0.0)
     sp = _interp_frames(spn, src)
     ap = _interp_frames(apn, src)
-    ap[kind == 2] = np.minimum(ap[kind == 2], 0.6)
+    # vowels: periodic below ~2 kHz, breathier above (a clear chanted voice; mei's weak u
+    # and i are otherwise half noise, and a held noise flutters)
+    fax = np.linspace(0.0, 1.0, ap.shape[1])
+    ap[kind == 2] = np.minimum(ap[kind == 2], (0.02 + 0.5 * fax)[None, :])
     # de-esser in the envelope: consonant frames capped against the vowels
     bins = sp.shape[1]
     hf = int(_HF_HZ / (RATE / 2) * (bins - 1))

@@ -573,9 +573,8 @@ class SynthVoice:
         des = chant.design(sc, speed=item.speed, hold_ms=max(0, item.hold_ms), mora_ms=self.mora_ms,
                            ku_end=self.ku_end, breath_ms=self.breath_ms)
         frames = des.frames * GRID
-        ms = des.morae
-        morae = tuple(Mora(k, m.onset * GRID, (ms[i + 1].onset if i + 1 < len(ms) else des.frames) * GRID)
-                      for i, (k, m) in enumerate(zip(sc.kana, ms)))
+        heard = chant.heard_onsets(des) + [frames]
+        morae = tuple(Mora(k, heard[i], heard[i + 1]) for i, k in enumerate(sc.kana))
         ident = "\n".join([chant.VOICE_VERSION, repr(des), *sc.labels])
         timed = _Timed(des, ident, frames, des.speech * GRID,
                        Layout(frames=frames, sample_rate=SAMPLE_RATE, morae=morae, exact=True))

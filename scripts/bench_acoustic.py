@@ -35,6 +35,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--wav")
     ap.add_argument("--plan")
+    ap.add_argument("--classes", action="store_true",
+                    help="also print, per consonant, where its mora is heard (sharp rise) against "
+                         "the design and the layout, and its vowel onset against the beat")
     a = ap.parse_args()
     from audio.acoustics import reading_figures, summary_lines
 
@@ -59,6 +62,18 @@ def main() -> None:
           f"(analysed in {time.perf_counter() - t:.0f} s)")
     for line in summary_lines(fig):
         print("  " + line)
+    if a.classes:
+        import numpy as np
+
+        from audio.acoustics import class_offsets
+
+        print("  per consonant (ms; median [25 %, 75 %]): sharp rise - consonant onset | - layout onset | "
+              "vowel onset - beat")
+        for c, row in sorted(class_offsets(wav, plan).items(), key=lambda kv: -len(kv[1]["vs_layout"])):
+            q = {k: np.percentile(v, [50, 25, 75]) for k, v in row.items()}
+            print(f"    {c:3s} n={len(row['vs_layout']):4d}  "
+                  + " | ".join(f"{q[k][0]:+6.1f} [{q[k][1]:+5.1f}, {q[k][2]:+5.1f}]"
+                               for k in ("vs_consonant", "vs_layout", "vowel_vs_beat")))
     if tmp is not None:
         tmp.cleanup()
 

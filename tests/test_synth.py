@@ -107,21 +107,23 @@ def test_layout_is_cheap_and_exact(voice):
 
 
 def test_timing_design_numbers(voice):
-    from audio.chant import LEAD_MS
+    from audio import chant
 
     item = SpeechItem("2", "kami")  # はるすぎて/なつきにけらし/しろたえの
     lay = voice.layout(item)
-    sc = script_for("2", "kami")
-    cons = [label_phoneme(sc.labels[p[0]]) if len(p) == 2 else "" for p in sc.mora_phones]
-    # the vowels are on the beat, 300 ms apart; each mora is heard its consonant's lead earlier
-    beats = [m.start + LEAD_MS.get(c, 0) * 48 for m, c in zip(lay.morae, cons)]
-    assert lay.morae[0].start == 0
+    des = chant.design(script_for("2", "kami"))
+    beats = [m.beat * 240 for m in des.morae]
+    # the vowels are on the beat, 300 ms apart
     assert [b - a for a, b in zip(beats[:4], beats[1:5])] == [14400] * 4
-    # ku end: its vowel lasts 2 beats less 50 ms, then a 100 ms breath before the next ku is heard
-    assert lay.morae[5].start == beats[4] + (600 - 50) * 48 + 100 * 48
-    fast = voice.layout(SpeechItem("2", "kami", speed=1.5))
-    fbeats = [m.start + round(LEAD_MS.get(c, 0) / 1.5 / 5) * 240 for m, c in zip(fast.morae, cons)]
-    assert fbeats[2] - fbeats[1] == 9600  # 200 ms at 1.5x
+    # each mora is heard where its consonant is first heard, before its beat (は at the start)
+    assert lay.morae[0].start == 0
+    for m, d in list(zip(lay.morae, des.morae))[1:]:
+        assert m.start == d.beat * 240 - chant.HEARD_MS.get(d.cons, 0) * 48, (m, d)
+    # ku end: its vowel lasts 2 beats less 50 ms, then a 100 ms breath before the next ku begins
+    assert des.morae[4].vend == des.morae[4].beat + (600 - 50) // 5
+    assert des.morae[5].onset - des.morae[5].closure == des.morae[4].vend + 100 // 5
+    fast = chant.design(script_for("2", "kami"), speed=1.5)
+    assert fast.morae[2].beat - fast.morae[1].beat == 40  # 200 ms at 1.5x
 
 
 # ---- (b) layout == audio ------------------------------------------------------------------------
