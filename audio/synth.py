@@ -44,6 +44,7 @@ Grid: every length this voice produces is a multiple of ``grid`` = 240 frames (5
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import io
@@ -494,6 +495,10 @@ class SynthVoice:
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
         self._executor = None
+        self._queue: collections.deque = collections.deque()
+        self._wake = threading.Semaphore(0)
+        self._dispatcher: threading.Thread | None = None
+        self._closed = False
         self._timed: dict[SpeechItem, _Timed] = {}
 
     def _config(self) -> tuple:
@@ -750,36 +755,79 @@ class SynthVoice:
         """Synthesize ``items`` ahead in the background (``workers`` processes), in order.
 
         Returns one Future per item; each resolves to the item's cache file path (the audio
-        stays on disk, so prefetching 200 clips costs no memory) or raises ``SynthError``."""
+        stays on disk, so prefetching 200 clips costs no memory) or raises ``SynthError``.
+        Items wait in a queue here and go to the worker processes ``workers`` at a time, so a
+        program that quits leaves at most that many clips to finish (and ``samples`` of an item
+        still queued goes first)."""
         out: list[Future] = []
         for item in items:
             res: Future = Future()
-            path = self.cache_path(item)
-            if path.exists() or self.workers <= 0:
+            if self.workers <= 0:
                 try:
                     self._pcm(item)
-                    res.set_result(path)
+                    res.set_result(self.cache_path(item))
                 except BaseException as e:  # noqa: BLE001 - handed to the caller
                     res.set_exception(e)
-                out.append(res)
+            else:
+                with self._lock:
+                    self._queue.append((item, res))
+            out.append(res)
+        if self.workers > 0:
+            self._wake.release()
+            with self._lock:
+                if self._dispatcher is None or not self._dispatcher.is_alive():
+                    self._dispatcher = threading.Thread(target=self._dispatch, daemon=True,
+                                                        name="karuta-synth-queue")
+                    self._dispatcher.start()
+        return out
+
+    def _dispatch(self) -> None:
+        """Feed queued items to the worker processes, at most ``workers`` at a time."""
+        slots = threading.Semaphore(self.workers)
+        while True:
+            with self._lock:
+                job = self._queue.popleft() if self._queue else None
+                closed = self._closed
+            if closed:
+                return
+            if job is None:
+                self._wake.acquire(timeout=1.0)
                 continue
-            job = self._submit(item)
+            item, res = job
+            if res.cancelled():
+                continue
+            try:
+                path = self.cache_path(item)
+                if path.is_file():
+                    res.set_result(path)
+                    continue
+                slots.acquire()
+                fut = self._submit(item)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                res.set_exception(e if isinstance(e, KarutaError) else
+                                  SynthError(f"speech synthesis failed: {e.__class__.__name__}: {e}"))
+                continue
 
             def relay(j, res=res, path=path):
-                e = j.exception()
-                if e is None:
+                slots.release()
+                e = None if j.cancelled() else j.exception()
+                if j.cancelled():
+                    res.cancel()
+                elif e is None:
                     res.set_result(path)
                 else:
                     res.set_exception(e if isinstance(e, KarutaError) else
                                       SynthError(f"speech synthesis failed: {e.__class__.__name__}: {e}"))
-            job.add_done_callback(relay)
-            out.append(res)
-        return out
+            fut.add_done_callback(relay)
 
     def close(self) -> None:
         """Stop the worker processes (waits for running clips, cancels queued ones)."""
         with self._lock:
             ex, self._executor = self._executor, None
+            queued = list(self._queue)
+            self._queue.clear()
+        for _item, res in queued:
+            res.cancel()
         if ex is not None:
             ex.shutdown(wait=True, cancel_futures=True)
 

@@ -243,6 +243,22 @@ def test_prefetch(voice):
     assert np.array_equal(a, voice.samples(items[0]))
 
 
+def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
+    # a reading prefetches every clip; quitting early must not wait for 200 syntheses
+    code = ("from audio.synth import SynthVoice; from audio.voice import SpeechItem; "
+            "v = SynthVoice(); items = [SpeechItem(str(n), p) for n in range(1, 101) for p in ('kami', 'shimo')]; "
+            "fs = v.prefetch(items); fs[0].result(); print('first ready')")
+    env = dict(os.environ, KARUTA_CACHE_DIR=str(tmp_path / "cache"))
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    wall = time.perf_counter() - t
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[0] == "first ready"
+    made = len(list((tmp_path / "cache" / "synth").glob("*.pcm")))
+    assert made <= 6, made  # the first, and the few already running in the workers
+    assert wall < 120
+
+
 # ---- (d) determinism ----------------------------------------------------------------------------
 
 def test_deterministic(tmp_path):
