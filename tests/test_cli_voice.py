@@ -100,5 +100,5 @@ def test_karuta_voice_subprocess(env, source):
     assert r.returncode == 0, r.stderr
     r = subprocess.run([*karuta, "voice", "check", "yamada"], capture_output=True, text=True, env=full)
     assert r.returncode == 0 and "unreadable" in r.stdout
-    r = subprocess.run(["karuta", "voice", "use", "nobody"], capture_output=True, text=True, env=full)
+    r = subprocess.run([*karuta, "voice", "use", "nobody"], capture_output=True, text=True, env=full)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("karuta: unknown voice")
