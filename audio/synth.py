@@ -538,13 +538,9 @@ class SynthVoice:
         pyopenjtalk import, ~0.3 s, plus ~2 ms a clip).  Keyed by the text, the frontend's
         version and ``_FORMAT``; an unreadable entry is recomputed and rewritten."""
         import json
-        from importlib.metadata import PackageNotFoundError, version
 
         kanji, reading = _ku_for(key, part)
-        try:
-            frontend = version("pyopenjtalk-plus")
-        except PackageNotFoundError:
-            frontend = "?"
+        frontend = _versions().split()[0].split("=", 1)[1]
         ident = json.dumps([key, part, kanji, reading, frontend, _FORMAT], ensure_ascii=False)
         path = self.cache_dir / "scripts" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
         try:
