@@ -50,11 +50,12 @@ def short_lufs(x, rate: int) -> float:
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     if len(x) < int(0.4 * rate) or not np.any(x):
         return float("-inf")
-    import pyloudnorm
-
     meter = _meter(rate)
+    filters = getattr(meter, "_filters", None)  # pyloudnorm's K-weighting stages
+    if not filters:
+        return integrated_lufs(x, rate)
     y = x.copy()
-    for f in meter._filters.values():
+    for f in filters.values():
         y = f.apply_filter(y)
     p = float(np.mean(y * y))
     return -0.691 + 10 * np.log10(p) if p > 0 else float("-inf")

@@ -464,11 +464,10 @@ def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     ``VoicePack.problems()`` / ``karuta voice check`` report them.
     """
     import numpy as np
-
-    from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
     import soundfile as sf
 
     from audio.align import align, proportional
+    from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
     from audio.decode import decode, trim_silence
 
     src = Path(src)

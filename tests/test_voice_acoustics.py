@@ -138,3 +138,19 @@ def test_progress_bar_on_a_terminal(tmux, tmp_path):
                            "--no-joka"), env)
     s = tmux.wait_for("EXIT=", timeout=120)
     assert "EXIT=0" in s and "synthesizing" not in s
+
+
+def test_loudness_meter_and_gain():
+    from audio.loudness import normalizing_gain, short_lufs
+
+    t = np.arange(3 * RATE) / RATE
+    sine = 0.1 * np.sin(2 * np.pi * 997 * t)  # BS.1770: a 997 Hz sine at -20 dBFS peak reads -23 LUFS
+    assert abs(integrated_lufs(sine, RATE) + 23.0) < 0.1
+    assert abs(short_lufs(sine, RATE) + 23.0) < 0.1
+    g = normalizing_gain(sine, RATE)
+    assert abs(integrated_lufs(sine * g, RATE) - TARGET_LUFS) < 0.05
+    # a peaky clip is lowered for its true peak, not limited: no gain pushes it past the ceiling
+    clicks = np.zeros(3 * RATE)
+    clicks[::4800] = 0.5
+    g = normalizing_gain(clicks + 0.001 * np.sin(2 * np.pi * 997 * t), RATE)
+    assert true_peak_db(clicks * g) <= CEILING_DBTP + 0.01
