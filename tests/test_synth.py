@@ -253,10 +253,10 @@ def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
     wall = time.perf_counter() - t
     assert out.returncode == 0, out.stderr[-2000:]
-    assert out.stdout.split("\n")[0] == "first ready"
+    assert "first ready" in out.stdout.splitlines(), out.stdout
     made = len(list((tmp_path / "cache" / "synth").glob("*.pcm")))
-    assert made <= 6, made  # the first, and the few already running in the workers
-    assert wall < 120
+    assert made <= 6, (made, wall)  # the first, and the few already running in the workers
+    assert wall < 120, (made, wall)
 
 
 # ---- (d) determinism ----------------------------------------------------------------------------
