@@ -1,4 +1,4 @@
-"""The built-in offline voice: HTS "mei" speaking in the karuta reading style, with designed timing.
+"""The built-in offline voice: HTS "mei" chanting in the karuta reading style, all in-process.
 
 How a clip is made
 ------------------
@@ -9,49 +9,50 @@ How a clip is made
    word's ``pron`` is rewritten, so the words and their accents stay and only the sounds change.
    Vowel devoicing is turned off (a chanted mora is always voiced).  The full-context labels
    come from ``pyopenjtalk.make_label``.
-2. **Designed timing.**  Every phoneme gets its own start/end time on a 5 ms grid (240 frames at
-   48 kHz; ``SynthVoice.grid``): a steady pace of ``mora_ms`` (300 ms) per mora at speed 1.0,
-   scaled by 1/speed; the consonant takes a fixed share by its class (r 35 ms ... ch 95 ms,
-   scaled by 1/speed) and the vowel the rest; each ku's last mora lasts ``ku_end`` (2x) morae;
-   a breath (``pau``, ``breath_ms`` = 100 ms / speed) follows each ku but the last; the item's
-   last mora is extended by ``hold_ms`` (余韻, rounded to the grid, not scaled by speed).
-3. **Synthesis.**  Debian's ``hts_engine -vp`` (phoneme alignment from the labels) renders the
-   timed labels exactly.  A long vowel (or ん) is written as a 70 ms onset, continuation
-   labels (V-V+V, up to ~500 ms each) and a 60 ms ending: stretched as one label, HTS puts the
-   stretch into its transition states and the vowel goes silent.  The engine runs 20 dB down
-   (no int16 clipping); at load the clip gets +12 dB and a soft limiter above 0.7.  The hold
-   is not synthesized: the last vowel is continued as a cross-faded loop of whole pitch
-   periods at a steady pitch, falling 4 dB (``_sustain``), so every ``hold_ms`` shares one
-   cached clip.  50 ms of ``sil`` before and after are synthesized and cut off exactly,
-   so a clip starts where the voice starts and ends where its last sound ends.  A 5 ms fade-in
-   and a ``fade_ms`` (150 ms) fade-out are applied at load.
+2. **Designed timing** (``audio.chant.design``, pure): vowel onsets on a steady beat of
+   ``mora_ms`` (300 ms) per mora at speed 1.0, scaled by 1/speed, each consonant before its
+   beat (its audible part by class, stops and affricates with a closure before that); each
+   ku's last mora lasts ``ku_end`` (2) beats less 50 ms; a breath (``breath_ms`` = 100 ms /
+   speed) follows each ku but the last; the item's last sound is then held ``hold_ms`` longer
+   (余韻, rounded to 5 ms, not scaled by speed).  **The 余韻 setting counts only the hold**: the
+   last mora first sounds for its ku-end length (0.55 s at speed 1.0), then is held for
+   ``hold_ms``.
+3. **Synthesis** (``audio.chant``): pyopenjtalk's in-process HTS engine says the labels at its
+   natural pace (no system binary); WORLD (pyworld) analyses it and resynthesises it on the
+   designed timeline with a designed two-level pitch, a 余韻 that wanders slowly over the
+   vowel's steady part (never a loop), consonants capped against the vowels (de-essing) and a
+   gentle end.  The held sound is brought to the speech's loudness, then the speech to
+   ``audio.loudness.TARGET_LUFS`` with the true peak under ``CEILING_DBTP`` (no limiter).
+   Synthesis runs in ``workers`` (2) spawned processes: it holds the GIL, and a live reading's
+   audio callback must not wait for it.
 
-``layout(item)`` needs only step 1-2 (< 2 ms, memoized) and is exact: ``samples(item)`` always
-has ``layout(item).frames`` frames and the mora onsets are the phoneme boundaries requested.
-Mora kana in the layout are ``poems.kimariji.sound_morae`` of the reading.
+``layout(item)`` needs only steps 1-2 (< 2 ms, memoized) and is exact: ``samples(item)`` always
+has ``layout(item).frames`` frames, and each mora's onset is where its sound is first heard
+(the burst of a stop, the start of a fricative or nasal, the vowel): the design maps the
+natural speech's measured onset there.  A clip starts at its first sound (an initial stop's
+closure is left out) and ends where the last sound ends.  Mora kana in the layout are
+``poems.kimariji.sound_morae`` of the reading.
 
 Clips are cached on disk (``KARUTA_CACHE_DIR`` or the per-user cache folder, ``synth/``),
-keyed by a hash of the timed labels (without the hold), voice file, engine options
-(half-tone), engine version and format.
-Entries carry their length and a SHA-256; a bad entry is deleted and rebuilt.  ``prefetch``
-synthesizes ahead in a pool of 2 worker threads (each runs one ``hts_engine`` process).
+keyed by a hash of the voice version (``chant.VOICE_VERSION``, ``_FORMAT``), the package
+versions, the voice file, the pitch settings and the designed timeline (hold included), so a
+new voice version never reads an old clip.  Entries carry their length and a SHA-256; a bad
+entry is deleted and rebuilt.
 
 Grid: every length this voice produces is a multiple of ``grid`` = 240 frames (5 ms); a
 ``hold_ms`` adds ``round(hold_ms / 5) * 240`` frames.
 """
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import io
 import os
-import re
-import shutil
 import struct
-import subprocess
 import tempfile
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -63,19 +64,8 @@ from reader.base.dirs import cache_dir as _default_cache_dir
 __all__ = ["SynthVoice", "SynthError", "script_for", "label_morae", "canonical_morae", "reading_morae"]
 
 SAMPLE_RATE = 48000
-GRID = 240  # frames per 5 ms tick (hts_engine's frame period for mei at 48 kHz)
-_TICK_MS = 5
-_HTK_PER_TICK = 50000  # label times are in 100 ns units
-_EDGE_SIL = 10  # ticks of sil synthesized before/after the voice and cut off
-#: mei at 48 kHz with long designed durations peaks up to ~5x full scale: synthesize 20 dB
-#: down (no clipping in the int16 the engine writes and the cache keeps), then gain 12 dB in
-#: float with a soft limiter above 0.7
-_ENGINE_GAIN_DB = -20
-_OUTPUT_GAIN = 10 ** (12 / 20)
-_LIMIT = 0.7
-_FORMAT = 1  # bump when the cache content or timing design changes meaning
-
-_DEFAULT_ENGINE = "hts_engine"
+GRID = 240  # frames per 5 ms tick (the HTS and WORLD frame period at 48 kHz)
+_FORMAT = 2  # bump when the cache content or timing design changes meaning
 
 
 class SynthError(KarutaError):
@@ -345,18 +335,6 @@ def _ku_features(features: list[dict]) -> list[list[dict]]:
     return kus
 
 
-@lru_cache(maxsize=1)
-def _frontend_version() -> str:
-    """pyopenjtalk-plus's version (part of the script cache key), read once: the package
-    metadata lookup costs ~1.5 ms, and a plan asks for ~200 scripts."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pyopenjtalk-plus")
-    except PackageNotFoundError:
-        return "?"
-
-
 @lru_cache(maxsize=1024)
 def script_for(key: str, part: str) -> Script:
     """The corrected labels of a text part ("1".."100", "joka", "karafuda", "announce")."""
@@ -416,104 +394,24 @@ def script_for(key: str, part: str) -> Script:
 
 
 # --------------------------------------------------------------------------------------------
-# timing
-
-#: consonant length in ms at speed 1.0 (the vowel gets the rest of the mora)
-CONSONANT_MS = {  # near mei's own median durations (k 75, s 75, sh 75, ch 95, r 30 ms)
-    "k": 70, "g": 55, "s": 85, "sh": 85, "z": 70, "j": 70, "t": 65, "ch": 95, "ts": 95,
-    "d": 45, "n": 50, "h": 75, "f": 90, "b": 55, "p": 70, "m": 55, "y": 55, "r": 35, "w": 45,
-    "v": 60, "ky": 80, "gy": 65, "ny": 60, "hy": 80, "by": 60, "py": 80, "my": 65, "ry": 45,
-    "ty": 75, "dy": 60, "kw": 80, "gw": 65,
-}
-
-
-#: a vowel or ん longer than HEAD + TAIL + 4 ticks is said as a long vowel: a HEAD-tick onset,
-#: segments of about SEG ticks labelled as its continuation (V-V+V), and a TAIL-tick ending
-#: that leads on.  One stretched label would put the stretch into its transition states
-#: (silence after sil, a fade before pau): a 600 ms ku-final vowel went silent after 350 ms.
-_HEAD = 14
-_SEG = 100
-_TAIL = 12
-_QUINT = re.compile(r"^([^^]*)\^([^-]*)-([^+]*)\+([^=]*)=([^/]*)(/.*)$")
-
-
-def _split_long(label: str, ticks: int) -> list[tuple[int, str]]:
-    m = _QUINT.match(label)
-    if m is None or m.group(3) not in ("a", "i", "u", "e", "o", "N") or ticks <= _HEAD + _TAIL + 4:
-        return [(ticks, label)]
-    p1, p2, v, p4, p5, rest = m.groups()
-    mid = ticks - _HEAD - _TAIL
-    n = max(1, round(mid / _SEG))
-    segs = [_HEAD] + [mid // n + (1 if k < mid % n else 0) for k in range(n)] + [_TAIL]
-    out = []
-    for k, d in enumerate(segs):
-        prev2, prev = (p1, p2) if k == 0 else ((p2 if k == 1 else v), v)
-        nxt, nxt2 = (p4, p5) if k == len(segs) - 1 else (v, p4 if k == len(segs) - 2 else v)
-        out.append((d, f"{prev2}^{prev}-{v}+{nxt}={nxt2}{rest}"))
-    return out
-
-
-def _sustain(x, vowel_start: int, hold: int):
-    """Hold the last vowel ``hold`` frames longer (余韻) at a steady pitch.
-
-    Stretching a vowel inside HTS makes its pitch and loudness swing (each stretched label has
-    its own contour), so the hold is made here: from a point S 45 % into the last vowel the
-    clip continues as a loop of whole pitch periods (about 25 ms, cut from just before S and
-    cross-faded with a sin^2 window), falling gently by 4 dB to the end; the clip's end fade
-    follows.  Deterministic, exact length ``len(x) + hold``."""
-    import numpy as np
-
-    n = len(x)
-    s = vowel_start + int(0.45 * (n - vowel_start))
-    seg = x[max(vowel_start, s - 2400):s].astype(np.float64)
-    period = 240
-    if len(seg) >= 1200:
-        seg = seg - seg.mean()
-        lags = np.arange(80, min(400, len(seg) // 2))
-        if len(lags):
-            corr = [np.dot(seg[:-k], seg[k:]) / (np.linalg.norm(seg[:-k]) * np.linalg.norm(seg[k:]) + 1e-12)
-                    for k in lags]
-            period = int(lags[int(np.argmax(corr))])
-    loop = period * max(1, round(1200 / period))
-    while loop > period and s - 2 * loop < vowel_start:
-        loop -= period
-    loop = min(loop, max(1, (s - vowel_start) // 2), s // 2) or 1
-    w = np.sin(np.pi * (np.arange(2 * loop) + 0.5) / (2 * loop)) ** 2  # w[i] + w[i + loop] == 1
-    grain = x[s - 2 * loop:s].astype(np.float64) * w
-    cycle = grain[:loop] + grain[loop:]  # one period of the loop; cycle[i] ~ x[s - loop + i]
-    total = (n - s) + hold
-    ext = np.tile(cycle, (loop + total) // loop + 1)[:loop + total]  # from s - loop on
-    ext[loop:] *= 10 ** (-4 / 20 * np.arange(total) / max(1, total))
-    xf = np.sin(0.5 * np.pi * (np.arange(loop) + 0.5) / loop) ** 2
-    out = np.empty(n + hold, dtype=np.float32)
-    out[:s - loop] = x[:s - loop]
-    out[s - loop:s] = x[s - loop:s] * (1 - xf) + ext[:loop] * xf
-    out[s:] = ext[loop:]
-    return out
+# timing and synthesis (audio.chant does the sound)
 
 
 @dataclass(frozen=True)
 class _Timed:
-    """A script with times: label lines for hts_engine and the layout."""
+    """A script with its designed timeline and the layout that follows from it."""
 
-    label_text: str  # what hts_engine reads (edge sil included); the hold is not in it
-    base_frames: int  # length of the synthesized clip (edge sil excluded, hold excluded)
-    frames: int  # clip length with the hold
-    vowel_start: int  # frame where the last mora's vowel (or ん) starts
+    design: object  # audio.chant.Design
+    ident: str  # everything the sound depends on, for the cache key
+    frames: int  # clip length, the hold included
+    speech_frames: int  # where the hold (余韻) starts
     layout: Layout
 
 
-# --------------------------------------------------------------------------------------------
-# the voice
-
-
-
-
-_MAGIC = b"KRTSYN1\n"
+_MAGIC = b"KRTSYN2\n"
 _HEADER = struct.Struct("<Q32s")  # frames, sha256 of the payload (int16 little-endian)
 
 _file_hashes: dict[tuple[str, int, int], str] = {}
-_engine_versions: dict[str, str] = {}
 
 
 def _file_hash(path: str) -> str:
@@ -525,19 +423,52 @@ def _file_hash(path: str) -> str:
     return _file_hashes[key]
 
 
+@lru_cache(maxsize=1)
+def _versions() -> str:
+    """Versions of the packages whose output is in a clip (frontend/engine, vocoder)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for pkg in ("pyopenjtalk-plus", "pyworld"):
+        try:
+            out.append(f"{pkg}={version(pkg)}")
+        except PackageNotFoundError:
+            out.append(f"{pkg}=?")
+    return " ".join(out)
+
+
+# ---- the worker processes -------------------------------------------------------------------
+# Synthesis (HTS + WORLD) holds the GIL for long stretches: it runs in worker processes, so a
+# live reading's audio callback in the main process is never starved.
+
+_WORKER_VOICES: dict[tuple, "SynthVoice"] = {}
+
+
+def _worker_init():
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(5)  # below the player: synthesis is ahead of time
+    _pyopenjtalk_module()
+
+
+def _worker_job(config: tuple, item: SpeechItem) -> None:
+    voice = _WORKER_VOICES.get(config)
+    if voice is None:
+        voice = _WORKER_VOICES[config] = SynthVoice(**dict(config), workers=0)
+    voice._pcm_here(item)
+
+
 class SynthVoice:
-    """HTS "mei" reading in karuta style (see the module docstring for the timing design).
+    """HTS "mei" chanting in karuta style (see the module docstring and ``audio.chant``).
 
     Args:
-      mora_ms:    length of one mora at speed 1.0 (default 300); scaled by 1/speed
-      ku_end:     each ku's last mora lasts this many morae (default 2.0)
+      mora_ms:    beat: one mora at speed 1.0 (default 300); scaled by 1/speed
+      ku_end:     each ku's last mora lasts this many beats, less 50 ms (default 2.0)
       breath_ms:  silence after each ku but the item's last, at speed 1.0 (default 100)
-      half_tone:  pitch shift in half-tones (hts_engine -fm; default 0)
-      fade_ms:    fade-out at the clip's end (default 150); a 5 ms fade-in at its start
+      half_tone:  pitch shift in half-tones (default 0)
+      low_hz:     the reciting pitch (default 262 Hz); the higher one is ``step_st`` (2) above
       cache_dir:  clip cache folder (default $KARUTA_CACHE_DIR or the per-user cache) + /synth
-      engine:     hts_engine executable (default "hts_engine" on PATH)
       voice_file: .htsvoice file (default mei_normal inside the pyopenjtalk package)
-      workers:    threads for ``prefetch`` (default 2)
+      workers:    synthesis processes (default 2); 0 = synthesize in this process
 
     ``layout`` and ``samples`` are thread-safe.  ``prefetch(items)`` returns one Future per
     item (its result is the cache file path) and synthesizes in the background; ``samples`` of
@@ -549,31 +480,33 @@ class SynthVoice:
     grid = GRID
 
     def __init__(self, *, mora_ms: int = 300, ku_end: float = 2.0, breath_ms: int = 100,
-                 half_tone: float = 0.0, fade_ms: int = 150, cache_dir: str | os.PathLike | None = None,
-                 engine: str | None = None, voice_file: str | os.PathLike | None = None,
-                 workers: int = 2):
+                 half_tone: float = 0.0, low_hz: float = 262.0, step_st: float = 2.0,
+                 cache_dir: str | os.PathLike | None = None,
+                 voice_file: str | os.PathLike | None = None, workers: int = 2):
         self.mora_ms = mora_ms
         self.ku_end = ku_end
         self.breath_ms = breath_ms
         self.half_tone = float(half_tone)
-        self.fade_ms = fade_ms
+        self.low_hz = float(low_hz)
+        self.step_st = float(step_st)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else _default_cache_dir() / "synth"
-        self._engine = engine
         self._voice_file = str(voice_file) if voice_file is not None else None
         self.workers = workers
         self._lock = threading.Lock()
         self._inflight: dict[str, Future] = {}
-        self._executor: ThreadPoolExecutor | None = None
+        self._executor = None
+        self._queue: collections.deque = collections.deque()
+        self._wake = threading.Semaphore(0)
+        self._dispatcher: threading.Thread | None = None
+        self._closed = False
         self._timed: dict[SpeechItem, _Timed] = {}
 
-    # ---- resources --------------------------------------------------------------------------
-    def engine_path(self) -> str:
-        name = self._engine or _DEFAULT_ENGINE
-        path = shutil.which(name)
-        if path is None:
-            raise SynthError(f"speech engine {name!r} not found: install Debian package htsengine")
-        return path
+    def _config(self) -> tuple:
+        return (("mora_ms", self.mora_ms), ("ku_end", self.ku_end), ("breath_ms", self.breath_ms),
+                ("half_tone", self.half_tone), ("low_hz", self.low_hz), ("step_st", self.step_st),
+                ("cache_dir", str(self.cache_dir)), ("voice_file", self._voice_file))
 
+    # ---- resources --------------------------------------------------------------------------
     def voice_path(self) -> str:
         path = self._voice_file
         if path is None:
@@ -589,23 +522,15 @@ class SynthVoice:
             raise SynthError(f"voice file not found: {path} (reinstall pyopenjtalk-plus)")
         return path
 
-    def engine_version(self) -> str:
-        path = self.engine_path()
-        if path not in _engine_versions:
-            try:
-                p = subprocess.run([path], capture_output=True, text=True, timeout=10)
-                out = p.stdout + p.stderr
-            except OSError as e:
-                raise SynthError(f"speech engine {path} cannot run: {e.strerror}") from None
-            version = next((ln.strip() for ln in out.splitlines() if ln.strip().startswith("Version")), "")
-            _engine_versions[path] = f"{os.path.realpath(path)} {version}"
-        return _engine_versions[path]
-
     def check(self) -> None:
-        """Raise ``SynthError`` now if the voice cannot speak (engine, voice file, frontend)."""
-        self.engine_path()
+        """Raise ``SynthError`` now if the voice cannot speak (voice file, frontend, vocoder)."""
         self.voice_path()
-        self.engine_version()
+        import importlib.util
+
+        for mod, pkg in (("pyopenjtalk", "pyopenjtalk-plus"), ("pyworld", "pyworld"),
+                         ("pyloudnorm", "pyloudnorm"), ("scipy", "scipy")):
+            if importlib.util.find_spec(mod) is None:
+                raise SynthError(f"the synthesized voice needs the Python package {pkg}: pip install {pkg}")
 
     # ---- timing -----------------------------------------------------------------------------
     def _script(self, key: str, part: str) -> Script:
@@ -615,7 +540,7 @@ class SynthVoice:
         import json
 
         kanji, reading = _ku_for(key, part)
-        frontend = _frontend_version()
+        frontend = _versions().split()[0].split("=", 1)[1]
         ident = json.dumps([key, part, kanji, reading, frontend, _FORMAT], ensure_ascii=False)
         path = self.cache_dir / "scripts" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
         from reader.base.statefiles import StateFileError, load_json
@@ -639,54 +564,22 @@ class SynthVoice:
             pass  # a read-only cache only costs time
         return sc
 
-    def _ticks(self, ms: float, speed: float) -> int:
-        return max(0, round(ms / speed / _TICK_MS))
-
     def _time(self, item: SpeechItem) -> _Timed:
         timed = self._timed.get(item)
         if timed is not None:
             return timed
         if not item.speed > 0:
             raise ValueError(f"speed must be positive, not {item.speed!r}")
+        from audio import chant
+
         sc = self._script(item.key, item.part)
-        speed = item.speed
-        mora = max(2, self._ticks(self.mora_ms, speed))
-        breath = self._ticks(self.breath_ms, speed)
-        hold = max(0, round(item.hold_ms / _TICK_MS))
-        dur: dict[int, int] = {}  # label index -> ticks
-        starts: list[int] = []
-        pos = 0
-        last = len(sc.mora_phones) - 1
-        for n, phones in enumerate(sc.mora_phones):
-            starts.append(pos)
-            total = mora if not sc.ku_end[n] else max(mora, round(mora * self.ku_end))
-            c_t = 0
-            if len(phones) == 2:
-                c = label_phoneme(sc.labels[phones[0]])
-                c_t = min(max(3, self._ticks(CONSONANT_MS.get(c, 60), speed)), mora // 2)
-                dur[phones[0]], dur[phones[1]] = c_t, total - c_t
-            else:
-                dur[phones[0]] = total
-            vowel_start = pos + c_t
-            pos += total
-            if sc.pau_after[n] >= 0 and n != last:
-                b = max(1, breath)
-                dur[sc.pau_after[n]] = b
-                pos += b
-        frames = (pos + hold) * GRID
-        morae = tuple(
-            Mora(k, s * GRID, (starts[i + 1] if i < last else pos + hold) * GRID)
-            for i, (k, s) in enumerate(zip(sc.kana, starts)))
-        lines = []
-        t = 0
-        for idx, lab in enumerate(sc.labels):
-            d = _EDGE_SIL if idx in (0, len(sc.labels) - 1) else dur.get(idx)
-            if d is None:  # a pau after the last mora: none expected
-                raise SynthError(f"text {item.key!r}: untimed label {label_phoneme(lab)!r}")
-            for seg_ticks, seg_lab in _split_long(lab, d):
-                lines.append(f"{t * _HTK_PER_TICK} {(t + seg_ticks) * _HTK_PER_TICK} {seg_lab}")
-                t += seg_ticks
-        timed = _Timed("\n".join(lines) + "\n", pos * GRID, frames, vowel_start * GRID,
+        des = chant.design(sc, speed=item.speed, hold_ms=max(0, item.hold_ms), mora_ms=self.mora_ms,
+                           ku_end=self.ku_end, breath_ms=self.breath_ms)
+        frames = des.frames * GRID
+        heard = chant.heard_onsets(des) + [frames]
+        morae = tuple(Mora(k, heard[i], heard[i + 1]) for i, k in enumerate(sc.kana))
+        ident = "\n".join([chant.VOICE_VERSION, repr(des), *sc.labels])
+        timed = _Timed(des, ident, frames, des.speech * GRID,
                        Layout(frames=frames, sample_rate=SAMPLE_RATE, morae=morae, exact=True))
         with self._lock:
             if len(self._timed) > 4096:
@@ -699,18 +592,24 @@ class SynthVoice:
 
     # ---- cache ------------------------------------------------------------------------------
     def cache_key(self, item: SpeechItem) -> str:
+        """Hash of everything a clip's sound depends on: the voice version (``chant.VOICE_VERSION``
+        and ``_FORMAT``), the package versions, the voice file, the pitch settings and the
+        designed timeline (so the hold, speed and pace).  A new version never reads old clips."""
         timed = self._time(item)
         h = hashlib.sha256()
-        for part in (f"format={_FORMAT}", f"rate={SAMPLE_RATE}", f"options={' '.join(self._engine_options())}",
-                     f"speed={item.speed!r}",
-                     f"voice={_file_hash(self.voice_path())}", f"engine={self.engine_version()}",
-                     timed.label_text):
+        for part in (f"format={_FORMAT}", f"rate={SAMPLE_RATE}", f"versions={_versions()}",
+                     f"pitch={self.half_tone!r},{self.low_hz!r},{self.step_st!r}",
+                     f"voice={_file_hash(self.voice_path())}", timed.ident):
             h.update(part.encode("utf-8"))
             h.update(b"\0")
         return h.hexdigest()[:40]
 
     def cache_path(self, item: SpeechItem) -> Path:
         return self.cache_dir / f"{self.cache_key(item)}.pcm"
+
+    def is_cached(self, item: SpeechItem) -> bool:
+        """True when ``item``'s clip is in the cache (no synthesis needed)."""
+        return self.cache_path(item).is_file()
 
     @staticmethod
     def _read_entry(path: Path, frames: int):
@@ -754,106 +653,179 @@ class SynthVoice:
             pass  # an unwritable cache only costs speed
 
     # ---- synthesis --------------------------------------------------------------------------
-    def _synthesize(self, timed: _Timed):
+    def _synthesize(self, item: SpeechItem):
+        """The int16 clip of ``item``: natural HTS speech, rebuilt by ``audio.chant``, the 余韻 at
+        the speech's loudness, the speech at ``loudness.TARGET_LUFS``, true peak under the ceiling."""
         import numpy as np
 
-        cmd = [self.engine_path(), "-m", self.voice_path(), *self._engine_options()]
-        total = timed.base_frames + 2 * _EDGE_SIL * GRID
+        from audio import chant, loudness
+
+        timed = self._time(item)
+        sc = self._script(item.key, item.part)
         try:
-            if os.path.exists("/dev/stdin") and os.path.exists("/dev/stdout"):
-                p = subprocess.run(cmd + ["-or", "/dev/stdout", "/dev/stdin"],
-                                   input=timed.label_text.encode("utf-8"), capture_output=True)
-                raw = p.stdout
-            else:  # pragma: no cover - platforms without /dev/stdin
-                with tempfile.TemporaryDirectory(prefix="karuta-synth-") as d:
-                    lab, out = os.path.join(d, "in.lab"), os.path.join(d, "out.raw")
-                    Path(lab).write_text(timed.label_text, encoding="utf-8")
-                    p = subprocess.run(cmd + ["-or", out, lab], capture_output=True)
-                    raw = Path(out).read_bytes() if os.path.exists(out) else b""
-        except OSError as e:
-            raise SynthError(f"speech engine {cmd[0]} cannot run: {e.strerror}") from None
-        if p.returncode != 0:
-            msg = [ln for ln in p.stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
-            raise SynthError(f"speech engine failed: {msg[-1] if msg else f'exit status {p.returncode}'}")
-        pcm = np.frombuffer(raw, dtype="<i2")
-        if len(pcm) != total:
-            raise SynthError(f"speech engine returned {len(pcm)} frames, expected {total}")
-        return pcm[_EDGE_SIL * GRID:_EDGE_SIL * GRID + timed.base_frames].copy()
+            nat = chant.natural(sc.labels, self.voice_path())
+            y = chant.render(sc, timed.design, nat, low_hz=self.low_hz, step_st=self.step_st,
+                             half_tone=self.half_tone)
+        except ImportError as e:
+            raise SynthError(f"the synthesized voice needs the Python package {e.name}: "
+                             f"pip install {e.name}") from None
+        except (RuntimeError, ValueError) as e:
+            raise SynthError(f"speech engine failed ({item.key} {item.part}): {e}") from None
+        if len(y) != timed.frames:
+            raise SynthError(f"synthesis returned {len(y)} frames, expected {timed.frames}")
+        speech = timed.speech_frames
+        if timed.frames > speech:  # the 余韻 at the loudness of the speech
+            last = timed.design.morae[-1]
+            y = _match_hold(y, speech, last.beat * GRID)
+        g = loudness.normalizing_gain(y, SAMPLE_RATE, measure=y[:speech])
+        y = chant.end_fade(y * g, timed.design)
+        pcm = np.round(np.clip(y, -1.0, 1.0) * 32767.0).astype("<i2")
+        return pcm
 
-    def _engine_options(self) -> list[str]:
-        opts = ["-vp", "-g", str(_ENGINE_GAIN_DB)]
-        if self.half_tone:
-            opts += ["-fm", repr(self.half_tone)]
-        return opts
-
-    def _pcm(self, item: SpeechItem):
-        """The int16 clip (from the cache, from a running prefetch, or synthesized now)."""
+    def _pcm_here(self, item: SpeechItem):
+        """The int16 clip, from the cache or synthesized in this process (and cached)."""
         timed = self._time(item)
         path = self.cache_path(item)
+        pcm = self._read_entry(path, timed.frames)
+        if pcm is None:
+            pcm = self._synthesize(item)
+            self._write_entry(path, pcm)
+        return pcm
+
+    def _pool(self):
         with self._lock:
-            fut = self._inflight.get(path.name)
-            owner = fut is None
-            if owner:
-                fut = self._inflight[path.name] = Future()
-        if not owner:
-            return fut.result()
-        try:
-            pcm = self._read_entry(path, timed.base_frames)
-            if pcm is None:
-                pcm = self._synthesize(timed)
-                self._write_entry(path, pcm)
-            fut.set_result(pcm)
-            return pcm
-        except BaseException as e:
-            fut.set_exception(e)
-            raise
-        finally:
+            if self._executor is None:
+                import multiprocessing
+                from concurrent.futures import ProcessPoolExecutor
+
+                self._executor = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_worker_init)
+            return self._executor
+
+    def _submit(self, item: SpeechItem) -> Future:
+        """A future for ``item``'s cache entry: the running one, or a new job in the pool."""
+        name = self.cache_path(item).name
+        with self._lock:
+            fut = self._inflight.get(name)
+            if fut is not None:
+                return fut
+        fut = self._pool().submit(_worker_job, self._config(), item)
+        with self._lock:
+            fut = self._inflight.setdefault(name, fut)
+
+        def done(_f, name=name):
             with self._lock:
-                self._inflight.pop(path.name, None)
+                if self._inflight.get(name) is _f:
+                    self._inflight.pop(name, None)
+        fut.add_done_callback(done)
+        return fut
+
+    def _pcm(self, item: SpeechItem):
+        """The int16 clip (from the cache, from a running prefetch, or synthesized now in a
+        worker process)."""
+        timed = self._time(item)
+        path = self.cache_path(item)
+        pcm = self._read_entry(path, timed.frames)
+        if pcm is not None:
+            return pcm
+        if self.workers <= 0:
+            return self._pcm_here(item)
+        try:
+            self._submit(item).result()
+        except KarutaError:
+            raise
+        except Exception as e:  # a worker died (BrokenProcessPool) or could not start
+            raise SynthError(f"speech synthesis failed: {e.__class__.__name__}: {e}") from None
+        pcm = self._read_entry(path, timed.frames)
+        return pcm if pcm is not None else self._pcm_here(item)  # unwritable cache: do it here
 
     def samples(self, item: SpeechItem):
         import numpy as np
 
         timed = self._time(item)
-        out = self._pcm(item).astype(np.float32) * np.float32(_OUTPUT_GAIN / 32768.0)
-        # soft limiter: unchanged below _LIMIT, compressed smoothly into (-1, 1) above it
-        over = np.abs(out) > _LIMIT
-        if over.any():
-            x = out[over]
-            out[over] = np.sign(x) * (_LIMIT + (1 - _LIMIT) * np.tanh((np.abs(x) - _LIMIT) / (1 - _LIMIT)))
-        if timed.frames > timed.base_frames:
-            out = _sustain(out, timed.vowel_start, timed.frames - timed.base_frames)
-        n = len(out)
-        fin = min(GRID, n)
-        out[:fin] *= np.linspace(0.0, 1.0, fin, endpoint=False, dtype=np.float32)
-        fade = min(round(self.fade_ms * SAMPLE_RATE / 1000), n)
-        if fade > 0:
-            ramp = 0.5 + 0.5 * np.cos(np.linspace(0.0, np.pi, fade, dtype=np.float64))
-            out[n - fade:] *= ramp.astype(np.float32)
-        assert n == timed.frames
+        out = self._pcm(item).astype(np.float32) * np.float32(1.0 / 32767.0)
+        assert len(out) == timed.frames
         return out
 
     # ---- background work --------------------------------------------------------------------
     def prefetch(self, items) -> list[Future]:
-        """Synthesize ``items`` ahead in the background (``workers`` threads), in order.
+        """Synthesize ``items`` ahead in the background (``workers`` processes), in order.
 
         Returns one Future per item; each resolves to the item's cache file path (the audio
-        stays on disk, so prefetching 200 clips costs no memory) or raises ``SynthError``."""
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(max_workers=self.workers,
-                                                    thread_name_prefix="karuta-synth")
-            ex = self._executor
-        return [ex.submit(self._prefetch_one, item) for item in items]
+        stays on disk, so prefetching 200 clips costs no memory) or raises ``SynthError``.
+        Items wait in a queue here and go to the worker processes ``workers`` at a time, so a
+        program that quits leaves at most that many clips to finish (and ``samples`` of an item
+        still queued goes first)."""
+        out: list[Future] = []
+        for item in items:
+            res: Future = Future()
+            if self.workers <= 0:
+                try:
+                    self._pcm(item)
+                    res.set_result(self.cache_path(item))
+                except BaseException as e:  # noqa: BLE001 - handed to the caller
+                    res.set_exception(e)
+            else:
+                with self._lock:
+                    self._queue.append((item, res))
+            out.append(res)
+        if self.workers > 0:
+            self._wake.release()
+            with self._lock:
+                if self._dispatcher is None or not self._dispatcher.is_alive():
+                    self._dispatcher = threading.Thread(target=self._dispatch, daemon=True,
+                                                        name="karuta-synth-queue")
+                    self._dispatcher.start()
+        return out
 
-    def _prefetch_one(self, item: SpeechItem) -> Path:
-        self._pcm(item)
-        return self.cache_path(item)
+    def _dispatch(self) -> None:
+        """Feed queued items to the worker processes, at most ``workers`` at a time."""
+        slots = threading.Semaphore(self.workers)
+        while True:
+            with self._lock:
+                job = self._queue.popleft() if self._queue else None
+                closed = self._closed
+            if closed:
+                return
+            if job is None:
+                self._wake.acquire(timeout=1.0)
+                continue
+            item, res = job
+            if res.cancelled():
+                continue
+            try:
+                path = self.cache_path(item)
+                if path.is_file():
+                    res.set_result(path)
+                    continue
+                slots.acquire()
+                fut = self._submit(item)
+            except BaseException as e:  # noqa: BLE001 - handed to the caller
+                res.set_exception(e if isinstance(e, KarutaError) else
+                                  SynthError(f"speech synthesis failed: {e.__class__.__name__}: {e}"))
+                continue
+
+            def relay(j, res=res, path=path):
+                slots.release()
+                e = None if j.cancelled() else j.exception()
+                if j.cancelled():
+                    res.cancel()
+                elif e is None:
+                    res.set_result(path)
+                else:
+                    res.set_exception(e if isinstance(e, KarutaError) else
+                                      SynthError(f"speech synthesis failed: {e.__class__.__name__}: {e}"))
+            fut.add_done_callback(relay)
 
     def close(self) -> None:
-        """Stop the prefetch pool (waits for running clips, cancels queued ones)."""
+        """Stop the worker processes (waits for running clips, cancels queued ones)."""
         with self._lock:
             ex, self._executor = self._executor, None
+            queued = list(self._queue)
+            self._queue.clear()
+        for _item, res in queued:
+            res.cancel()
         if ex is not None:
             ex.shutdown(wait=True, cancel_futures=True)
 
@@ -862,3 +834,24 @@ class SynthVoice:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _match_hold(y, speech: int, beat: int):
+    """Bring the held sound (from ``speech`` on, its end fade excepted) to 1 LU under the speech
+    before it; the gain ramps in over 100 ms from the last vowel's ``beat``."""
+    import numpy as np
+
+    from audio import loudness
+
+    n = len(y)
+    body_end = max(speech + SAMPLE_RATE // 2, n - SAMPLE_RATE * 2 // 5)
+    ref = loudness.integrated_lufs(y[:speech], SAMPLE_RATE)
+    held = loudness.short_lufs(y[speech:min(n, body_end)], SAMPLE_RATE)
+    if not (np.isfinite(ref) and np.isfinite(held)):
+        return y
+    g_db = float(np.clip(ref - 1.0 - held, -12.0, 20.0))
+    ramp = min(SAMPLE_RATE // 10, max(1, speech - beat))
+    gain = np.ones(n)
+    gain[beat:beat + ramp] = 10 ** (g_db / 20 * np.linspace(0, 1, ramp))
+    gain[beat + ramp:] = 10 ** (g_db / 20)
+    return y * gain

@@ -6,7 +6,7 @@
 Runs `karuta render --out X.wav` twice in a fresh process each time, with a temporary
 KARUTA_CACHE_DIR: cold (every clip synthesized: jo-ka + 100 上の句 + 100 下の句) and warm (from
 the voice cache).  Prints audio seconds, wall seconds, the ratio, and the peak resident memory
-of the largest process (karuta itself, or one hts_engine).
+of the largest process (karuta itself, or one synthesis worker).
 Targets (issue 2): warm >= 200x real time; cold synthesis <= 0.1x real time; <= 300 MiB.
 """
 from __future__ import annotations

@@ -61,7 +61,12 @@ def main() -> int:
     print(f"ratio wall/audio    {wall / audio_s:.4f}")
     print(f"cache size          {size / 1e6:.1f} MB")
     print(f"warm cache load     {warm:.2f} s ({warm / len(items) * 1000:.1f} ms a clip)")
-    print(f"peak memory         {peak_kb / 1024:.0f} MB (python), {child_kb / 1024:.0f} MB (largest hts_engine)")
+    cru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = cru.ru_utime + cru.ru_stime
+    print(f"CPU in the workers  {cpu:.1f} s = {cpu / audio_s:.4f} CPU-s per audio second "
+          f"(wall on {args.workers} idle cores would be ~{cpu / args.workers / audio_s:.4f}x); "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"peak memory         {peak_kb / 1024:.0f} MB (python), {child_kb / 1024:.0f} MB (largest worker process)")
     return 0
 
 

@@ -4,7 +4,7 @@
 The pack is a "different reader": the synthesized voice slower (340 ms a mora instead of 300)
 and two half-tones lower, encoded as 44.1 kHz mp3 with ffmpeg (karuta-tools layout,
 ``NNN_1.mp3`` / ``NNN_2.mp3``, 000 = jo-ka) with silence around each clip.  Without
-hts_engine (or with ``--tone``) the clips are ToneVoice readings instead (no alignment check).
+the synthesized voice (or with ``--tone``) the clips are ToneVoice readings instead (no alignment check).
 
 Prints: build time, import time cold (alignment reference not yet synthesized: a fresh
 synthesis cache), import time warm (reference cached), ``check`` time, and how well the
@@ -83,7 +83,7 @@ def main() -> int:
     from audio.pack import check_pack, import_pack
     from audio.voice import ToneVoice
 
-    use_synth = not args.tone and shutil.which("hts_engine") is not None
+    use_synth = not args.tone
     if use_synth:
         from audio.synth import SynthVoice
 

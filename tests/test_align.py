@@ -3,11 +3,11 @@
 The "recordings" are re-timed readings: every mora lengthened or shortened by its own factor
 (0.7-1.4x), at another level, with noise.  Their true onsets are known, so the estimated
 onsets can be checked.  Two references: a small vowel-formant voice defined here (always
-available) and the synthesized voice (when hts_engine is installed).
+available) and the synthesized voice.
 """
 from __future__ import annotations
 
-import shutil
+import importlib.util
 
 import numpy as np
 import pytest
@@ -131,7 +131,7 @@ def test_recording_at_another_rate():
     assert err.max() < 40
 
 
-@pytest.mark.skipif(shutil.which("hts_engine") is None, reason="synthesized voice needs hts_engine")
+@pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
 @pytest.mark.parametrize("key", ["1", "15", "50", "77"])
 def test_synth_reference_onsets(key, tmp_path, monkeypatch):
     monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path))

@@ -6,6 +6,7 @@ All audio is made here (tones, noise, ToneVoice); nothing outside the test's fol
 from __future__ import annotations
 
 import os
+import importlib.util
 import shutil
 import subprocess
 import time
@@ -227,6 +228,13 @@ def test_loudness_matched_across_pack(tmp_path):
               for k, p in (("1", "kami"), ("1", "shimo"), ("2", "kami"))]
     assert max(levels) - min(levels) < 1.0
     assert all(np.abs(pack.samples(SpeechItem(k, p))).max() <= 1.0 for k, p in pack.clip_keys())
+    # the same loudness as every voice (BS.1770), true peaks under the ceiling
+    from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
+
+    for k, p in pack.clip_keys():
+        x = pack.samples(SpeechItem(k, p))
+        assert abs(integrated_lufs(x, RATE) - TARGET_LUFS) < 0.5 or true_peak_db(x) > CEILING_DBTP - 0.1
+        assert true_peak_db(x) <= CEILING_DBTP + 0.05
 
 
 def test_speed_stretches_without_pitch_and_hold_is_ignored(tmp_path):
@@ -468,7 +476,7 @@ def test_clip_cache_is_bounded(tmp_path):
 
 
 @needs_ffmpeg
-@pytest.mark.skipif(shutil.which("hts_engine") is None, reason="synthesized voice needs hts_engine")
+@pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
 def test_import_aligns_with_the_synthesized_voice(tmp_path):
     """A 'different reader' (slower, lower) in mp3: 上の句 onsets found within 50 ms."""
     from audio.decode import trim_silence

@@ -30,8 +30,10 @@ A field of the wrong type is reported (one line) and ignored; the rest of the pa
 ``$KARUTA_DATA_DIR/voices/<name>`` (default ``platformdirs.user_data_dir("karuta")``):
 resampled to 48 kHz, trimmed sample-exactly to the first and last sound (encoder padding and
 silence go), stored as 24-bit FLAC under ``clips/``.  ``pack.json`` holds, per clip: frames,
-gain (loudness matching: every clip's speech-active RMS is brought to -20 dBFS, limited so the
-peak stays under -0.5 dBFS), what was found wrong, and the mora timeline with its confidence
+gain (loudness matching: every clip is brought to the loudness every voice uses,
+``audio.loudness.TARGET_LUFS`` (BS.1770), lowered only where its true peak would pass
+``CEILING_DBTP``; a clip too short to measure falls back to its speech-active RMS at -20 dBFS),
+what was found wrong, and the mora timeline with its confidence
 (``audio.align``: 上の句 clips are aligned by DTW with the synthesized reading; 下の句 clips
 get the reference layout spread proportionally, method "proportional").  A copy of the source
 manifest, with ``imported_from``, is written as ``voice.toml``.

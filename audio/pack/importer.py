@@ -190,6 +190,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
 
     from audio.align import align, proportional
     from audio.decode import decode, trim_silence
+    from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
 
     src = Path(src)
     source = scan_source(src)
@@ -246,6 +247,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             "file": f"clips/{fname}", "frames": len(clip), "source": rel,
             "source_rate": info["rate"], "channels": info["channels"],
             "peak": peak * store_gain, "rms": active_rms(clip, PACK_RATE) * store_gain,
+            "lufs": integrated_lufs(clip * store_gain, PACK_RATE),
+            "true_peak_db": true_peak_db(clip * store_gain),
             "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
             "sha1": sha1,
         }
@@ -295,9 +298,17 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     # loudness matching: every clip's active RMS to the target, peaks limited
     target = 10 ** (TARGET_RMS_DB / 20)
     for c in clips.values():
-        g = target / c["rms"] if c["rms"] > 0 else 1.0
+        if np.isfinite(c["lufs"]):
+            g = 10 ** ((TARGET_LUFS - c["lufs"]) / 20)
+        else:
+            g = target / c["rms"] if c["rms"] > 0 else 1.0
+        c["lufs"] = round(c["lufs"], 2) if np.isfinite(c["lufs"]) else None
         g *= 10 ** (c["user_gain_db"] / 20)
-        g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
+        if np.isfinite(c["true_peak_db"]):
+            g = min(g, 10 ** ((CEILING_DBTP - c["true_peak_db"]) / 20))
+        else:
+            g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
+        c["true_peak_db"] = round(c["true_peak_db"], 2) if np.isfinite(c["true_peak_db"]) else None
         c["gain"] = round(g * c["stored_gain"], 6)
 
     # mora timelines

@@ -132,6 +132,9 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
 
         _check_target(Path(plan_out))
     p, voice = build(opts)
+    from reader.cli.progress import synthesize_ahead
+
+    synthesize_ahead(p, voice)
     render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16")
     if plan_out:
         _write_json(plan_out, p.to_json(indent=1))

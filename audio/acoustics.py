@@ -1,0 +1,363 @@
+"""Measurements of what a listener hears, for the acoustic benchmark and tests (numpy/scipy only).
+
+Each function takes float samples at ``rate`` and returns plain numbers; none knows how the
+audio was made, so they measure recorded voices as well as the synthesized one.
+
+* ``heard_bounds``: first and last sound, a sound being a 5 ms window whose RMS is above
+  -50 dBFS (1 ms steps; the window's centre is the time).
+* ``loop_similarity``: the largest normalised autocorrelation at lags 15-60 ms: 1.000 for a
+  loop of whole periods repeated exactly; a living held vowel stays lower.
+* ``ripple_db``: amplitude flutter of a held sound: the level of each 5 ms window (about one
+  pitch period or more) in dB, band-passed to 20-60 Hz, as a peak-to-peak figure (2 sqrt(2) x
+  the band's RMS).
+* ``dip_and_return``: a >= 10 dB dip followed by a return within a stretch (the "double
+  ending" of a ku-final vowel).
+* ``f0_semitones``: voiced pitch (WORLD's DIO + StoneMask) in semitones over 100 Hz.
+* ``sharp_rise``: the acoustic onset near a time: the first 1 ms step where the rise of
+  spectral energy (dB rises of 16 bands, 300 Hz-12 kHz, 8 ms windows) reaches half its
+  largest value in the search window.
+* ``vowel_onset``: where the first-formant band (450-1200 Hz) comes, after its dip at the
+  consonant, within 6 dB of the vowel's level.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return", "f0_semitones",
+           "sharp_rise", "vowel_onset", "window_db"]
+
+
+def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):
+    """RMS level in dBFS of ``win_ms`` windows starting every ``hop_ms``."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    win, hop = max(1, round(rate * win_ms / 1000)), max(1, round(rate * hop_ms / 1000))
+    if len(x) < win:
+        return np.full(1, -200.0)
+    p = np.concatenate([[0.0], np.cumsum(x * x)])
+    s = np.arange(0, len(x) - win + 1, hop)
+    return 10 * np.log10((p[s + win] - p[s]) / win + 1e-20)
+
+
+def heard_bounds(x, rate: int, threshold_db: float = -50.0):
+    """(first, last) sample of sound: the centres of the first and the last 5 ms window whose
+    RMS is above ``threshold_db`` dBFS (windows every 1 ms); None when nothing is heard."""
+    e = window_db(x, rate)
+    hop, win = rate // 1000, rate * 5 // 1000
+    hit = np.nonzero(e > threshold_db)[0]
+    if not len(hit):
+        return None
+    return int(hit[0] * hop + win // 2), int(hit[-1] * hop + win // 2)
+
+
+def loop_similarity(x, rate: int, lo_ms: float = 15.0, hi_ms: float = 60.0) -> float:
+    """Largest normalised autocorrelation of ``x`` at a lag between ``lo_ms`` and ``hi_ms``."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    x = x - x.mean()
+    lo, hi = round(rate * lo_ms / 1000), round(rate * hi_ms / 1000)
+    if len(x) < 2 * hi:
+        return float("nan")
+    n = len(x)
+    nfft = 1 << int(np.ceil(np.log2(2 * n)))
+    X = np.fft.rfft(x, nfft)
+    ac = np.fft.irfft(X * np.conj(X), nfft)[:hi + 1]
+    c = np.concatenate([[0.0], np.cumsum(x * x)])
+    best = -1.0
+    lags = np.arange(lo, hi + 1)
+    e1 = c[n - lags] - c[0]  # x[0:n-k]
+    e2 = c[n] - c[lags]  # x[k:n]
+    r = ac[lags] / np.sqrt(e1 * e2 + 1e-30)
+    best = float(np.max(r))
+    return best
+
+
+def ripple_db(x, rate: int) -> float:
+    """Peak-to-peak amplitude (dB) of the 20-60 Hz flutter of the level of a held sound."""
+    from scipy.signal import butter, sosfiltfilt
+
+    hop = rate // 1000  # 1 ms: the level signal runs at 1 kHz
+    e = window_db(x, rate, win_ms=5.0, hop_ms=1.0)
+    if len(e) < 300:
+        return float("nan")
+    sos = butter(4, [20, 60], btype="bandpass", fs=1000 / (hop * 1000 / rate), output="sos")
+    b = sosfiltfilt(sos, e - e.mean())[50:-50]
+    return float(2 * np.sqrt(2) * np.sqrt(np.mean(b * b)))
+
+
+def dip_and_return(x, rate: int, depth_db: float = 10.0) -> bool:
+    """True when the level (5 ms windows) falls ``depth_db`` under an earlier point and then
+    comes back up by ``depth_db`` within ``x``."""
+    e = window_db(x, rate, win_ms=5.0, hop_ms=1.0)
+    if len(e) < 3:
+        return False
+    run_max = np.maximum.accumulate(e)
+    after_max = np.maximum.accumulate(e[::-1])[::-1]
+    return bool(np.any((run_max - e >= depth_db) & (after_max - e >= depth_db)))
+
+
+def f0_semitones(x, rate: int):
+    """Voiced f0 (DIO + StoneMask, 5 ms frames) in semitones over 100 Hz; an empty array if none."""
+    import pyworld as pw
+
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    if len(x) < rate // 10:
+        return np.zeros(0)
+    f0, t = pw.dio(x, rate, f0_floor=80.0, f0_ceil=700.0, frame_period=5.0)
+    f0 = pw.stonemask(x, f0, t, rate)
+    f0 = f0[f0 > 0]
+    return 12 * np.log2(f0 / 100.0)
+
+
+def _stft_db(x, rate: int, win_ms: float = 8.0, hop_ms: float = 1.0):
+    win, hop = round(rate * win_ms / 1000), round(rate * hop_ms / 1000)
+    if len(x) < win:
+        return np.zeros((0, win // 2 + 1)), hop, win
+    idx = np.arange(0, len(x) - win + 1, hop)[:, None] + np.arange(win)[None, :]
+    frames = x[idx] * np.hanning(win)[None, :]
+    spec = np.abs(np.fft.rfft(frames, axis=1)) ** 2
+    return 10 * np.log10(spec + 1e-12), hop, win
+
+
+def _band_db(x, rate: int, lo_hz: float, hi_hz: float, bands: int, win_ms: float = 8.0,
+             hop_ms: float = 1.0):
+    """Levels (dB) of ``bands`` log-spaced bands between ``lo_hz`` and ``hi_hz`` (8 ms Hann
+    windows every 1 ms): a smoothed spectrum, blind to harmonics moving with the pitch."""
+    s, hop, win = _stft_db(x, rate, win_ms, hop_ms)
+    if not len(s):
+        return s, hop, win
+    p = 10 ** (s / 10)
+    edges = np.geomspace(lo_hz, hi_hz, bands + 1) * win / rate
+    cols = [p[:, int(a):max(int(a) + 1, int(b))].sum(axis=1) for a, b in zip(edges[:-1], edges[1:])]
+    return 10 * np.log10(np.stack(cols, axis=1) + 1e-12), hop, win
+
+
+def sharp_rise(x, rate: int, around: int, before_ms: float = 60.0, after_ms: float = 60.0):
+    """The acoustic onset near sample ``around``: the first 1 ms step in [around - before,
+    around + after] whose rise of spectral energy (the dB rises over 4 ms of 16 log-spaced
+    bands from 300 Hz to 12 kHz, summed) reaches half the largest rise in that span.
+    Sample index (window centre)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    a = max(0, around - round(rate * (before_ms + 20) / 1000))
+    b = min(len(x), around + round(rate * (after_ms + 20) / 1000))
+    s, hop, win = _band_db(x[a:b], rate, 300.0, 12000.0, 16)
+    if len(s) < 6:
+        return around
+    s = np.maximum(s, s.max() - 60)  # ignore changes deep in the floor
+    flux = np.maximum(0.0, s[4:] - s[:-4]).sum(axis=1)  # 4 ms apart
+    centres = a + (np.arange(len(flux)) + 2) * hop + win // 2
+    ok = (centres >= around - rate * before_ms / 1000) & (centres <= around + rate * after_ms / 1000)
+    if not np.any(ok):
+        return around
+    f = np.where(ok, flux, 0.0)
+    i = int(np.nonzero(f >= 0.5 * f.max())[0][0])
+    return int(centres[i])
+
+
+def vowel_onset(x, rate: int, around: int, before_ms: float = 60.0, after_ms: float = 60.0):
+    """Where a vowel starts near sample ``around``: after the dip of the 450-1200 Hz band
+    (first-formant region; 8 ms windows every 1 ms) in [around - before, around + 20 ms], the
+    first step where that band comes within 6 dB of the vowel's level (its maximum in the
+    100 ms after ``around``).  Bursts and nasal murmurs stay well under that level, so this is
+    the voiced vowel's onset, the beat a listener hears."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    a = max(0, around - round(rate * (before_ms + 10) / 1000))
+    b = min(len(x), around + round(rate * max(after_ms, 100.0) / 1000))
+    s, hop, win = _band_db(x[a:b], rate, 450.0, 1200.0, 1)
+    if len(s) < 12:
+        return around
+    band = s[:, 0]
+    centres = a + np.arange(len(band)) * hop + win // 2
+    lo_t = around - rate * before_ms / 1000
+    dip_zone = (centres >= lo_t) & (centres <= around + rate * 0.02)
+    peak_zone = (centres >= around) & (centres <= around + rate * 0.1)
+    if not np.any(dip_zone) or not np.any(peak_zone):
+        return around
+    ref = band[peak_zone].max()
+    dip = int(np.argmin(np.where(dip_zone, band, np.inf)))
+    hit = np.nonzero((np.arange(len(band)) >= dip) & (band >= ref - 6.0))[0]
+    if not len(hit):
+        return around
+    return int(min(centres[hit[0]], around + rate * after_ms / 1000))
+
+
+# ------------------------------------------------------------------------------------------------
+# a whole rendered reading, against its plan (scripts/bench_acoustic.py, tests)
+
+
+def reading_figures(wav_path, plan: dict, voice=None) -> dict:
+    """Every figure of the voice's acoustic targets for a rendered reading (``karuta render``'s
+    file and its ``--plan-out`` JSON).  ``voice`` (default: a ``SynthVoice``) gives each clip's
+    design (ku ends, beats, the 余韻's start); only the synthesized voice has one.
+
+    Reads the file a segment at a time (a 100-card reading is 1.7 GB as float64)."""
+    import soundfile as sf
+
+    from audio.loudness import integrated_lufs, short_lufs, true_peak_db
+    from audio.voice import SpeechItem
+
+    if voice is None:
+        from audio.synth import SynthVoice
+
+        voice = SynthVoice(workers=0)
+    rate = int(plan["sample_rate"])
+    settings = plan.get("settings", {})
+    speed = float(settings.get("speed", 1.0))
+    yoin = int(settings.get("yoin_ms", 0))
+    segs = plan["segments"]
+    f = sf.SoundFile(str(wav_path))
+
+    def read(a, b):
+        f.seek(max(0, a))
+        return f.read(max(0, b - max(0, a)), dtype="float64", always_2d=True)[:, 0]
+
+    out: dict = {"kami_lufs": [], "hold_vs_shimo_lu": [], "loop": [], "ripple": [], "true_peak": [],
+                 "over_099": 0, "ku_ends": 0, "double_endings": 0, "ku_f0_range": [],
+                 "ku_onset_sd": [], "onset_intervals": [], "heard_ma_err_ms": [],
+                 "decisive_err_ms": []}
+    ms = rate // 1000
+    prev_speech = None
+    for i, s in enumerate(segs):
+        kind = s["kind"]
+        a, b = s["start_frame"], s["end_frame"]
+        if kind == "ma" and prev_speech is not None and i + 1 < len(segs):
+            nxt = segs[i + 1]
+            tail = read(prev_speech["end_frame"] - rate, prev_speech["end_frame"])
+            head = read(nxt["start_frame"], nxt["start_frame"] + rate)
+            hb_t, hb_h = heard_bounds(tail, rate), heard_bounds(head, rate)
+            if hb_t and hb_h:
+                end = prev_speech["end_frame"] - rate + hb_t[1]
+                start = nxt["start_frame"] + hb_h[0]
+                out["heard_ma_err_ms"].append(((start - end) - (b - a)) / ms)
+        if kind not in ("kami", "shimo", "whole"):
+            continue
+        prev_speech = s
+        x = read(a, b)
+        tp = true_peak_db(x)
+        out["true_peak"].append(tp)
+        out["over_099"] += int(np.sum(np.abs(x) >= 0.99))
+        key = str(s["poem"])
+        item = SpeechItem(key, kind, speed=speed, hold_ms=yoin if kind == "shimo" else 0)
+        timed = voice._time(item) if hasattr(voice, "_time") else None
+        des = getattr(timed, "design", None)
+        if kind == "kami" and key.isdigit():
+            out["kami_lufs"].append(integrated_lufs(x, rate))
+        if "decisive_ms" in s:
+            d = int(round(s["decisive_ms"] * rate / 1000)) - a
+            out["decisive_err_ms"].append((sharp_rise(x, rate, d) - d) / ms)
+        if des is None:
+            continue
+        g = 240
+        if kind == "shimo" and des.hold:
+            speech = des.speech * g
+            body = x[speech:max(speech, len(x) - 400 * ms)]
+            if len(body) > rate // 2:
+                mid = len(body) // 2
+                w = body[max(0, mid - 3 * rate // 4):mid + 3 * rate // 4]
+                out["loop"].append(loop_similarity(w, rate))
+                out["ripple"].append(ripple_db(body, rate))
+                out["hold_vs_shimo_lu"].append(short_lufs(body, rate) - integrated_lufs(x[:speech], rate))
+        # ku by ku: the ends, the pitch, the vowel onsets
+        morae = des.morae
+        start = 0
+        for n, m in enumerate(morae):
+            if not m.ku_end:
+                continue
+            ku = morae[start:n + 1]
+            vend = (m.vend - (des.hold if n == len(morae) - 1 else 0)) * g
+            out["ku_ends"] += 1
+            if dip_and_return(x[max(0, vend - 150 * ms):vend], rate):
+                out["double_endings"] += 1
+            k0 = ku[0].onset * g
+            st = f0_semitones(x[k0:vend], rate)
+            if len(st) > 10:
+                out["ku_f0_range"].append(float(np.percentile(st, 95) - np.percentile(st, 5)))
+            onsets = [(j, vowel_onset(x, rate, mm.beat * g)) for j, mm in enumerate(ku) if mm.cons]
+            iv = [(t2 - t1) / ms / (j2 - j1) for (j1, t1), (j2, t2) in zip(onsets, onsets[1:])
+                  if j2 - j1 == 1]
+            if len(iv) >= 2:
+                out["ku_onset_sd"].append(float(np.std(iv)))
+                out["onset_intervals"] += iv
+            start = n + 1
+    f.close()
+    return out
+
+
+def summary_lines(fig: dict) -> list[str]:
+    """The figures of ``reading_figures`` as report lines, each with its target."""
+    def med(v):
+        return float(np.median(v)) if len(v) else float("nan")
+
+    def pct(v, q):
+        return float(np.percentile(v, q)) if len(v) else float("nan")
+
+    lines = []
+    lo, rp, hv = fig["loop"], fig["ripple"], fig["hold_vs_shimo_lu"]
+    lines.append(f"余韻 loop similarity (best 15-60 ms lag): median {med(lo):.3f}, max {max(lo, default=float('nan')):.3f} "
+                 f"over {len(lo)} holds   (target: median < 0.98)")
+    lines.append(f"余韻 ripple 20-60 Hz: median {med(rp):.2f} dB, max {max(rp, default=float('nan')):.2f} dB   "
+                 f"(target: <= 1.5 dB on every hold)")
+    out = sum(1 for v in hv if abs(v) > 4)
+    lines.append(f"余韻 loudness - its 下の句: {min(hv, default=float('nan')):+.1f} .. {max(hv, default=float('nan')):+.1f} LU, "
+                 f"{out} of {len(hv)} outside ±4 LU   (target: all within ±4 LU)")
+    kl = [v for v in fig["kami_lufs"] if np.isfinite(v)]
+    lines.append(f"上の句 loudness: sd {float(np.std(kl)):.2f} LU over {len(kl)} (mean {float(np.mean(kl)):.1f} LUFS)   "
+                 f"(target: sd <= 1.5 LU)")
+    lines.append(f"true peak: max {max(fig['true_peak'], default=float('nan')):.2f} dBTP; samples >= 0.99 FS: "
+                 f"{fig['over_099']}   (target: <= -1 dBTP, none)")
+    de, ke = fig["double_endings"], fig["ku_ends"]
+    lines.append(f"double endings: {de} of {ke} ku ends ({100 * de / max(1, ke):.1f} %)   (target: <= 5 %)")
+    fr = fig["ku_f0_range"]
+    lines.append(f"pitch: per-ku f0 range (5-95 %) median {med(fr):.2f} st, 90 % {pct(fr, 90):.2f} st over "
+                 f"{len(fr)} ku   (target: median <= 4 st)")
+    sd = fig["ku_onset_sd"]
+    lines.append(f"vowel-onset intervals within a ku: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
+                 f"({len(fig['onset_intervals'])} intervals, mean {float(np.mean(fig['onset_intervals'] or [np.nan])):.1f} ms)   "
+                 f"(target: sd <= 15 ms)")
+    hm = fig["heard_ma_err_ms"]
+    bad = sum(1 for v in hm if abs(v) > 15)
+    lines.append(f"heard 間 - set 間: {min(hm, default=float('nan')):+.1f} .. {max(hm, default=float('nan')):+.1f} ms "
+                 f"(median {med(hm):+.1f}), {bad} of {len(hm)} outside ±15 ms   (target: all within ±15 ms)")
+    de = fig["decisive_err_ms"]
+    ab = np.abs(de)
+    lines.append(f"decisive onset, acoustic - plan: median {med(de):+.1f} ms, |err| median {med(ab):.1f} ms, "
+                 f"90 % {pct(ab, 90):.1f} ms over {len(de)} cards   (target: median <= 10, 90 % <= 25 ms)")
+    return lines
+
+
+def class_offsets(wav_path, plan: dict, voice=None) -> dict:
+    """Per consonant: where the first sharp rise is heard, against the design's consonant onset
+    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; and the
+    vowel onset against the beat.  Lists per class, for every mora after the first of every
+    numbered poem's clip (how ``chant.HEARD_MS`` is measured)."""
+    import soundfile as sf
+
+    from audio import chant
+    from audio.voice import SpeechItem
+
+    if voice is None:
+        from audio.synth import SynthVoice
+
+        voice = SynthVoice(workers=0)
+    rate = int(plan["sample_rate"])
+    ms = rate // 1000
+    yoin = int(plan.get("settings", {}).get("yoin_ms", 0))
+    speed = float(plan.get("settings", {}).get("speed", 1.0))
+    out: dict = {}
+    with sf.SoundFile(str(wav_path)) as f:
+        for s in plan["segments"]:
+            if s["kind"] not in ("kami", "shimo") or not str(s["poem"]).isdigit():
+                continue
+            f.seek(s["start_frame"])
+            x = f.read(s["end_frame"] - s["start_frame"], dtype="float64", always_2d=True)[:, 0]
+            item = SpeechItem(str(s["poem"]), s["kind"], speed=speed, hold_ms=yoin if s["kind"] == "shimo" else 0)
+            des = voice._time(item).design
+            lay = voice.layout(item)
+            for n, (m, mp) in enumerate(zip(lay.morae, des.morae)):
+                if n == 0 or not mp.cons:
+                    continue
+                c0 = mp.onset * 240
+                rise = sharp_rise(x, rate, c0)
+                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "vowel_vs_beat": []})
+                row["vs_consonant"].append((rise - c0) / ms)
+                row["vs_layout"].append((sharp_rise(x, rate, m.start) - m.start) / ms)
+                row["vowel_vs_beat"].append((vowel_onset(x, rate, mp.beat * 240) - mp.beat * 240) / ms)
+    return out

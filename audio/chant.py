@@ -1,0 +1,479 @@
+"""Chant: the HTS voice "mei" resynthesised with WORLD on a designed timeline, pitch and 余韻.
+
+Why: HTS speaks; a karuta reader chants.  pyopenjtalk's own engine (in-process, no system
+binary) says the labels at its natural pace; WORLD (pyworld) analyses that speech into a
+spectral envelope, an aperiodicity and a pitch track, 5 ms a frame, and this module rebuilds it
+frame by frame on the reading's designed timeline:
+
+* **Timeline** (``design``, pure: no audio needed, so the plan is exact before synthesis).
+  Vowel onsets fall on a steady beat (``mora_ms``, 300 ms at speed 1.0), the consonant before
+  its beat, as singing synthesis does: each consonant class has a *lead* (its audible part:
+  burst + aspiration of a stop, the frication of s/sh/h, the murmur of m/n) and stops and
+  affricates a *closure* (silence) before that.  A mora's layout onset is where its sound is
+  first heard (closure excluded): the beat minus the lead.  Each ku's last mora sounds for
+  ``ku_end`` beats less 50 ms, a ``breath_ms`` silence follows, and the next ku starts.  A clip
+  starts at its first mora's heard onset (an initial stop's closure is not kept) and ends where
+  the last sound ends.
+* **Mapping**: every design frame takes its envelope from a point of the natural speech: the
+  closure from the natural closure, the audible consonant from its release or frication
+  (found in the natural audio: the largest rise of high-band energy) to the vowel, the vowel's
+  first and last frames one to one, its middle stretched.  A long middle (ku ends, the 余韻)
+  wanders slowly and smoothly over the vowel's steady part instead of repeating anything, so
+  the held sound changes a little all the time and never loops.
+* **Pitch**: two levels, a low reciting pitch ``low_hz`` and one ``step_st`` semitones higher
+  on the morae the word accent raises; steps only between morae (30 ms glides at the
+  consonant), a 0.5 st settle at each ku end, a slow random drift (sd 0.12 st) and a little
+  jitter; the 余韻 falls 0.8 st over its length.
+* **Level**: consonant frames are capped against the vowels' level (a de-esser in the envelope:
+  the high band of a consonant frame at most ``_HF_CAP_DB`` under the median vowel frame's
+  power, its total at most ``_CONS_CAP_DB``); breaths are silent; the end fades gently
+  (dB-linear to -24 dB over the last ``_END_MS``, then 2 ms to zero) so the last sound stays
+  audible to the end.  ``audio.loudness`` then brings the speech to one loudness.
+
+Everything here is deterministic: the random drift is seeded from the item's labels.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Design", "MoraPlan", "design", "heard_onsets", "natural", "render", "LEAD_MS", "HEARD_MS", "CLOSURE_MS",
+           "FRAME", "VOICE_VERSION"]
+
+RATE = 48000
+FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
+_MS = 5
+#: bump when anything here changes what a clip sounds like (the cache key includes it)
+VOICE_VERSION = "chant-4"
+
+#: audible part of each consonant before its vowel's beat, ms at speed 1.0
+LEAD_MS = {
+    "k": 30, "t": 30, "p": 30, "g": 25, "d": 20, "b": 20, "kw": 40, "gw": 35,
+    "ky": 45, "py": 45, "gy": 40, "by": 40, "ty": 45, "dy": 35,
+    "ch": 75, "ts": 75, "j": 60, "z": 60,
+    "s": 85, "sh": 85, "h": 60, "f": 65, "hy": 65,
+    "m": 45, "n": 45, "my": 55, "ny": 55, "r": 30, "ry": 40, "w": 45, "y": 45, "v": 50,
+}
+#: where each consonant's mora is first heard, ms before its vowel's beat at speed 1.0: the first
+#: sharp rise of spectral energy (``audio.acoustics.sharp_rise``): the burst of a stop, the
+#: start of frication, the release of a nasal, flap or glide into its vowel.  Measured on this
+#: voice's own audio (median over the morae of 25 poems, ``scripts/bench_acoustic.py --classes``);
+#: classes not measured keep their lead.
+HEARD_MS = dict(LEAD_MS, n=10, m=10, ny=15, my=15, r=15, ry=20, y=5, w=15, ts=65, g=35, b=30, z=20,
+                h=55, t=27, sh=83)
+#: closure (silence) before the audible part: stops and affricates only, ms at speed 1.0
+CLOSURE_MS = {"k": 45, "t": 45, "p": 50, "kw": 45, "ky": 45, "py": 50, "ty": 45,
+              "g": 30, "d": 30, "b": 30, "gw": 30, "gy": 30, "by": 30, "dy": 30,
+              "ch": 35, "ts": 35, "j": 20}
+_STOPS = set(CLOSURE_MS)
+_VOWEL_PH = set("aiueo") | {"N"}
+_END_MS = 400  # the held sound's last fade
+_END_DB = -24.0
+_HF_CAP_DB = -14.0
+_CONS_CAP_DB = -5.0
+_HF_HZ = 3500
+
+
+@dataclass(frozen=True)
+class MoraPlan:
+    onset: int  # frame (5 ms) where its sound is first heard: the layout onset
+    beat: int  # frame where its vowel starts
+    vend: int  # frame where its vowel (or held sound) ends
+    closure: int  # frames of closure before ``onset``
+    cons: str  # consonant phoneme ("" for none)
+    high: bool  # on the higher pitch
+    ku_end: bool
+
+
+@dataclass(frozen=True)
+class Design:
+    morae: tuple[MoraPlan, ...]
+    frames: int  # 5 ms frames, the hold included
+    hold: int  # frames of 余韻 after the last mora
+    speech: int  # frames before the hold
+
+
+def _phone(label: str) -> str:
+    return label.split("-", 1)[1].split("+", 1)[0]
+
+
+def _high(label: str) -> bool:
+    """Tokyo-accent high mora, from the label's A (mora position) and F (accent type) fields."""
+    try:
+        a = label.split("/A:", 1)[1].split("/", 1)[0].split("+")
+        f = label.split("/F:", 1)[1].split("/", 1)[0]
+        pos = int(a[1])
+        acc = int(f.split("_", 1)[1].split("#", 1)[0])
+    except (IndexError, ValueError):
+        return False
+    if acc == 0:
+        return pos > 1
+    if acc == 1:
+        return pos == 1
+    return 1 < pos <= acc
+
+
+def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = 300,
+           ku_end: float = 2.0, breath_ms: int = 100) -> Design:
+    """The designed timeline of a ``synth.Script`` (see the module docstring).  Pure."""
+    def ticks(ms):
+        return max(0, round(ms / _MS))
+
+    T = max(8, ticks(mora_ms / speed))
+    breath = max(1, ticks(breath_ms / speed))
+    shrink = 1.0 / max(1.0, speed)  # consonants shorten when faster, never lengthen
+    labels = script.labels
+    out: list[MoraPlan] = []
+    last = len(script.mora_phones) - 1
+    prev_beat = prev_vend = 0
+    for n, phones in enumerate(script.mora_phones):
+        cons = _phone(labels[phones[0]]) if len(phones) == 2 else ""
+        vowel_label = labels[phones[-1]]
+        lead = ticks(LEAD_MS.get(cons, 50) * shrink) if cons else 0
+        clos = ticks(CLOSURE_MS.get(cons, 0) * shrink) if cons else 0
+        lead = max(1, lead) if cons else 0
+        room = T - 6  # at least 30 ms of vowel
+        if lead + clos > room:
+            scale = room / (lead + clos)
+            lead, clos = max(1, int(lead * scale)), int(clos * scale)
+        if n == 0:
+            onset, clos = 0, 0
+            beat = lead
+        elif out[-1].ku_end:
+            onset = prev_vend + max(breath, clos)
+            beat = onset + lead
+        else:
+            beat = prev_beat + T
+            onset = beat - lead
+        is_end = script.ku_end[n]
+        if is_end:
+            vend = beat + max(T // 2, round(T * ku_end) - 10 * T // 60)
+        else:
+            vend = -1  # set by the next mora
+        if out and not out[-1].ku_end:
+            p = out[-1]
+            out[-1] = MoraPlan(p.onset, p.beat, onset - clos, p.closure, p.cons, p.high, p.ku_end)
+        out.append(MoraPlan(onset, beat, vend, clos, cons, _high(vowel_label), is_end))
+        prev_beat, prev_vend = beat, vend
+        if n == last:
+            break
+    hold = ticks(hold_ms)  # 余韻: not scaled by speed
+    speech = out[-1].vend
+    p = out[-1]
+    out[-1] = MoraPlan(p.onset, p.beat, p.vend + hold, p.closure, p.cons, p.high, p.ku_end)
+    return Design(tuple(out), speech + hold, hold, speech)
+
+
+def heard_onsets(des: Design) -> list[int]:
+    """Per mora, the sample where it is first heard: the clip's start for the first; for a
+    consonant, ``HEARD_MS`` before its beat (scaled as its consonant is; a voiced stop is heard
+    in its closure already); else its beat."""
+    out = []
+    for n, m in enumerate(des.morae):
+        if n == 0:
+            out.append(0)
+        elif m.cons:
+            lead = LEAD_MS.get(m.cons, 50)
+            frac = HEARD_MS.get(m.cons, lead) / lead  # > 1: heard in the closure (voicing)
+            at = m.beat * FRAME - round((m.beat - m.onset) * FRAME * frac)
+            out.append(max(at, out[-1] + FRAME))
+        else:
+            out.append(m.onset * FRAME)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# natural speech: pyopenjtalk's in-process HTS engine
+
+_ENGINES = threading.local()
+
+
+def _engine(voice_path: str):
+    eng = getattr(_ENGINES, "eng", None)
+    if eng is None or _ENGINES.path != voice_path:
+        from audio.synth import _pyopenjtalk_module
+
+        _pyopenjtalk_module()  # quiet import
+        from pyopenjtalk.htsengine import HTSEngine
+
+        try:
+            eng = HTSEngine(voice_path.encode())
+        except Exception:  # the engine says only "failed to initialize"
+            raise RuntimeError(f"voice file {voice_path} cannot be loaded") from None
+        _ENGINES.eng, _ENGINES.path = eng, voice_path
+    return eng
+
+
+def natural(labels, voice_path: str):
+    """Natural HTS speech of ``labels`` (float64, full scale 1.0) and each label's frames.
+
+    The duration of a label depends only on that label, so synthesizing each alone gives its
+    length in the whole exactly (checked: the lengths must add up)."""
+    eng = _engine(voice_path)
+    eng.set_speed(1.0)
+    eng.add_half_tone(0.0)
+    x = np.asarray(eng.synthesize(list(labels)), dtype=np.float64) / 32768.0
+    lens = []
+    for lab in labels:
+        eng.set_speed(1.0)
+        lens.append(len(eng.synthesize([lab])) // FRAME)
+    if sum(lens) * FRAME != len(x):
+        raise RuntimeError(f"label lengths {sum(lens) * FRAME} do not add up to {len(x)}")
+    return x, lens
+
+
+# ------------------------------------------------------------------------------------------------
+# analysis of the natural speech
+
+
+def _env_db(x, hop: int = 48, win: int = 240, hf: bool = False):
+    """Level in dB of ``win``-sample windows every ``hop`` samples (1 ms); ``hf``: of the
+    first difference (a high-pass that leaves bursts and frication, not the voicing bar)."""
+    y = np.diff(x, prepend=x[:1]) if hf else x
+    p = np.concatenate([[0.0], np.cumsum(y * y)])
+    n = len(x) // hop
+    s = np.arange(n) * hop
+    e = np.minimum(s + win, len(x))
+    return 10 * np.log10((p[e] - p[s]) / np.maximum(1, e - s) + 1e-14)
+
+
+def _onsets(x, script, starts, lens):
+    """Per mora, in natural frames (float, 5 ms units): where its sound is first heard, and
+    where its vowel starts as heard (``audio.acoustics.vowel_onset``: the first-formant band
+    back near the vowel's level).  The first is the burst of a stop (the largest rise of the
+    high band in its label), the first audible sound after a silence (30 dB under the loud
+    frames), else the consonant's label start."""
+    from audio.acoustics import vowel_onset
+
+    env = _env_db(x)
+    henv = _env_db(x, hf=True)
+    ref = np.percentile(env, 95)
+    labels = script.labels
+    out = []
+    prev_silent = True
+    for n, phones in enumerate(script.mora_phones):
+        c0 = starts[phones[0]]
+        v0 = starts[phones[-1]]
+        v1 = v0 + lens[phones[-1]]
+        cons = _phone(labels[phones[0]]) if len(phones) == 2 else ""
+        va = float(v0)
+        if cons:
+            va = vowel_onset(x, RATE, v0 * FRAME, before_ms=min(60.0, (v0 - c0) * _MS), after_ms=40.0) / FRAME
+            va = float(np.clip(va, c0 + 1, v1 - 2))
+        r = float(c0)
+        a, b = c0 * _MS, v0 * _MS  # ms
+        if prev_silent:
+            seg = env[a:v1 * _MS]
+            hit = np.nonzero(seg > ref - 30)[0]
+            if len(hit):
+                r = (a + int(hit[0])) / _MS
+        elif cons in _STOPS and b - a > 6:
+            lo = a + min(10, (b - a) // 3)  # the burst is not in the closure's first ms
+            d = henv[lo + 2:b + 1] - henv[lo - 2:b - 3] if b - 3 > lo - 2 else np.array([])
+            if len(d):
+                r = (lo + int(np.argmax(d))) / _MS
+        if cons:
+            r = min(r, va - 0.4)
+        else:
+            va = max(va, r)
+        r = min(r, v1 - 2)
+        out.append((r, va))
+        prev_silent = script.ku_end[n] and script.pau_after[n] >= 0
+    return out
+
+
+def _analyse(x):
+    import pyworld as pw
+
+    f0, t = pw.dio(x, RATE, f0_floor=90.0, f0_ceil=700.0, frame_period=_MS)
+    f0 = pw.stonemask(x, f0, t, RATE)
+    sp = pw.cheaptrick(x, f0, t, RATE, f0_floor=90.0)
+    ap = pw.d4c(x, f0, t, RATE)
+    return f0, sp, ap
+
+
+# ------------------------------------------------------------------------------------------------
+# rendering
+
+
+def _smooth_noise(rng, n: int, sigma: float):
+    """Gaussian-filtered white noise with unit sd (n values, kernel sd ``sigma`` frames)."""
+    if n <= 0:
+        return np.zeros(0)
+    k = int(3 * sigma)
+    w = np.exp(-0.5 * (np.arange(-k, k + 1) / sigma) ** 2)
+    z = np.convolve(rng.standard_normal(n + 2 * k), w / w.sum(), mode="valid")[:n]
+    sd = z.std()
+    return z / sd if sd > 0 else z
+
+
+def _vowel_map(n_out: int, a: float, b: float, *, keep_tail: bool, rng, power=None):
+    """Source positions (natural frames) for an ``n_out``-frame vowel from natural [a, b).
+
+    Head and tail (the transitions from and to the neighbours) one to one; the middle spans
+    the vowel's steady part (frames within 4 dB of its loudest), stretched; a long middle
+    wanders over it slowly (smoothed noise) so a held vowel keeps changing a little."""
+    nat = b - a
+    if n_out <= 0:
+        return np.zeros(0)
+    if n_out <= nat + 1:
+        return a + np.arange(n_out) * (nat / n_out)
+    head = min(6.0, 0.35 * nat)
+    tail = min(5.0, 0.3 * nat) if keep_tail else 0.0
+    mid_a, mid_b = a + head, b - tail - 1
+    if power is not None and mid_b - mid_a > 2:
+        idx = np.arange(int(np.ceil(mid_a)), int(np.floor(mid_b)) + 1)
+        idx = idx[(idx >= 0) & (idx < len(power))]
+        if len(idx) > 2:
+            p = 10 * np.log10(power[idx] + 1e-30)
+            steady = idx[p >= p.max() - 4.0]
+            mid_a, mid_b = float(steady[0]), float(max(steady[-1], steady[0] + 1))
+    if mid_b <= mid_a:
+        mid_b = mid_a + 1e-3
+    n_head, n_tail = int(round(head)), int(round(tail))
+    n_mid = max(0, n_out - n_head - n_tail)
+    pos = [a + np.arange(n_head) * ((mid_a - a) / max(1, n_head))]
+    if n_mid:
+        u = np.arange(n_mid) / max(1, n_mid - 1)
+        span = mid_b - mid_a
+        if n_mid > 3 * span:  # long: wander slowly over the steady part
+            w = _smooth_noise(rng, n_mid, 40.0) * 0.3 * np.sin(np.pi * u) ** 0.5
+            if not keep_tail:  # a held end: stay in the middle of the steady part
+                u = 0.5 - 0.5 * np.cos(np.pi * np.minimum(u * n_mid / max(1.0, 2 * span), 1.0)) * 1.0
+                u = np.minimum(u, 0.5) + 0.0
+            u = np.clip(u + w, 0.0, 1.0)
+        pos.append(mid_a + u * span)
+    pos.append(mid_b + np.arange(n_tail) * ((b - mid_b) / max(1, n_tail)))
+    out = np.concatenate(pos)[:n_out]
+    if len(out) < n_out:
+        out = np.concatenate([out, np.full(n_out - len(out), out[-1] if len(out) else a)])
+    return out
+
+
+def _interp_frames(arr, pos):
+    i = np.clip(np.floor(pos).astype(int), 0, len(arr) - 1)
+    j = np.clip(i + 1, 0, len(arr) - 1)
+    f = np.clip(pos - np.floor(pos), 0.0, 1.0)[:, None]
+    return arr[i] * (1 - f) + arr[j] * f
+
+
+def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 2.0,
+           half_tone: float = 0.0):
+    """Samples (float64, unnormalised) of ``des`` made from natural speech ``nat`` = (x, lens)."""
+    import pyworld as pw
+
+    x, lens = nat
+    starts = np.concatenate([[0], np.cumsum(lens)[:-1]]).astype(int)
+    f0n, spn, apn = _analyse(x)
+    onsets = _onsets(x, script, starts, lens)
+    npower = spn.sum(axis=1)
+    seed = int.from_bytes(hashlib.sha256("\n".join(script.labels).encode()).digest()[:8], "little")
+    rng = np.random.default_rng(seed)
+
+    D = des.frames
+    src = np.zeros(D + 1)
+    kind = np.zeros(D + 1, dtype=np.int8)  # 0 silence, 1 consonant, 2 vowel
+    level = np.zeros(D + 1)  # semitones over low_hz
+    last = len(des.morae) - 1
+    for n, (mp, phones) in enumerate(zip(des.morae, script.mora_phones)):
+        v_lab = phones[-1]
+        vs, ve = starts[v_lab], starts[v_lab] + lens[v_lab]
+        r, va = onsets[n]
+        st = step_st if mp.high else 0.0
+        if mp.cons:
+            c_lab = phones[0]
+            cs = starts[c_lab]
+            if mp.closure:
+                k0, k1 = mp.onset - mp.closure, mp.onset
+                src[k0:k1] = cs + (np.arange(k1 - k0) + 0.5) * (max(0.0, r - cs) / (k1 - k0))
+                kind[k0:k1] = 1
+                level[k0:k1] = st
+            k0, k1 = mp.onset, mp.beat
+            src[k0:k1] = r + np.arange(k1 - k0) * ((va - r) / max(1, k1 - k0))
+            kind[k0:k1] = 1
+            level[k0:k1] = st
+            v0 = va  # the heard vowel onset falls on the beat
+        else:
+            v0 = va
+        k0, k1 = mp.beat, mp.vend
+        is_last = n == last
+        src[k0:k1] = _vowel_map(k1 - k0, v0, float(ve), keep_tail=not is_last, rng=rng, power=npower)
+        ph = _phone(script.labels[v_lab])
+        kind[k0:k1] = 2 if ph in _VOWEL_PH else 0
+        level[k0:k1] = st
+        if mp.ku_end:  # settle at the ku end
+            m = min(k1 - k0, 40)
+            level[k1 - m:k1] -= 0.5 * np.linspace(0, 1, m)
+        if is_last and des.hold:
+            h0 = des.speech
+            level[h0:k1] -= 0.8 * np.linspace(0, 1, k1 - h0)
+    src[D] = src[D - 1] if D else 0
+    kind[D] = kind[D - 1] if D else 0
+    level[D] = level[D - 1] if D else 0
+    # pitch: 30 ms glides between levels, drift and jitter, in semitones
+    k = np.ones(6) / 6
+    lev = np.convolve(np.pad(level, (3, 2), mode="edge"), k, mode="valid")[:D + 1]
+    lev = lev + 0.12 * _smooth_noise(rng, D + 1, 30.0) + 0.03 * _smooth_noise(rng, D + 1, 1.5)
+    f0 = low_hz * 2 ** ((lev + half_tone) / 12)
+    nat_voiced = np.interp(src, np.arange(len(f0n)), (f0n > 0).astype(float)) > 0.5
+    voiced = (kind == 2) | ((kind == 1) & nat_voiced)
+    f0 = np.where(voiced, f0, 0.0)
+    sp = _interp_frames(spn, src)
+    ap = _interp_frames(apn, src)
+    # vowels: periodic below ~2 kHz, breathier above (a clear chanted voice; mei's weak u
+    # and i are otherwise half noise, and a held noise flutters)
+    fax = np.linspace(0.0, 1.0, ap.shape[1])
+    ap[kind == 2] = np.minimum(ap[kind == 2], (0.02 + 0.5 * fax)[None, :])
+    # de-esser in the envelope: consonant frames capped against the vowels
+    bins = sp.shape[1]
+    hf = int(_HF_HZ / (RATE / 2) * (bins - 1))
+    power = sp.sum(axis=1)
+    vref = np.median(power[kind == 2]) if np.any(kind == 2) else np.median(power)
+    cons = kind == 1
+    if np.any(cons):
+        hp = sp[cons, hf:].sum(axis=1)
+        g_hf = np.minimum(1.0, vref * 10 ** (_HF_CAP_DB / 10) / np.maximum(hp, 1e-30))
+        sp[np.ix_(cons, np.arange(hf, bins))] *= g_hf[:, None]
+        tot = sp[cons].sum(axis=1)
+        g = np.minimum(1.0, vref * 10 ** (_CONS_CAP_DB / 10) / np.maximum(tot, 1e-30))
+        sp[cons] *= g[:, None]
+    sil = kind == 0
+    sp[sil] = np.maximum(sp[sil] * 1e-4, 1e-16)
+    ap[sil] = 1.0
+    y = pw.synthesize(np.ascontiguousarray(f0), np.ascontiguousarray(sp), np.ascontiguousarray(ap),
+                      RATE, _MS)
+    n_out = D * FRAME
+    y = np.concatenate([y, np.zeros(max(0, n_out - len(y)))])[:n_out]
+    # silence where the design is silent (breaths, and whatever is not a mora), 2 ms ramps
+    mask = np.repeat((kind[:D] != 0).astype(float), FRAME)
+    for mp in des.morae:  # closures stay in the mask (they are quiet, not cut)
+        if mp.closure:
+            mask[(mp.onset - mp.closure) * FRAME:mp.onset * FRAME] = 1.0
+    ramp = np.ones(96) / 96
+    mask = np.minimum(mask, np.convolve(mask, ramp, mode="same") * 2)
+    y *= np.clip(mask, 0, 1)
+    y[:48] *= np.linspace(0, 1, min(48, n_out))
+    return y
+
+
+def end_fade(y, des: Design, *, floor_dbfs: float = -42.0):
+    """The gentle end, applied after the loudness gain: over the last ``_END_MS`` (or half the
+    last vowel) the level falls dB-linearly to ``floor_dbfs`` (at least 10 dB, at most 24 dB
+    under the held sound), then 3 ms to zero, so the sound is heard right to the clip's end."""
+    n = len(y)
+    last = des.morae[-1]
+    end = min(round(_END_MS / _MS), max(8, (last.vend - last.beat) // 2)) * FRAME
+    end = min(end, n)
+    if end <= 0:
+        return y
+    body = y[max(0, n - end - RATE // 2):n - end]
+    level = 10 * np.log10(np.mean(body * body) + 1e-20) if len(body) else -20.0
+    depth = float(np.clip(floor_dbfs - level, -24.0, -10.0))
+    y = y.copy()
+    y[n - end:] *= 10 ** (depth / 20 * np.linspace(0, 1, end))
+    z = min(144, n)
+    y[n - z:] *= np.linspace(1, 0, z)
+    return y

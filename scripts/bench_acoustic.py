@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Benchmark: what a listener hears in a whole 100-card kyogi reading by the synthesized voice.
+
+    nice python scripts/bench_acoustic.py [--seed 1] [--wav reading.wav --plan plan.json]
+
+Renders the reading with `karuta render --out X.wav --plan-out X.json --seed N` (this
+environment's karuta, the voice cache of $KARUTA_CACHE_DIR or the per-user one), then measures
+the file against its plan, segment by segment (audio.acoustics.reading_figures), and prints
+every figure of issue 11's targets with the target beside it:
+
+  余韻: loop similarity (normalised autocorrelation at the best 15-60 ms lag), 20-60 Hz level
+  ripple, loudness against its 下の句; 上の句 loudness spread; true peak and samples >= 0.99;
+  double endings at ku ends; per-ku pitch range; vowel-onset interval spread; heard 間 against
+  the set 間; the plan's decisive onset against the acoustic onset.
+
+With --wav/--plan an existing rendering is measured instead (no render).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--wav")
+    ap.add_argument("--plan")
+    ap.add_argument("--classes", action="store_true",
+                    help="also print, per consonant, where its mora is heard (sharp rise) against "
+                         "the design and the layout, and its vowel onset against the beat")
+    a = ap.parse_args()
+    from audio.acoustics import reading_figures, summary_lines
+
+    tmp = None
+    if a.wav and a.plan:
+        wav, plan_path = Path(a.wav), Path(a.plan)
+    else:
+        tmp = tempfile.TemporaryDirectory(prefix="karuta-acoustic-")
+        wav, plan_path = Path(tmp.name) / "reading.wav", Path(tmp.name) / "plan.json"
+        cmd = [sys.executable, "-m", "reader.cli", "render", "--out", str(wav), "--plan-out", str(plan_path),
+               "--seed", str(a.seed)]
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+        print(f"$ karuta render --out reading.wav --plan-out plan.json --seed {a.seed}: "
+              f"{time.perf_counter() - t:.1f} s wall, {ru.ru_utime + ru.ru_stime:.1f} s CPU "
+              f"(load average {os.getloadavg()[0]:.1f})")
+    plan = json.loads(plan_path.read_text(encoding="utf-8"))
+    t = time.perf_counter()
+    fig = reading_figures(wav, plan)
+    print(f"100-card kyogi reading, seed {plan.get('seed')}, {plan['duration_ms'] / 1000:.1f} s of audio "
+          f"(analysed in {time.perf_counter() - t:.0f} s)")
+    for line in summary_lines(fig):
+        print("  " + line)
+    if a.classes:
+        import numpy as np
+
+        from audio.acoustics import class_offsets
+
+        print("  per consonant (ms; median [25 %, 75 %]): sharp rise - consonant onset | - layout onset | "
+              "vowel onset - beat")
+        for c, row in sorted(class_offsets(wav, plan).items(), key=lambda kv: -len(kv[1]["vs_layout"])):
+            q = {k: np.percentile(v, [50, 25, 75]) for k, v in row.items()}
+            print(f"    {c:3s} n={len(row['vs_layout']):4d}  "
+                  + " | ".join(f"{q[k][0]:+6.1f} [{q[k][1]:+5.1f}, {q[k][2]:+5.1f}]"
+                               for k in ("vs_consonant", "vs_layout", "vowel_vs_beat")))
+    if tmp is not None:
+        tmp.cleanup()
+
+
+if __name__ == "__main__":
+    main()

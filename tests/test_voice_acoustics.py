@@ -1,0 +1,156 @@
+"""What a listener hears from the synthesized voice, measured in a rendered reading.
+
+A short kyogi reading (4 cards, the jo-ka off) is rendered by the real ``karuta render`` with a
+fresh voice cache, then measured against its plan with ``audio.acoustics`` (the functions the
+acoustic benchmark uses): the held last sounds (余韻) do not loop and do not flutter and sit at
+the loudness of their 下の句, no sample and no inter-sample peak comes near full scale, and the
+間 a listener hears between the last sound of a 下の句 and the first of the next 上の句 is the
+set 間.  The detectors themselves are checked on signals with known answers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from audio import acoustics as ac
+from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
+
+RATE = 48000
+pytestmark = pytest.mark.filterwarnings("ignore:Dictionary.create:DeprecationWarning")
+
+
+@pytest.fixture(scope="module")
+def reading(tmp_path_factory):
+    d = tmp_path_factory.mktemp("acoustic")
+    env = dict(os.environ, KARUTA_CACHE_DIR=str(d / "cache"))
+    wav, plan = d / "reading.wav", d / "plan.json"
+    # 3 ends on a held ん, 99 on a, 17 on u, 8 on u after a long kimariji
+    cmd = [sys.executable, "-m", "reader.cli", "render", "--out", str(wav), "--plan-out", str(plan),
+           "--poems", "3,8,17,99", "--karafuda", "0", "--no-joka", "--seed", "4"]
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert "synthesizing" not in out.stderr  # no progress bar when stderr is not a terminal
+    from audio.synth import SynthVoice
+
+    voice = SynthVoice(cache_dir=d / "cache" / "synth", workers=0)
+    p = json.loads(plan.read_text(encoding="utf-8"))
+    return wav, p, ac.reading_figures(wav, p, voice)
+
+
+def test_holds_live(reading):
+    _wav, _plan, fig = reading
+    assert len(fig["loop"]) == 4 and len(fig["ripple"]) == 4
+    # no exact repetition (a loop of whole periods scores 1.000) and no flutter
+    assert max(fig["loop"]) < 0.98, fig["loop"]
+    assert max(fig["ripple"]) <= 1.5, fig["ripple"]
+    # at the loudness of the speech around them, on a, u and ん alike
+    assert all(abs(v) <= 4 for v in fig["hold_vs_shimo_lu"]), fig["hold_vs_shimo_lu"]
+
+
+def test_peaks_and_loudness(reading):
+    wav, _plan, fig = reading
+    assert max(fig["true_peak"]) <= -1.0, fig["true_peak"]
+    assert fig["over_099"] == 0
+    assert all(abs(v - TARGET_LUFS) <= 1.5 for v in fig["kami_lufs"]), fig["kami_lufs"]
+    import soundfile as sf
+
+    x, _ = sf.read(str(wav), dtype="float64")
+    assert true_peak_db(x) <= CEILING_DBTP + 0.2  # 16-bit rounding
+
+
+def test_heard_ma_is_the_set_ma(reading):
+    _wav, plan, fig = reading
+    mas = [s for s in plan["segments"] if s["kind"] == "ma"]
+    assert len(fig["heard_ma_err_ms"]) == len(mas) == 3
+    assert all(abs(v) <= 15 for v in fig["heard_ma_err_ms"]), fig["heard_ma_err_ms"]
+
+
+def test_no_double_endings_and_a_chant(reading):
+    _wav, _plan, fig = reading
+    assert fig["ku_ends"] >= 16
+    assert fig["double_endings"] <= 0.05 * fig["ku_ends"] + 1e-9
+    assert np.median(fig["ku_f0_range"]) <= 4.0, fig["ku_f0_range"]
+
+
+def test_decisive_onsets_where_heard(reading):
+    _wav, _plan, fig = reading
+    err = np.abs(fig["decisive_err_ms"])
+    assert len(err) == 4
+    assert np.median(err) <= 10 and err.max() <= 25, fig["decisive_err_ms"]
+
+
+# ---- the detectors find what they are made to find ------------------------------------------
+
+def test_loop_detector_sees_a_loop():
+    rng = np.random.default_rng(1)
+    t = np.arange(RATE) / RATE
+    vowel = sum(np.sin(2 * np.pi * 262 * k * t + rng.uniform(0, 6)) / k for k in range(1, 12))
+    grain = vowel[:1200]  # 25 ms, whole periods or not: repeated exactly
+    looped = np.tile(grain, 40)
+    assert ac.loop_similarity(looped, RATE) > 0.99
+    noisy = vowel * (1 + 0.3 * rng.standard_normal(len(vowel)))
+    assert ac.loop_similarity(noisy, RATE) < 0.98
+
+
+def test_ripple_detector_measures_flutter():
+    t = np.arange(2 * RATE) / RATE
+    tone = 0.1 * np.sin(2 * np.pi * 262 * t)
+    steady = ac.ripple_db(tone, RATE)
+    flutter = ac.ripple_db(tone * 10 ** (1.0 * np.sin(2 * np.pi * 40 * t) / 20), RATE)  # ±1 dB at 40 Hz
+    assert steady < 0.2
+    assert 1.5 < flutter < 2.5  # peak to peak 2 dB
+
+
+def test_heard_bounds():
+    x = np.zeros(RATE)
+    x[10000:20000] = 0.01 * np.sin(np.arange(10000))  # -43 dBFS: heard
+    x[30000:31000] = 0.001  # -60 dBFS: not heard
+    a, b = ac.heard_bounds(x, RATE)
+    assert abs(a - 10000) <= 48 and abs(b - 20000) <= 48
+    assert ac.heard_bounds(np.zeros(RATE), RATE) is None
+
+
+def test_sharp_rise_finds_a_burst():
+    rng = np.random.default_rng(2)
+    x = np.zeros(RATE // 2)
+    x[:9000] = 0.1 * np.sin(2 * np.pi * 262 * np.arange(9000) / RATE)  # a vowel
+    x[12000:13000] = 0.05 * rng.standard_normal(1000)  # a burst after a closure
+    x[13000:] = 0.1 * np.sin(2 * np.pi * 262 * np.arange(len(x) - 13000) / RATE)
+    at = ac.sharp_rise(x, RATE, 12500)
+    assert abs(at - 12000) <= 5 * 48
+
+
+def test_progress_bar_on_a_terminal(tmux, tmp_path):
+    from tmux_driver import karuta_argv
+
+    env = {"KARUTA_CACHE_DIR": str(tmp_path / "cache")}
+    tmux.start(karuta_argv("render", "--out", str(tmp_path / "r.wav"), "--poems", "1,2", "--karafuda", "0",
+                           "--no-joka"), env)
+    s = tmux.wait_for("synthesizing the voice", "EXIT=", timeout=300)
+    assert "EXIT=0" in s and "/4" in s  # clips done of 4
+    # warm: nothing to synthesize, no bar
+    tmux.start(karuta_argv("render", "--out", str(tmp_path / "r2.wav"), "--poems", "1,2", "--karafuda", "0",
+                           "--no-joka"), env)
+    s = tmux.wait_for("EXIT=", timeout=120)
+    assert "EXIT=0" in s and "synthesizing" not in s
+
+
+def test_loudness_meter_and_gain():
+    from audio.loudness import normalizing_gain, short_lufs
+
+    t = np.arange(3 * RATE) / RATE
+    sine = 0.1 * np.sin(2 * np.pi * 997 * t)  # BS.1770: a 997 Hz sine at -20 dBFS peak reads -23 LUFS
+    assert abs(integrated_lufs(sine, RATE) + 23.0) < 0.1
+    assert abs(short_lufs(sine, RATE) + 23.0) < 0.1
+    g = normalizing_gain(sine, RATE)
+    assert abs(integrated_lufs(sine * g, RATE) - TARGET_LUFS) < 0.05
+    # a peaky clip is lowered for its true peak, not limited: no gain pushes it past the ceiling
+    clicks = np.zeros(3 * RATE)
+    clicks[::4800] = 0.5
+    g = normalizing_gain(clicks + 0.001 * np.sin(2 * np.pi * 997 * t), RATE)
+    assert true_peak_db(clicks * g) <= CEILING_DBTP + 0.01
