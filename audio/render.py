@@ -722,7 +722,7 @@ def _write_soundfile(samples, rate, tmp, fmt, subtype, name=None) -> None:
     written = 0
     try:
         _write_blocks(f, samples, fmt, subtype, written)
-    except (sf.LibsndfileError, RuntimeError) as e:  # libsndfile's write/close errors
+    except sf.LibsndfileError as e:  # libsndfile's write/close errors (a full disk)
         free = shutil.disk_usage(os.path.dirname(os.path.abspath(tmp))).free
         why = "the disk is full" if free < 1 << 20 else " ".join(str(e).split())
         raise OutputError(f"cannot write {name or 'the ' + fmt.upper() + ' file'}: {why}; nothing was written "

@@ -250,10 +250,12 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         _show(session_path, click.echo)
         return
-    if backend == "sounddevice" and not window:  # no device: one line before any file is written
-        from audio.output import resolve_device
+    def _device_first():  # no device: one line before any file is written
+        if backend == "sounddevice" and not window:
+            from audio.output import resolve_device
 
-        resolve_device(device)
+            resolve_device(device)
+
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
@@ -264,6 +266,8 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         bindings = key_bindings(next_keys, back_keys)
 
         def _build(o):
+            if plan_out:
+                _device_first()
             p, voice = build(o)
             if plan_out:
                 _write_json(plan_out, p.to_json(indent=1))
@@ -274,6 +278,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
                   signals=signals, auto=auto, device=device, backend=backend, window=window,
                   echo=click.echo, bindings=bindings)
         return
+    _device_first()
     p, voice = build(opts)
     if plan_out:
         _write_json(plan_out, p.to_json(indent=1))

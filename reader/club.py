@@ -244,18 +244,19 @@ class SessionFile:
         atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
 
     def load(self) -> dict:
-        from reader.statefiles import StateFileError, load_json
+        from reader.statefiles import StateFileError, check, parse_json, read_text
 
         p = self.path
         if not p.exists():
             raise SessionError(f"no saved session at {p}: start one with `karuta read --live`")
         try:
-            data = load_json(p, "session", "session")
+            data = parse_json(read_text(p, "session"), "session", str(p))
+            validate_session(data, p)  # the friendly lines first (kind, version, what is missing)
+            return check(data, "session", "session", str(p))  # then every field's shape
         except FileNotFoundError:
             raise SessionError(f"no saved session at {p}: start one with `karuta read --live`") from None
         except StateFileError as e:
             raise SessionError(f"{e}; it was left as it is") from None
-        return validate_session(data, p)
 
 
 def validate_session(data, p) -> dict:
