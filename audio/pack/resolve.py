@@ -194,8 +194,8 @@ def resolve_voice(spec: str | None, fallback_factory, *, on_missing=None):
     if spec is None:
         spec = default_voice_name() or "synth"
         if spec not in BUILTIN and not (voices_dir() / spec).is_dir():
-            raise KarutaError(f"the default voice {spec!r} is not installed any more "
-                              f"(choose another with 'karuta voice use NAME')")
+            raise KarutaError(f"the default voice {spec!r} (set in {_config_file()}) is not "
+                              f"installed any more (choose another with 'karuta voice use NAME')")
     spec = checked_spec(str(spec))
     if spec == "synth":
         return fallback_factory()
