@@ -610,7 +610,7 @@ class SynthVoice:
             frontend = "?"
         ident = json.dumps([key, part, kanji, reading, frontend, _FORMAT], ensure_ascii=False)
         path = self.cache_dir / "scripts" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
-        from reader.statefiles import StateFileError, load_json
+        from reader.statefiles import StateFileError, load_json, seal
 
         try:  # a damaged entry (any shape) is rebuilt below
             d = load_json(path, "synth-script", "voice cache entry")
@@ -623,9 +623,9 @@ class SynthVoice:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"labels": sc.labels, "kana": sc.kana, "mora_phones": sc.mora_phones,
-                           "ku_end": sc.ku_end, "pau_after": sc.pau_after, "respelled": sc.respelled},
-                          f, ensure_ascii=False)
+                entry = {"labels": sc.labels, "kana": sc.kana, "mora_phones": sc.mora_phones,
+                         "ku_end": sc.ku_end, "pau_after": sc.pau_after, "respelled": sc.respelled}
+                json.dump(seal(entry), f, ensure_ascii=False)
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache only costs time

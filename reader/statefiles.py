@@ -139,7 +139,7 @@ SCHEMAS: dict[str, dict] = {
     },
     "synth-script": {
         "type": "object",
-        "required": ["labels", "kana", "mora_phones", "ku_end", "pau_after", "respelled"],
+        "required": ["labels", "kana", "mora_phones", "ku_end", "pau_after", "respelled", "seal"],
         "properties": {
             "labels": {"type": "array", "minItems": 2, "items": {"type": "string"}},
             "kana": {"type": "array", "items": {"type": "string"}},
@@ -149,6 +149,7 @@ SCHEMAS: dict[str, dict] = {
             "ku_end": {"type": "array", "items": {"type": "boolean"}},
             "pau_after": {"type": "array", "items": {"type": "integer", "minimum": -1}},
             "respelled": {"type": "integer", "minimum": 0},
+            "seal": {"type": "string"},
         },
     },
 }
@@ -268,7 +269,25 @@ def check(obj: Any, kind: str, what: str, name: str) -> Any:
     return obj
 
 
+def seal(d: dict) -> dict:
+    """``d`` with a checksum of its content (``"seal"``): a cache entry whose values were
+    changed into other valid-looking values is found too (``check`` refuses it).  Tuples
+    become lists first, as they will be when the file is read back."""
+    d = json.loads(json.dumps(d, ensure_ascii=False))
+    return dict(d, seal=_digest(d))
+
+
+def _digest(d: dict) -> str:
+    import hashlib
+
+    body = json.dumps({k: v for k, v in d.items() if k != "seal"}, sort_keys=True,
+                      ensure_ascii=False)
+    return hashlib.sha1(body.encode()).hexdigest()
+
+
 def _synth_script_consistent(d: dict) -> str | None:
+    if d.get("seal") != _digest(d):
+        return "its checksum does not match its content"
     n = len(d["mora_phones"])
     if not (len(d["kana"]) == len(d["ku_end"]) == len(d["pau_after"]) == n):
         return "per-mora lists of different lengths"
