@@ -183,10 +183,11 @@ def vowel_onset(x, rate: int, around: int, before_ms: float = 60.0, after_ms: fl
 # a whole rendered reading, against its plan (scripts/bench_acoustic.py, tests)
 
 
-def reading_figures(wav_path, plan: dict, voice=None) -> dict:
+def reading_figures(wav_path, plan: dict, voice) -> dict:
     """Every figure of the voice's acoustic targets for a rendered reading (``karuta render``'s
     file and its ``--plan-out`` JSON).  ``voice`` (default: a ``SynthVoice``) gives each clip's
-    design (ku ends, beats, the 余韻's start); only the synthesized voice has one.
+    design (ku ends, beats, the 余韻's start): an ``audio.synth.SynthVoice`` (only the
+    synthesized voice has one).
 
     Reads the file a segment at a time (a 100-card reading is 1.7 GB as float64)."""
     import soundfile as sf
@@ -194,10 +195,6 @@ def reading_figures(wav_path, plan: dict, voice=None) -> dict:
     from audio.loudness import integrated_lufs, short_lufs, true_peak_db
     from audio.voice import SpeechItem
 
-    if voice is None:
-        from audio.synth import SynthVoice
-
-        voice = SynthVoice(workers=0)
     rate = int(plan["sample_rate"])
     settings = plan.get("settings", {})
     speed = float(settings.get("speed", 1.0))
@@ -323,41 +320,3 @@ def summary_lines(fig: dict) -> list[str]:
     return lines
 
 
-def class_offsets(wav_path, plan: dict, voice=None) -> dict:
-    """Per consonant: where the first sharp rise is heard, against the design's consonant onset
-    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; and the
-    vowel onset against the beat.  Lists per class, for every mora after the first of every
-    numbered poem's clip (how ``chant.HEARD_MS`` is measured)."""
-    import soundfile as sf
-
-    from audio import chant
-    from audio.voice import SpeechItem
-
-    if voice is None:
-        from audio.synth import SynthVoice
-
-        voice = SynthVoice(workers=0)
-    rate = int(plan["sample_rate"])
-    ms = rate // 1000
-    yoin = int(plan.get("settings", {}).get("yoin_ms", 0))
-    speed = float(plan.get("settings", {}).get("speed", 1.0))
-    out: dict = {}
-    with sf.SoundFile(str(wav_path)) as f:
-        for s in plan["segments"]:
-            if s["kind"] not in ("kami", "shimo") or not str(s["poem"]).isdigit():
-                continue
-            f.seek(s["start_frame"])
-            x = f.read(s["end_frame"] - s["start_frame"], dtype="float64", always_2d=True)[:, 0]
-            item = SpeechItem(str(s["poem"]), s["kind"], speed=speed, hold_ms=yoin if s["kind"] == "shimo" else 0)
-            des = voice._time(item).design
-            lay = voice.layout(item)
-            for n, (m, mp) in enumerate(zip(lay.morae, des.morae)):
-                if n == 0 or not mp.cons:
-                    continue
-                c0 = mp.onset * 240
-                rise = sharp_rise(x, rate, c0)
-                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "vowel_vs_beat": []})
-                row["vs_consonant"].append((rise - c0) / ms)
-                row["vs_layout"].append((sharp_rise(x, rate, m.start) - m.start) / ms)
-                row["vowel_vs_beat"].append((vowel_onset(x, rate, mp.beat * 240) - mp.beat * 240) / ms)
-    return out

@@ -194,9 +194,9 @@ _ENGINES = threading.local()
 def _engine(voice_path: str):
     eng = getattr(_ENGINES, "eng", None)
     if eng is None or _ENGINES.path != voice_path:
-        from audio.synth import _pyopenjtalk_module
+        from audio.openjtalk import pyopenjtalk_module
 
-        _pyopenjtalk_module()  # quiet import
+        pyopenjtalk_module()  # quiet import
         from pyopenjtalk.htsengine import HTSEngine
 
         try:

@@ -672,8 +672,10 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
         raise OutputError("FLAC cannot hold FLOAT samples: use PCM_16 or PCM_24, or a .wav")
     _check_target(path)
     encoder = _ffmpeg() if FORMATS[fmt] == "ffmpeg" else None
+    _remove_stale_parts(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}-", suffix=".part",
+                                   dir=path.parent)
     except OSError as e:
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
     os.close(fd)
@@ -705,6 +707,34 @@ WAV_LIMIT = 0xFFFFFFFF - 4096
 _BYTES = {"PCM_16": 2, "PCM_24": 3, "FLOAT": 4}
 
 
+def _remove_stale_parts(path: Path) -> None:
+    """Remove ``.NAME.PID-xxxx.part`` files of renders of ``path`` whose process is gone
+    (killed with SIGKILL, or the power went: nothing could clean up then)."""
+    import re
+
+    pattern = re.compile(re.escape(f".{path.name}.") + r"(\d+)-[^/]*\.part$")
+    try:
+        candidates = list(path.parent.glob(f".{glob_escape(path.name)}.*.part"))
+    except OSError:
+        return
+    for p in candidates:
+        m = pattern.match(p.name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            _unlink(p)
+        except OSError:
+            pass
+
+
+def glob_escape(name: str) -> str:
+    import glob
+
+    return glob.escape(name)
+
+
 def _unlink(p) -> None:
     try:
         os.unlink(p)
@@ -723,7 +753,7 @@ def _write_soundfile(samples, rate, tmp, fmt, subtype, name=None) -> None:
     written = 0
     try:
         _write_blocks(f, samples, fmt, subtype, written)
-    except (sf.LibsndfileError, RuntimeError) as e:  # libsndfile's write/close errors
+    except sf.LibsndfileError as e:  # libsndfile's write/close errors (a full disk)
         free = shutil.disk_usage(os.path.dirname(os.path.abspath(tmp))).free
         why = "the disk is full" if free < 1 << 20 else " ".join(str(e).split())
         raise OutputError(f"cannot write {name or 'the ' + fmt.upper() + ' file'}: {why}; nothing was written "

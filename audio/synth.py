@@ -57,6 +57,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from audio.openjtalk import FRONTEND_LOCK as _FRONTEND_LOCK
+from audio.openjtalk import SynthError
+from audio.openjtalk import pyopenjtalk_module as _pyopenjtalk_module
 from audio.voice import Layout, Mora, SpeechItem, text_for
 from reader.base.errors import KarutaError
 from reader.base.dirs import cache_dir as _default_cache_dir
@@ -68,8 +71,6 @@ GRID = 240  # frames per 5 ms tick (the HTS and WORLD frame period at 48 kHz)
 _FORMAT = 2  # bump when the cache content or timing design changes meaning
 
 
-class SynthError(KarutaError):
-    """The synthesized voice cannot speak (no engine, no voice file, engine failure)."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -206,27 +207,6 @@ def label_morae(labels) -> list[list[str]]:
 
 # --------------------------------------------------------------------------------------------
 # frontend: text -> corrected full-context labels
-
-_FRONTEND_LOCK = threading.Lock()
-_pyopenjtalk = None
-
-
-def _pyopenjtalk_module():
-    """Import pyopenjtalk once, swallowing what it prints to stdout on import."""
-    global _pyopenjtalk
-    if _pyopenjtalk is None:
-        with _FRONTEND_LOCK:
-            if _pyopenjtalk is None:
-                try:
-                    with contextlib.redirect_stdout(io.StringIO()):
-                        import pyopenjtalk
-                except Exception as e:  # ImportError, or a broken native module
-                    raise SynthError(
-                        f"Japanese text frontend not available ({e.__class__.__name__}): "
-                        "install the Python package pyopenjtalk-plus") from None
-                _pyopenjtalk = pyopenjtalk
-    return _pyopenjtalk
-
 
 def _frontend(text: str) -> list[dict]:
     pj = _pyopenjtalk_module()
@@ -543,7 +523,7 @@ class SynthVoice:
         frontend = _versions().split()[0].split("=", 1)[1]
         ident = json.dumps([key, part, kanji, reading, frontend, _FORMAT], ensure_ascii=False)
         path = self.cache_dir / "scripts" / (hashlib.sha256(ident.encode()).hexdigest()[:32] + ".json")
-        from reader.base.statefiles import StateFileError, load_json
+        from reader.base.statefiles import StateFileError, load_json, seal
 
         try:  # a damaged entry (any shape) is rebuilt below
             d = load_json(path, "synth-script", "voice cache entry")
@@ -556,9 +536,9 @@ class SynthVoice:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"labels": sc.labels, "kana": sc.kana, "mora_phones": sc.mora_phones,
-                           "ku_end": sc.ku_end, "pau_after": sc.pau_after, "respelled": sc.respelled},
-                          f, ensure_ascii=False)
+                entry = {"labels": sc.labels, "kana": sc.kana, "mora_phones": sc.mora_phones,
+                         "ku_end": sc.ku_end, "pau_after": sc.pau_after, "respelled": sc.respelled}
+                json.dump(seal(entry), f, ensure_ascii=False)
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache only costs time

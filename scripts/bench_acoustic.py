@@ -30,6 +30,42 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+def class_offsets(wav_path, plan: dict, voice) -> dict:
+    """Per consonant: where the first sharp rise is heard, against the design's consonant onset
+    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; and the
+    vowel onset against the beat.  Lists per class, for every mora after the first of every
+    numbered poem's clip (how ``chant.HEARD_MS`` is measured)."""
+    import soundfile as sf
+
+    from audio.acoustics import sharp_rise, vowel_onset
+    from audio.voice import SpeechItem
+
+    rate = int(plan["sample_rate"])
+    ms = rate // 1000
+    yoin = int(plan.get("settings", {}).get("yoin_ms", 0))
+    speed = float(plan.get("settings", {}).get("speed", 1.0))
+    out: dict = {}
+    with sf.SoundFile(str(wav_path)) as f:
+        for s in plan["segments"]:
+            if s["kind"] not in ("kami", "shimo") or not str(s["poem"]).isdigit():
+                continue
+            f.seek(s["start_frame"])
+            x = f.read(s["end_frame"] - s["start_frame"], dtype="float64", always_2d=True)[:, 0]
+            item = SpeechItem(str(s["poem"]), s["kind"], speed=speed, hold_ms=yoin if s["kind"] == "shimo" else 0)
+            des = voice._time(item).design
+            lay = voice.layout(item)
+            for n, (m, mp) in enumerate(zip(lay.morae, des.morae)):
+                if n == 0 or not mp.cons:
+                    continue
+                c0 = mp.onset * 240
+                rise = sharp_rise(x, rate, c0)
+                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "vowel_vs_beat": []})
+                row["vs_consonant"].append((rise - c0) / ms)
+                row["vs_layout"].append((sharp_rise(x, rate, m.start) - m.start) / ms)
+                row["vowel_vs_beat"].append((vowel_onset(x, rate, mp.beat * 240) - mp.beat * 240) / ms)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=1)
@@ -57,7 +93,10 @@ def main() -> None:
               f"(load average {os.getloadavg()[0]:.1f})")
     plan = json.loads(plan_path.read_text(encoding="utf-8"))
     t = time.perf_counter()
-    fig = reading_figures(wav, plan)
+    from audio.synth import SynthVoice
+
+    voice = SynthVoice(workers=0)
+    fig = reading_figures(wav, plan, voice)
     print(f"100-card kyogi reading, seed {plan.get('seed')}, {plan['duration_ms'] / 1000:.1f} s of audio "
           f"(analysed in {time.perf_counter() - t:.0f} s)")
     for line in summary_lines(fig):
@@ -65,11 +104,10 @@ def main() -> None:
     if a.classes:
         import numpy as np
 
-        from audio.acoustics import class_offsets
 
         print("  per consonant (ms; median [25 %, 75 %]): sharp rise - consonant onset | - layout onset | "
               "vowel onset - beat")
-        for c, row in sorted(class_offsets(wav, plan).items(), key=lambda kv: -len(kv[1]["vs_layout"])):
+        for c, row in sorted(class_offsets(wav, plan, voice).items(), key=lambda kv: -len(kv[1]["vs_layout"])):
             q = {k: np.percentile(v, [50, 25, 75]) for k, v in row.items()}
             print(f"    {c:3s} n={len(row['vs_layout']):4d}  "
                   + " | ".join(f"{q[k][0]:+6.1f} [{q[k][1]:+5.1f}, {q[k][2]:+5.1f}]"

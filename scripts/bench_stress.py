@@ -158,6 +158,8 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--in-process", action="store_true", help="the stream's callback in the app")
     ap.add_argument("--no-stamper", action="store_true", help="no X stamping process")
+    ap.add_argument("--queue-ms", type=float, default=None,
+                    help="audio made ahead of the device (KARUTA_AUDIO_QUEUE_MS; default 150)")
     ap.add_argument("--keep", default=None, help="keep the capture and rendered file here")
     ap.add_argument("--server-normal", action="store_true",
                     help="leave the sound server and the recorder at normal priority (a desktop's "
@@ -178,6 +180,8 @@ def main():
         env = dict(env, DISPLAY=disp, PYGAME_HIDE_SUPPORT_PROMPT="1",
                    KARUTA_AUDIO_PROCESS="0" if a.in_process else "1",
                    KARUTA_WINDOW_STAMPER="0" if a.no_stamper else "1")
+        if a.queue_ms:
+            env["KARUTA_AUDIO_QUEUE_MS"] = str(a.queue_ms)
         env.pop("SDL_VIDEODRIVER", None)
         keep = subprocess.Popen(["parec", "-d", "ci_sink.monitor", "--raw", "--latency-msec=5"],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -281,7 +285,8 @@ def main():
         print(f"stress: {a.cards}-card kyogi reading ({plan.seconds:.0f} s, {a.voice} voice), "
               f"drill window redrawn in full every frame, {a.workers} CPU-bound workers; "
               f"audio {'in the app (callback thread)' if not res['process'] else 'in the audio process'}; "
-              f"load average {load:.1f} (1 min, during the run); sound server and recorder at {rt}")
+              f"load average {load:.1f} (1 min, during the run); sound server and recorder at {rt}; "
+              f"queue {a.queue_ms or 150:.0f} ms")
         print(f"  underruns: {res['underruns']} (feeder late: {res['underflows']}, device: "
               f"{res['xruns']}; device hiccups in the lead-in silence: {res['lead_xruns']})")
         if "error" in cmp:

@@ -167,3 +167,14 @@ def test_damaged_mp3_import_prints_no_decoder_noise(env, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr == "", r.stderr
     assert "3 kami" in r.stdout and "unreadable" in r.stdout
+
+
+@pytest.mark.parametrize("value", ["1e308", "nan", "inf", "-1e9"])
+def test_absurd_manifest_gain_is_reported_not_a_traceback(env, tmp_path, value):
+    src = make_source(tmp_path / "src" / "ab", "ab", poems=(1,))
+    (src / "voice.toml").write_text(f'[clips."1"]\ngain_db = {value}\n')
+    r = karuta(env, "voice", "add", str(src), "--no-align")
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert "bad manifest" in r.stdout and "out of range" in r.stdout, r.stdout
+    x, _ = sf.read(str(tmp_path / "data" / "voices" / "ab" / "clips" / "1_kami.flac"))
+    assert np.isfinite(x).all() and np.abs(x).max() <= 1.0

@@ -96,3 +96,21 @@ def test_huge_pauses_are_refused_before_any_audio(tmp_path):
         assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
         assert "60 s" in r.stderr or "finite" in r.stderr or "far too large" in r.stderr
     assert not (tmp_path / "r.wav").exists()
+
+
+def test_a_render_killed_with_sigkill_is_cleaned_up_by_the_next(tmp_path):
+    """SIGKILL cannot be caught: its .part stays until the next render of the same file."""
+    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(REPO))
+    p = subprocess.Popen([sys.executable, "-m", "reader.cli", "render", "--voice", "tone",
+                          "--take", "60", "--ma", "60", "--seed", "1", "--out", "long.flac"],
+                         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not [f for f in tmp_path.iterdir() if f.name.endswith(".part")]:
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    p.kill()
+    p.wait()
+    assert [f for f in tmp_path.iterdir() if f.name.endswith(".part")], "SIGKILL leaves it"
+    r = karuta(tmp_path, "render", "--voice", "tone", "--cards", "1", "--out", "long.flac")
+    assert r.returncode == 0, r.stderr
+    assert sorted(f.name for f in tmp_path.iterdir() if f.name != "data") == ["long.flac"]

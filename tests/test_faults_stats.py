@@ -81,6 +81,7 @@ def test_rows_of_the_wrong_type_are_left_out_not_tracebacks(tmp_path):
         rows = db.per_poem(only_with_data=True)
         assert {r.poem for r in rows} >= set(range(1, 11))
         assert db.memory_cards() == {}
+        assert [t.id for t in db.taps()] == [1, 2, 4, 5, 6, 7, 8, 9, 10]  # row 3 left out
     env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
     r = subprocess.run([*karuta_argv(), "stats", "--json"], env=env,
                        capture_output=True, text=True, timeout=120)

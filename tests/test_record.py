@@ -238,7 +238,8 @@ def test_record_in_tmux_end_to_end(pulse_server, tmux, tmp_path):
         assert len(y) / RATE == pytest.approx(1.5, abs=0.02), key
     res = subprocess.run(karuta_argv("voice", "check", "mine"), env={**os.environ, **env},
                          cwd=REPO, capture_output=True, text=True, timeout=60)
-    assert res.returncode == 0, res.stderr
+    # missing and damaged clips are problems: voice check says so with exit 1 (issue 12)
+    assert res.returncode == 1 and res.stderr.startswith("karuta: voice 'mine' has "), res.stderr
     assert "voice 'mine': 3 of 202 clips usable" in res.stdout
     for word in ("silent", "clipped", "too short", "unreadable"):
         assert word not in res.stdout, res.stdout

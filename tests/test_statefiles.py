@@ -100,10 +100,15 @@ def test_a_folder_or_a_missing_file():
 
 
 def test_synth_script_consistency():
-    good = {"labels": ["a", "b", "c"], "kana": ["あ"], "mora_phones": [[1]], "ku_end": [True],
-            "pau_after": [-1], "respelled": 0}
+    from reader.statefiles import seal
+
+    good = seal({"labels": ["a", "b", "c"], "kana": ["あ"], "mora_phones": [[1]],
+                 "ku_end": [True], "pau_after": [-1], "respelled": 0})
     assert check(good, "synth-script", "cache entry", "x") is good
     with pytest.raises(StateFileError, match="past the labels"):
-        check(dict(good, mora_phones=[[7]]), "synth-script", "cache entry", "x")
+        check(seal(dict(good, mora_phones=[[7]])), "synth-script", "cache entry", "x")
     with pytest.raises(StateFileError, match="different lengths"):
-        check(dict(good, kana=["あ", "い"]), "synth-script", "cache entry", "x")
+        check(seal(dict(good, kana=["あ", "い"])), "synth-script", "cache entry", "x")
+    # a value changed into another valid one (a 上の句 end moved): the checksum finds it
+    with pytest.raises(StateFileError, match="checksum"):
+        check(dict(good, ku_end=[False]), "synth-script", "cache entry", "x")

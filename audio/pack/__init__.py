@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from reader.base.dirs import config_dir, data_dir  # noqa: F401 (re-exported, as before)
 from audio.pack.common import (  # noqa: F401
-    _order, _PART_JA, BUILTIN, clip_label, format_problems, KEYS, MAX_CLIP_S,
+    _order, _PART_JA, _ref_layout, _toml_str, BUILTIN, clip_label, format_problems, KEYS, MAX_CLIP_S,
     MIN_CLIP_S, MIN_PAUSE_S, MissingClip, PACK_FORMAT, PACK_RATE, PARTS, PEAK_LIMIT,
     Problem, SILENT_DB, TARGET_RMS_DB, voices_dir,
 )
@@ -72,16 +72,16 @@ from audio.pack.scan import (  # noqa: F401
     scan_source, Source,
 )
 from audio.pack.importer import (  # noqa: F401
-    _frame_rms, _import_pack, _pack_name, _ref_layout, _reference, _refuse_replacing,
+    _frame_rms, _import_pack, _pack_name, _reference, _refuse_replacing,
     _remove_stale_imports, _signature, active_rms, find_split, import_pack,
 )
 from audio.pack.read import (  # noqa: F401
-    _missing_rows, _problem_order, check_pack, file_sha1, is_pack_folder, list_packs,
+    _missing_rows, _problem_order, file_sha1, is_pack_folder, list_packs,
     verify_clip, VoicePack,
 )
 from audio.pack.resolve import (  # noqa: F401
-    _config_file, _import_cached, _installed_names, _toml_str, _unknown_voice_message,
-    checked_spec, default_voice_name, FallbackVoice, resolve_voice, set_default_voice,
+    _config_file, _import_cached, _installed_names, _unknown_voice_message,
+    check_pack, checked_spec, default_voice_name, FallbackVoice, resolve_voice, set_default_voice,
 )
 
 __all__ = [

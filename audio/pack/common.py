@@ -1,10 +1,12 @@
-"""What every part of ``audio.pack`` shares: the constants, ``MissingClip``, ``Problem``
-and the folder packs live in."""
+"""What every part of ``audio.pack`` shares: the constants, ``MissingClip``, ``Problem``,
+the folder packs live in, TOML strings, and the reference layout a clip is timed by."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from audio.voice import Layout, SpeechItem
 from reader.base.dirs import data_dir
 from reader.base.errors import KarutaError
 
@@ -59,3 +61,19 @@ def format_problems(problems: list[Problem]) -> str:
 
 def _order(key: str) -> int:
     return 0 if key == "joka" else int(key) if key.isdigit() else 999
+
+
+def _toml_str(s: str) -> str:
+    return json.dumps(str(s), ensure_ascii=False)  # a JSON string is a valid TOML basic string
+
+
+def _ref_layout(ref, key: str, part: str) -> Layout:
+    item = SpeechItem(key, part)
+    if ref is not None:
+        try:
+            return ref.layout(item)
+        except Exception:
+            pass
+    from audio.voice import ToneVoice
+
+    return ToneVoice(PACK_RATE).layout(item)

@@ -12,9 +12,10 @@ from pathlib import Path
 from audio.voice import Layout, SpeechItem
 from reader.base.errors import AudioFileError, KarutaError
 from audio.pack.common import (
-    _order, BUILTIN, clip_label, MAX_CLIP_S, MIN_CLIP_S, MIN_PAUSE_S, PACK_FORMAT,
+    _order, _ref_layout, BUILTIN, clip_label, MAX_CLIP_S, MIN_CLIP_S, MIN_PAUSE_S, PACK_FORMAT,
     PACK_RATE, PEAK_LIMIT, Problem, SILENT_DB, TARGET_RMS_DB, voices_dir,
 )
+from audio.pack.read import file_sha1, VoicePack
 from audio.pack.scan import _manifest_text, read_manifest, scan_source
 
 
@@ -104,18 +105,6 @@ def _reference(reference):
         return v
     except Exception:  # no engine, no voice file: timelines fall back to proportional
         return None
-
-
-def _ref_layout(ref, key: str, part: str) -> Layout:
-    item = SpeechItem(key, part)
-    if ref is not None:
-        try:
-            return ref.layout(item)
-        except Exception:
-            pass
-    from audio.voice import ToneVoice
-
-    return ToneVoice(PACK_RATE).layout(item)
 
 
 def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
@@ -398,4 +387,3 @@ def _signature(src: Path) -> str:
 
 
 # the other parts of the package (imported last: they import this one too)
-from audio.pack.read import file_sha1, VoicePack  # noqa: E402

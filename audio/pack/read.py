@@ -9,7 +9,7 @@ from pathlib import Path
 from audio.voice import Layout, Mora, SpeechItem
 from reader.base.errors import AudioFileError, KarutaError
 from audio.pack.common import (
-    _order, _PART_JA, clip_label, KEYS, MissingClip, PACK_RATE, PARTS, Problem,
+    _order, _PART_JA, _ref_layout, clip_label, KEYS, MissingClip, PACK_RATE, PARTS, Problem,
     voices_dir,
 )
 from audio.pack.scan import read_manifest
@@ -282,29 +282,3 @@ def list_packs() -> list[VoicePack | Path]:
     return out
 
 
-def check_pack(spec) -> tuple[VoicePack, list[Problem]]:
-    """Problems of an installed pack (name), a pack folder, or a source folder (imported into
-    a temporary folder first, nothing installed)."""
-    if isinstance(spec, VoicePack):
-        return spec, spec.problems()
-    path = Path(checked_spec(str(spec)))
-    if not path.exists() and (voices_dir() / str(spec)).is_dir():
-        path = voices_dir() / str(spec)
-    if is_pack_folder(path):
-        pack = VoicePack(path)
-        return pack, pack.problems()
-    if path.is_dir():
-        import tempfile
-
-        tmpdir = Path(tempfile.mkdtemp(prefix="karuta-check-"))
-        try:
-            pack = import_pack(path, tmpdir / "pack")
-            return pack, pack.problems()
-        finally:
-            shutil.rmtree(tmpdir, ignore_errors=True)
-    raise KarutaError(_unknown_voice_message(str(spec)))
-
-
-# the other parts of the package (imported last: they import this one too)
-from audio.pack.importer import _ref_layout, import_pack  # noqa: E402
-from audio.pack.resolve import _unknown_voice_message, checked_spec  # noqa: E402

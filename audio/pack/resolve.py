@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import threading
 from pathlib import Path
 
 from audio.voice import Layout, Mora, SpeechItem
 from reader.base.dirs import config_dir
 from reader.base.errors import AudioFileError, KarutaError
-from audio.pack.common import _order, _PART_JA, BUILTIN, MissingClip, voices_dir
+from audio.pack.common import (_order, _PART_JA, _toml_str, BUILTIN, MissingClip, Problem,
+                               voices_dir)
+from audio.pack.importer import _signature, import_pack
+from audio.pack.read import is_pack_folder, list_packs, VoicePack
 from audio.pack.scan import scan_source
 
 
@@ -44,10 +48,6 @@ def set_default_voice(name: str) -> Path:
     except OSError as e:
         raise KarutaError(f"cannot write {path}: {e.strerror or e}") from None
     return path
-
-
-def _toml_str(s: str) -> str:
-    return json.dumps(str(s), ensure_ascii=False)  # a JSON string is a valid TOML basic string
 
 
 class FallbackVoice:
@@ -194,8 +194,8 @@ def resolve_voice(spec: str | None, fallback_factory, *, on_missing=None):
     if spec is None:
         spec = default_voice_name() or "synth"
         if spec not in BUILTIN and not (voices_dir() / spec).is_dir():
-            raise KarutaError(f"the default voice {spec!r} is not installed any more "
-                              f"(choose another with 'karuta voice use NAME')")
+            raise KarutaError(f"the default voice {spec!r} (set in {_config_file()}) is not "
+                              f"installed any more (choose another with 'karuta voice use NAME')")
     spec = checked_spec(str(spec))
     if spec == "synth":
         return fallback_factory()
@@ -232,5 +232,29 @@ def _import_cached(src: Path) -> VoicePack:
 
 
 # the other parts of the package (imported last: they import this one too)
-from audio.pack.importer import _signature, import_pack  # noqa: E402
-from audio.pack.read import is_pack_folder, list_packs, VoicePack  # noqa: E402
+
+
+def check_pack(spec) -> tuple[VoicePack, list[Problem]]:
+    """Problems of an installed pack (name), a pack folder, or a source folder (imported into
+    a temporary folder first, nothing installed)."""
+    if isinstance(spec, VoicePack):
+        return spec, spec.problems()
+    path = Path(checked_spec(str(spec)))
+    if not path.exists() and (voices_dir() / str(spec)).is_dir():
+        path = voices_dir() / str(spec)
+    if is_pack_folder(path):
+        pack = VoicePack(path)
+        return pack, pack.problems()
+    if path.is_dir():
+        import tempfile
+
+        tmpdir = Path(tempfile.mkdtemp(prefix="karuta-check-"))
+        try:
+            pack = import_pack(path, tmpdir / "pack")
+            return pack, pack.problems()
+        finally:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+    raise KarutaError(_unknown_voice_message(str(spec)))
+
+
+# the other parts of the package (imported last: they import this one too)

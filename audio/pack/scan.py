@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reader.base.errors import KarutaError
-from audio.pack.common import _order, KEYS, PACK_FORMAT, PARTS, Problem
+from audio.pack.common import _order, _toml_str, KEYS, PACK_FORMAT, PARTS, Problem
 
 
 _AUDIO_RE = r"(?P<ext>wav|wave|flac|ogg|oga|opus|mp3|m4a|aac|mp4|aif|aiff)"
@@ -193,4 +193,3 @@ def _manifest_text(fields: dict, overrides: dict) -> str:
 
 
 # the other parts of the package (imported last: they import this one too)
-from audio.pack.resolve import _toml_str  # noqa: E402

@@ -16,7 +16,7 @@ a deal, a voice pack index), or rebuild (a cache entry).
     default-voice   config/voice.toml (``karuta voice use``)        audio.pack.default_voice_name
     calibration     config/calibration.json                         reader.drills.calibrate
     synth-script    cache/scripts/*.json (synthesized voice)        audio.synth
-    stats rows      rows of the stats database's tables             reader.drills.stats (``check_row``)
+    stats rows      rows of the stats database's tables             reader.drills.stats_salvage (``STATS_ROWS``)
 
 ``tests/test_statefiles.py`` asserts that no other module parses JSON or TOML from a file, so
 a new state file cannot skip this.
@@ -158,7 +158,7 @@ SCHEMAS: dict[str, dict] = {
     },
     "synth-script": {
         "type": "object",
-        "required": ["labels", "kana", "mora_phones", "ku_end", "pau_after", "respelled"],
+        "required": ["labels", "kana", "mora_phones", "ku_end", "pau_after", "respelled", "seal"],
         "properties": {
             "labels": {"type": "array", "minItems": 2, "items": {"type": "string"}},
             "kana": {"type": "array", "items": {"type": "string"}},
@@ -168,6 +168,7 @@ SCHEMAS: dict[str, dict] = {
             "ku_end": {"type": "array", "items": {"type": "boolean"}},
             "pau_after": {"type": "array", "items": {"type": "integer", "minimum": -1}},
             "respelled": {"type": "integer", "minimum": 0},
+            "seal": {"type": "string"},
         },
     },
 }
@@ -287,7 +288,25 @@ def check(obj: Any, kind: str, what: str, name: str) -> Any:
     return obj
 
 
+def seal(d: dict) -> dict:
+    """``d`` with a checksum of its content (``"seal"``): a cache entry whose values were
+    changed into other valid-looking values is found too (``check`` refuses it).  Tuples
+    become lists first, as they will be when the file is read back."""
+    d = json.loads(json.dumps(d, ensure_ascii=False))
+    return dict(d, seal=_digest(d))
+
+
+def _digest(d: dict) -> str:
+    import hashlib
+
+    body = json.dumps({k: v for k, v in d.items() if k != "seal"}, sort_keys=True,
+                      ensure_ascii=False)
+    return hashlib.sha1(body.encode()).hexdigest()
+
+
 def _synth_script_consistent(d: dict) -> str | None:
+    if d.get("seal") != _digest(d):
+        return "its checksum does not match its content"
     n = len(d["mora_phones"])
     if not (len(d["kana"]) == len(d["ku_end"]) == len(d["pau_after"]) == n):
         return "per-mora lists of different lengths"
@@ -332,17 +351,43 @@ def load_toml(path: Path | str, kind: str, what: str) -> dict:
     return check(data, kind, what, str(path))
 
 
-def check_row(table: str, row: dict, types: dict[str, tuple], db: Path | str) -> bool:
-    """Whether a database row has the column types ``types`` (column -> allowed Python
-    types; None allowed when listed).  Rows that do not are skipped by their readers and
-    counted, never a traceback."""
-    for col, allowed in types.items():
-        v = row.get(col)
-        if isinstance(v, bool) or not isinstance(v, allowed):
-            return False
-        if isinstance(v, float) and v != v:
-            return False
-    return True
+# ---------------------------------------------------------------------------- stats rows
+#: the stats database's rows: table -> column checks (value -> bool), in column order.
+#: SQLite keeps any type in any column, and a damaged page can read back as anything; rows
+#: that fail are skipped (``reader.drills.stats_salvage``, ``reader.drills.stats`` readers).
+_INT = lambda v: isinstance(v, int)  # noqa: E731
+_TEXT = lambda v: isinstance(v, str)  # noqa: E731
+_POEM = lambda v: isinstance(v, int) and 1 <= v <= 100  # noqa: E731
+_REAL_OR_NULL = lambda v: v is None or (isinstance(v, (int, float)) and v == v)  # noqa: E731
+_INT_OR_NULL = lambda v: v is None or isinstance(v, int)  # noqa: E731
+_TEXT_OR_NULL = lambda v: v is None or isinstance(v, str)  # noqa: E731
+
+
+def _ISO(v) -> bool:
+    from datetime import datetime
+
+    try:
+        return isinstance(v, str) and datetime.fromisoformat(v) is not None
+    except ValueError:
+        return False
+
+
+STATS_ROWS = {
+    "sessions": {"id": _TEXT, "kind": _TEXT, "started": _ISO, "settings": _TEXT_OR_NULL},
+    "taps": {"id": _INT, "session": _TEXT, "poem": _POEM, "ts": _ISO, "kimariji": _TEXT,
+             "reaction_ms": _REAL_OR_NULL, "from_kami_ms": _REAL_OR_NULL, "correct": _INT,
+             "anticipation": _INT, "fault": _INT},
+    "reviews": {"id": _INT, "session": _TEXT, "poem": _POEM, "ts": _ISO, "mode": _TEXT,
+                "correct": _INT, "response_ms": _REAL_OR_NULL, "rating": _INT,
+                "chosen": _INT_OR_NULL},
+    "memory": {"poem": _POEM, "state": _TEXT, "due": _ISO, "stability": _REAL_OR_NULL,
+               "card": _TEXT, "updated": _ISO},
+}
+
+
+def row_ok(table: str, row: tuple) -> bool:
+    """Whether a row (in ``STATS_ROWS[table]``'s column order) has the types it should."""
+    return all(ok(v) for ok, v in zip(STATS_ROWS[table].values(), row))
 
 
 def remove_quietly(path: Path | str) -> None:

@@ -87,7 +87,9 @@ def main(argv: list[str] | None = None) -> None:
     import audio.quiet
 
     audio.quiet.ENABLED = True  # C libraries' noise kept off stderr (see audio/quiet.py)
-    __import__("reader.interrupt").interrupt.install()  # SIGTERM/SIGHUP clean up like Ctrl-C
+    from reader.base import interrupt
+
+    interrupt.install()  # SIGTERM/SIGHUP clean up like Ctrl-C
     try:
         cli.main(args=argv, prog_name="karuta", standalone_mode=False)
     except KarutaError as e:

@@ -221,10 +221,12 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         _show(session_path, click.echo)
         return
-    if backend == "sounddevice" and not window:  # no device: one line before any file is written
-        from audio.output import resolve_device
+    def _device_first():  # no device: one line before any file is written
+        if backend == "sounddevice" and not window:
+            from audio.output import resolve_device
 
-        resolve_device(device)
+            resolve_device(device)
+
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
@@ -237,6 +239,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
         def _built(p, voice):
             if plan_out:
+                _device_first()
                 _write_json(plan_out, p.to_json(indent=1))
             _notice(voice)
 
@@ -245,6 +248,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
                   device=device, backend=backend, window=window, echo=click.echo,
                   bindings=bindings, on_built=_built)
         return
+    _device_first()
     p, voice = build(opts)
     if plan_out:
         _write_json(plan_out, p.to_json(indent=1))

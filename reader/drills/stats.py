@@ -187,7 +187,7 @@ class StatsDB:
         except _Corrupt as e:
             moved = self._move_aside()
             self._conn = self._open()
-            from reader.stats_salvage import salvage
+            from reader.drills.stats_salvage import salvage
 
             got = salvage(moved, self._conn)
             self.notice = (
@@ -379,13 +379,18 @@ class StatsDB:
     def taps(self, poem: int | None = None) -> list[Tap]:
         sql = "SELECT * FROM taps" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
         rows = self._conn.execute(sql, () if poem is None else (poem,)).fetchall()
+        from reader.statefiles import row_ok
+
         return [Tap(r[0], r[1], r[2], _parse(r[3]), r[4], r[5], r[6], bool(r[7]), bool(r[8]), bool(r[9]))
-                for r in rows]
+                for r in rows if row_ok("taps", r)]  # a row damaged on disk is left out
 
     def reviews(self, poem: int | None = None) -> list[Review]:
         sql = "SELECT * FROM reviews" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
         rows = self._conn.execute(sql, () if poem is None else (poem,)).fetchall()
-        return [Review(r[0], r[1], r[2], _parse(r[3]), r[4], bool(r[5]), r[6], r[7], r[8]) for r in rows]
+        from reader.statefiles import row_ok
+
+        return [Review(r[0], r[1], r[2], _parse(r[3]), r[4], bool(r[5]), r[6], r[7], r[8])
+                for r in rows if row_ok("reviews", r)]
 
     def sessions(self) -> list[tuple[str, str, datetime]]:
         """(id, kind, started) of every session, oldest first."""

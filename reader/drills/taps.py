@@ -791,6 +791,8 @@ class SettleGate:
         """One line for the end of a command: how long the "get ready" took and why."""
         if self.fallback:
             return f"get ready: {self.waited_s:.1f} s (timing not settled: the {self.max_s:.0f} s cap)"
+        if self.max_s <= 0:
+            return "get ready: off (no wait for the timing to settle)"
         if self.settle_s is None:
             return "get ready: none (timing already settled)"
         return (f"get ready: {self.waited_s:.1f} s (timing settled after {self.settle_s:.1f} s, "

@@ -46,7 +46,14 @@ def open_output(backend: str, device, sample_rate: int):
     # the stream plays in an audio process of its own (the app's GIL cannot starve it);
     # KARUTA_AUDIO_PROCESS=0 keeps it in this process
     process = os.environ.get("KARUTA_AUDIO_PROCESS", "1") != "0"
-    return SounddeviceOutput(device=device, sample_rate=sample_rate, process=process)
+    extra = {}
+    queue_ms = os.environ.get("KARUTA_AUDIO_QUEUE_MS")  # audio made ahead (default 150 ms)
+    if queue_ms:
+        try:
+            extra["queue_ms"] = min(600.0, max(20.0, float(queue_ms)))
+        except ValueError:
+            raise DeviceError(f"KARUTA_AUDIO_QUEUE_MS={queue_ms!r} is not a number of ms") from None
+    return SounddeviceOutput(device=device, sample_rate=sample_rate, process=process, **extra)
 
 
 @dataclass

@@ -14,35 +14,8 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-#: table -> column checks (value -> bool), in the table's column order
-_INT = lambda v: isinstance(v, int)  # noqa: E731
-_TEXT = lambda v: isinstance(v, str)  # noqa: E731
-_POEM = lambda v: isinstance(v, int) and 1 <= v <= 100  # noqa: E731
-_REAL_OR_NULL = lambda v: v is None or (isinstance(v, (int, float)) and v == v)  # noqa: E731
-_INT_OR_NULL = lambda v: v is None or isinstance(v, int)  # noqa: E731
-_TEXT_OR_NULL = lambda v: v is None or isinstance(v, str)  # noqa: E731
+from reader.statefiles import STATS_ROWS as TABLES
 
-
-def _ISO(v) -> bool:
-    from datetime import datetime
-
-    try:
-        return isinstance(v, str) and datetime.fromisoformat(v) is not None
-    except ValueError:
-        return False
-
-
-TABLES = {
-    "sessions": {"id": _TEXT, "kind": _TEXT, "started": _ISO, "settings": _TEXT_OR_NULL},
-    "taps": {"id": _INT, "session": _TEXT, "poem": _POEM, "ts": _ISO, "kimariji": _TEXT,
-             "reaction_ms": _REAL_OR_NULL, "from_kami_ms": _REAL_OR_NULL, "correct": _INT,
-             "anticipation": _INT, "fault": _INT},
-    "reviews": {"id": _INT, "session": _TEXT, "poem": _POEM, "ts": _ISO, "mode": _TEXT,
-                "correct": _INT, "response_ms": _REAL_OR_NULL, "rating": _INT,
-                "chosen": _INT_OR_NULL},
-    "memory": {"poem": _POEM, "state": _TEXT, "due": _ISO, "stability": _REAL_OR_NULL,
-               "card": _TEXT, "updated": _ISO},
-}
 CHUNK = 256
 #: when the largest rowid cannot be read, ranges are tried up to this rowid
 SCAN_LIMIT = 1_000_000
