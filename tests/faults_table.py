@@ -27,6 +27,8 @@ PATH_VALUES = ["", LONG + ".wav", "/", "/nonexistent/folder/x.json", NOT_UTF8]
 
 NO_DEVICE = "karuta-no-such-device"
 
+T_FILE = "{tmp}/t.sqlite"
+
 #: command path -> base argv (after "karuta"), before the option under test
 BASES: dict[tuple[str, ...], list[str]] = {
     ("read",): ["read", "--voice", "tone", "--cards", "1", "--device", NO_DEVICE],
@@ -45,6 +47,48 @@ BASES: dict[tuple[str, ...], list[str]] = {
     ("drill", "speed"): ["drill", "speed", "--voice", "tone", "--cards", "1", "--device", NO_DEVICE],
     ("stats",): ["stats"],
     ("calibrate",): ["calibrate", "--device", NO_DEVICE],
+    # karuta tournament: {tmp}/t.sqlite has round 1 paired (table 2's result in),
+    # {tmp}/fresh.sqlite has no round yet (made by _populate)
+    ("tournament", "new"): ["tournament", "new", "-f", "{tmp}/new.sqlite",
+                            "--players", "{tmp}/players.csv", "--seed", "1"],
+    ("tournament", "status"): ["tournament", "status", "-f", T_FILE],
+    ("tournament", "players"): ["tournament", "players", "-f", T_FILE],
+    ("tournament", "add"): ["tournament", "add", "新人", "-f", T_FILE],
+    ("tournament", "withdraw"): ["tournament", "withdraw", "山田", "-f", T_FILE],
+    ("tournament", "pair"): ["tournament", "pair", "-f", "{tmp}/fresh.sqlite",
+                             "--out", "{tmp}/pages"],
+    ("tournament", "unpair"): ["tournament", "unpair", "-f", "{tmp}/fresh.sqlite"],
+    ("tournament", "tables"): ["tournament", "tables", "-f", T_FILE],
+    ("tournament", "result"): ["tournament", "result", "1", "9", "7", "-f", T_FILE],
+    ("tournament", "undo"): ["tournament", "undo", "-f", T_FILE],
+    ("tournament", "standings"): ["tournament", "standings", "-f", T_FILE],
+    ("tournament", "sheets"): ["tournament", "sheets", "-f", T_FILE, "--out", "{tmp}/pages"],
+    ("tournament", "page"): ["tournament", "page", "-f", T_FILE],
+    ("tournament", "export"): ["tournament", "export", "-f", T_FILE, "--out", "{tmp}/all.json"],
+    ("tournament", "read"): ["tournament", "read", "-f", T_FILE, "--voice", "tone",
+                             "--device", NO_DEVICE],
+    ("tournament", "desk"): ["tournament", "desk", "-f", T_FILE],
+    # karuta table: {tmp}/g.json (one composed poem) and {tmp}/c.json (made by _populate)
+    ("table", "genkan", "new"): ["table", "genkan", "new", "{tmp}/new-g.json", "--seed", "1",
+                                 "--player", "小町:4"],
+    ("table", "genkan", "play"): ["table", "genkan", "play", "--save", "{tmp}/play-g.json",
+                                  "--seed", "1", "--player", "小町:4", "--voice", "tone",
+                                  "--device", NO_DEVICE],
+    ("table", "genkan", "do"): ["table", "genkan", "do", "{tmp}/g.json", "kagaku 小町 4"],
+    ("table", "genkan", "show"): ["table", "genkan", "show", "{tmp}/g.json"],
+    ("table", "genkan", "log"): ["table", "genkan", "log", "{tmp}/g.json"],
+    ("table", "genkan", "recite"): ["table", "genkan", "recite", "{tmp}/g.json", "1",
+                                    "--voice", "tone", "--device", NO_DEVICE],
+    ("table", "cards", "new"): ["table", "cards", "new", "{tmp}/new-c.json", "--seed", "1",
+                                "--player", "tenjo:♠"],
+    ("table", "cards", "play"): ["table", "cards", "play", "--save", "{tmp}/play-c.json",
+                                 "--seed", "1", "--player", "tenjo:♠", "--voice", "tone",
+                                 "--device", NO_DEVICE],
+    ("table", "cards", "do"): ["table", "cards", "do", "{tmp}/c.json", "draw tenjo 1"],
+    ("table", "cards", "show"): ["table", "cards", "show", "{tmp}/c.json"],
+    ("table", "cards", "log"): ["table", "cards", "log", "{tmp}/c.json"],
+    ("practice",): ["practice", "--bot-vs-bot", "1,1", "--seed", "1", "--cards", "1",
+                    "--voice", "tone", "--device", NO_DEVICE],
 }
 
 #: options not fed absurd values, and why
@@ -78,12 +122,15 @@ def cases() -> list[tuple[str, list[str]]]:
                 walk(cmd.get_command(ctx, n), path + (n,))
             return
         base = BASES[path]
+        n_arg = 0
         for p in cmd.params:
             if getattr(p, "is_flag", False) or isinstance(p.type, click.types.BoolParamType):
                 continue
             if isinstance(p, click.Argument):
+                at = len(path) + n_arg  # the base gives the arguments first, in order
+                n_arg += 1
                 for v in _values(p):
-                    argv = base[:len(path)] + [v] + base[len(path) + 1:]
+                    argv = base[:at] + [v] + base[at + 1:]
                     out.append((f"{' '.join(path)} <{p.name}>={_show(v)}", argv))
                 continue
             opt = max(p.opts, key=len)
@@ -131,6 +178,44 @@ def _populate(tmp: Path) -> None:
     (sessions / "last.json").write_text('{"kind": "karuta-club-session", "keep": "me"}')
     (tmp / "config").mkdir()
     (tmp / "config" / "voice.toml").write_text('default = "synth"\n')
+    _populate_tournament(tmp)
+    _populate_table(tmp)
+
+
+PLAYERS = [("山田", "1組"), ("佐藤", "1組"), ("鈴木", "2組"), ("田中", "2組")]
+
+
+def _populate_tournament(tmp: Path) -> None:
+    """players.csv; fresh.sqlite (no round yet); t.sqlite (round 1 paired, table 2's result in)."""
+    from reader.tournament.desk import enter_tokens
+    from reader.tournament.players import read_csv
+    from reader.tournament.store import Settings, Tournament
+
+    csv = tmp / "players.csv"
+    csv.write_text("名前,組,ブロック\n" + "".join(f"{n},{g},\n" for n, g in PLAYERS),
+                   encoding="utf-8")
+    for name in ("fresh.sqlite", "t.sqlite"):
+        t = Tournament.create(tmp / name, read_csv(str(csv)),
+                              Settings(rounds=3, seed=1, title="テスト"), blocks=1)
+        if name == "t.sqlite":
+            t.pair(None, None)
+            enter_tokens(t, 2, ("9", "7"), (), None, False)
+        t.close()
+
+
+def _populate_table(tmp: Path) -> None:
+    """g.json: a genkan table with one composed poem; c.json: a cards table with one PC."""
+    from reader.table.commands import parse
+    from reader.table.store import Table
+
+    g = Table("genkan", {}, 7)
+    g.push(parse("genkan", "player 小町 4"))
+    d = g.push(parse("genkan", "compose solo 小町"))["drawn"]
+    g.push(parse("genkan", "place " + " ".join(f"{c}.{i}" for i, c in enumerate(d[:5], 1))))
+    g.save(tmp / "g.json")
+    c = Table("cards", {}, 7)
+    c.push(parse("cards", "player tenjo ♠"))
+    c.save(tmp / "c.json")
 
 
 def snapshot(root: Path) -> dict[str, str]:

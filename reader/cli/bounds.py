@@ -49,3 +49,23 @@ FINITE = FiniteFloat()
 
 def finite_range(lo: float | None = None, hi: float | None = None) -> FiniteFloat:
     return FiniteFloat(lo, hi)
+
+
+class Utf8Text(click.ParamType):
+    """Text that can be stored and printed: a command-line argument that is not valid UTF-8
+    (Python keeps its bytes as surrogates) is refused with click's one-line error instead of
+    failing later, in SQLite or in a page being written."""
+
+    name = "text"
+
+    def convert(self, value, param, ctx):
+        value = str(value)
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            self.fail(f"{value.encode('utf-8', 'surrogateescape')!r} is not UTF-8 text",
+                      param, ctx)
+        return value
+
+
+UTF8 = Utf8Text()

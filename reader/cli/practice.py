@@ -14,6 +14,7 @@ import click
 from reader.cli import warn
 
 from reader.base.errors import KarutaError
+from reader.cli.bounds import finite_range
 
 
 def _cards(ctx, param, value):
@@ -53,12 +54,12 @@ def _cards(ctx, param, value):
                    "each sound is heard.")
 @click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
               help="synth (built-in), tone (test tones), or a voice pack.")
-@click.option("--simultaneous", type=float, default=10.0, show_default=True,
+@click.option("--simultaneous", type=finite_range(0, 1000), default=10.0, show_default=True,
               help="Touches within this many ms count as simultaneous (the card goes to its "
                    "owner).")
 @click.option("--device", default=None, help="Sound device (window play).")
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
-@click.option("--memorize", type=float, default=None,
+@click.option("--memorize", type=finite_range(0, 120), default=None,
               help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5).")
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")

@@ -25,6 +25,7 @@ from pathlib import Path
 import click
 
 from reader.base.errors import KarutaError
+from reader.cli.bounds import UTF8
 
 CTX = {"help_option_names": ["-h", "--help"]}
 
@@ -242,11 +243,11 @@ def _system_group(system: str, title: str):
 
     setup_opts = [
         click.option("--seed", type=int, default=None, help="Shuffle seed (printed when not given)."),
-        click.option("--player", "players", multiple=True, metavar="NAME:" + ("KAGAKU" if system == "genkan" else "MODE"),
+        click.option("--player", "players", type=UTF8, multiple=True, metavar="NAME:" + ("KAGAKU" if system == "genkan" else "MODE"),
                      help=("A player and the number of 歌学 specialities (hand limit; default 3). "
                            if system == "genkan" else "A PC and the 表出モード suit (♠ ♥ ♦ ♣ or s h d c). ")
                      + "Repeatable."),
-        click.option("--set", "sets", multiple=True, metavar="NAME=VALUE",
+        click.option("--set", "sets", type=UTF8, multiple=True, metavar="NAME=VALUE",
                      help=("GM settings: start_hand=3, scene_cards=3, refill=true, reshuffle=true "
                            "(山札 out: reshuffle the discards), scene_match=all|hand (which cards of a "
                            "judgement match the 歌枕札)." if system == "genkan" else
@@ -263,7 +264,7 @@ def _system_group(system: str, title: str):
         ]
     else:
         setup_opts += [
-            click.option("--npc", "npcs", multiple=True, metavar="NAME[:MODE]",
+            click.option("--npc", "npcs", type=UTF8, multiple=True, metavar="NAME[:MODE]",
                          help="An NPC (a mode only counts in combat if told at its start)."),
             click.option("--jokers", type=click.IntRange(0, 4), default=None,
                          help="Jokers per pack (default 2)."),
@@ -339,7 +340,7 @@ def _system_group(system: str, title: str):
 
     @group.command("do")
     @click.argument("save", type=click.Path(dir_okay=False))
-    @click.argument("line", nargs=-1, required=True)
+    @click.argument("line", type=UTF8, nargs=-1, required=True)
     @click.option("--json", "as_json", is_flag=True,
                   help='Print {"action", "result", "state"} as JSON.')
     def do(save, line, as_json):

@@ -13,6 +13,10 @@ from pathlib import Path
 import click
 
 from reader.base.errors import KarutaError
+from reader.cli.bounds import MAX_MEMORIZE_MIN, UTF8, finite_range
+
+#: a round or table number (any larger is a typo; SQLite integers stop at 2**63)
+NUMBER = click.IntRange(1, 99_999)
 
 
 def _default_file() -> Path:
@@ -44,6 +48,22 @@ def _open(file):
     t = Tournament.open(path)
     t.on_change = lambda tt: pages.write_projector(tt, _now())
     return t
+
+
+def _out_folder(out: str | None) -> Path | None:
+    """--out for pages: an existing folder, or a new one in an existing folder (checked before
+    anything is changed, so a bad --out leaves the tournament as it was)."""
+    if not out:
+        return None
+    p = Path(out)
+    try:
+        if p.exists() and not p.is_dir():
+            raise KarutaError(f"--out {out}: not a folder")
+        if not p.exists() and not p.parent.is_dir():
+            raise KarutaError(f"--out {out}: folder {p.parent} does not exist")
+    except OSError as e:
+        raise KarutaError(f"--out {out}: {e.strerror or e}") from None
+    return p
 
 
 def _emit(as_json: bool, data, text: str | None = None) -> None:
@@ -98,14 +118,14 @@ def _settings_text(t) -> str:
 @click.option("--blocks", type=click.IntRange(1, 64), default=None,
               help="Number of blocks; players without a block are balanced over them.")
 @click.option("--rounds", type=int, default=6, show_default=True, help="Preliminary rounds.")
-@click.option("--colors", default=None, metavar="C1,C2,...",
+@click.option("--colors", type=UTF8, default=None, metavar="C1,C2,...",
               help="The colour of each round in order (default: a different colour each round).")
 @click.option("--seed", type=int, default=None,
               help="Seed for blocks, pairings, lots and readings (printed when not given).")
 @click.option("--mix-groups/--no-mix-groups", default=True, show_default=True,
               help="Keep players of one group/class apart where possible.")
 @click.option("--third-place", is_flag=True, help="Play a third-place match per block.")
-@click.option("--title", default="五色百人一首大会", show_default=True, help="Printed on every page.")
+@click.option("--title", type=UTF8, default="五色百人一首大会", show_default=True, help="Printed on every page.")
 @click.option("--resume", is_flag=True, help="Go on with the tournament already in --file.")
 def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, third_place, title,
         resume):
@@ -165,9 +185,9 @@ def players(file, as_json):
 
 @tournament.command()
 @_common
-@click.argument("name")
-@click.option("--group", default="", help="Group/class.")
-@click.option("--block", default=None, help="Block (default: the smallest).")
+@click.argument("name", type=UTF8)
+@click.option("--group", type=UTF8, default="", help="Group/class.")
+@click.option("--block", type=UTF8, default=None, help="Block (default: the smallest).")
 def add(file, as_json, name, group, block):
     """Add a player on the day (plays from the next round paired)."""
     t = _open(file)
@@ -178,7 +198,7 @@ def add(file, as_json, name, group, block):
 
 @tournament.command()
 @_common
-@click.argument("name")
+@click.argument("name", type=UTF8)
 def withdraw(file, as_json, name):
     """Withdraw a player: not paired from the next round on (results so far stay)."""
     t = _open(file)
@@ -213,9 +233,10 @@ def pair(file, as_json, out, color, tables_csv):
     pairing list and score sheets."""
     from reader.tournament import pages
 
+    folder = _out_folder(out)
     t = _open(file)
     info = t.pair(color, tables_csv)
-    paths = pages.write_round(t, info["round"], Path(out) if out else None)
+    paths = pages.write_round(t, info["round"], folder)
     info["pages"] = {k: str(v) for k, v in paths.items()}
     _emit(as_json, info, _round_text(t, info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")
 
@@ -231,7 +252,7 @@ def unpair(file, as_json):
 
 @tournament.command()
 @_common
-@click.option("--round", "round_no", type=int, default=None, help="Which round (default: the current).")
+@click.option("--round", "round_no", type=NUMBER, default=None, help="Which round (default: the current).")
 def tables(file, as_json, round_no):
     """Show a round's tables and the results entered."""
     t = _open(file)
@@ -241,11 +262,11 @@ def tables(file, as_json, round_no):
 
 @tournament.command()
 @_common
-@click.argument("table", type=int, required=False)
-@click.argument("counts", nargs=-1)
-@click.option("--fault", "faults", multiple=True, metavar="NAME",
+@click.argument("table", type=NUMBER, required=False)
+@click.argument("counts", type=UTF8, nargs=-1)
+@click.option("--fault", "faults", type=UTF8, multiple=True, metavar="NAME",
               help="A player who faulted (repeatable; for the record).")
-@click.option("--round", "round_no", type=int, default=None, help="Round (default: the current).")
+@click.option("--round", "round_no", type=NUMBER, default=None, help="Round (default: the current).")
 @click.option("--correct", is_flag=True, help="Replace the result the table already has.")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False), default=None,
               help="A finished `karuta match keep` goshiki log for TABLE (seats A, B, C).")
@@ -288,8 +309,8 @@ def _table_line(r: dict) -> str:
 
 @tournament.command()
 @_common
-@click.option("--table", "table_no", type=int, default=None, help="Undo that table's last entry.")
-@click.option("--round", "round_no", type=int, default=None)
+@click.option("--table", "table_no", type=NUMBER, default=None, help="Undo that table's last entry.")
+@click.option("--round", "round_no", type=NUMBER, default=None)
 def undo(file, as_json, table_no, round_no):
     """Undo the last result entered (a corrected result goes back to the one before)."""
     t = _open(file)
@@ -318,7 +339,7 @@ def _standings_text(st: dict) -> str:
 
 @tournament.command()
 @_common
-@click.option("--block", default=None, help="Only this block.")
+@click.option("--block", type=UTF8, default=None, help="Only this block.")
 def standings(file, as_json, block):
     """Standings per block: wins, then cards taken, then the lot (drawn when needed)."""
     t = _open(file)
@@ -339,16 +360,17 @@ def standings(file, as_json, block):
 
 @tournament.command()
 @_common
-@click.option("--round", "round_no", type=int, default=None, help="Round (default: the current).")
+@click.option("--round", "round_no", type=NUMBER, default=None, help="Round (default: the current).")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Folder (default: the pages folder).")
 def sheets(file, as_json, round_no, out):
     """Write a round's pairing list and score sheets again (print-ready HTML, A4)."""
     from reader.tournament import pages
 
+    folder = _out_folder(out)
     t = _open(file)
     r = round_no or t.current_round()
     t.round_json(r)  # one-line error for a round that is not paired
-    paths = pages.write_round(t, r, Path(out) if out else None)
+    paths = pages.write_round(t, r, folder)
     _emit(as_json, {k: str(v) for k, v in paths.items()},
           f"pairing list: {paths['pairings']}\nscore sheets: {paths['sheets']}")
 
@@ -390,17 +412,17 @@ def export(file, as_json, csv_out, json_out):
 
 @tournament.command()
 @_common
-@click.option("--round", "round_no", type=int, default=None, help="Round (default: the current).")
+@click.option("--round", "round_no", type=NUMBER, default=None, help="Round (default: the current).")
 @click.option("--resume", is_flag=True, help="Continue this round's reading where it stopped.")
 @click.option("--tiebreak", type=click.IntRange(1, 3), default=None, metavar="N",
               help="A knock-out tie: read the N-th extra card (18th, 19th, 20th of the order).")
-@click.option("--memorize", type=float, default=None, metavar="MIN",
+@click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
               help="Memorisation minutes (default 0.5 = 30 s, seed 004).")
 @click.option("--window", is_flag=True, help="In a large-text window instead of the terminal.")
 @click.option("--device", default=None, help="Sound device.")
 @click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice")
 @click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH", help="The voice.")
-@click.option("--speed", type=float, default=None, help="Reading pace (goshiki 1.8).")
+@click.option("--speed", type=finite_range(0.25, 4), default=None, help="Reading pace (goshiki 1.8).")
 def read(file, as_json, round_no, resume, tiebreak, memorize, window, device, backend,
          voice_spec, speed):
     """Read the round's goshiki reading for every table at once: its colour, 30 s

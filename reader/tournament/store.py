@@ -158,6 +158,10 @@ class Tournament:
                blocks: int | None = None) -> "Tournament":
         path = Path(path)
         settings.validate()
+        try:
+            path.exists() and path.parent.is_dir()
+        except OSError as e:  # a name too long
+            raise TournamentError(f"cannot write {path}: {e.strerror or e}") from None
         if path.exists():
             raise TournamentError(f"{path} already holds a tournament: add --resume to go on "
                                   "with it, or choose another --file")
@@ -198,7 +202,11 @@ class Tournament:
     @classmethod
     def open(cls, path: str | Path) -> "Tournament":
         path = Path(path)
-        if not path.exists():
+        try:
+            there = path.exists()
+        except OSError as e:  # a name too long
+            raise TournamentError(f"{path}: {e.strerror or e}") from None
+        if not there:
             raise TournamentError(f"{path}: no tournament there (start one with "
                                   "`karuta tournament new --players FILE.csv`)")
         try:
@@ -256,6 +264,8 @@ class Tournament:
                 sizes[p["block"]] += 1
             block = min(sizes, key=lambda b: (sizes[b], b)) if sizes else "A"
         block = clean_name(block)
+        if block not in self.blocks():
+            raise TournamentError(f"no block {block} (blocks: {', '.join(self.blocks())})")
         joined = self.current_round() + 1
         with self.db:
             self.db.execute("BEGIN")
@@ -774,6 +784,9 @@ class Tournament:
             round_no = round_no or self.current_round()
             q += " AND round = ? AND table_no = ?"
             args = [round_no, table_no]
+        elif round_no is not None:  # the newest entry of that round, not of any round
+            q += " AND round = ?"
+            args = [round_no]
         row = self.db.execute(q + " ORDER BY id DESC LIMIT 1", args).fetchone()
         if row is None:
             raise TournamentError("nothing to undo" + (f" for table {table_no}"
