@@ -470,3 +470,16 @@ def test_a_round_paired_by_hand(day, tmp_path):
     rnd = js("tournament", "pair", "-f", db, "--tables", good)
     got = [(tb["table"], n) for tb in rnd["tables"] for n in tb["players"]]
     assert got == rows
+
+
+def test_undo_of_a_round_and_add_to_a_block_that_does_not_exist(day):
+    """Found by the absurd-values table (issue 12): ``undo --round N`` without ``--table``
+    undid the newest entry of any round, and ``add --block X`` made a new one-player block."""
+    rnd = js("tournament", "pair", "-f", day)
+    tb = rnd["tables"][0]
+    ok(karuta("tournament", "result", "-f", day, tb["table"], *(["9", "7", "1"][:len(tb["players"])])))
+    before = snapshot(day)
+    one_line_error(karuta("tournament", "undo", "-f", day, "--round", "2"), "nothing to undo")
+    one_line_error(karuta("tournament", "add", "-f", day, "遅刻 太郎", "--block", "Z"), "no block Z")
+    assert snapshot(day) == before
+    assert js("tournament", "undo", "-f", day, "--round", "1")["undone"]["table"] == tb["table"]
