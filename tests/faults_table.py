@@ -106,6 +106,10 @@ def _values(param: click.Parameter) -> list[str]:
     if getattr(t, "name", "") == "float" or isinstance(t, click.FloatRange):
         return FLOAT_VALUES
     if isinstance(t, click.Path):
+        if t.dir_okay and not t.file_okay:
+            # a folder to write into: "/" would be a valid answer that writes into the real
+            # root (the tests run as root), outside the test's folder
+            return [v for v in PATH_VALUES if v != "/"]
         return PATH_VALUES
     return TEXT_VALUES
 
