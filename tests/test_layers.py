@@ -116,6 +116,28 @@ def test_no_import_cycles():
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
 
+def test_every_project_import_names_a_module_that_exists():
+    """A lazy import of a moved module (``from reader.stats import ...`` after the move to
+    ``reader.drills.stats``) fails only when that line runs: catch it here."""
+    mods = modules()
+    missing = []
+    users = list(mods.values()) + sorted((REPO / "tests").glob("*.py")) + \
+        sorted((REPO / "scripts").glob("*.py"))
+    for path in users:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                wanted = [node.module]
+            elif isinstance(node, ast.Import):
+                wanted = [a.name for a in node.names]
+            else:
+                continue
+            for w in wanted:
+                if w.split(".")[0] in PACKAGES and w not in mods:
+                    missing.append(f"{path.relative_to(REPO)}:{node.lineno}: {w}")
+    assert not missing, "imports of modules that do not exist:\n" + "\n".join(missing)
+
+
 def test_only_the_cli_knows_click():
     users = sorted(m for m, p in modules().items()
                    if not m.startswith("reader.cli") and "click" in _top_imports(p))

@@ -100,7 +100,7 @@ def test_a_folder_or_a_missing_file():
 
 
 def test_synth_script_consistency():
-    from reader.statefiles import seal
+    from reader.base.statefiles import seal
 
     good = seal({"labels": ["a", "b", "c"], "kana": ["あ"], "mora_phones": [[1]],
                  "ku_end": [True], "pau_after": [-1], "respelled": 0})

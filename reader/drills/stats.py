@@ -379,7 +379,7 @@ class StatsDB:
     def taps(self, poem: int | None = None) -> list[Tap]:
         sql = "SELECT * FROM taps" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
         rows = self._conn.execute(sql, () if poem is None else (poem,)).fetchall()
-        from reader.statefiles import row_ok
+        from reader.base.statefiles import row_ok
 
         return [Tap(r[0], r[1], r[2], _parse(r[3]), r[4], r[5], r[6], bool(r[7]), bool(r[8]), bool(r[9]))
                 for r in rows if row_ok("taps", r)]  # a row damaged on disk is left out
@@ -387,7 +387,7 @@ class StatsDB:
     def reviews(self, poem: int | None = None) -> list[Review]:
         sql = "SELECT * FROM reviews" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
         rows = self._conn.execute(sql, () if poem is None else (poem,)).fetchall()
-        from reader.statefiles import row_ok
+        from reader.base.statefiles import row_ok
 
         return [Review(r[0], r[1], r[2], _parse(r[3]), r[4], bool(r[5]), r[6], r[7], r[8])
                 for r in rows if row_ok("reviews", r)]

@@ -14,7 +14,7 @@ import sqlite3
 import tempfile
 from pathlib import Path
 
-from reader.statefiles import STATS_ROWS as TABLES
+from reader.base.statefiles import STATS_ROWS as TABLES
 
 CHUNK = 256
 #: when the largest rowid cannot be read, ranges are tried up to this rowid
