@@ -48,7 +48,7 @@ def test_resume_uses_the_sessions_voice_not_todays_default(env, tmp_path):
     assert karuta(env, "voice", "use", "tone").returncode == 0
     sess = half_read_session(env, tmp_path, [])
     saved = json.loads(sess.read_text())
-    assert saved["options"]["voice_spec"] is None and saved["voice"] == "tone"
+    assert saved["voice_spec"] is None and saved["voice"] == "tone"
     # since then the default changed to a pack that is gone
     (tmp_path / "config" / "voice.toml").write_text('default = "gone"\n')
     r = karuta(env, "read", "--resume", "--session", str(sess))
@@ -63,11 +63,12 @@ def test_resume_takes_voice_given_now(env, tmp_path):
     assert r.returncode == 1 and "no-such-pack" in r.stderr and r.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("field,value", [("rules", "kyogi!"), ("ma", 1e9), ("speed", "fast")])
+@pytest.mark.parametrize("field,value", [("rules", "kyogi!"), ("ma_ms", 10 ** 12),
+                                         ("speed", "fast")])
 def test_damaged_option_in_a_session_names_the_file(env, tmp_path, field, value):
     sess = half_read_session(env, tmp_path, ["--voice", "tone"])
     data = json.loads(sess.read_text())
-    data["options"][field] = value
+    data["reading"][field] = value
     sess.write_text(json.dumps(data))
     before = sess.read_bytes()
     r = karuta(env, "read", "--resume", "--session", str(sess))

@@ -153,6 +153,7 @@ def main(argv: list[str]) -> int:
         f = int(ring_frames[k])
         if f == END:
             outdata.fill(0)
+            normal_end[0] = True
             raise sd.CallbackStop
         if channels == 1:
             outdata[:, 0] = ring[k]
@@ -180,6 +181,7 @@ def main(argv: list[str]) -> int:
             time.sleep(0.0002)
         return int(ctl[W]) != r
 
+    normal_end = [False]  # the reading played to its end (else the device stopped the stream)
     try:
         stream = sd.OutputStream(samplerate=rate, blocksize=blocksize, device=device,
                                  channels=channels, dtype=dtype, latency=latency,
@@ -216,7 +218,8 @@ def main(argv: list[str]) -> int:
     except sd.PortAudioError:
         pass
     if not aborted.is_set():
-        out.write("done\n")
+        # "lost": the stream ended by itself before the reading did (device or sound server gone)
+        out.write("done\n" if normal_end[0] else "lost\n")
         out.flush()
     lay.release()
     del ctl, ring, ring_frames, tl_frames, tl_times, tl_cur

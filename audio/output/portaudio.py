@@ -218,6 +218,7 @@ class SounddeviceOutput(Output):
             self._sync_counters()
             self.timeline = self.timeline.snapshot()
             self._died = self._died or proc.died
+            self.lost = self.lost or proc.lost
             self._proc = None
             proc.close()
         if self._stream is not None:

@@ -114,6 +114,7 @@ class AudioProcess:
         self.proc: subprocess.Popen | None = None
         self.done = threading.Event()
         self.died: str | None = None
+        self.lost = False  # the device stopped the stream before the reading's end
 
     def open(self) -> float:
         self.proc = subprocess.Popen([sys.executable, "-S", str(Path(ap.__file__)), *self.args],
@@ -131,7 +132,10 @@ class AudioProcess:
 
         def watch():
             line = self.proc.stdout.readline().strip()
-            if line != "done":
+            if line == "lost":
+                self.lost = True
+                self.died = "stopped during the reading"
+            elif line != "done":
                 self.died = f"the audio process ended unexpectedly (exit {self.proc.wait()})"
             self.done.set()
             on_done()

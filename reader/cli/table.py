@@ -26,6 +26,7 @@ import click
 
 from reader.base.errors import KarutaError
 from reader.cli.bounds import UTF8
+from reader.base.statefiles import decode_json
 
 CTX = {"help_option_names": ["-h", "--help"]}
 
@@ -74,7 +75,7 @@ def _categories(path: str | None) -> dict:
     if not path:
         return {}
     try:
-        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        d = decode_json(Path(path).read_text(encoding="utf-8"))
     except OSError as e:
         raise KarutaError(f"--categories {path}: {e.strerror}") from None
     except ValueError:

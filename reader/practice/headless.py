@@ -17,6 +17,7 @@ from typing import Callable
 from reader.base.errors import KarutaError, LogError
 from reader.practice.deal import Deal, deal as draw_deal, from_hands
 from reader.practice.match import PracticeMatch, PracticeSettings, Seat
+from reader.base.statefiles import decode_json
 
 __all__ = ["new_match", "play", "plan_for", "seat_label", "parse_seat", "resume",
            "load_practice_log", "save"]
@@ -108,7 +109,7 @@ def load_practice_log(path) -> tuple[dict, list[dict]]:
 
     loaded = matchlog.load(path)  # every line valid for the rules, or one LogError line
     text = Path(path).read_text(encoding="utf-8-sig")
-    lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+    lines = [decode_json(line) for line in text.splitlines() if line.strip()]
     header = lines[0]
     if "practice" not in header:
         raise LogError(f"{path}: not a practice log (no \"practice\" settings in line 1: "

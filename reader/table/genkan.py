@@ -70,6 +70,7 @@ from functools import lru_cache
 from importlib import resources
 
 from reader.table import ActionError
+from reader.base.statefiles import decode_json
 
 __all__ = ["check_settings", "new_state", "apply", "categories", "attributes", "ATTRS",
            "FIVE", "SEVEN", "ku_text", "vertical", "poem_reading"]
@@ -98,7 +99,7 @@ DEFAULT_SETTINGS = {"start_hand": 3, "scene_cards": 3, "keys": [], "refill": Tru
 @lru_cache(maxsize=1)
 def _category_data() -> dict:
     text = resources.files("poems").joinpath("data", "poet_categories.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return decode_json(text)
 
 
 def categories(overrides: dict | None = None) -> dict[int, tuple[str, ...]]:
@@ -109,7 +110,7 @@ def categories(overrides: dict | None = None) -> dict[int, tuple[str, ...]]:
 
 @lru_cache(maxsize=8)
 def _categories(overrides_json: str) -> tuple:
-    overrides = json.loads(overrides_json)
+    overrides = decode_json(overrides_json)
     out = {}
     for p in _category_data()["poets"]:
         out[p["no"]] = (p["category"],) + ((p["also"],) if p.get("also") else ())

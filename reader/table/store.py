@@ -25,6 +25,7 @@ from typing import Any
 from reader.base.errors import KarutaError, LogError
 from reader.base.files import atomic_write_text
 from reader.table import ActionError, rng_for
+from reader.base.statefiles import decode_json
 
 __all__ = ["Table", "load", "log_path", "SYSTEMS", "FORMAT"]
 
@@ -136,7 +137,7 @@ def load(path: Path | str, system: str | None = None) -> Table:
     except (OSError, UnicodeDecodeError) as e:
         raise LogError(f"{path}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
     try:
-        d = json.loads(text)
+        d = decode_json(text)
     except ValueError as e:
         raise LogError(f"{path}: not a table save (bad JSON at line {getattr(e, 'lineno', '?')})") from None
     if not isinstance(d, dict) or d.get("karuta_table") != FORMAT:

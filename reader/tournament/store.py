@@ -35,6 +35,7 @@ import poems
 from reader.tournament import pairing, scoring
 from reader.tournament.errors import TournamentError
 from reader.tournament.players import PlayerRow, balance_blocks, clean_name
+from reader.base.statefiles import decode_json
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "FORMAT", "VERSION"]
 
@@ -138,7 +139,7 @@ class Tournament:
         self.db = conn
         self.on_change = None
         m = dict(conn.execute("SELECT key, value FROM meta"))
-        self.meta = {k: json.loads(v) for k, v in m.items()}
+        self.meta = {k: decode_json(v) for k, v in m.items()}
         self.settings = Settings(rounds=self.meta["rounds"], colors=tuple(self.meta["colors"]),
                                  mix_groups=self.meta["mix_groups"],
                                  third_place=self.meta["third_place"], seed=self.meta["seed"],
@@ -212,12 +213,12 @@ class Tournament:
         try:
             conn = cls._connect(path)
             m = dict(conn.execute("SELECT key, value FROM meta"))
-            ok = json.loads(m.get("format", "null")) == FORMAT
+            ok = decode_json(m.get("format", "null")) == FORMAT
         except (sqlite3.Error, ValueError) as e:
             raise TournamentError(f"{path}: not a karuta tournament file ({e})") from None
         if not ok:
             raise TournamentError(f"{path}: not a karuta tournament file")
-        if json.loads(m["version"]) > VERSION:
+        if decode_json(m["version"]) > VERSION:
             raise TournamentError(f"{path}: written by a newer karuta (format "
                                   f"{m['version']}); it was left as it is")
         return cls(path, conn)
