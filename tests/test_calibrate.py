@@ -189,7 +189,7 @@ class JitterFront:
 
 def test_a_run_spread_above_the_limit_is_repeated_and_the_steadiest_kept(monkeypatch):
     from audio.output import NullOutput
-    from reader import calibrate as cal
+    from reader.drills import calibrate as cal
 
     out = NullOutput()
     _, _, clicks = click_track(48000, count=8, interval_ms=300, lead_ms=300)

@@ -138,7 +138,9 @@ def test_round_reading_memorisation_hold_quit_resume(pulse_server, tmux, tmp_pat
     s = tmux.wait_for("EXIT=0", timeout=30)
     saved = json.loads(sess_path.read_text())
     assert "`karuta tournament read --resume` continues" in s
-    assert saved["options"]["colors"] == [color] and saved["seed"] == seed
+    from poems import COLORS
+
+    assert saved["reading"]["poems"] == sorted(COLORS[color]) and saved["seed"] == seed
     done = saved["position"]
     assert 0 < done < 17
     assert [e["poem"] for e in saved["log"]][:done] == order[:done]
