@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_run import karuta_argv
+from cli_run import karuta_argv, one_line_error
 
 TONE = ("--voice", "tone")
 
@@ -20,14 +20,6 @@ def karuta(*args, timeout=120, **kw):
                           text=True, timeout=timeout, **kw)
 
 
-def one_line_error(r, *words):
-    assert r.returncode == 1, (r.stdout, r.stderr)
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("karuta: "), r.stderr
-    assert "Traceback" not in r.stderr
-    for w in words:
-        assert w in lines[0], lines[0]
-    return lines[0]
 
 
 def test_bot_vs_bot_json_is_what_match_replay_prints(tmp_path):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reader.base.procs import end_helper
+
 from audio.output import audio_process as ap
 from audio.output.timeline import Timeline
 
@@ -155,15 +157,7 @@ class AudioProcess:
     def close(self) -> None:
         p = self.proc
         if p is not None:
-            try:
-                p.stdin.close()
-            except (BrokenPipeError, OSError):
-                pass
-            try:
-                p.wait(timeout=2.0)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+            end_helper(p, timeout=2.0)
             p.stdout.close()
             self.proc = None
         if self.shm is not None:

@@ -37,6 +37,8 @@ import time
 from collections import deque
 from dataclasses import dataclass
 
+from reader.base.procs import end_helper
+
 __all__ = ["TapEvent", "PollStats", "TerminalTaps", "WindowTaps", "TapMapper"]
 
 
@@ -277,15 +279,7 @@ class TerminalTaps:
                     elif not self._emit(ns, payload):
                         return
         finally:
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-            try:
-                proc.wait(timeout=1.0)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            end_helper(proc)
 
     def _run_inline(self) -> None:
         fd = self.fd
@@ -431,18 +425,7 @@ class XStamper:
         return None
 
     def close(self) -> None:
-        p = self.proc
-        try:
-            p.stdin.close()
-        except OSError:
-            pass
-        import subprocess
-
-        try:
-            p.wait(timeout=1.0)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+        end_helper(self.proc)
 
 
 class WindowTaps:
