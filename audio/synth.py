@@ -47,7 +47,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
-import io
 import os
 import struct
 import tempfile
@@ -210,13 +209,13 @@ def label_morae(labels) -> list[list[str]]:
 
 def _frontend(text: str) -> list[dict]:
     pj = _pyopenjtalk_module()
-    with _FRONTEND_LOCK, contextlib.redirect_stdout(io.StringIO()):
+    with _FRONTEND_LOCK:  # pyopenjtalk prints only when imported (``audio.openjtalk``)
         return [dict(f) for f in pj.run_frontend(text, use_sudachi_kanji_yomi=False, predict_nani=False)]
 
 
 def _make_label(features: list[dict]) -> list[str]:
     pj = _pyopenjtalk_module()
-    with _FRONTEND_LOCK, contextlib.redirect_stdout(io.StringIO()):
+    with _FRONTEND_LOCK:
         return list(pj.make_label(features))
 
 

@@ -119,7 +119,9 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
     # the whole path (pty -> stamping process -> stamp -> mapping): every tap within 1 ms
     errs = sorted(errors_path)
     assert skipped <= 5 and len(errs) >= 35, (skipped, errs)
-    assert errs[0] >= -0.05, errs  # a stamp cannot come before the byte was written
+    # a stamp cannot come before the byte was written: the only way below 0 is the mapping's
+    # own error, bounded just above (±0.25 ms)
+    assert errs[0] >= -0.25, errs
     assert statistics.median(errs) <= 0.5, errs
     assert errs[-1] <= 1.0, errs
     # the input thread polls about every millisecond
