@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_run import karuta_argv, karuta_env
+from x_driver import screenshot, window_of
 
 from poems import all_poems, poem
 from reader.drills.memory_drill import MemorySession, run_terminal, run_window
@@ -393,30 +394,12 @@ def test_window_escape_stops(tmp_path, dummy_video):
 
 # -- a real X server --------------------------------------------------------------------------
 
-def screenshot(display: str) -> np.ndarray:
-    ppm = subprocess.run(["import", "-display", display, "-window", "root", "-depth", "8", "ppm:-"],
-                         capture_output=True, check=True, timeout=30).stdout
-    parts = ppm.split(maxsplit=4)  # P6 width height maxval data
-    assert parts[0] == b"P6" and parts[3] == b"255"
-    w, h = int(parts[1]), int(parts[2])
-    return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
-
-
 def test_window_under_xvfb(tmp_path, xvfb):
     proc, out = start(["drill", "memory", "--window", "--count", "3", "--seed", "6"], tmp_path,
                       DISPLAY=xvfb)
     try:
         env = {**os.environ, "DISPLAY": xvfb}
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
-            found = subprocess.run(["xdotool", "search", "--pid", str(proc.pid)], env=env,
-                                   capture_output=True, text=True).stdout.split()
-            if found:
-                break
-            assert proc.poll() is None, proc.stderr.read()
-            time.sleep(0.1)
-        else:
-            raise AssertionError("no window")
+        window_of(proc, xvfb, timeout=30)
         time.sleep(0.5)
         img = screenshot(xvfb)
         assert img.shape == (800, 1280, 3)

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from x_driver import window_of
 
 from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
@@ -203,12 +204,7 @@ def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs
         plan = _plan(plan_out)
         order = plan["order"]
         rng = random.Random(9)
-        end = time.monotonic() + 20
-        find = ["xdotool", "search", "--pid", str(p.pid)]  # (--name misses SDL's window here)
-        while subprocess.run(find, env=xenv, capture_output=True).returncode != 0:
-            assert time.monotonic() < end, "no window"
-            time.sleep(0.1)
-        wid = subprocess.run(find, env=xenv, capture_output=True, text=True).stdout.split()[-1]
+        wid = window_of(p, xvfb)
         subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=xenv, check=False)
         t_start = time.monotonic()
         done = 0

@@ -1,0 +1,50 @@
+"""One way for tests to find and look at an app's window in an X server (Xvfb): the window
+of a process, once it is mapped, and a screenshot as an array.
+
+SDL may map a window, unmap it and map it again while it starts (a video-mode change), so a
+window id found by one ``xdotool search`` can be gone by the next: ``window_of`` returns the id
+of a window that is *visible* when it answers, and waits until one is.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import numpy as np
+
+
+def window_of(proc: subprocess.Popen, display: str, timeout: float = 60.0) -> str:
+    """The id of a visible window of ``proc`` on ``display``; fails with the process's
+    output if it exits first, or after ``timeout`` seconds (a loaded machine can take a
+    while to open a window)."""
+    env = {**os.environ, "DISPLAY": display}
+    find = ["xdotool", "search", "--onlyvisible", "--pid", str(proc.pid)]
+    end = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            out = proc.stdout.read() if proc.stdout else ""
+            err = proc.stderr.read() if proc.stderr else ""
+            raise AssertionError(f"the app exited ({proc.returncode}) before its window "
+                                 f"showed: {out}{err}")
+        found = subprocess.run(find, env=env, capture_output=True, text=True).stdout.split()
+        if found:
+            return found[-1]
+        if time.monotonic() > end:
+            hidden = subprocess.run(find[:2] + find[3:], env=env, capture_output=True,
+                                    text=True).stdout.split()
+            proc.kill()
+            out = proc.communicate()[0] if proc.stdout else ""
+            raise AssertionError(f"no visible window of the app within {timeout:.0f} s "
+                                 f"({len(hidden)} unmapped); its output: {out!r}")
+        time.sleep(0.05)
+
+
+def screenshot(display: str) -> np.ndarray:
+    """The whole screen as an (h, w, 3) uint8 array."""
+    ppm = subprocess.run(["import", "-display", display, "-window", "root", "-depth", "8",
+                          "ppm:-"], capture_output=True, check=True, timeout=30).stdout
+    parts = ppm.split(maxsplit=4)
+    assert parts[0] == b"P6" and parts[3] == b"255", parts[:4]
+    w, h = int(parts[1]), int(parts[2])
+    return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
