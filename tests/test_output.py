@@ -306,3 +306,53 @@ def test_a_voice_failure_during_playback_surfaces_in_wait():
     with pytest.raises(RuntimeError, match="synthesis failed"):
         out.wait(timeout=10)
     assert not out.is_active
+
+
+def test_clock_pairing_survives_a_stream_time_error():
+    """PortAudio can fail to read the stream time ("Error getting stream time") while a stream
+    starts, stops or hiccups.  The audio process's clock-pairing thread must skip such a
+    reading, keep publishing, and never die with a traceback (the window then never opened)."""
+    import threading
+
+    import numpy as np
+    import sounddevice as sd
+
+    from audio.output import audio_process as ap
+
+    class Flaky:  # a stream whose clock fails every other reading
+        def __init__(self):
+            self.n = 0
+
+        @property
+        def time(self):
+            self.n += 1
+            if self.n % 2:
+                raise sd.PortAudioError("Error getting stream time")
+            return 100.0 + time.perf_counter()
+
+    clk = np.zeros(ap.CLK)
+    halt = threading.Event()
+    stream = Flaky()
+    th = threading.Thread(target=ap._pairing, args=(stream, clk, halt, 0.01), daemon=True)
+    th.start()
+    deadline = time.monotonic() + 10
+    while clk[ap.WHEN] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    n_seen = stream.n
+    time.sleep(0.1)
+    alive = th.is_alive()
+    halt.set()
+    th.join(5)
+    assert alive and stream.n > n_seen  # still pairing after the errors
+    assert abs(clk[ap.OFFSET] - 100.0) < 0.01  # and what it published is the stream's clock
+
+    always = type("Dead", (), {"time": property(lambda s: (_ for _ in ()).throw(
+        sd.PortAudioError("Error getting stream time")))})()
+    clk2 = np.zeros(ap.CLK)
+    halt2 = threading.Event()
+    th2 = threading.Thread(target=ap._pairing, args=(always, clk2, halt2, 0.01), daemon=True)
+    th2.start()
+    time.sleep(0.1)
+    assert th2.is_alive() and clk2[ap.WHEN] == 0  # nothing published, nothing crashed
+    halt2.set()
+    th2.join(5)

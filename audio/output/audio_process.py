@@ -81,15 +81,25 @@ class SharedLayout:
 def _pairing(stream, clk, halt: threading.Event, period: float = 0.1) -> None:
     """Publish stream clock − perf_counter from the narrowest of 5 paired readings, every
     ``period`` s (the narrowest of the last second wins: the clocks drift by ppm only)."""
+    from sounddevice import PortAudioError
+
     kept: list[tuple[float, float, float]] = []
     while not halt.is_set():
         best_w, best_off = math.inf, 0.0
         for _ in range(5):
             a = time.perf_counter()
-            st = float(stream.time)
+            try:
+                st = float(stream.time)
+            except PortAudioError:
+                # "Error getting stream time": the stream is starting, stopping or its device
+                # hiccupped.  Skip this reading; the next pairing (or the next period) serves.
+                continue
             b = time.perf_counter()
             if b - a < best_w:
                 best_w, best_off = b - a, st - (a + b) / 2.0
+        if best_w == math.inf:
+            halt.wait(period)
+            continue
         now = time.perf_counter()
         kept = [k for k in kept if now - k[2] <= 1.0] + [(best_w, best_off, now)]
         w, off, when = min(kept)
