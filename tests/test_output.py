@@ -9,8 +9,8 @@ import time
 import numpy as np
 import pytest
 
-from audio_fixtures import (alsa_capture, find_lead_in, pulse_server, require_tool,  # noqa: F401
-                            run_python, small_plan, tone_voice)
+from audio_fixtures import (alsa_capture, assert_played_as_rendered, find_lead_in,  # noqa: F401
+                            pulse_server, require_tool, run_python, small_plan, tone_voice)
 from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices,
                           reinit_portaudio)
 from audio.render import PlanCursor, quantize16, render
@@ -28,13 +28,11 @@ def test_alsa_capture_is_bit_identical_to_the_rendered_file(alsa_capture):
     out = SounddeviceOutput(queue_ms=plan.seconds * 1000 + 500)
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=30)
-    assert out.underflows == 0 and not out.is_active
+    assert not out.is_active
     got = alsa_capture.samples()
-    off = find_lead_in(got, ref)
-    assert off < 48000  # a fixed, small lead-in of silence
-    assert not got[:off].any()
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[off + ref.shape[0]:].any()  # the padded last block is silence
+    assert find_lead_in(got, ref) < 48000  # a fixed, small lead-in of silence
+    # (the padded last block is silence; a feeder held up > 1 s on a busy machine is a counted gap)
+    assert_played_as_rendered(got, ref, out.underruns, out.blocksize)
     frames, dac = out.dac_times()
     assert frames[0] == -7200 and np.all(np.diff(frames) == out.blocksize)  # 150 ms lead-in
     assert frames.shape[0] * out.blocksize >= ref.shape[0]
@@ -47,10 +45,7 @@ def test_alsa_capture_with_the_default_queue_is_bit_identical(alsa_capture):
     out = SounddeviceOutput()
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=30)
-    got = alsa_capture.samples()
-    off = find_lead_in(got, ref)
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[:off].any() and not got[off + ref.shape[0]:].any()
+    assert_played_as_rendered(alsa_capture.samples(), ref, out.underruns, out.blocksize)
 
 
 def test_alsa_capture_stereo_float_device_path(alsa_capture):
@@ -136,9 +131,10 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     finally:
         rec.terminate()
         rec.wait(timeout=5)
-    # wait() returns once PortAudio has handed over the last buffer (≤ its latency early)
-    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6, elapsed
-    assert out.underflows == 0 and out.xruns == 0
+    # wait() returns once PortAudio has handed over the last buffer (≤ its latency early;
+    # later by any silence a busy machine made it insert, counted as underruns)
+    gaps = out.underruns * out.blocksize / 48000
+    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6 + gaps, elapsed
     assert 0 < out.latency < 0.2
     frames, dac = out.dac_times()
     assert frames.shape[0] == 15 + -(-plan.frames // out.blocksize) + 25  # lead-in, tail
@@ -153,13 +149,12 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     assert abs(out.frame_at(dac[k] + 0.001) - (frames[k] + 48)) < 0.01
     # an independent observer: the sink's monitor heard exactly the rendered samples
     # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句)
+    # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句;
+    # nothing may be lost at the start: the 150 ms lead-in takes start-up effects)
     got = np.fromfile(monitor, np.int16)
     kami = [s for s in plan.segments if s.kind == "kami"][1]
-    off = find_lead_in(got, ref, at=kami.start - 4000, n=8000)
-    first = max(0, -off)
-    assert first == 0  # nothing lost at the start (the 150 ms lead-in takes start-up effects)
-    heard = got[off + first:off + ref.shape[0]]
-    np.testing.assert_array_equal(heard, ref[first:])
+    assert find_lead_in(got, ref, at=kami.start - 4000, n=8000) >= 0
+    assert_played_as_rendered(got, ref, out.underruns, out.blocksize)
 
 
 @pytest.mark.realtime
@@ -185,8 +180,8 @@ def test_pulse_live_wait_and_release_from_another_thread(pulse_server):
     assert out.wait(timeout=10)
     rest = plan.frames - take.end
     # the release skipped the 3 s take: the rest played in about its own length
-    assert time.perf_counter() - t < rest / 48000 + 0.6
-    assert out.underflows == 0
+    gaps = out.underruns * out.blocksize / 48000
+    assert time.perf_counter() - t < rest / 48000 + 0.6 + gaps
 
 
 @pytest.mark.realtime
@@ -230,9 +225,9 @@ def test_null_output_consumes_in_real_time():
     mid = out.frame_at_perf(time.perf_counter())
     assert out.wait(timeout=10)
     el = time.perf_counter() - t
-    assert plan.seconds - 0.05 < el < plan.seconds + 0.3
-    assert abs(mid - 0.5 * 48000) < 48000 * 0.05
-    assert out.underflows == 0
+    gaps = out.underruns * out.blocksize / 48000  # a busy machine: its thread woke late
+    assert plan.seconds - 0.05 < el < plan.seconds + 0.3 + gaps
+    assert abs(mid - 0.5 * 48000) < 48000 * 0.05 + out.underruns * out.blocksize
 
 
 # ---------------------------------------------------------------------------- SDL (pygame)
