@@ -175,8 +175,10 @@ class PlanCursor:
       - ``live=True``: at a ``wait`` segment the cursor emits silence, the plan frozen at the
         segment's start, until ``release()``; then the rest of the take is skipped and the next
         segment begins.  A ``release()`` while ``hold()`` is in force is kept and applied on
-        ``resume()`` (a hand is up: the wait goes on).  A ``release()`` when the cursor is not
-        at a wait is ignored.
+        ``resume()`` (a hand is up: the wait goes on).  A ``release()`` during the speech just
+        before a wait (the card was taken while its 上の句 was still being read) is kept: that
+        wait is skipped when the 上の句 ends, as a reader goes on to the 下の句.  At any other
+        point (a 下の句, a 間) it is ignored.  Auto mode does the same with its takes.
 
         ``hold()`` in live mode pauses the reading at the next silence boundary, also in a
         plan without waits (goshiki): at once when the head is in silence (a ``ma``, ``gap``
@@ -232,6 +234,7 @@ class PlanCursor:
         self._emitted = 0
         self._held = False
         self._release_pending = False
+        self._release_at_wait = False  # a release during the 上の句 before a wait
         self._repeat_pending = False
         self._insert: Segment | None = None  # the 下の句 being repeated
         self._insert_data: np.ndarray | None = None
@@ -401,6 +404,16 @@ class PlanCursor:
                 self._i += 1
                 self._off = 0
                 self._lookahead()
+                if self._release_at_wait:  # taken during that 上の句: no wait
+                    self._release_at_wait = False
+                    if self._in_wait():
+                        if self._held and self.live:
+                            self._release_pending = True
+                        else:
+                            self._i += 1
+                            self._lookahead()
+                            self._anchor(self._emitted + filled, self._position(), True,
+                                         "release")
                 if self._repeat_pending:  # asked for during that speech segment
                     self._repeat_pending = False
                     self._start_insert(self._emitted + filled)
@@ -479,8 +492,15 @@ class PlanCursor:
     def _in_wait(self) -> bool:
         return self._i < len(self._segs) and self._segs[self._i].wait and self._insert is None
 
+    def _wait_is_next(self) -> bool:
+        i = self._i
+        return (self._insert is None and i + 1 < len(self._segs) and self._segs[i].is_speech
+                and self._segs[i + 1].wait)
+
     def _do_release(self) -> None:
         if not self._in_wait():
+            if self._wait_is_next():
+                self._release_at_wait = True
             return
         self._i += 1
         self._off = 0

@@ -156,6 +156,39 @@ def test_release_outside_a_wait_is_ignored_in_live_mode():
     assert c.state.waiting
 
 
+def test_a_take_during_the_kami_skips_its_wait_and_a_late_press_is_ignored():
+    """Next pressed while the 上の句 is still being read (a fast take; a scorekeeper typing
+    the result early): the reading goes on to the 下の句 when the 上の句 ends, it never waits
+    for a second press.  Pressed during a 下の句 or a 間 it is ignored (the next card's 上の句
+    has not been read: nobody can have taken it)."""
+    take = first_take()
+    kami = PLAN.segments[PLAN.segments.index(take) - 1]
+    assert kami.kind == "kami"
+    c = PlanCursor(PLAN, VOICE, live=True)
+    head = read_until(c, lambda s: s.segment is kami and s.position > kami.start + 4800)
+    c.release()
+    rest = read_until(c, lambda s: s.waiting)  # straight on, to the next card's take
+    assert c.state.segment is not take and c.state.segment.wait
+    got = np.concatenate([head, rest])
+    expect = np.concatenate([REF[:take.start], REF[take.end:]])  # the take: no time at all
+    np.testing.assert_array_equal(got, expect[:got.shape[0]])
+    rel = next(a for a in c.anchors if a.event == "release")
+    assert rel.plan_frame == take.end and rel.stream_frame == take.start
+    assert c.plan_frame_at(rel.stream_frame + 10) == take.end + 10
+
+    # a press during the 下の句 that follows does not skip the next card's wait
+    c2 = PlanCursor(PLAN, VOICE, live=True)
+    read_until(c2, lambda s: s.waiting)
+    c2.release()
+    read_until(c2, lambda s: s.segment is not None and s.segment.kind == "shimo")
+    c2.release()
+    nxt = read_until(c2, lambda s: s.waiting)
+    assert nxt.shape[0] and c2.state.waiting and c2.state.segment is not take
+    for _ in range(10):
+        assert not c2.read(480).any()
+    assert c2.state.waiting
+
+
 def test_hold_pauses_the_take_countdown_in_auto_mode():
     take = first_take()
     c = PlanCursor(PLAN, VOICE, live=False)
