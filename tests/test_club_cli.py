@@ -24,7 +24,7 @@ import pytest
 
 from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
-from x_driver import screenshot, window_of
+from x_driver import screenshot_when, window_of
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
         "--yoin", "0.2"]
@@ -323,12 +323,10 @@ def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
     try:
         wid = window_of(p, xvfb)
         subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=xenv, check=False)
-        time.sleep(0.5)
-        assert _colours(screenshot(xvfb)) > 20, "the memorisation screen is blank"
+        screenshot_when(xvfb, lambda im: _colours(im) > 20, what="the memorisation screen")
         # after the 3 s timer the reading starts; card 1 read -> saved
         wait_until(lambda: (session(sess) or {}).get("position", 0) >= 1, 30, "card 1")
-        time.sleep(0.3)
-        assert _colours(screenshot(xvfb)) > 20
+        screenshot_when(xvfb, lambda im: _colours(im) > 20, what="the reading screen")
         # the big NEXT button (bottom right) advances, like space
         subprocess.run(["xdotool", "mousemove", "--window", wid, "1050", "690", "click", "1"],
                        env=xenv, check=True)
