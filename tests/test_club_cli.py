@@ -24,6 +24,7 @@ import pytest
 
 from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
+from waits import wait_until
 from x_driver import screenshot_when, window_of
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
@@ -45,16 +46,6 @@ def session(path: Path) -> dict | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-def wait_until(pred, timeout=30.0, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}", pytrace=False)
 
 
 @pytest.fixture

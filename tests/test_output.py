@@ -220,14 +220,14 @@ def test_null_output_consumes_in_real_time():
     out = NullOutput()
     t = time.perf_counter()
     out.play(PlanCursor(plan, VOICE))
-    mid = None
-    time.sleep(0.5)
-    mid = out.frame_at_perf(time.perf_counter())
+    time.sleep(0.5)  # (longer on a busy machine: the frame is checked against the real time)
+    now = time.perf_counter()
+    mid = out.frame_at_perf(now)
     assert out.wait(timeout=10)
     el = time.perf_counter() - t
-    gaps = out.underruns * out.blocksize / 48000  # a busy machine: its thread woke late
-    assert plan.seconds - 0.05 < el < plan.seconds + 0.3 + gaps
-    assert abs(mid - 0.5 * 48000) < 48000 * 0.05 + out.underruns * out.blocksize
+    late = out.underruns * out.blocksize  # a busy machine: its thread woke late
+    assert plan.seconds - 0.05 < el < plan.seconds + 0.3 + late / 48000
+    assert abs(mid - (now - t) * 48000) < 48000 * 0.05 + late
 
 
 # ---------------------------------------------------------------------------- SDL (pygame)
@@ -261,20 +261,18 @@ def test_sdl_disk_capture_equals_render(tmp_path, chunk, channels):
     res = run_python(SDL_PLAY.format(ref=str(ref_path), chunk=chunk, channels=channels),
                      env={"SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": str(raw)})
     el, seconds, underflows, latency, f1 = res.stdout.split()
-    assert int(underflows) == 0
-    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
+    late = int(underflows) * chunk  # silence a busy machine made SDL insert (counted)
+    # ends as the last chunk is mixed
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0 + late / 48000
     ref = np.load(ref_path)
     got = np.fromfile(raw, dtype=np.int16)
     if channels == 2:
         got = got.reshape(-1, 2)
         np.testing.assert_array_equal(got[:, 0], got[:, 1])
         got = got[:, 0].copy()
-    off = find_lead_in(got, ref)
-    assert not got[:off].any()
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[off + ref.shape[0]:].any()
+    assert_played_as_rendered(got, ref, int(underflows), chunk)
     # an estimated clock: 1 s after play() is about frame 48000 (±60 ms)
-    assert abs(float(f1) - 48000) < 48000 * 0.06
+    assert abs(float(f1) - 48000) < 48000 * 0.06 + late
 
 
 @pytest.mark.realtime
@@ -282,8 +280,8 @@ def test_sdl_dummy_driver_smoke(tmp_path):
     res = run_python(SDL_PLAY.format(ref=str(tmp_path / "ref.npy"), chunk=2400, channels=1),
                      env={"SDL_AUDIODRIVER": "dummy"})
     el, seconds, underflows, _, _ = res.stdout.split()
-    assert int(underflows) == 0
-    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
+    late = int(underflows) * 2400 / 48000  # a busy machine: counted silence, not a hang
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0 + late  # ends as the last chunk is mixed
 
 
 class BrokenVoice(ToneVoice):
