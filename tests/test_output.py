@@ -32,7 +32,8 @@ def test_alsa_capture_is_bit_identical_to_the_rendered_file(alsa_capture):
     got = alsa_capture.samples()
     assert find_lead_in(got, ref) < 48000  # a fixed, small lead-in of silence
     # (the padded last block is silence; a feeder held up > 1 s on a busy machine is a counted gap)
-    assert_played_as_rendered(got, ref, out.underruns, out.blocksize)
+    assert_played_as_rendered(got, ref, out.underruns, out.blocksize, xruns=out.xruns,
+                              device_frames=int(out.latency * 48000) + out.blocksize)
     frames, dac = out.dac_times()
     assert frames[0] == -7200 and np.all(np.diff(frames) == out.blocksize)  # 150 ms lead-in
     assert frames.shape[0] * out.blocksize >= ref.shape[0]
@@ -116,8 +117,9 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     ref = quantize16(render(plan, VOICE))
     assert 1.5 < plan.seconds < 3.0
     monitor = tmp_path / "monitor.raw"
+    # (a roomy recording buffer: a busy machine must not make the observer itself drop audio)
     rec = subprocess.Popen(["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le",
-                            "--rate=48000", "--channels=1", "--latency-msec=5", str(monitor)],
+                            "--rate=48000", "--channels=1", "--latency-msec=200", str(monitor)],
                            env=pulse_server.env, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
@@ -154,7 +156,8 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     got = np.fromfile(monitor, np.int16)
     kami = [s for s in plan.segments if s.kind == "kami"][1]
     assert find_lead_in(got, ref, at=kami.start - 4000, n=8000) >= 0
-    assert_played_as_rendered(got, ref, out.underruns, out.blocksize)
+    assert_played_as_rendered(got, ref, out.underruns, out.blocksize, xruns=out.xruns,
+                              device_frames=int(out.latency * 48000) + out.blocksize)
 
 
 @pytest.mark.realtime
@@ -179,9 +182,10 @@ def test_pulse_live_wait_and_release_from_another_thread(pulse_server):
     threading.Thread(target=cursor.release).start()
     assert out.wait(timeout=10)
     rest = plan.frames - take.end
-    # the release skipped the 3 s take: the rest played in about its own length
+    # the release skipped the 3 s take: the rest played in about its own length (a busy
+    # machine may add a second or so; not the 3 s of the take)
     gaps = out.underruns * out.blocksize / 48000
-    assert time.perf_counter() - t < rest / 48000 + 0.6 + gaps
+    assert time.perf_counter() - t < rest / 48000 + 2.0 + gaps
 
 
 @pytest.mark.realtime
@@ -262,8 +266,10 @@ def test_sdl_disk_capture_equals_render(tmp_path, chunk, channels):
                      env={"SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": str(raw)})
     el, seconds, underflows, latency, f1 = res.stdout.split()
     late = int(underflows) * chunk  # silence a busy machine made SDL insert (counted)
-    # ends as the last chunk is mixed
-    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0 + late / 48000
+    # ends as the last chunk is mixed (SDL's disk driver keeps real time by sleeping: a busy
+    # machine wakes it late)
+    starved = max(0.0, float(el) - float(seconds) - 1.0)
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 3.0 + late / 48000
     ref = np.load(ref_path)
     got = np.fromfile(raw, dtype=np.int16)
     if channels == 2:
@@ -271,8 +277,9 @@ def test_sdl_disk_capture_equals_render(tmp_path, chunk, channels):
         np.testing.assert_array_equal(got[:, 0], got[:, 1])
         got = got[:, 0].copy()
     assert_played_as_rendered(got, ref, int(underflows), chunk)
-    # an estimated clock: 1 s after play() is about frame 48000 (±60 ms)
-    assert abs(float(f1) - 48000) < 48000 * 0.06 + late
+    # an estimated clock: 1 s after play() is about frame 48000 (±60 ms, and no better than
+    # the driver kept real time)
+    assert abs(float(f1) - 48000) < 48000 * (0.06 + starved) + late
 
 
 @pytest.mark.realtime
@@ -281,7 +288,7 @@ def test_sdl_dummy_driver_smoke(tmp_path):
                      env={"SDL_AUDIODRIVER": "dummy"})
     el, seconds, underflows, _, _ = res.stdout.split()
     late = int(underflows) * 2400 / 48000  # a busy machine: counted silence, not a hang
-    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0 + late  # ends as the last chunk is mixed
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 3.0 + late  # ends as the last chunk is mixed
 
 
 class BrokenVoice(ToneVoice):

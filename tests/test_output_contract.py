@@ -10,8 +10,8 @@ import time
 import numpy as np
 import pytest
 
-from audio_fixtures import (alsa_capture, assert_played_as_rendered, find_lead_in,  # noqa: F401
-                            pulse_server, small_plan)
+from audio_fixtures import (alsa_capture, assert_played_as_rendered, pulse_server,  # noqa: F401
+                            small_plan)
 from audio.output import NullOutput, SounddeviceOutput, SyncOutput
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
@@ -85,10 +85,8 @@ def test_what_was_played_is_the_rendered_reading(make_output):
     out = make_output()
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=plan.seconds + 10)
-    got = quantize16(out.samples())
-    off = find_lead_in(got, ref)
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[:off].any() and not got[off + ref.shape[0]:].any()
+    # (the real-time null output on a busy machine: the silence it counted, nothing else)
+    assert_played_as_rendered(quantize16(out.samples()), ref, out.underruns, out.blocksize)
 
 
 @pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
