@@ -35,6 +35,7 @@ Everything here is deterministic: the random drift is seeded from the item's lab
 from __future__ import annotations
 
 import hashlib
+import struct
 import threading
 from dataclasses import dataclass
 
@@ -47,7 +48,7 @@ RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-4"
+VOICE_VERSION = "chant-5"
 
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
@@ -210,16 +211,26 @@ def _engine(voice_path: str):
 def natural(labels, voice_path: str):
     """Natural HTS speech of ``labels`` (float64, full scale 1.0) and each label's frames.
 
-    The duration of a label depends only on that label, so synthesizing each alone gives its
-    length in the whole exactly (checked: the lengths must add up)."""
+    The duration of a label depends only on that label: its frames come from the voice file's
+    duration model (``audio.htsvoice``, no synthesis) and must add up to the speech's length;
+    if they do not (a voice file that model reader does not know), each label is synthesized
+    alone, which gives its length in the whole exactly (checked the same way)."""
     eng = _engine(voice_path)
     eng.set_speed(1.0)
     eng.add_half_tone(0.0)
     x = np.asarray(eng.synthesize(list(labels)), dtype=np.float64) / 32768.0
-    lens = []
-    for lab in labels:
-        eng.set_speed(1.0)
-        lens.append(len(eng.synthesize([lab])) // FRAME)
+    try:
+        from audio.htsvoice import duration_model
+
+        model = duration_model(voice_path)
+        lens = [model.frames(lab) for lab in labels]
+    except (OSError, ValueError, KeyError, struct.error):
+        lens = []
+    if sum(lens) * FRAME != len(x):
+        lens = []
+        for lab in labels:
+            eng.set_speed(1.0)
+            lens.append(len(eng.synthesize([lab])) // FRAME)
     if sum(lens) * FRAME != len(x):
         raise RuntimeError(f"label lengths {sum(lens) * FRAME} do not add up to {len(x)}")
     return x, lens
@@ -285,13 +296,30 @@ def _onsets(x, script, starts, lens):
     return out
 
 
-def _analyse(x):
-    import pyworld as pw
+#: WORLD's FFT size at 48 kHz for the envelope, the aperiodicity and the synthesis: 1024
+#: (CheapTrick's floor is then 3 x 48000 / 1024 = 141 Hz; mei speaks above it, frames under it
+#: take CheapTrick's unvoiced envelope) -- half the cost of the 2048 that its 71-90 Hz default
+#: floor needs, in analysis and in synthesis
+FFT_SIZE = 1024
 
-    f0, t = pw.dio(x, RATE, f0_floor=90.0, f0_ceil=700.0, frame_period=_MS)
+
+def _analyse(x):
+    """WORLD analysis of the natural speech at the cost a chant needs (measured:
+    ``scripts/bench_synth.py``): DIO on a 4x decimated signal (f0 is only the analysis's
+    guide and the voiced/unvoiced map here: the chant's pitch is designed), StoneMask at
+    48 kHz, CheapTrick at ``FFT_SIZE``; D4C on the signal at 24 kHz (its windows are sized for
+    a 47 Hz floor, 8192 points at 48 kHz), the bands above 12 kHz taking the 12 kHz value."""
+    import pyworld as pw
+    from scipy.signal import resample_poly
+
+    f0, t = pw.dio(x, RATE, f0_floor=90.0, f0_ceil=700.0, frame_period=_MS, speed=4)
     f0 = pw.stonemask(x, f0, t, RATE)
-    sp = pw.cheaptrick(x, f0, t, RATE, f0_floor=90.0)
-    ap = pw.d4c(x, f0, t, RATE)
+    sp = pw.cheaptrick(x, f0, t, RATE, fft_size=FFT_SIZE)
+    half = FFT_SIZE // 2 + 1
+    ap_lo = pw.d4c(resample_poly(x, 1, 2), f0, t, RATE // 2, fft_size=FFT_SIZE)  # 0-12 kHz
+    ap = np.empty((len(f0), half))
+    ap[:, :half // 2 + 1] = ap_lo[:, ::2]
+    ap[:, half // 2 + 1:] = ap_lo[:, -1:]
     return f0, sp, ap
 
 

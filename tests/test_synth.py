@@ -97,6 +97,24 @@ def test_no_devoicing():
         assert not any(label_phoneme(lab) in ("I", "U") for lab in script_for(key, part).labels)
 
 
+def test_duration_model_says_what_the_engine_does(voice):
+    """The label lengths read from the voice file's duration model (audio.htsvoice, what the
+    chant is built on) are the lengths the HTS engine gives each label, for every label of
+    every text the voice reads; the contract that lets synthesis run HTS once a clip."""
+    from audio import chant
+    from audio.htsvoice import duration_model
+
+    model = duration_model(voice.voice_path())
+    eng = chant._engine(voice.voice_path())
+    checked = 0
+    for key, part in ALL_PARTS:
+        for lab in script_for(key, part).labels:
+            eng.set_speed(1.0)
+            assert model.frames(lab) == len(eng.synthesize([lab])) // 240, (key, part, lab)
+            checked += 1
+    assert checked > 6000
+
+
 def test_layout_is_cheap_and_exact(voice):
     voice.layout(SpeechItem("1", "kami"))  # warm the frontend
     t = time.perf_counter()
