@@ -48,7 +48,7 @@ RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-5"
+VOICE_VERSION = "chant-6"
 
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
@@ -76,6 +76,11 @@ _END_DB = -24.0
 _HF_CAP_DB = -14.0
 _CONS_CAP_DB = -5.0
 _HF_HZ = 3500
+#: vowel after vowel: the level falls ``_VV_DIP_DB`` over ``_VV_FALL_MS`` before the beat and
+#: comes back over ``_VV_RISE_MS`` centred on it
+_VV_DIP_DB = -12.0
+_VV_FALL_MS = 35
+_VV_RISE_MS = 8
 
 
 @dataclass(frozen=True)
@@ -171,7 +176,9 @@ def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = 300,
 def heard_onsets(des: Design) -> list[int]:
     """Per mora, the sample where it is first heard: the clip's start for the first; for a
     consonant, ``HEARD_MS`` before its beat (scaled as its consonant is; a voiced stop is heard
-    in its closure already); else its beat."""
+    in its closure already), or after a breath (silence) its consonant's onset if that is
+    earlier (a nasal's murmur after silence is a sound of its own; after a vowel only its
+    release is); else its beat (a vowel after a vowel is re-articulated there: ``_VV_DIP_DB``)."""
     out = []
     for n, m in enumerate(des.morae):
         if n == 0:
@@ -179,6 +186,8 @@ def heard_onsets(des: Design) -> list[int]:
         elif m.cons:
             lead = LEAD_MS.get(m.cons, 50)
             frac = HEARD_MS.get(m.cons, lead) / lead  # > 1: heard in the closure (voicing)
+            if des.morae[n - 1].ku_end:  # after a breath its first sound is heard: the murmur
+                frac = max(1.0, frac)  # of a nasal, flap or glide too, not only its release
             at = m.beat * FRAME - round((m.beat - m.onset) * FRAME * frac)
             out.append(max(at, out[-1] + FRAME))
         else:
@@ -482,6 +491,20 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
             mask[(mp.onset - mp.closure) * FRAME:mp.onset * FRAME] = 1.0
     ramp = np.ones(96) / 96
     mask = np.minimum(mask, np.convolve(mask, ramp, mode="same") * 2)
+    # a vowel (or ん) right after another mora's vowel is re-articulated on its beat, as a
+    # reader separates morae: the level dips before the beat and comes back on it, so the mora
+    # has an onset a listener hears (without it the vowel glides and no onset is heard)
+    fall, rise = _VV_FALL_MS * RATE // 1000, _VV_RISE_MS * RATE // 1000
+    dip = 10 ** (_VV_DIP_DB / 20)
+    for n, mp in enumerate(des.morae):
+        if n == 0 or mp.cons or des.morae[n - 1].ku_end:
+            continue
+        b = mp.beat * FRAME
+        a0, a1 = max(0, b - fall - rise // 2), min(n_out, b + rise // 2)
+        if a1 - a0 < fall + rise // 2:
+            continue
+        g = np.concatenate([np.geomspace(1.0, dip, fall), np.geomspace(dip, 1.0, a1 - a0 - fall)])
+        mask[a0:a1] *= g
     y *= np.clip(mask, 0, 1)
     y[:48] *= np.linspace(0, 1, min(48, n_out))
     return y

@@ -133,10 +133,15 @@ def test_timing_design_numbers(voice):
     beats = [m.beat * 240 for m in des.morae]
     # the vowels are on the beat, 300 ms apart
     assert [b - a for a, b in zip(beats[:4], beats[1:5])] == [14400] * 4
-    # each mora is heard where its consonant is first heard, before its beat (は at the start)
+    # each mora is heard where its consonant is first heard, before its beat (は at the start);
+    # after a breath a nasal's murmur is heard from its start (な, the second ku's first mora)
     assert lay.morae[0].start == 0
-    for m, d in list(zip(lay.morae, des.morae))[1:]:
-        assert m.start == d.beat * 240 - chant.HEARD_MS.get(d.cons, 0) * 48, (m, d)
+    for n, (m, d) in list(enumerate(zip(lay.morae, des.morae)))[1:]:
+        heard = chant.HEARD_MS.get(d.cons, 0)
+        if des.morae[n - 1].ku_end:
+            heard = max(heard, chant.LEAD_MS.get(d.cons, 0))
+        assert m.start == d.beat * 240 - heard * 48, (m, d)
+    assert lay.morae[5].start == des.morae[5].onset * 240 < des.morae[5].beat * 240 - chant.HEARD_MS["n"] * 48
     # ku end: its vowel lasts 2 beats less 50 ms, then a 100 ms breath before the next ku begins
     assert des.morae[4].vend == des.morae[4].beat + (600 - 50) // 5
     assert des.morae[5].onset - des.morae[5].closure == des.morae[4].vend + 100 // 5
