@@ -48,7 +48,7 @@ RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-6"
+VOICE_VERSION = "chant-7"
 
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
@@ -70,6 +70,7 @@ CLOSURE_MS = {"k": 45, "t": 45, "p": 50, "kw": 45, "ky": 45, "py": 50, "ty": 45,
               "g": 30, "d": 30, "b": 30, "gw": 30, "gy": 30, "by": 30, "dy": 30,
               "ch": 35, "ts": 35, "j": 20}
 _STOPS = set(CLOSURE_MS)
+_NASALS = {"m", "n", "my", "ny"}
 _VOWEL_PH = set("aiueo") | {"N"}
 _END_MS = 400  # the held sound's last fade
 _END_DB = -24.0
@@ -281,7 +282,15 @@ def _onsets(x, script, starts, lens):
         cons = _phone(labels[phones[0]]) if len(phones) == 2 else ""
         va = float(v0)
         if cons:
-            va = vowel_onset(x, RATE, v0 * FRAME, before_ms=min(60.0, (v0 - c0) * _MS), after_ms=40.0) / FRAME
+            before = min(60.0, (v0 - c0) * _MS)
+            if cons in _NASALS and not prev_silent:
+                # the murmur is the level's low point (HTS's label boundary can sit well inside
+                # the previous vowel): look for the vowel's onset only after it
+                lo, hi = c0 * _MS, min(len(env), (v0 + 4) * _MS)
+                if hi > lo:
+                    murmur = lo + int(np.argmin(env[lo:hi]))
+                    before = float(np.clip(v0 * _MS - murmur + 5, 5.0, before))
+            va = vowel_onset(x, RATE, v0 * FRAME, before_ms=before, after_ms=40.0) / FRAME
             va = float(np.clip(va, c0 + 1, v1 - 2))
         r = float(c0)
         a, b = c0 * _MS, v0 * _MS  # ms
