@@ -1,23 +1,28 @@
 """Chant: the HTS voice "mei" resynthesised with WORLD on a designed timeline, pitch and 余韻.
 
 Why: HTS speaks; a karuta reader chants.  pyopenjtalk's own engine (in-process, no system
-binary) says the labels at its natural pace; WORLD (pyworld) analyses that speech into a
-spectral envelope, an aperiodicity and a pitch track, 5 ms a frame, and this module rebuilds it
-frame by frame on the reading's designed timeline:
+binary) says the labels at its natural pace, once (each label's length comes from the voice
+file's duration model, ``audio.htsvoice``); WORLD (pyworld) analyses that speech into a
+spectral envelope, an aperiodicity and a pitch track, 5 ms a frame (at FFT size ``FFT_SIZE``,
+see ``_analyse``), and this module rebuilds it frame by frame on the reading's designed
+timeline:
 
 * **Timeline** (``design``, pure: no audio needed, so the plan is exact before synthesis).
   Vowel onsets fall on a steady beat (``mora_ms``, 300 ms at speed 1.0), the consonant before
   its beat, as singing synthesis does: each consonant class has a *lead* (its audible part:
   burst + aspiration of a stop, the frication of s/sh/h, the murmur of m/n) and stops and
   affricates a *closure* (silence) before that.  A mora's layout onset is where its sound is
-  first heard (closure excluded): the beat minus the lead.  Each ku's last mora sounds for
+  first heard (``heard_onsets``: ``HEARD_MS`` before the beat, measured per consonant class;
+  after a breath the consonant's start if earlier; a vowel's beat).  Each ku's last mora sounds for
   ``ku_end`` beats less 50 ms, a ``breath_ms`` silence follows, and the next ku starts.  A clip
   starts at its first mora's heard onset (an initial stop's closure is not kept) and ends where
   the last sound ends.
 * **Mapping**: every design frame takes its envelope from a point of the natural speech: the
   closure from the natural closure, the audible consonant from its release or frication
   (found in the natural audio: the largest rise of high-band energy) to the vowel, the vowel's
-  first and last frames one to one, its middle stretched.  A long middle (ku ends, the 余韻)
+  first and last frames one to one, its middle stretched (a nasal's vowel is looked for after
+  its murmur).  A vowel (or ん) right after a vowel dips 12 dB before its beat and comes back
+  on it, so it is re-articulated there, as a reader separates morae.  A long middle (ku ends, the 余韻)
   wanders slowly and smoothly over the vowel's steady part instead of repeating anything, so
   the held sound changes a little all the time and never loops.
 * **Pitch**: two levels, a low reciting pitch ``low_hz`` and one ``step_st`` semitones higher
