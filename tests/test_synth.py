@@ -115,6 +115,22 @@ def test_duration_model_says_what_the_engine_does(voice):
     assert checked > 6000
 
 
+def test_label_lengths_without_the_duration_model(voice, monkeypatch):
+    """A voice file whose duration model cannot be read still speaks, with the same timing:
+    each label is then synthesized alone (the slower way)."""
+    from audio import chant, htsvoice
+
+    labels = script_for("1", "kami").labels
+    x, lens = chant.natural(labels, voice.voice_path())
+
+    def unreadable(path):
+        raise ValueError(f"{path}: duration PDFs of an unknown layout")
+
+    monkeypatch.setattr(htsvoice, "duration_model", unreadable)
+    x2, lens2 = chant.natural(labels, voice.voice_path())
+    assert lens2 == lens and np.array_equal(x2, x)
+
+
 def test_layout_is_cheap_and_exact(voice):
     voice.layout(SpeechItem("1", "kami"))  # warm the frontend
     t = time.perf_counter()
