@@ -679,3 +679,32 @@ def test_missing_ffmpeg_is_one_line_suggesting_wav(tmp_path, monkeypatch):
         write_audio(REF, 48000, tmp_path / "r.mp3")
     assert_one_line_output_error(e)
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- running ahead
+COMMANDS = {"release": PlanCursor.release, "hold": PlanCursor.hold,
+            "resume": PlanCursor.resume, "repeat": PlanCursor.repeat_last_shimo}
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(at=st.integers(0, PLAN.frames // 480), ahead=st.integers(1, 400), live=st.booleans(),
+       cmds=st.lists(st.sampled_from(sorted(COMMANDS)), min_size=0, max_size=3))
+def test_a_cursor_taken_back_then_commanded_is_one_commanded_there(at, ahead, live, cmds):
+    """What an output that runs seconds ahead does on a command: back to the checkpoint where
+    commands act, then the command.  The stream, the anchors (the heard-frame mapping) and the
+    state afterwards are those of a cursor that got the command at that point."""
+    ran, direct = (PlanCursor(PLAN, VOICE, live=live, threaded=False) for _ in range(2))
+    for c in (ran, direct):
+        for _ in range(at):
+            c.read(480)
+    cp = ran.checkpoint()
+    for _ in range(ahead):  # ran ahead (maybe past the end, maybe into a wait)
+        ran.read(480)
+    ran.rewind(cp)
+    assert ran.state == direct.state and ran.anchors == direct.anchors
+    for c in (ran, direct):
+        for name in cmds:
+            COMMANDS[name](c)
+    limit = 2 * PLAN.frames
+    np.testing.assert_array_equal(stream(ran, limit=limit), stream(direct, limit=limit))
+    assert ran.anchors == direct.anchors and ran.state == direct.state
