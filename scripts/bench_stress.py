@@ -61,7 +61,7 @@ APP = textwrap.dedent("""
     out = open_output("sounddevice", "pulse", plan.sample_rate)
     front = WindowFront(title="karuta stress", fps=60)
     events = []
-    fill = []  # audio queued ahead of the device, ms (sampled every frame)
+    fill = []  # audio queued ahead of the device, ms (every 6th frame, until the reading's end is queued)
     with front:
         import pygame
         front.message("stress")
@@ -74,7 +74,8 @@ APP = textwrap.dedent("""
             front.big = str(n // 60)
             n += 1
             fd = out._feeder
-            if fd is not None and n % 6 == 0:
+            head = getattr(fd.cursor, "state_at_head", None) if fd is not None else None
+            if fd is not None and n % 6 == 0 and not (head is not None and head.finished):
                 fill.append(len(fd.q) * out.blocksize * 1000.0 / out.sample_rate)
             for e in front.poll(0.004):
                 events.append([e.ns, e.kind, e.source])
