@@ -255,11 +255,18 @@ class Feeder(threading.Thread):
         """A command is waiting: drop what is queued beyond ``near`` blocks ahead of the
         device and take the cursor back there (the command then acts there).  False when
         nothing is queued beyond that point, or it is past the reading's end."""
-        c = max(self.q.consumed() + self.near, self._first)
-        if c >= self._w:
-            return False
-        entry = self._hist[c % len(self._hist)]
-        if entry is None or entry[0] is None or not self.q.truncate(c):
+        for _ in range(20):
+            c = max(self.q.consumed() + self.near, self._first)
+            if c >= self._w:
+                return False
+            entry = self._hist[c % len(self._hist)]
+            if entry is None or entry[0] is None:
+                return False
+            if self.q.truncate(c):
+                break
+            # the device reached c meanwhile (this thread was kept off the CPU or the GIL for
+            # ``near`` blocks): again from where it is now
+        else:
             return False
         self._w = c
         self.cursor.rewind(entry[0])
