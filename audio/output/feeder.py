@@ -196,7 +196,7 @@ class Feeder(threading.Thread):
                     phase, tail_left, ended = "body", self.tail_blocks, False
                 if phase == "end" or len(q) >= target:
                     self.prefilled.set()
-                    self.wake.wait(0.05 if phase == "end" else 0.02)
+                    self.wake.wait(0.1)  # a command sets it
                     continue
                 if phase == "body":
                     cp = cursor.checkpoint()
