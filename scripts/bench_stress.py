@@ -296,7 +296,8 @@ def main():
               f"drill window redrawn in full every frame, {a.workers} CPU-bound workers; "
               f"audio {'in the app (callback thread)' if not res['process'] else 'in the audio process'}; "
               f"load average {load:.1f} (1 min, during the run); sound server and recorder at {rt}; "
-              f"queue {a.queue_ms or 150:.0f} ms")
+              f"queue {a.queue_ms or 150:.0f} ms, running ahead "
+              f"{3000 if a.ahead_ms is None else a.ahead_ms:.0f} ms")
         print(f"  underruns: {res['underruns']} (feeder late: {res['underflows']}, device: "
               f"{res['xruns']}; device hiccups in the lead-in silence: {res['lead_xruns']})")
         if "error" in cmp:
