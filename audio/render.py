@@ -318,9 +318,10 @@ class PlanCursor:
         return bool(self._commands)
 
     # ------------------------------------------------------------------ running ahead (reading thread)
-    _CP_FIELDS = ("_i", "_off", "_emitted", "_held", "_release_pending", "_repeat_pending",
-                  "_insert", "_insert_data", "_insert_off", "_restart_after_insert",
-                  "_restart_on_resume", "_stopped", "_frozen", "_last_shimo")
+    _CP_FIELDS = ("_i", "_off", "_emitted", "_held", "_release_pending", "_release_at_wait",
+                  "_repeat_pending", "_insert", "_insert_data", "_insert_off",
+                  "_restart_after_insert", "_restart_on_resume", "_stopped", "_frozen",
+                  "_last_shimo")
 
     def checkpoint(self) -> tuple:
         """The reading state before the next ``read`` (for ``rewind``; reading thread only)."""
