@@ -16,6 +16,7 @@ from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
 from reader.base.errors import DeviceError
+from waits import wait_until
 
 VOICE = ToneVoice(48000, mora_ms=20)
 
@@ -224,13 +225,6 @@ def test_audio_process_runs_ahead_so_a_late_synthesis_is_not_heard(pulse_server)
     assert out.underruns < 10, (out.underflows, out.xruns)
 
 
-def wait_for(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        assert time.monotonic() < deadline, "condition not reached"
-        time.sleep(0.005)
-
-
 @pytest.mark.realtime
 def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_server):
     """Running seconds ahead changes nothing the reader sees: the wait shows about when it is
@@ -241,7 +235,7 @@ def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_se
     out = SounddeviceOutput(device="pulse", process=True)
     cursor = PlanCursor(plan, VOICE, live=True)
     out.play(cursor)
-    wait_for(lambda: cursor.state.waiting)
+    wait_until(lambda: cursor.state.waiting, what="the wait", every=0.005)
     heard = out.frame_now()
     wait_at = cursor.stream_frame_at(take.start)
     assert heard is not None and wait_at is not None
@@ -273,7 +267,7 @@ def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
         return f is not None and cursor.segment_at(int(f))[0] is take
 
     out.play(cursor)
-    wait_for(hearing_the_take)
+    wait_until(hearing_the_take, what="the take heard", every=0.005)
     t = time.perf_counter()
     cursor.release()
     assert out.wait(timeout=10)
