@@ -16,6 +16,7 @@ from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
 from reader.base.errors import DeviceError
+from waits import wait_until
 
 VOICE = ToneVoice(48000, mora_ms=20)
 
@@ -200,6 +201,78 @@ def test_pulse_stop_is_prompt(pulse_server):
     assert time.perf_counter() - t < 0.5
     assert not out.is_active and cursor.finished
     out.stop()  # idempotent
+
+
+class SlowShimo(ToneVoice):
+    """Each 下の句 comes 0.4 s late (a synthesis job holding the feeder up)."""
+
+    def samples(self, item):
+        if item.part == "shimo":
+            time.sleep(0.4)
+        return super().samples(item)
+
+
+@pytest.mark.realtime
+def test_audio_process_runs_ahead_so_a_late_synthesis_is_not_heard(pulse_server):
+    """The audio process's feeder runs seconds ahead, so three 0.4 s hold-ups of the feeder
+    are not heard (without running ahead each is ~30 blocks of silence:
+    test_output_contract.test_late_audio_is_silence_counted_not_waited_for)."""
+    v = SlowShimo(48000, mora_ms=20)
+    plan = small_plan(v, cards=2, ma_ms=1500, gap_ms=1500, take_ms=200, yoin_ms=150)
+    out = SounddeviceOutput(device="pulse", process=True)
+    out.play(PlanCursor(plan, v, threaded=False))  # no look-ahead worker: the feeder waits
+    assert out.wait(timeout=plan.seconds + 10)
+    assert out.underruns < 10, (out.underflows, out.xruns)
+
+
+@pytest.mark.realtime
+def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_server):
+    """Running seconds ahead changes nothing the reader sees: the wait shows about when it is
+    heard (not when the feeder got there), and a release plays on at once (what was queued
+    beyond the point where commands act is made again)."""
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=3000, yoin_ms=100)
+    take = next(s for s in plan.segments if s.wait)
+    out = SounddeviceOutput(device="pulse", process=True)
+    cursor = PlanCursor(plan, VOICE, live=True)
+    out.play(cursor)
+    wait_until(lambda: cursor.state.waiting, what="the wait", every=0.005)
+    heard = out.frame_now()
+    wait_at = cursor.stream_frame_at(take.start)
+    assert heard is not None and wait_at is not None
+    assert wait_at - heard < 48000 * (out.queue_ms / 1000 + out.latency + 0.3), (wait_at, heard)
+    time.sleep(out.queue_ms / 1000 + out.latency + 0.1)
+    assert cursor.position == take.start and out.is_active
+    assert cursor.plan_frame_at(int(out.frame_now())) == take.start
+    t = time.perf_counter()
+    threading.Thread(target=cursor.release).start()
+    assert out.wait(timeout=10)
+    rest = plan.frames - take.end
+    assert time.perf_counter() - t < rest / 48000 + 0.6
+    # the stream went on block after block: nothing dropped was heard, no block left out
+    frames, _ = out.dac_times()
+    assert np.all(np.diff(frames) == out.blocksize)
+
+
+@pytest.mark.realtime
+def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
+    """Auto mode: seconds of the take's silence are queued when `next` comes; the 下の句
+    follows at once all the same."""
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=4000, yoin_ms=100)
+    take = next(s for s in plan.segments if s.wait)
+    out = SounddeviceOutput(device="pulse", process=True)
+    cursor = PlanCursor(plan, VOICE)
+
+    def hearing_the_take():
+        f = out.frame_now()
+        return f is not None and cursor.segment_at(int(f))[0] is take
+
+    out.play(cursor)
+    wait_until(hearing_the_take, what="the take heard", every=0.005)
+    t = time.perf_counter()
+    cursor.release()
+    assert out.wait(timeout=10)
+    rest = plan.frames - take.end
+    assert time.perf_counter() - t < rest / 48000 + 1.0
 
 
 def test_perf_clock_maps_to_the_stream_clock(pulse_server):

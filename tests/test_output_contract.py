@@ -160,10 +160,11 @@ def test_a_voice_failure_surfaces_in_wait(make_output):
 
 def test_late_audio_is_silence_counted_not_waited_for(make_output):
     """A feeder held up for 0.4 s: a real-time output plays silence meanwhile and counts the
-    underruns (the realtime side never waits for it); the synchronous one just waits."""
+    underruns (the realtime side never waits for it); the synchronous one just waits.  (The
+    audio process's feeder without running ahead: with it, see test_output.py.)"""
     v = SlowVoice(0.4)
     plan = small_plan(v, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
-    out = make_output()
+    out = make_output(**({"ahead_ms": 0} if make_output.kind == "portaudio-process" else {}))
     cursor = PlanCursor(plan, v, threaded=False)  # no look-ahead: the feeder itself waits
     t = time.perf_counter()
     out.play(cursor)

@@ -679,3 +679,64 @@ def test_missing_ffmpeg_is_one_line_suggesting_wav(tmp_path, monkeypatch):
         write_audio(REF, 48000, tmp_path / "r.mp3")
     assert_one_line_output_error(e)
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- running ahead
+COMMANDS = {"release": PlanCursor.release, "hold": PlanCursor.hold,
+            "resume": PlanCursor.resume, "repeat": PlanCursor.repeat_last_shimo}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(at=st.integers(0, PLAN.frames // 480), ahead=st.integers(1, 400), live=st.booleans(),
+       cmds=st.lists(st.sampled_from(sorted(COMMANDS)), min_size=0, max_size=3),
+       before=st.integers(0, 40), earlier=st.lists(st.sampled_from(sorted(COMMANDS)),
+                                                    min_size=0, max_size=2))
+def test_a_cursor_taken_back_then_commanded_is_one_commanded_there(at, ahead, live, cmds,
+                                                                   before, earlier):
+    """What an output that runs seconds ahead does on a command: back to the checkpoint where
+    commands act, then the command.  The stream, the anchors (the heard-frame mapping) and the
+    state afterwards are those of a cursor that got the command at that point (``earlier``
+    commands, ``before`` blocks before the checkpoint, leave state that must come back too)."""
+    ran, direct = (PlanCursor(PLAN, VOICE, live=live, threaded=False) for _ in range(2))
+    for c in (ran, direct):
+        for k in range(at):
+            if k == max(0, at - before):
+                for name in earlier:
+                    COMMANDS[name](c)
+            c.read(480)
+    cp = ran.checkpoint()
+    for _ in range(ahead):  # ran ahead (maybe past the end, maybe into a wait)
+        ran.read(480)
+    ran.rewind(cp)
+    assert ran.state == direct.state and ran.anchors == direct.anchors
+    for c in (ran, direct):
+        for name in cmds:
+            COMMANDS[name](c)
+    limit = 2 * PLAN.frames
+    np.testing.assert_array_equal(stream(ran, limit=limit), stream(direct, limit=limit))
+    assert ran.anchors == direct.anchors and ran.state == direct.state
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "auto"])
+def test_a_take_during_the_kami_survives_running_ahead_and_back(live):
+    """`next` during a 上の句 skips the wait after it; an output that ran past that wait and
+    came back to a point inside the 上の句 (for another command) keeps the skip."""
+    segs = PLAN.segments
+    j = next(i for i, s in enumerate(segs) if s.kind == "kami" and segs[i + 1].wait)
+    kami, take = segs[j], segs[j + 1]
+    ran, direct = (PlanCursor(PLAN, VOICE, live=live, threaded=False) for _ in range(2))
+    for c in (ran, direct):
+        read_until(c, lambda s: s.position > kami.start)
+        c.release()  # taken while the 上の句 is read
+        c.read(480)
+    cp = ran.checkpoint()
+    read_until(ran, lambda s: s.position > take.end)  # ran past the skipped wait
+    ran.rewind(cp)
+    for c in (ran, direct):
+        c.hold()
+        c.resume()
+    limit = 2 * PLAN.frames
+    a, b = stream(ran, limit=limit), stream(direct, limit=limit)
+    np.testing.assert_array_equal(a, b)
+    assert ran.anchors == direct.anchors
+    assert any(x.event == "release" and x.plan_frame == take.end for x in ran.anchors)
