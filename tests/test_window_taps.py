@@ -26,16 +26,17 @@ APP = textwrap.dedent("""
     taps = WindowTaps()
     print("ready", pygame.display.get_wm_info()["window"], taps.stamper is not None, flush=True)
     evs, end, next_draw = [], time.perf_counter() + float(sys.argv[1]), 0.0
+    busy_s, period_s = float(sys.argv[2]), float(sys.argv[3])
     while time.perf_counter() < end:
         for e in taps.pump():
             evs.append([e.ns, e.kind, e.source])
         now = time.perf_counter()
-        if now >= next_draw:  # a slow redraw: the thread is busy for 20 ms
-            busy = now + 0.02
+        if now >= next_draw:  # a slow redraw: the thread is busy for busy_s
+            busy = now + busy_s
             while time.perf_counter() < busy:
                 pass
             pygame.display.flip()
-            next_draw = now + 0.05
+            next_draw = now + period_s
         time.sleep(0.001)
     for _ in range(20):
         for e in taps.pump():
@@ -48,13 +49,20 @@ APP = textwrap.dedent("""
 
 
 @pytest.mark.realtime
-def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(xvfb):
+@pytest.mark.parametrize("busy,period,min_lag", [(0.02, 0.05, 10.0), (0.45, 0.5, 300.0)],
+                         ids=["redraws", "long-stalls"])
+def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
+        xvfb, busy, period, min_lag):
+    """``long-stalls``: the window thread is away for 450 ms at a time (a busy machine, a
+    garbage collection, a slow frame): a press in a stall still gets its X stamp, not the
+    time the thread came back (stamps older than 300 ms used to be thrown away)."""
     from Xlib import X, display
     from Xlib.ext import xtest
 
     env = {**os.environ, "DISPLAY": xvfb, "PYTHONPATH": str(REPO), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
     env.pop("SDL_VIDEODRIVER", None)
-    app = subprocess.Popen([sys.executable, "-c", APP, "9"], cwd=REPO, env=env,
+    app = subprocess.Popen([sys.executable, "-c", APP, "9", str(busy), str(period)], cwd=REPO,
+                           env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = app.stdout.readline().split()
@@ -104,5 +112,5 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(xv
     assert statistics.median(delays) <= 0.5, delays
     assert delays[int(0.9 * (len(delays) - 1))] <= 2.0 and delays[-1] <= 10.0, delays
     # ... while the window thread itself was tens of ms late for some of them
-    assert data["lag_max"] > 10.0, data["lag_max"]
+    assert data["lag_max"] > min_lag, data["lag_max"]
     assert all(e[2] == "window-x" for e in evs)

@@ -309,8 +309,9 @@ class TerminalTaps:
 #: and button presses selected on the root window, each stamped with ``perf_counter_ns`` the
 #: moment it arrives and sent to the app at once (no round trip to the X server first: a
 #: starved X server made that late).  Raw events are not per window: ``WindowTaps`` pairs a
-#: stamp only with a press SDL delivered to our window (a press elsewhere in the last
-#: ``XStamper.MATCH_NS`` could be paired instead when ours never came: rare, and documented).  No GIL and no drawing in its way: the app's window thread
+#: stamp only with a press SDL delivered to our window, and only a stamp made since the window
+#: thread's previous look at SDL's queue (an older press would have been in that look: it went
+#: to another window).  No GIL and no drawing in its way: the app's window thread
 #: may be in a redraw when the press arrives.  Asks for realtime priority (SCHED_FIFO) where
 #: allowed, else a better nice value.  Frames to the parent: kind (K key, B button), ns,
 #: detail (X keycode / button number).  Touches are not raw-selectable without XI 2.2 (which
@@ -359,10 +360,12 @@ except (BrokenPipeError, KeyboardInterrupt):
 
 
 class XStamper:
-    """Runs ``_XHELPER`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns)``
-    pops the oldest unmatched stamp of ``kind`` ("key" / "mouse") not after ``before_ns`` (and
-    not older than ``MATCH_NS`` before it).  ``ok`` once the helper is listening."""
+    """Runs ``_XHELPER`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns,
+    after_ns)`` pops the oldest unmatched stamp of ``kind`` ("key" / "mouse") not after
+    ``before_ns`` and not before ``after_ns`` (older ones are dropped: presses that went
+    elsewhere).  ``ok`` once the helper is listening."""
 
+    #: the oldest stamp ``take`` pairs when no ``after_ns`` is given
     MATCH_NS = 300_000_000
 
     def __init__(self, wid: int):
@@ -411,12 +414,13 @@ class XStamper:
                 elif kind == b"B" and detail == 1:
                     self.q["mouse"].append(ns)
 
-    def take(self, kind: str, before_ns: int) -> int | None:
+    def take(self, kind: str, before_ns: int, after_ns: int | None = None) -> int | None:
         q = self.q.get(kind)
         floor = self.floor.get(kind, 0)
+        oldest = before_ns - self.MATCH_NS if after_ns is None else after_ns
         while q:
             ns = q[0]
-            if ns < before_ns - self.MATCH_NS or ns <= floor:
+            if ns < oldest or ns <= floor:
                 q.popleft()  # a press meant for nothing we saw (e.g. a key SDL dropped)
                 continue
             if ns <= before_ns:
@@ -439,7 +443,10 @@ class WindowTaps:
     Stamps: under X11 a stamping process (``XStamper``) stamps key and button presses as the
     X server delivers them, off this thread (a press that arrives while the window thread
     draws keeps its true time); ``pump()`` gives each SDL press the matching stamp
-    (``source="window-x"``).  A press whose X stamp has not come within ``HOLD_NS`` (events
+    (``source="window-x"``): a stamp made after the ``pump()`` before the one that saw the
+    press (less ``SLACK_NS`` for the X server's delivery), however late that pump was — a
+    window thread stalled for a redraw or by a busy machine still gets the true time.  A press
+    whose X stamp has not come within ``HOLD_NS`` (events
     sent to the window without an input device; touches; other video drivers; a stamping
     process kept off the CPU) keeps the time it was taken off SDL's queue
     (``source="window"``); a press is delivered at most that much later, its stamp unchanged.  ``stamper=False`` (or ``KARUTA_WINDOW_STAMPER=0``):
@@ -447,7 +454,8 @@ class WindowTaps:
     took it in (ms); ``close()`` ends the process.
     """
 
-    HOLD_NS = 60_000_000
+    HOLD_NS = 150_000_000
+    SLACK_NS = 20_000_000
 
     def __init__(self, stamper: bool | None = None, drag: bool = False):
         import pygame
@@ -458,7 +466,8 @@ class WindowTaps:
         self.stats = PollStats()
         self.lag: deque[float] = deque(maxlen=5000)
         self.counts = {"x": 0, "queue": 0}
-        self._held: list[tuple[int, object]] = []
+        self._held: list[tuple[int, int, object]] = []  # (seen, previous pump, event)
+        self._prev_pump_ns = 0
         #: also keep moves and releases ("move" / "up" kinds, with ``pos``): the practice board
         #: drags cards before memorisation
         self.drag = drag
@@ -523,17 +532,19 @@ class WindowTaps:
         events = self._pg.event.get()
         ns = time.perf_counter_ns()
         self.stats.tick(ns)
+        prev = self._prev_pump_ns
+        self._prev_pump_ns = ns
         for ev in events:
             e = self._event(ev, ns)
             if e is not None:
-                self._held.append((ns, e))
+                self._held.append((ns, prev, e))
         out = []
         keep = []
-        for seen, e in self._held:
+        for seen, before, e in self._held:
             if self.stamper is not None and e.kind in ("key", "mouse"):
-                x = self.stamper.take(e.kind, seen)
+                x = self.stamper.take(e.kind, seen, before - self.SLACK_NS if before else None)
                 if x is None and ns - seen < self.HOLD_NS:
-                    keep.append((seen, e))  # its X stamp may still be on its way
+                    keep.append((seen, before, e))  # its X stamp may still be on its way
                     continue
                 if x is not None:
                     self.lag.append((seen - x) / 1e6)
