@@ -3,7 +3,9 @@ clicks (XTest through xdotool), the reading played on a PulseAudio null sink.
 
 A one-card game (``--cards 1 --vs none``) with a seed whose first reads are known from the
 same plan the app builds: the click lands on the card's pixels as ``reader.practice.board``
-lays it out, timed against the reading's own schedule.
+lays it out, timed against the reading's own schedule.  Tests that are not about the jo-ka play
+with ``--no-joka`` (the reading starts with the first 上の句, not ~21 s later).  Windows are
+found and screenshotted only through ``tests/x_driver.py``.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from hypothesis import strategies as st
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from tmux_driver import karuta_argv
+from x_driver import screenshot, window_of
 
 
 @pytest.fixture
@@ -28,13 +31,14 @@ def dirs(tmp_path):
     return {"KARUTA_CONFIG_DIR": str(tmp_path / "cfg"), "KARUTA_DATA_DIR": str(tmp_path / "data")}
 
 
-def _match(seed, cards=1, vs="none"):
+def _match(seed, cards=1, vs="none", joka=False):
+    """The match the app plays with these options (``joka``: as ``--joka``/``--no-joka``)."""
     from audio.voice import ToneVoice
     from reader.practice import headless
     from reader.practice.match import Seat
 
     return headless.new_match("kyogi", {"A": Seat("human"), "B": Seat(vs)}, seed,
-                              ToneVoice(), cards=cards)
+                              ToneVoice(), cards=cards, reading={"joka": joka})
 
 
 def _card_px(m, seed, poem):
@@ -48,16 +52,28 @@ def _card_px(m, seed, poem):
     return round(c.rect.cx), round(c.rect.cy), c
 
 
-def _screenshot(display):
-    ppm = subprocess.run(["import", "-display", display, "-window", "root", "-depth", "8", "ppm:-"],
-                         capture_output=True, check=True, timeout=30).stdout
-    parts = ppm.split(maxsplit=4)
-    w, h = int(parts[1]), int(parts[2])
-    return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
+#: the cards' green border, as the window draws it
+GREEN = (34, 104, 62)
+
+
+def _green(img):
+    return np.all(img == GREEN, axis=2)
+
+
+def _screen_when(display, ok, what, timeout=30):
+    """A screenshot once ``ok(screenshot)`` holds (the window paints over a few frames, and
+    later than asked on a loaded machine); fails after ``timeout`` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        img = screenshot(display)
+        if ok(img):
+            return img
+        assert time.monotonic() < end, f"the window never showed {what}"
+        time.sleep(0.1)
 
 
 class Game:
-    def __init__(self, xvfb, tmp_path, dirs, seed, cards=1, vs="none"):
+    def __init__(self, xvfb, tmp_path, dirs, seed, cards=1, vs="none", joka=False):
         self.log = tmp_path / "m.jsonl"
         env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
                "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
@@ -67,18 +83,13 @@ class Game:
         self.p = subprocess.Popen(
             karuta_argv("practice", "--vs", vs, "--cards", str(cards), "--seed", str(seed),
                         "--voice", "tone", "--memorize", "0", "--device", "pulse",
-                        "--log", str(self.log)),
+                        "--joka" if joka else "--no-joka", "--log", str(self.log)),
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, text=True)
-        find = ["xdotool", "search", "--pid", str(self.p.pid)]
-        end = time.monotonic() + 60
-        while subprocess.run(find, env=self.xenv, capture_output=True).returncode != 0:
-            assert self.p.poll() is None, self.p.stdout.read()
-            assert time.monotonic() < end, "no window"
-            time.sleep(0.1)
-        self.wid = subprocess.run(find, env=self.xenv, capture_output=True,
-                                  text=True).stdout.split()[-1]
-        time.sleep(1.0)  # the first paint is spread over a few frames
+        self.wid = window_of(self.p, xvfb)
+        # the first paint is spread over a few frames: wait for a card in each half
+        self.first = _screen_when(xvfb, lambda img: _green(img)[:400].sum() > 500
+                                  and _green(img)[400:].sum() > 500, "the cards")
 
     def key(self, name, check=True):
         subprocess.run(["xdotool", "key", "--window", self.wid, name], env=self.xenv,
@@ -130,6 +141,7 @@ class Onsets:
             stderr=subprocess.DEVNULL, bufsize=0)
         self.times: list[float] = []
         self.cv = threading.Condition()
+        self.listening = threading.Event()  # set once the monitor's samples arrive
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self):
@@ -143,6 +155,7 @@ class Onsets:
             now = time.monotonic()
             if not raw:
                 return
+            self.listening.set()
             x = np.frombuffer(raw[: len(raw) // 2 * 2], np.int16)
             loud = np.flatnonzero(np.abs(x) > 300)
             if loud.size:
@@ -190,7 +203,7 @@ def _start_reading(g, m) -> float:
     at which the first read's 上の句 was heard to begin."""
     heard = Onsets()
     try:
-        time.sleep(0.3)  # (parec is reading)
+        assert heard.listening.wait(30), "parec heard nothing from the null sink's monitor"
         g.key("space")
         cur = m.current()
         return heard.wait(_onset_number(m.plan, m.voice, cur.kami)) - cur.start / m.plan.sample_rate
@@ -218,8 +231,8 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert abs(x - x0) > 300 and abs(y - y0) > 50
     g = Game(xvfb, tmp_path, dirs, seed)
     try:
-        img = _screenshot(xvfb)
-        green = np.all(img == (34, 104, 62), axis=2)
+        img = g.first
+        green = _green(img)
         assert green[:400].sum() > 500 and green[400:].sum() > 500  # a card in each territory
         assert green[y0, x0 - 40:x0 + 40].any() and not green[y, x - 40:x + 40].any()
         for step in (["mousemove", "--window", g.wid, str(x0), str(y0)], ["mousedown", "1"],
@@ -227,9 +240,9 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
                      ["mousemove", "--window", g.wid, str(x), str(y)], ["mouseup", "1"]):
             subprocess.run(["xdotool", *step], env=g.xenv, check=True)
             time.sleep(0.15)
-        time.sleep(0.5)
-        img = _screenshot(xvfb)
-        green = np.all(img == (34, 104, 62), axis=2)
+        img = _screen_when(xvfb, lambda im: _green(im)[y, x - 40:x + 40].any(),
+                           "the dragged card at its new place", timeout=10)
+        green = _green(img)
         assert green[y, x - 40:x + 40].any() and not green[y0, x0 - 40:x0 + 40].any()
         t0 = _start_reading(g, m)
         rate = m.plan.sample_rate
@@ -237,8 +250,8 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
         time.sleep(max(0.0, t0 + decisive_s + 0.6 - time.monotonic()))
         g.click(x + 20, y + 40)  # inside the hit area, off the card's centre
         lines = g.wait_reads(1)
-        time.sleep(1.0)
-        shot = _screenshot(xvfb)
+        shot = _screen_when(xvfb, lambda im: im.mean() < img.mean(), "the end screen",
+                            timeout=10)
         g.key("q", check=False)
         out = g.finish()
     finally:
@@ -469,8 +482,7 @@ def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
             assert time.monotonic() < end, "read 2 was not logged"
             time.sleep(0.1)
         lines = [json.loads(x) for x in log.read_text().splitlines()]
-        wid = subprocess.run(["xdotool", "search", "--pid", str(p.pid)], capture_output=True,
-                             text=True, env={**os.environ, "DISPLAY": xvfb}).stdout.split()[-1]
+        wid = window_of(p, xvfb)
         subprocess.run(["xdotool", "key", "--window", wid, "q"], env={**os.environ, "DISPLAY": xvfb},
                        capture_output=True)
         out, _ = p.communicate(timeout=30)
