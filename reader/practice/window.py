@@ -194,6 +194,14 @@ class Painter:
         surf.fill(PANEL)
         b = self.vp.board
         pad = self.vp.scale * 8
+        if self.vp.solo:  # alone: one territory, the message strip on the tatami above it
+            mid = self.vp.middle_strip()
+            pg.draw.rect(surf, TATAMI, (b.x - pad, mid.y - pad, b.w + 2 * pad,
+                                        b.y + b.h - mid.y + 2 * pad), border_radius=6)
+            r = self.vp.to_px(B.Rect(0, B.BOARD_D - B.TERRITORY_D, B.TERRITORY_W,
+                                     B.TERRITORY_D)).int_tuple()
+            pg.draw.rect(surf, TATAMI_DARK, r, width=1)
+            return surf
         pg.draw.rect(surf, TATAMI, (b.x - pad, b.y - pad, b.w + 2 * pad, b.h + 2 * pad),
                      border_radius=6)
         # the territories' outlines, faint (the 87 cm and the 3 rows)
@@ -266,7 +274,7 @@ class Painter:
         """The card's border: green (a torifuda), or the set's colour on a goshiki board."""
         from reader.ui.torifuda import GOSHIKI_RGB, GREEN
 
-        if self.vp.board_mm == (B.BOARD_W, B.BOARD_D):
+        if self.vp.kyogi:
             return GREEN
         return GOSHIKI_RGB.get(poems.poem(poem).color, GREEN)
 
@@ -275,7 +283,8 @@ class Painter:
         mid = self.vp.middle_strip()
         b = self.vp.board
         if name == "status":
-            if self.vp.board_mm != (B.BOARD_W, B.BOARD_D):  # goshiki: no gap in the middle
+            if not self.vp.kyogi:
+                # goshiki: no gap in the middle
                 pad = self.vp.scale * 8 + 2
                 return (round(a.x + 8 * k), round(a.y + a.h / 2 - 20 * k),
                         round(b.x - a.x - pad - 16 * k), round(40 * k))
@@ -294,7 +303,7 @@ class Painter:
         font = self.font if name == "status" else self.small
         colour = TEXT
         if name == "status":
-            on_tatami = self.vp.board_mm == (B.BOARD_W, B.BOARD_D)
+            on_tatami = self.vp.kyogi
             img = font.render(text, True, (30, 30, 24) if on_tatami else TEXT)
             if img.get_width() > w:
                 img = pg.transform.smoothscale(img, (w, max(1, img.get_height() * w // img.get_width())))
@@ -490,8 +499,10 @@ class BoardWindow:
             screen = pg.display.set_mode((0, 0), pg.FULLSCREEN)
         self.pg = pg
         self.screen = screen
-        mm = (B.BOARD_W, B.BOARD_D) if self.m.rules == "kyogi" else B.goshiki_size()
-        self.vp = B.Viewport(screen.get_size(), mm)
+        if self.m.rules == "kyogi":
+            self.vp = B.kyogi_viewport(screen.get_size(), solo=self.m.state.solo)
+        else:
+            self.vp = B.Viewport(screen.get_size(), B.goshiki_size())
         self.scene = Scene(self.m.rules, self.vp, viewer="A")
         self._layout_board()
         self.painter = Painter(screen, self.vp)
@@ -579,6 +590,13 @@ class BoardWindow:
         st = m.state
         for p, name in (("A", "near"), ("B", "far")):
             seat = m.seats[p]
+            if m.rules == "kyogi" and st.solo:
+                if p == "A":
+                    taken, missed, faults = st.solo_score()
+                    self._set_text(name, f"alone\n{st.count(p)} left\n{taken} taken\n"
+                                         f"{missed} missed\n{faults} fault"
+                                         f"{'s' if faults != 1 else ''}")
+                continue
             who = {"human": "you" if len(self.humans) == 1 else f"player {p}",
                    "bot": f"bot {seat.level}", "none": "(empty)"}[seat.kind]
             if m.rules == "kyogi":
@@ -913,16 +931,24 @@ class BoardWindow:
         m = self.m
         out = m.outcome()
         lines = []
-        if out is not None:
+        st = m.state
+        solo = m.rules == "kyogi" and st.solo
+        if out is not None and not solo:
             win = getattr(out, "winner", None)
             lines.append(f"winner: {win}" if win else "draw")
-        st = m.state
-        if m.rules == "kyogi":
+        elif solo:
+            taken, missed, faults = st.solo_score()
+            lines.append(f"alone: {taken} taken, {missed} missed, {faults} fault"
+                         f"{'s' if faults != 1 else ''} ({len(m.closed)} reads)")
+        if solo:
+            lines.append(f"left on the board: {st.count('A')}")
+        elif m.rules == "kyogi":
             lines.append("left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
         else:
             lines.append("taken: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
         lines.append("")
-        lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in m.players) + "  faults")
+        players = self._table_players()
+        lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in players) + "  faults")
         for c in m.closed:
             touches = c.timing.get("touches", []) if c.timing else []
             took = getattr(c.event, "took", None)
@@ -934,16 +960,22 @@ class BoardWindow:
                     react[t["player"]] = t["reaction_ms"]
             faults = [t["player"] for t in touches if t["verdict"] == "fault"]
             cols = "  ".join(f"{react[p] / 1000:+8.2f}s" if p in react else f"{'—':>9}"
-                             for p in m.players)
+                             for p in players)
             lines.append(f"{c.poem:>3} {c.timing.get('kimariji', ''):<8} {took or '-':>4}  {cols}"
                          f"  {' '.join(faults) if faults else ''}")
         return lines
+
+    def _table_players(self) -> tuple[str, ...]:
+        """The players with a column in the end tables (alone: only A)."""
+        m = self.m
+        return ("A",) if m.rules == "kyogi" and m.state.solo else tuple(m.players)
 
     def end_rows(self) -> list[tuple[str, ...]]:
         """The end screen's table: a header, then per read that touched the board: card,
         kimariji at read time, who took it, each player's first reaction, faults."""
         m = self.m
-        out = [("card", "kimariji", "took", *(f"{p} react" for p in m.players), "faults")]
+        players = self._table_players()
+        out = [("card", "kimariji", "took", *(f"{p} react" for p in players), "faults")]
         for c in m.closed:
             touches = c.timing.get("touches", []) if c.timing else []
             took = getattr(c.event, "took", None)
@@ -956,7 +988,7 @@ class BoardWindow:
             faults = sorted({t["player"] for t in touches if t["verdict"] == "fault"})
             out.append((str(c.poem), c.timing.get("kimariji", "") if c.timing else "",
                         took or "—", *(f"{react[p] / 1000:+.2f} s" if p in react else "—"
-                                       for p in m.players),
+                                       for p in players),
                         ("× " + " ".join(faults)) if faults else ""))
         return out
 
@@ -978,7 +1010,8 @@ class BoardWindow:
             y += font.get_linesize()
         y += font.get_linesize() // 2
         rows = self.end_rows()
-        widths = [round(x * k) for x in (44, 118, 44, 78, 78, 60)]  # card, kimariji, took, A, B, faults
+        widths = [round(x * k) for x in (44, 118, 44) + (78,) * (len(rows[0]) - 4) + (60,)]
+        # card, kimariji, took, A (and B), faults
         block = sum(widths) + round(24 * k)
         per_col = max(1, (h - y - round(30 * k)) // font.get_linesize())
         ncols = max(1, min(3, -(-(len(rows) - 1) // max(1, per_col - 1))))
