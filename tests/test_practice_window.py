@@ -590,3 +590,44 @@ def test_show_kimariji_prints_each_cards_kimariji_on_it(monkeypatch):
     red = {s: ((a[:, :, 0] > 150) & (a[:, :, 1] < 90) & (a[:, :, 2] < 90)).sum()
            for s, a in shots.items()}
     assert red[False] == 0 and red[True] > 10 * 6  # a small red label on each of the 10 cards
+
+
+def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
+    """More than a red frame: the faulting touch's card shakes in place for a moment (drawn
+    off its place, framed red), then lies where it was with its red frame."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Judgement, Seat
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, 5, ToneVoice(),
+                           cards=5)
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    card = m.board["A"][0]
+    box = next(c for c in w.scene.boxes() if c.poem == card)
+    x, y, cw, ch = box.rect.int_tuple()
+
+    def shot(now):
+        for _ in range(W.Painter.STRIPS + 2):
+            w.painter.frame(w.scene, now)
+        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+
+    def red_left_edge(img):
+        # the column of the card's red frame nearest its place's left edge (None: not there)
+        row = img[y + ch // 2, max(0, x - cw // 2):x + cw]
+        cols = [i for i, p in enumerate(row) if p[0] > 150 and p[1] < 90 and p[2] < 90]
+        return None if not cols else cols[0] + max(0, x - cw // 2) - x
+
+    assert red_left_edge(shot(time.perf_counter())) is None  # no fault yet
+    w._judged(Judgement("A", card, 0, "fault", "karafuda: お手つき", "A", 50.0))
+    t0 = w.scene.anims[-1].t0
+    moving = {red_left_edge(shot(t0 + u * W.ANIM_FAULT_S)) for u in (0.08, 0.25, 0.42, 0.58)}
+    assert None not in moving and len(moving) > 2 and max(abs(d) for d in moving) >= 3, moving
+    rest = shot(t0 + W.ANIM_FAULT_S + 0.05)
+    assert not w.scene.anims and abs(red_left_edge(rest)) <= 1  # at its place, framed red
+    pygame.display.quit()

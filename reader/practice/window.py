@@ -68,6 +68,9 @@ UPDATE_PX = 25_000
 SETTLE_S = 0.4
 ANIM_TAKE_S = 0.35
 ANIM_SEND_S = 0.5
+#: a fault (お手つき): the touched card shakes in place, framed red, then keeps its red frame
+ANIM_FAULT_S = 0.5
+FAULT_SHAKES = 3
 
 
 # ------------------------------------------------------------------------------ live narrowing
@@ -96,18 +99,29 @@ def _opening(no: int) -> tuple[str, ...]:
 
 @dataclass
 class Anim:
+    """A card moving: a flight from ``start`` to ``end`` (a take, a send), or with ``shake``
+    (px) a shake in place at ``start`` that dies down (a fault); ``frame``: its frame colour."""
+
     poem: int
     start: B.Rect
     end: B.Rect
     t0: float
     dur: float
     upside_down: bool
+    shake: float = 0.0
+    frame: tuple[int, int, int] | None = None
 
     def rect_at(self, t: float) -> B.Rect | None:
+        import math
+
         u = (t - self.t0) / self.dur
         if u >= 1.0:
             return None
         u = max(0.0, u)
+        if self.shake:
+            a = self.start
+            dx = self.shake * (1 - u) * math.sin(2 * math.pi * FAULT_SHAKES * u)
+            return B.Rect(a.x + dx, a.y, a.w, a.h)
         u = 1 - (1 - u) ** 3  # ease out
         a, b = self.start, self.end
         return B.Rect(a.x + (b.x - a.x) * u, a.y + (b.y - a.y) * u,
@@ -239,9 +253,9 @@ class Painter:
             if r is None:
                 scene.anims.remove(a)
                 continue
-            items[("anim", a.poem)] = (r.int_tuple(), (r.int_tuple(), a.upside_down),
+            items[("anim", a.poem)] = (r.int_tuple(), (r.int_tuple(), a.upside_down, a.frame),
                                        (lambda a=a, r=r: self._card(a.poem, r, a.upside_down,
-                                                                    False, None, None, False)))
+                                                                    False, a.frame, None, False)))
         if scene.drag:
             poem, x, y = scene.drag
             cw, ch = self.vp.card_px()
@@ -746,10 +760,20 @@ class BoardWindow:
             sc.frames[j.card] = GOLD
         elif j.verdict == "fault":
             sc.frames[j.card] = RED
+            self._shake(j.card)
         if j.verdict in ("take", "fault", "miss"):
             who = "you" if (len(self.humans) == 1 and j.player in self.humans) else j.player
             react = "" if j.reaction_ms is None else f" {j.reaction_ms / 1000:+.2f} s"
             self._message = f"{who}: {j.verdict}{react}"
+
+    def _shake(self, poem: int) -> None:
+        """A fault shows as the touched card shaking in place (framed red) for a moment."""
+        sc = self.scene
+        box = next((c for c in sc.boxes() if c.poem == poem), None)
+        if box is None or any(a.poem == poem for a in sc.anims):
+            return
+        sc.anims.append(Anim(poem, box.rect, box.rect, time.perf_counter(), ANIM_FAULT_S,
+                             box.upside_down, shake=0.12 * box.rect.w, frame=RED))
 
     # -- sends --------------------------------------------------------------------------------
     def _send(self, sender, cards):
@@ -858,6 +882,7 @@ class BoardWindow:
                     if c not in board[p]:
                         t = B.remove(t, c)
                         if c == closed.poem and c in boxes and taker is not None:
+                            sc.anims = [a for a in sc.anims if a.poem != c]
                             sc.anims.append(Anim(c, boxes[c].rect, sc.pile_rect(taker), now,
                                                  ANIM_TAKE_S, boxes[c].upside_down))
                 sc.territories[p] = t
@@ -869,6 +894,7 @@ class BoardWindow:
                         sc.territories[p] = t
                         new = {b.poem: b for b in sc.boxes()}.get(c)
                         if c in boxes and new is not None:
+                            sc.anims = [a for a in sc.anims if a.poem != c]
                             sc.anims.append(Anim(c, boxes[c].rect, new.rect, now, ANIM_SEND_S,
                                                  new.upside_down))
         else:
