@@ -631,3 +631,47 @@ def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
     rest = shot(t0 + W.ANIM_FAULT_S + 0.05)
     assert not w.scene.anims and abs(red_left_edge(rest)) <= 1  # at its place, framed red
     pygame.display.quit()
+
+
+def test_goshiki_draws_the_ba_beside_the_board(monkeypatch):
+    """Goshiki: a fault puts the faulter's last taken card into the 場 (ba); the window draws
+    the ba as a pile beside the board, its top card face up, with its count."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("human")}, 8, ToneVoice(),
+                           color="blue")
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+
+    def shot(now):
+        for _ in range(W.Painter.STRIPS + 2):
+            w.painter.frame(w.scene, now)
+        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+
+    x, y, cw, ch = W.ba_rect(w.vp).int_tuple()
+    assert x > w.vp.board.x + w.vp.board.w and x + cw <= 1280  # beside the board
+
+    def covered(img):  # share of the ba's place that is not the plain panel
+        return float(np.any(img[y:y + ch, x:x + cw] != W.PANEL, axis=2).mean())
+
+    assert covered(shot(time.perf_counter())) < 0.05  # no ba yet
+    cur = m.current()
+    m.touch("A", cur.poem, cur.decisive + 4800)  # A takes read 1
+    w._after_close(m.close_read())
+    cur = m.current()
+    wrong = next(c for c in m.board["B"] if c != cur.poem)
+    m.touch("A", wrong, cur.decisive + 4800)  # and faults on read 2: a card into the ba
+    closed = m.close_read()
+    assert closed.result.into_ba and m.state.ba
+    w._after_close(closed)
+    assert w.scene.ba == m.state.ba and w.scene.texts["ba"].endswith(str(len(m.state.ba)))
+    img = shot(time.perf_counter() + 2.0)  # (the flight into the ba is over)
+    assert covered(img) > 0.9
+    pygame.display.quit()

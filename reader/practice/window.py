@@ -128,6 +128,18 @@ class Anim:
                       a.w + (b.w - a.w) * u, a.h + (b.h - a.h) * u)
 
 
+def ba_rect(vp: B.Viewport, depth: int = 0) -> B.Rect:
+    """Goshiki: where the ba's top card lies (``depth`` cards below the top lie a little up
+    and to the left): beside the board on the right, just above the middle."""
+    a, k, b = vp.area, vp.design_scale, vp.board
+    cw, ch = vp.card_px()
+    pad = vp.scale * 8 + 2
+    step = 5 * k
+    x = b.x + b.w + pad + 16 * k + (Scene.BA_SHOWN - 1) * step
+    y = a.y + a.h / 2 - ch - 12 * k
+    return B.Rect(x - depth * step, y - depth * step, cw, ch)
+
+
 @dataclass
 class Scene:
     """What the board shows, without pygame: territories (kyogi) or rows (goshiki), the
@@ -147,6 +159,8 @@ class Scene:
     drag: tuple[int, float, float] | None = None  # (poem, x px, y px) of a card being dragged
     texts: dict[str, str] = field(default_factory=dict)
     taken: dict[str, int] = field(default_factory=dict)
+    #: goshiki: the 場 (ba), bottom first (drawn as a pile beside the board, the top card up)
+    ba: tuple[int, ...] = ()
 
     def boxes(self) -> list[B.CardBox]:
         key = (tuple(sorted(self.territories.items())), tuple(sorted(self.on_board.items())),
@@ -163,6 +177,12 @@ class Scene:
             mm = [c for c in B.goshiki_board(self.goshiki_hands, self.viewer)
                   if c.poem in self.on_board.get(c.owner, ())]
         return self.viewport.boxes(mm)
+
+    #: how many of the ba's top cards are drawn (each a little lower and to the right)
+    BA_SHOWN = 3
+
+    def ba_rect(self, depth: int = 0) -> B.Rect:
+        return ba_rect(self.viewport, depth)
 
     def pile_rect(self, player: str) -> B.Rect:
         """Where taken cards go: the player's side panel."""
@@ -248,6 +268,13 @@ class Painter:
                     scene.kimariji.get(c.poem) if scene.kimariji else None, scene.backs)
             items[("card", c.poem)] = (c.rect.int_tuple(), look,
                                        (lambda c=c, look=look: self._card(c.poem, c.rect, *look)))
+        shown = [c for c in scene.ba if c not in flying][-Scene.BA_SHOWN:]
+        for depth, poem in enumerate(reversed(shown)):
+            r = scene.ba_rect(depth)
+            # (the key's order: the top card is drawn last, over the ones below it)
+            items[("ba", len(shown) - depth)] = (
+                r.int_tuple(), (poem,), (lambda poem=poem, r=r: self._card(
+                    poem, r, False, False, None, None, False)))
         for a in list(scene.anims):
             r = a.rect_at(now)
             if r is None:
@@ -309,6 +336,10 @@ class Painter:
                     round(a.x + a.w - b.x - b.w - pad), round(a.h / 2 - 80 * k))
         if name == "far":
             return (round(a.x), round(a.y + 80 * k), round(b.x - a.x - pad), round(a.h / 2 - 84 * k))
+        if name == "ba":  # the label above the ba's pile
+            top = ba_rect(self.vp, Scene.BA_SHOWN - 1).y
+            return (round(b.x + b.w + pad), round(top - 30 * k), round(a.x + a.w - b.x - b.w - pad),
+                    round(26 * k))
         return None
 
     def _text(self, name, text, rect):
@@ -357,8 +388,9 @@ class Painter:
         if self.pending_full:
             dirty.append(self.pending_full.pop(0))
         self.drawn = {k: (v[0], v[1]) for k, v in items.items()}
-        self._order = sorted(items.items(), key=lambda kv: {"card": 0, "text": 1, "anim": 2,
-                                                              "drag": 3}[kv[0][0]])
+        self._order = sorted(items.items(), key=lambda kv: (
+            {"card": 0, "ba": 0, "text": 1, "anim": 2, "drag": 3}[kv[0][0]],
+            kv[0][1] if kv[0][0] == "ba" else 0))
         self._rects = [pg.Rect(v[0]) for _, v in self._order]
         return _dedupe(dirty) if dirty else []
 
@@ -902,6 +934,16 @@ class BoardWindow:
                 c = boxes[closed.poem]
                 sc.anims.append(Anim(c.poem, c.rect, sc.pile_rect(taker), now, ANIM_TAKE_S,
                                      c.upside_down))
+            res = closed.result
+            if res is not None:  # the ba: a taker's card from it, each fault's card into it
+                if res.from_ba is not None and res.took is not None:
+                    sc.anims.append(Anim(res.from_ba, sc.ba_rect(), sc.pile_rect(res.took), now,
+                                         ANIM_SEND_S, False))
+                for p, c in res.into_ba:
+                    sc.anims.append(Anim(c, sc.pile_rect(p), sc.ba_rect(), now, ANIM_SEND_S,
+                                         False))
+            sc.ba = tuple(m.state.ba)
+            self._set_text("ba", f"場 (ba) {len(sc.ba)}" if sc.ba else "")
             sc.on_board = dict(board)
         sc.frames = {}
         self._refresh_kimariji()
