@@ -20,17 +20,16 @@ Starts its own PulseAudio null sink and Xvfb (temporary folders), then:
 The observer's constant latency cancels: calibration and drill are timed by the same model.
 
 ``--board`` replaces step 3 with the practice board (issue 10: click -> reaction, end to end):
-a match alone (``--vs none``, 50 cards, the tone voice at speed 2, no jo-ka, 1 s 間 and wait)
-is set up headless and saved, and ``karuta practice --log L --resume`` plays it in its
+a match alone (``--vs none``, 50 cards, the tone voice at speed 2, no jo-ka, a 2.5 s 間 and a
+1 s wait) is set up headless and saved, and ``karuta practice --log L --resume`` plays it in its
 window (the log carries the reading settings).  For each of the player's cards the robot
 hears its 上の句 begin, moves the pointer onto the card (where ``reader.practice.board`` lays
 it out, as the window does) and clicks (XTest button 1) exactly ``R_true`` after the decisive
 onset; karafuda go by untouched.  The log's ``timing`` reaction of each take is compared with
-``R_true``.  A take ends its read before the 上の句 is over, so its 下の句 follows without a
-pause: the robot counts one heard onset for a card it took and two for a karafuda (上の句, then
-the 下の句 after the wait).  An onset here follows at least 0.85 s of silence: a loaded
-machine's null-sink stream drops out for a few tenths of a second now and then, and such a
-dropout must not count as a sound's start (it still shifts that click's error).
+``R_true``.  Here an onset is a sound after at least 1.8 s of silence: only a 上の句 (after
+its 2.5 s 間) is one, not a 下の句 (after at most the 1 s wait, or none once the card is
+taken) nor a sound after one of the dropouts of a few tenths of a second that a loaded
+machine's null-sink stream has now and then (a dropout still shifts that click's error).
 
 ``--debug DIR``: the drill runs with ``KARUTA_TIMING_DEBUG=1`` (each log line says how its tap
 was mapped) and dumps its DAC timeline (``dac.npz``: frames, DAC times, callback times); the
@@ -377,7 +376,7 @@ def board(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: list) -
     log = root / "practice.jsonl"
     m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, args.seed,
                            ToneVoice(), cards=50,
-                           reading={"speed": 2.0, "ma_ms": 1000, "take_ms": 1000,
+                           reading={"speed": 2.0, "ma_ms": 2500, "take_ms": 1000,
                                     "yoin_ms": 300, "joka": False})
     headless.save(m, log)
     mine = set(m.board["A"])
@@ -394,19 +393,16 @@ def board(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: list) -
     time.sleep(1.0)  # (the first paint)
     ox, oy = keys.origin(p.pid)
     truth_rng = random.Random(1)
-    obs.gap_s = 0.85  # (calibration's clicks are 0.6 s apart: it counted onsets after 0.2 s)
+    obs.gap_s = 1.8  # only a 上の句 (calibration's clicks are 0.6 s apart: 0.2 s there)
     base = len(obs.onsets)
     keys.press("space")  # arranged; 0 min of memorisation: the reading starts
-    heard = 0  # onsets heard so far of this reading
     truths: dict[int, float] = {}
     for i, poem in enumerate(m.order):
         if len(truths) >= args.taps:
             break
-        n_start = obs.wait_onset(base + heard + 1, timeout=60)
+        n_start = obs.wait_onset(base + i + 1, timeout=60)  # read i's 上の句
         if poem not in mine:
-            heard += 2  # a karafuda: its 上の句, the wait, its 下の句
-            continue
-        heard += 1
+            continue  # a karafuda: no touch
         k = kami[poem]
         box = next(c for c in vp.boxes(B.kyogi_board({"A": terr}, "A")) if c.poem == poem)
         keys.move(ox + round(box.rect.cx), oy + round(box.rect.cy))
