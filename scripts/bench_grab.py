@@ -433,7 +433,7 @@ def board(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: list) -
             continue
         errs.append(t["reaction_ms"] - truths[r["read"]])
     for ln in out.strip().splitlines():
-        if ln.startswith(("window ", "karuta: audio", "karuta: no calibration")):
+        if ln.startswith(("window ", "get ready:", "karuta: audio", "karuta: no calibration")):
             print("board:", ln)
     print(f"click -> reported reaction (practice board, alone, 50 cards), {len(errs)} takes "
           f"of {len(truths)} clicks" + (f"; NOT taken: {bad}" if bad else ""))

@@ -277,6 +277,7 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert read["timing"]["decisive_ms"] == pytest.approx(cur.decisive * 1000 / rate, abs=0.1)
     # A emptied their territory: the end screen, and the same result from the log
     assert "kyogi alone, 1 read" in out and "1 taken, 0 missed, 0 faults" in out
+    assert "get ready:" in out  # the reading waited for the output's timing, as drills do
     assert shot.mean() < img.mean()  # the end screen darkens the board
     r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
                        capture_output=True, text=True, timeout=60)

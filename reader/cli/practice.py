@@ -188,4 +188,6 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     for line in w.end_lines()[3:]:
         click.echo(line)
     click.echo(w.stats())
+    if w.ready_line() is not None:
+        click.echo(w.ready_line())
     return m

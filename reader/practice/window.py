@@ -512,6 +512,7 @@ class BoardWindow:
         self.rng = random.Random(f"{seed}/place")
         self.cursor = None
         self.mapper = None
+        self.gate = None  # the "get ready" before the reading (reader.drills.taps.SettleGate)
         self._read_index = None
         self._bots: list = []
         self._bot_i = 0
@@ -675,6 +676,12 @@ class BoardWindow:
             start = k - 1 if k > 0 and segs[k - 1].kind == "ma" else k
         self.cursor = PlanCursor(self.m.plan, self.m.voice, live=True, start_segment=start)
         self.mapper = TapMapper(self.output, self.cursor)
+        # "get ready", as the drills do: silence until the output's DAC times have settled,
+        # then a countdown; the reading (and every touch) waits for it
+        from reader.drills.taps import SettleGate
+
+        self.gate = SettleGate(self.output, self.cursor)
+        self.gate.start()
         self.output.play(self.cursor)
 
     def heard(self, ns: int | None = None) -> float | None:
@@ -710,7 +717,7 @@ class BoardWindow:
             if ev.kind in ("mouse", "touch") and self._in_status(x, y):
                 self._start_reading()
         elif self.phase == "reading":
-            if ev.kind in ("mouse", "touch"):
+            if ev.kind in ("mouse", "touch") and not (self.gate and self.gate.waiting):
                 self._touch(ev, x, y)
         elif self.phase == "over" and ev.kind in ("mouse", "touch"):
             self.quit = True
@@ -1123,6 +1130,11 @@ class BoardWindow:
                     else:
                         self._set_text("status", f"暗記 memorisation {int(left) // 60}:"
                                        f"{int(left) % 60:02d} · s: skip")
+                elif self.phase == "reading" and self.gate is not None and self.gate.waiting:
+                    self.gate.poll()
+                    text = self.gate.pop_message()
+                    if text is not None:
+                        self._set_text("status", text or "")
                 elif self.phase == "reading" and time.perf_counter() >= self._next_tick:
                     # the match, bots, hints and closing: every few ms is enough (a touch is
                     # stamped and mapped as it comes in; a bot's touch carries its own frame)
@@ -1146,6 +1158,10 @@ class BoardWindow:
                 if self._writer is not None:
                     self._writer.close()  # the last save is on disk before we return
         return self.m
+
+    def ready_line(self) -> str | None:
+        """How long the "get ready" before the reading took (None: the reading never began)."""
+        return None if self.gate is None else self.gate.describe()
 
     def stats(self) -> str:
         d = self.taps.stats.describe()
