@@ -1,23 +1,28 @@
 """Chant: the HTS voice "mei" resynthesised with WORLD on a designed timeline, pitch and 余韻.
 
 Why: HTS speaks; a karuta reader chants.  pyopenjtalk's own engine (in-process, no system
-binary) says the labels at its natural pace; WORLD (pyworld) analyses that speech into a
-spectral envelope, an aperiodicity and a pitch track, 5 ms a frame, and this module rebuilds it
-frame by frame on the reading's designed timeline:
+binary) says the labels at its natural pace, once (each label's length comes from the voice
+file's duration model, ``audio.htsvoice``); WORLD (pyworld) analyses that speech into a
+spectral envelope, an aperiodicity and a pitch track, 5 ms a frame (at FFT size ``FFT_SIZE``,
+see ``_analyse``), and this module rebuilds it frame by frame on the reading's designed
+timeline:
 
 * **Timeline** (``design``, pure: no audio needed, so the plan is exact before synthesis).
   Vowel onsets fall on a steady beat (``mora_ms``, 300 ms at speed 1.0), the consonant before
   its beat, as singing synthesis does: each consonant class has a *lead* (its audible part:
   burst + aspiration of a stop, the frication of s/sh/h, the murmur of m/n) and stops and
   affricates a *closure* (silence) before that.  A mora's layout onset is where its sound is
-  first heard (closure excluded): the beat minus the lead.  Each ku's last mora sounds for
+  first heard (``heard_onsets``: ``HEARD_MS`` before the beat, measured per consonant class;
+  after a breath the consonant's start if earlier; a vowel's beat).  Each ku's last mora sounds for
   ``ku_end`` beats less 50 ms, a ``breath_ms`` silence follows, and the next ku starts.  A clip
   starts at its first mora's heard onset (an initial stop's closure is not kept) and ends where
   the last sound ends.
 * **Mapping**: every design frame takes its envelope from a point of the natural speech: the
   closure from the natural closure, the audible consonant from its release or frication
   (found in the natural audio: the largest rise of high-band energy) to the vowel, the vowel's
-  first and last frames one to one, its middle stretched.  A long middle (ku ends, the 余韻)
+  first and last frames one to one, its middle stretched (a nasal's vowel is looked for after
+  its murmur).  A vowel (or ん) right after a vowel dips 12 dB before its beat and comes back
+  on it, so it is re-articulated there, as a reader separates morae.  A long middle (ku ends, the 余韻)
   wanders slowly and smoothly over the vowel's steady part instead of repeating anything, so
   the held sound changes a little all the time and never loops.
 * **Pitch**: two levels, a low reciting pitch ``low_hz`` and one ``step_st`` semitones higher
@@ -35,6 +40,7 @@ Everything here is deterministic: the random drift is seeded from the item's lab
 from __future__ import annotations
 
 import hashlib
+import struct
 import threading
 from dataclasses import dataclass
 
@@ -47,7 +53,7 @@ RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-4"
+VOICE_VERSION = "chant-7"
 
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
@@ -69,12 +75,18 @@ CLOSURE_MS = {"k": 45, "t": 45, "p": 50, "kw": 45, "ky": 45, "py": 50, "ty": 45,
               "g": 30, "d": 30, "b": 30, "gw": 30, "gy": 30, "by": 30, "dy": 30,
               "ch": 35, "ts": 35, "j": 20}
 _STOPS = set(CLOSURE_MS)
+_NASALS = {"m", "n", "my", "ny"}
 _VOWEL_PH = set("aiueo") | {"N"}
 _END_MS = 400  # the held sound's last fade
 _END_DB = -24.0
 _HF_CAP_DB = -14.0
 _CONS_CAP_DB = -5.0
 _HF_HZ = 3500
+#: vowel after vowel: the level falls ``_VV_DIP_DB`` over ``_VV_FALL_MS`` before the beat and
+#: comes back over ``_VV_RISE_MS`` centred on it
+_VV_DIP_DB = -12.0
+_VV_FALL_MS = 35
+_VV_RISE_MS = 8
 
 
 @dataclass(frozen=True)
@@ -170,7 +182,9 @@ def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = 300,
 def heard_onsets(des: Design) -> list[int]:
     """Per mora, the sample where it is first heard: the clip's start for the first; for a
     consonant, ``HEARD_MS`` before its beat (scaled as its consonant is; a voiced stop is heard
-    in its closure already); else its beat."""
+    in its closure already), or after a breath (silence) its consonant's onset if that is
+    earlier (a nasal's murmur after silence is a sound of its own; after a vowel only its
+    release is); else its beat (a vowel after a vowel is re-articulated there: ``_VV_DIP_DB``)."""
     out = []
     for n, m in enumerate(des.morae):
         if n == 0:
@@ -178,6 +192,8 @@ def heard_onsets(des: Design) -> list[int]:
         elif m.cons:
             lead = LEAD_MS.get(m.cons, 50)
             frac = HEARD_MS.get(m.cons, lead) / lead  # > 1: heard in the closure (voicing)
+            if des.morae[n - 1].ku_end:  # after a breath its first sound is heard: the murmur
+                frac = max(1.0, frac)  # of a nasal, flap or glide too, not only its release
             at = m.beat * FRAME - round((m.beat - m.onset) * FRAME * frac)
             out.append(max(at, out[-1] + FRAME))
         else:
@@ -210,16 +226,26 @@ def _engine(voice_path: str):
 def natural(labels, voice_path: str):
     """Natural HTS speech of ``labels`` (float64, full scale 1.0) and each label's frames.
 
-    The duration of a label depends only on that label, so synthesizing each alone gives its
-    length in the whole exactly (checked: the lengths must add up)."""
+    The duration of a label depends only on that label: its frames come from the voice file's
+    duration model (``audio.htsvoice``, no synthesis) and must add up to the speech's length;
+    if they do not (a voice file that model reader does not know), each label is synthesized
+    alone, which gives its length in the whole exactly (checked the same way)."""
     eng = _engine(voice_path)
     eng.set_speed(1.0)
     eng.add_half_tone(0.0)
     x = np.asarray(eng.synthesize(list(labels)), dtype=np.float64) / 32768.0
-    lens = []
-    for lab in labels:
-        eng.set_speed(1.0)
-        lens.append(len(eng.synthesize([lab])) // FRAME)
+    try:
+        from audio.htsvoice import duration_model
+
+        model = duration_model(voice_path)
+        lens = [model.frames(lab) for lab in labels]
+    except (OSError, ValueError, KeyError, struct.error):
+        lens = []
+    if sum(lens) * FRAME != len(x):
+        lens = []
+        for lab in labels:
+            eng.set_speed(1.0)
+            lens.append(len(eng.synthesize([lab])) // FRAME)
     if sum(lens) * FRAME != len(x):
         raise RuntimeError(f"label lengths {sum(lens) * FRAME} do not add up to {len(x)}")
     return x, lens
@@ -261,7 +287,15 @@ def _onsets(x, script, starts, lens):
         cons = _phone(labels[phones[0]]) if len(phones) == 2 else ""
         va = float(v0)
         if cons:
-            va = vowel_onset(x, RATE, v0 * FRAME, before_ms=min(60.0, (v0 - c0) * _MS), after_ms=40.0) / FRAME
+            before = min(60.0, (v0 - c0) * _MS)
+            if cons in _NASALS and not prev_silent:
+                # the murmur is the level's low point (HTS's label boundary can sit well inside
+                # the previous vowel): look for the vowel's onset only after it
+                lo, hi = c0 * _MS, min(len(env), (v0 + 4) * _MS)
+                if hi > lo:
+                    murmur = lo + int(np.argmin(env[lo:hi]))
+                    before = float(np.clip(v0 * _MS - murmur + 5, 5.0, before))
+            va = vowel_onset(x, RATE, v0 * FRAME, before_ms=before, after_ms=40.0) / FRAME
             va = float(np.clip(va, c0 + 1, v1 - 2))
         r = float(c0)
         a, b = c0 * _MS, v0 * _MS  # ms
@@ -285,13 +319,30 @@ def _onsets(x, script, starts, lens):
     return out
 
 
-def _analyse(x):
-    import pyworld as pw
+#: WORLD's FFT size at 48 kHz for the envelope, the aperiodicity and the synthesis: 1024
+#: (CheapTrick's floor is then 3 x 48000 / 1024 = 141 Hz; mei speaks above it, frames under it
+#: take CheapTrick's unvoiced envelope) -- half the cost of the 2048 that its 71-90 Hz default
+#: floor needs, in analysis and in synthesis
+FFT_SIZE = 1024
 
-    f0, t = pw.dio(x, RATE, f0_floor=90.0, f0_ceil=700.0, frame_period=_MS)
+
+def _analyse(x):
+    """WORLD analysis of the natural speech at the cost a chant needs (measured:
+    ``scripts/bench_synth.py``): DIO on a 4x decimated signal (f0 is only the analysis's
+    guide and the voiced/unvoiced map here: the chant's pitch is designed), StoneMask at
+    48 kHz, CheapTrick at ``FFT_SIZE``; D4C on the signal at 24 kHz (its windows are sized for
+    a 47 Hz floor, 8192 points at 48 kHz), the bands above 12 kHz taking the 12 kHz value."""
+    import pyworld as pw
+    from scipy.signal import resample_poly
+
+    f0, t = pw.dio(x, RATE, f0_floor=90.0, f0_ceil=700.0, frame_period=_MS, speed=4)
     f0 = pw.stonemask(x, f0, t, RATE)
-    sp = pw.cheaptrick(x, f0, t, RATE, f0_floor=90.0)
-    ap = pw.d4c(x, f0, t, RATE)
+    sp = pw.cheaptrick(x, f0, t, RATE, fft_size=FFT_SIZE)
+    half = FFT_SIZE // 2 + 1
+    ap_lo = pw.d4c(resample_poly(x, 1, 2), f0, t, RATE // 2, fft_size=FFT_SIZE)  # 0-12 kHz
+    ap = np.empty((len(f0), half))
+    ap[:, :half // 2 + 1] = ap_lo[:, ::2]
+    ap[:, half // 2 + 1:] = ap_lo[:, -1:]
     return f0, sp, ap
 
 
@@ -454,6 +505,20 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
             mask[(mp.onset - mp.closure) * FRAME:mp.onset * FRAME] = 1.0
     ramp = np.ones(96) / 96
     mask = np.minimum(mask, np.convolve(mask, ramp, mode="same") * 2)
+    # a vowel (or ん) right after another mora's vowel is re-articulated on its beat, as a
+    # reader separates morae: the level dips before the beat and comes back on it, so the mora
+    # has an onset a listener hears (without it the vowel glides and no onset is heard)
+    fall, rise = _VV_FALL_MS * RATE // 1000, _VV_RISE_MS * RATE // 1000
+    dip = 10 ** (_VV_DIP_DB / 20)
+    for n, mp in enumerate(des.morae):
+        if n == 0 or mp.cons or des.morae[n - 1].ku_end:
+            continue
+        b = mp.beat * FRAME
+        a0, a1 = max(0, b - fall - rise // 2), min(n_out, b + rise // 2)
+        if a1 - a0 < fall + rise // 2:
+            continue
+        g = np.concatenate([np.geomspace(1.0, dip, fall), np.geomspace(dip, 1.0, a1 - a0 - fall)])
+        mask[a0:a1] *= g
     y *= np.clip(mask, 0, 1)
     y[:48] *= np.linspace(0, 1, min(48, n_out))
     return y

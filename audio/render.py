@@ -107,6 +107,7 @@ class _Samples:
         self.voice = voice
         self.rate = voice.sample_rate
         self._futures: dict = {}
+        self._threaded = threaded
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="karuta-voice") if threaded else None
         self._prefetch = getattr(voice, "prefetch", None)
         self.prefetch_error: Exception | None = None
@@ -115,6 +116,8 @@ class _Samples:
         new = [it for it in dict.fromkeys(items) if it not in self._futures]
         if not new:
             return
+        if self._pool is None and self._threaded:  # closed at the plan's end, then rewound
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="karuta-voice")
         if self._pool is None:
             for it in new:
                 self._futures[it] = None  # fetched on demand
@@ -154,9 +157,16 @@ class _Samples:
                 if isinstance(fut, Future):
                     fut.cancel()
 
+    def forget_cancelled(self) -> None:
+        """Drop requests cancelled by ``close`` (a rewind asks for them again)."""
+        for it, fut in list(self._futures.items()):
+            if isinstance(fut, Future) and fut.cancelled():
+                del self._futures[it]
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 class PlanCursor:
@@ -175,8 +185,10 @@ class PlanCursor:
       - ``live=True``: at a ``wait`` segment the cursor emits silence, the plan frozen at the
         segment's start, until ``release()``; then the rest of the take is skipped and the next
         segment begins.  A ``release()`` while ``hold()`` is in force is kept and applied on
-        ``resume()`` (a hand is up: the wait goes on).  A ``release()`` when the cursor is not
-        at a wait is ignored.
+        ``resume()`` (a hand is up: the wait goes on).  A ``release()`` during the speech just
+        before a wait (the card was taken while its 上の句 was still being read) is kept: that
+        wait is skipped when the 上の句 ends, as a reader goes on to the 下の句.  At any other
+        point (a 下の句, a 間) it is ignored.  Auto mode does the same with its takes.
 
         ``hold()`` in live mode pauses the reading at the next silence boundary, also in a
         plan without waits (goshiki): at once when the head is in silence (a ``ma``, ``gap``
@@ -196,6 +208,15 @@ class PlanCursor:
     ``lookahead``: how many upcoming speech segments' samples are requested ahead on a worker
     thread (``threaded=True``), so the reading thread rarely waits for synthesis; it never runs
     in an audio callback.
+
+    Running ahead (the live outputs): ``checkpoint()`` before a ``read`` and ``rewind(cp)``
+    take the reading back to that point (frames produced after it are dropped: its anchors
+    too), so an output can keep seconds of audio queued and still let a command act ~0.1 s
+    ahead of the ear: on a command (``on_command`` is called) it drops what it queued beyond
+    that, rewinds, and reads on.  ``view``, when an output sets it, returns the
+    ``CursorState`` at the point commands would act (the head as the UI should see it);
+    ``state``, ``position``, ``emitted``, ``current`` and ``finished`` then describe that
+    point, not the far head.
 
     ``start_segment``: begin at segment ``i`` of the plan instead of its start (the club's step
     back and ``--resume``).  The plan is *not* re-based: plan frames, ``anchors``, ``state``
@@ -232,6 +253,7 @@ class PlanCursor:
         self._emitted = 0
         self._held = False
         self._release_pending = False
+        self._release_at_wait = False  # a release during the 上の句 before a wait
         self._repeat_pending = False
         self._insert: Segment | None = None  # the 下の句 being repeated
         self._insert_data: np.ndarray | None = None
@@ -246,6 +268,10 @@ class PlanCursor:
             (s for s in reversed(self._segs[:start_segment]) if s.kind == "shimo"), None)
         self._anchors: list[Anchor] = []
         self._anchor_frames: list[int] = []
+        #: called (any thread) after a command is queued; an output's feeder wakes on it
+        self.on_command = None
+        #: set by an output that runs ahead: () -> the CursorState commands would act at
+        self.view = None
         self._anchor(0, self._position(), True, "start")
         self._lookahead()
         if self._last_shimo is not None:  # a repeat right after the start must not wait
@@ -256,50 +282,100 @@ class PlanCursor:
     def release(self) -> None:
         """End the current wait (live) or the rest of the current take (auto).  Non-blocking."""
         self._commands.append("release")
+        self._woken()
 
     def hold(self) -> None:
         """A hand is up: keep waiting / pause the take countdown until ``resume()``; in live
         mode also pause at the next silence boundary (see the class doc)."""
         self._commands.append("hold")
+        self._woken()
 
     def resume(self) -> None:
         """Undo ``hold()``; a release that came during the hold is applied now."""
         self._commands.append("resume")
+        self._woken()
 
     def repeat_last_shimo(self) -> None:
         """Say the last 下の句 that has begun again, then continue (see the class doc)."""
         self._commands.append("repeat")
+        self._woken()
 
     def stop(self) -> None:
         """End the stream: the next ``read`` returns an empty array (``finished`` is True at
         once)."""
         self._stop_requested = True
         self._commands.append("stop")
+        self._woken()
+
+    def _woken(self) -> None:
+        hook = self.on_command
+        if hook is not None:
+            hook()
+
+    @property
+    def commands_pending(self) -> bool:
+        """A command waits for the next ``read``."""
+        return bool(self._commands)
+
+    # ------------------------------------------------------------------ running ahead (reading thread)
+    _CP_FIELDS = ("_i", "_off", "_emitted", "_held", "_release_pending", "_release_at_wait",
+                  "_repeat_pending", "_insert", "_insert_data", "_insert_off",
+                  "_restart_after_insert", "_restart_on_resume", "_stopped", "_frozen",
+                  "_last_shimo")
+
+    def checkpoint(self) -> tuple:
+        """The reading state before the next ``read`` (for ``rewind``; reading thread only)."""
+        return (tuple(getattr(self, k) for k in self._CP_FIELDS), len(self._anchors),
+                self._state)
+
+    def rewind(self, cp: tuple) -> None:
+        """Back to ``checkpoint()`` ``cp``: the next ``read`` produces what followed it again
+        (queued commands then act there).  Anchors made after it are dropped."""
+        values, n_anchors, state = cp
+        for k, v in zip(self._CP_FIELDS, values):
+            setattr(self, k, v)
+        del self._anchor_frames[n_anchors:]
+        del self._anchors[n_anchors:]
+        self._samples.forget_cancelled()
+        self._lookahead()
+        if self._insert is not None:
+            self._samples.request([self._insert.speech])
+        self._state = state
 
     # ------------------------------------------------------------------ observers (any thread)
     @property
     def position(self) -> int:
         """Plan frame of the cursor head."""
-        return self._state.position
+        return self.state.position
 
     @property
     def emitted(self) -> int:
         """Stream frames produced so far."""
-        return self._state.emitted
+        return self.state.emitted
+
+    @property
+    def state_at_head(self) -> CursorState:
+        """The state after the last ``read`` (whatever ``view`` says)."""
+        return self._state
 
     @property
     def state(self) -> CursorState:
+        view = self.view
+        if view is not None:
+            st = view()
+            if st is not None:
+                return st
         return self._state
 
     @property
     def current(self) -> Segment | None:
         """The plan segment at the cursor head (the UI may prefer ``segment_at``)."""
-        return self._state.segment
+        return self.state.segment
 
     @property
     def finished(self) -> bool:
         """The plan has been produced to its end, or ``stop()`` was called."""
-        return self._stop_requested or self._state.finished
+        return self._stop_requested or self.state.finished
 
     @property
     def anchors(self) -> list[Anchor]:
@@ -401,6 +477,16 @@ class PlanCursor:
                 self._i += 1
                 self._off = 0
                 self._lookahead()
+                if self._release_at_wait:  # taken during that 上の句: no wait
+                    self._release_at_wait = False
+                    if self._in_wait():
+                        if self._held and self.live:
+                            self._release_pending = True
+                        else:
+                            self._i += 1
+                            self._lookahead()
+                            self._anchor(self._emitted + filled, self._position(), True,
+                                         "release")
                 if self._repeat_pending:  # asked for during that speech segment
                     self._repeat_pending = False
                     self._start_insert(self._emitted + filled)
@@ -479,8 +565,15 @@ class PlanCursor:
     def _in_wait(self) -> bool:
         return self._i < len(self._segs) and self._segs[self._i].wait and self._insert is None
 
+    def _wait_is_next(self) -> bool:
+        i = self._i
+        return (self._insert is None and i + 1 < len(self._segs) and self._segs[i].is_speech
+                and self._segs[i + 1].wait)
+
     def _do_release(self) -> None:
         if not self._in_wait():
+            if self._wait_is_next():
+                self._release_at_wait = True
             return
         self._i += 1
         self._off = 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: what a listener hears in a whole 100-card kyogi reading by the synthesized voice.
 
-    nice python scripts/bench_acoustic.py [--seed 1] [--wav reading.wav --plan plan.json]
+    nice python scripts/bench_acoustic.py [--seed 1] [--cards N] [--classes] [--wav reading.wav --plan plan.json]
 
 Renders the reading with `karuta render --out X.wav --plan-out X.json --seed N` (this
 environment's karuta, the voice cache of $KARUTA_CACHE_DIR or the per-user one), then measures
@@ -13,7 +13,8 @@ every figure of issue 11's targets with the target beside it:
   double endings at ku ends; per-ku pitch range; vowel-onset interval spread; heard 間 against
   the set 間; the plan's decisive onset against the acoustic onset.
 
-With --wav/--plan an existing rendering is measured instead (no render).
+With --wav/--plan an existing rendering is measured instead (no render).  --cards N reads only
+N cards (for iterating; the figures of issue 11 are for the whole reading).
 """
 from __future__ import annotations
 
@@ -71,6 +72,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--wav")
     ap.add_argument("--plan")
+    ap.add_argument("--cards", type=int, help="read only this many cards (default: all 100)")
     ap.add_argument("--classes", action="store_true",
                     help="also print, per consonant, where its mora is heard (sharp rise) against "
                          "the design and the layout, and its vowel onset against the beat")
@@ -84,11 +86,12 @@ def main() -> None:
         tmp = tempfile.TemporaryDirectory(prefix="karuta-acoustic-")
         wav, plan_path = Path(tmp.name) / "reading.wav", Path(tmp.name) / "plan.json"
         cmd = [sys.executable, "-m", "reader.cli", "render", "--out", str(wav), "--plan-out", str(plan_path),
-               "--seed", str(a.seed)]
+               "--seed", str(a.seed)] + (["--cards", str(a.cards)] if a.cards else [])
         t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
         ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-        print(f"$ karuta render --out reading.wav --plan-out plan.json --seed {a.seed}: "
+        cards = f" --cards {a.cards}" if a.cards else ""
+        print(f"$ karuta render --out reading.wav --plan-out plan.json --seed {a.seed}{cards}: "
               f"{time.perf_counter() - t:.1f} s wall, {ru.ru_utime + ru.ru_stime:.1f} s CPU "
               f"(load average {os.getloadavg()[0]:.1f})")
     plan = json.loads(plan_path.read_text(encoding="utf-8"))
@@ -97,7 +100,8 @@ def main() -> None:
 
     voice = SynthVoice(workers=0)
     fig = reading_figures(wav, plan, voice)
-    print(f"100-card kyogi reading, seed {plan.get('seed')}, {plan['duration_ms'] / 1000:.1f} s of audio "
+    n_cards = sum(1 for s in plan["segments"] if s["kind"] == "kami" and str(s["poem"]).isdigit())
+    print(f"{n_cards}-card kyogi reading, seed {plan.get('seed')}, {plan['duration_ms'] / 1000:.1f} s of audio "
           f"(analysed in {time.perf_counter() - t:.0f} s)")
     for line in summary_lines(fig):
         print("  " + line)

@@ -61,6 +61,7 @@ APP = textwrap.dedent("""
     out = open_output("sounddevice", "pulse", plan.sample_rate)
     front = WindowFront(title="karuta stress", fps=60)
     events = []
+    fill = []  # audio queued ahead of the device, ms (every 6th frame, until the reading's end is queued)
     with front:
         import pygame
         front.message("stress")
@@ -72,6 +73,10 @@ APP = textwrap.dedent("""
             front._dirty = True  # a full-screen redraw every frame
             front.big = str(n // 60)
             n += 1
+            fd = out._feeder
+            head = getattr(fd.cursor, "state_at_head", None) if fd is not None else None
+            if fd is not None and n % 6 == 0 and not (head is not None and head.finished):
+                fill.append(len(fd.q) * out.blocksize * 1000.0 / out.sample_rate)
             for e in front.poll(0.004):
                 events.append([e.ns, e.kind, e.source])
         out.wait(timeout=1)
@@ -80,7 +85,7 @@ APP = textwrap.dedent("""
                "lead_xruns": getattr(out, "lead_xruns", 0), "events": events,
                "poll": front.taps.stats.describe(), "fps": front.loop.fps_measured(),
                "draw": front.loop.draw_stats(), "stamping": front.taps.describe_stamping(),
-               "process": getattr(out, "process", False)}}
+               "process": getattr(out, "process", False), "fill": fill}}
     print(json.dumps(res), flush=True)
 """)
 
@@ -160,6 +165,9 @@ def main():
     ap.add_argument("--no-stamper", action="store_true", help="no X stamping process")
     ap.add_argument("--queue-ms", type=float, default=None,
                     help="audio made ahead of the device (KARUTA_AUDIO_QUEUE_MS; default 150)")
+    ap.add_argument("--ahead-ms", type=float, default=None,
+                    help="audio process: how far the feeder runs ahead (KARUTA_AUDIO_AHEAD_MS; "
+                         "default 3000, 0: only the queue)")
     ap.add_argument("--keep", default=None, help="keep the capture and rendered file here")
     ap.add_argument("--server-normal", action="store_true",
                     help="leave the sound server and the recorder at normal priority (a desktop's "
@@ -182,6 +190,8 @@ def main():
                    KARUTA_WINDOW_STAMPER="0" if a.no_stamper else "1")
         if a.queue_ms:
             env["KARUTA_AUDIO_QUEUE_MS"] = str(a.queue_ms)
+        if a.ahead_ms is not None:
+            env["KARUTA_AUDIO_AHEAD_MS"] = str(a.ahead_ms)
         env.pop("SDL_VIDEODRIVER", None)
         keep = subprocess.Popen(["parec", "-d", "ci_sink.monitor", "--raw", "--latency-msec=5"],
                                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -286,7 +296,8 @@ def main():
               f"drill window redrawn in full every frame, {a.workers} CPU-bound workers; "
               f"audio {'in the app (callback thread)' if not res['process'] else 'in the audio process'}; "
               f"load average {load:.1f} (1 min, during the run); sound server and recorder at {rt}; "
-              f"queue {a.queue_ms or 150:.0f} ms")
+              f"queue {a.queue_ms or 150:.0f} ms, running ahead "
+              f"{3000 if a.ahead_ms is None else a.ahead_ms:.0f} ms")
         print(f"  underruns: {res['underruns']} (feeder late: {res['underflows']}, device: "
               f"{res['xruns']}; device hiccups in the lead-in silence: {res['lead_xruns']})")
         if "error" in cmp:
@@ -308,6 +319,11 @@ def main():
         if late:
             print(f"  late stamps (> 2 ms): {'; '.join(late[:10])}")
         print(f"  {res['stamping']}")
+        fl = res.get("fill") or []
+        if fl:
+            print(f"  audio queued ahead of the device (sampled {len(fl)} times): min "
+                  f"{min(fl):.0f} ms, p1 {pct(fl, 0.01):.0f} ms, median {pct(fl, 0.5):.0f} ms, "
+                  f"max {max(fl):.0f} ms; under 50 ms {sum(f < 50 for f in fl)} times")
         p = res["poll"]
         print(f"  window thread: {res['fps']:.1f} fps, draw median {res['draw'].get('median_ms')} "
               f"ms, max {res['draw'].get('max_ms')} ms; poll gaps median {p.get('median_ms')} ms, "

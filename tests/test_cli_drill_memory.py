@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_run import karuta_argv, karuta_env
-from x_driver import screenshot, window_of
+from x_driver import screenshot_when, window_of
 
 from poems import all_poems, poem
 from reader.drills.memory_drill import MemorySession, run_terminal, run_window
@@ -400,12 +400,14 @@ def test_window_under_xvfb(tmp_path, xvfb):
     try:
         env = {**os.environ, "DISPLAY": xvfb}
         window_of(proc, xvfb, timeout=30)
-        time.sleep(0.5)
-        img = screenshot(xvfb)
+
+        def paper(img):
+            return (img.reshape(-1, 3) == (246, 238, 214)).all(axis=1).sum()
+
+        img = screenshot_when(xvfb, lambda im: paper(im) > 4 * 100 * 100,
+                              what="four cards' worth of paper")
         assert img.shape == (800, 1280, 3)
         flat = img.reshape(-1, 3)
-        paper = (flat == (246, 238, 214)).all(axis=1).sum()
-        assert paper > 4 * 100 * 100            # four cards' worth of paper
         assert len(np.unique(flat, axis=0)) > 20  # antialiased Japanese text, not a flat fill
         for n in (1, 2):
             subprocess.run(["xdotool", "key", "1"], env=env, check=True)

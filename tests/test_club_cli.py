@@ -24,7 +24,8 @@ import pytest
 
 from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
-from x_driver import screenshot, window_of
+from waits import wait_stable, wait_until
+from x_driver import screenshot_when, window_of
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
         "--yoin", "0.2"]
@@ -45,16 +46,6 @@ def session(path: Path) -> dict | None:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-
-
-def wait_until(pred, timeout=30.0, what="condition"):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.02)
-    pytest.fail(f"timed out waiting for {what}", pytrace=False)
 
 
 @pytest.fixture
@@ -232,10 +223,9 @@ def test_goshiki_hold_pauses_the_classroom_reading(pulse_server, tmux, tmp_path)
     tmux.wait_for("card 1/3")
     tmux.keys("p")  # no takes in goshiki: the reading stops at the next silence
     tmux.wait_for("● held")
-    time.sleep(0.8)
-    at = session(sess)["position"]
-    time.sleep(1.5)
-    assert session(sess)["position"] == at < 3 and "● held" in tmux.screen()
+    # it stops at the next silence (when, depends on the machine): then stays there
+    at = wait_stable(lambda: session(sess)["position"], hold=1.5, what="the saved position")
+    assert at < 3 and "● held" in tmux.screen()
     assert "EXIT=" not in tmux.screen()
     tmux.keys("p")
     s = tmux.wait_for("EXIT=0", timeout=60)
@@ -323,12 +313,10 @@ def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
     try:
         wid = window_of(p, xvfb)
         subprocess.run(["xdotool", "windowfocus", "--sync", wid], env=xenv, check=False)
-        time.sleep(0.5)
-        assert _colours(screenshot(xvfb)) > 20, "the memorisation screen is blank"
+        screenshot_when(xvfb, lambda im: _colours(im) > 20, what="the memorisation screen")
         # after the 3 s timer the reading starts; card 1 read -> saved
         wait_until(lambda: (session(sess) or {}).get("position", 0) >= 1, 30, "card 1")
-        time.sleep(0.3)
-        assert _colours(screenshot(xvfb)) > 20
+        screenshot_when(xvfb, lambda im: _colours(im) > 20, what="the reading screen")
         # the big NEXT button (bottom right) advances, like space
         subprocess.run(["xdotool", "mousemove", "--window", wid, "1050", "690", "click", "1"],
                        env=xenv, check=True)

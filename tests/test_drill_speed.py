@@ -244,6 +244,8 @@ def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs
         _check_line(ln, plan, ln["poem"])
         assert ln["correct"] and not ln["fault"]
     assert "4 cards · 4 taps · 4 correct" in out
+    # the window says its frame rate; 60 fps is a benchmark figure (scripts/bench_board.py),
+    # here only a window that kept drawing (a busy machine may cost it some frames)
     fps = float(out.split("window ")[1].split(" fps")[0])
-    assert fps >= 58, out
+    assert fps >= 20, out
     assert t_start

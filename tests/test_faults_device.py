@@ -20,6 +20,7 @@ import pytest
 from cli_run import karuta_argv
 
 from audio_fixtures import REPO, PulseServer, require_tool, stop_process
+from waits import wait_until
 
 FAST = ["--voice", "tone", "--speed", "4", "--take", "0.3", "--ma", "0.2", "--yoin", "0.2",
         "--seed", "3"]
@@ -41,6 +42,13 @@ def _start(srv: PulseServer, tmp_path: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([*karuta_argv(), *args], cwd=REPO, env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
+
+
+def _playing(srv: PulseServer) -> bool:
+    """Whether a client's stream is playing on the server (the app opened its device)."""
+    r = subprocess.run(["pactl", "list", "short", "sink-inputs"], env=srv.env,
+                       capture_output=True, text=True)
+    return r.returncode == 0 and bool(r.stdout.strip())
 
 
 def _kill_server(srv: PulseServer) -> None:
@@ -74,16 +82,6 @@ def _restart_server(srv: PulseServer) -> None:
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _wait_for(pred, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}", pytrace=False)
-
-
 def _session(path: Path) -> dict | None:
     try:
         return json.loads(path.read_text())
@@ -106,7 +104,7 @@ def test_plain_read_stops_with_one_line_and_exit_1(own_pulse, tmp_path):
     try:
         # wait until the first card is on the screen (heard), then pull the plug
         lines: list[str] = []
-        _wait_for(lambda: lines.append(proc.stdout.readline()) or "[1/8]" in lines[-1], 60,
+        wait_until(lambda: lines.append(proc.stdout.readline()) or "[1/8]" in lines[-1], 60,
                   "card 1")
         _kill_server(own_pulse)
         out, err = proc.communicate(timeout=30)
@@ -125,10 +123,10 @@ def test_club_reading_stops_saves_waits_and_reopens(own_pulse, tmp_path):
     proc = _start(own_pulse, tmp_path, "read", "--live", "--auto", "--memorize", "0",
                   "--session", str(sess), "--cards", "12", *FAST)
     try:
-        _wait_for(lambda: (_session(sess) or {}).get("position", 0) >= 2, 90, "two cards read")
+        wait_until(lambda: (_session(sess) or {}).get("position", 0) >= 2, 90, "two cards read")
         _kill_server(own_pulse)
         at_kill = _session(sess)["position"]
-        out_line = _wait_for(lambda: (lambda ln: ln if "stopped at card" in ln else None)(
+        out_line = wait_until(lambda: (lambda ln: ln if "stopped at card" in ln else None)(
             proc.stdout.readline()), 30, "the lost-device message")
         assert "(saved)" in out_line
         time.sleep(3.0)  # nothing is heard now: the saved position must not move on
@@ -141,7 +139,7 @@ def test_club_reading_stops_saves_waits_and_reopens(own_pulse, tmp_path):
         assert proc.poll() is None, "club mode must wait, not exit"
         # the server comes back: --auto retries by itself and reads on from that card
         _restart_server(own_pulse)
-        _wait_for(lambda: (_session(sess) or {}).get("position", 0) > stalled, 60,
+        wait_until(lambda: (_session(sess) or {}).get("position", 0) > stalled, 60,
                   "the reading to continue after the device came back")
         log = _session(sess)["log"]
         assert [e["card"] for e in log] == list(range(1, len(log) + 1)), \
@@ -167,9 +165,9 @@ def test_club_quit_after_loss_is_one_line_exit_1_and_resumable(own_pulse, tmp_pa
             proc.stdin.flush()
             return (_session(sess) or {}).get("position", 0) >= 1
 
-        _wait_for(advanced, 60, "a card read")
+        wait_until(advanced, 60, "a card read")
         _kill_server(own_pulse)
-        _wait_for(lambda: "stopped at card" in proc.stdout.readline(), 30, "the message")
+        wait_until(lambda: "stopped at card" in proc.stdout.readline(), 30, "the message")
         proc.stdin.write(" ")  # next: tries the device again (still gone)
         proc.stdin.flush()
         time.sleep(1.0)
@@ -194,10 +192,12 @@ def test_match_keep_read_says_the_device_went_away_and_keeps_the_log(own_pulse, 
     proc = _start(own_pulse, tmp_path, "match", "keep", "--rules", "kyogi", "--deal", str(deal),
                   "--log", str(log), "--read", "--voice", "tone")
     try:
-        time.sleep(3.0)  # the jo-ka and the first 上の句 are being read
+        # the reading has begun (the app's stream is on the server: the jo-ka is being read)
+        wait_until(lambda: _playing(own_pulse), 60, "the reading to start")
         proc.stdin.write("1 a\n")
         proc.stdin.flush()
-        time.sleep(1.0)
+        wait_until(lambda: log.exists() and len(log.read_text().splitlines()) >= 2, 30,
+                   "read 1 in the log")
         _kill_server(own_pulse)
         time.sleep(1.0)
         proc.stdin.write("27 b\n")
@@ -223,7 +223,7 @@ def test_pygame_backend_stops_on_sigterm(tmp_path):
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
-        _wait_for(lambda: "序歌" in proc.stdout.readline(), 60, "the reading to start")
+        wait_until(lambda: "序歌" in proc.stdout.readline(), 60, "the reading to start")
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=10)
     finally:

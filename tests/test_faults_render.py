@@ -67,7 +67,7 @@ def test_no_partial_file_whatever_signal_stops_a_render(tmp_path, sig):
     p.send_signal(sig)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, (p.returncode, err)
-    assert err.strip() == "karuta: interrupted"
+    assert err == "karuta: interrupted\n", err  # one line, no empty line before it
     assert sorted(f.name for f in tmp_path.iterdir() if f.name != "data") == [], \
         "a partial file was left"
 

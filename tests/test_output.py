@@ -9,13 +9,14 @@ import time
 import numpy as np
 import pytest
 
-from audio_fixtures import (alsa_capture, find_lead_in, pulse_server, require_tool,  # noqa: F401
-                            run_python, small_plan, tone_voice)
+from audio_fixtures import (alsa_capture, assert_played_as_rendered, find_lead_in,  # noqa: F401
+                            pulse_server, require_tool, run_python, small_plan, tone_voice)
 from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices,
                           reinit_portaudio)
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
 from reader.base.errors import DeviceError
+from waits import wait_until
 
 VOICE = ToneVoice(48000, mora_ms=20)
 
@@ -28,13 +29,12 @@ def test_alsa_capture_is_bit_identical_to_the_rendered_file(alsa_capture):
     out = SounddeviceOutput(queue_ms=plan.seconds * 1000 + 500)
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=30)
-    assert out.underflows == 0 and not out.is_active
+    assert not out.is_active
     got = alsa_capture.samples()
-    off = find_lead_in(got, ref)
-    assert off < 48000  # a fixed, small lead-in of silence
-    assert not got[:off].any()
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[off + ref.shape[0]:].any()  # the padded last block is silence
+    assert find_lead_in(got, ref) < 48000  # a fixed, small lead-in of silence
+    # (the padded last block is silence; a feeder held up > 1 s on a busy machine is a counted gap)
+    assert_played_as_rendered(got, ref, out.underruns, out.blocksize, xruns=out.xruns,
+                              device_frames=int(out.latency * 48000) + out.blocksize)
     frames, dac = out.dac_times()
     assert frames[0] == -7200 and np.all(np.diff(frames) == out.blocksize)  # 150 ms lead-in
     assert frames.shape[0] * out.blocksize >= ref.shape[0]
@@ -47,10 +47,7 @@ def test_alsa_capture_with_the_default_queue_is_bit_identical(alsa_capture):
     out = SounddeviceOutput()
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=30)
-    got = alsa_capture.samples()
-    off = find_lead_in(got, ref)
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[:off].any() and not got[off + ref.shape[0]:].any()
+    assert_played_as_rendered(alsa_capture.samples(), ref, out.underruns, out.blocksize)
 
 
 def test_alsa_capture_stereo_float_device_path(alsa_capture):
@@ -121,8 +118,9 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     ref = quantize16(render(plan, VOICE))
     assert 1.5 < plan.seconds < 3.0
     monitor = tmp_path / "monitor.raw"
+    # (a roomy recording buffer: a busy machine must not make the observer itself drop audio)
     rec = subprocess.Popen(["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le",
-                            "--rate=48000", "--channels=1", "--latency-msec=5", str(monitor)],
+                            "--rate=48000", "--channels=1", "--latency-msec=200", str(monitor)],
                            env=pulse_server.env, stderr=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
@@ -136,9 +134,10 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     finally:
         rec.terminate()
         rec.wait(timeout=5)
-    # wait() returns once PortAudio has handed over the last buffer (≤ its latency early)
-    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6, elapsed
-    assert out.underflows == 0 and out.xruns == 0
+    # wait() returns once PortAudio has handed over the last buffer (≤ its latency early;
+    # later by any silence a busy machine made it insert, counted as underruns)
+    gaps = out.underruns * out.blocksize / 48000
+    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6 + gaps, elapsed
     assert 0 < out.latency < 0.2
     frames, dac = out.dac_times()
     assert frames.shape[0] == 15 + -(-plan.frames // out.blocksize) + 25  # lead-in, tail
@@ -153,13 +152,13 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     assert abs(out.frame_at(dac[k] + 0.001) - (frames[k] + 48)) < 0.01
     # an independent observer: the sink's monitor heard exactly the rendered samples
     # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句)
+    # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句;
+    # nothing may be lost at the start: the 150 ms lead-in takes start-up effects)
     got = np.fromfile(monitor, np.int16)
     kami = [s for s in plan.segments if s.kind == "kami"][1]
-    off = find_lead_in(got, ref, at=kami.start - 4000, n=8000)
-    first = max(0, -off)
-    assert first == 0  # nothing lost at the start (the 150 ms lead-in takes start-up effects)
-    heard = got[off + first:off + ref.shape[0]]
-    np.testing.assert_array_equal(heard, ref[first:])
+    assert find_lead_in(got, ref, at=kami.start - 4000, n=8000) >= 0
+    assert_played_as_rendered(got, ref, out.underruns, out.blocksize, xruns=out.xruns,
+                              device_frames=int(out.latency * 48000) + out.blocksize)
 
 
 @pytest.mark.realtime
@@ -184,9 +183,10 @@ def test_pulse_live_wait_and_release_from_another_thread(pulse_server):
     threading.Thread(target=cursor.release).start()
     assert out.wait(timeout=10)
     rest = plan.frames - take.end
-    # the release skipped the 3 s take: the rest played in about its own length
-    assert time.perf_counter() - t < rest / 48000 + 0.6
-    assert out.underflows == 0
+    # the release skipped the 3 s take: the rest played in about its own length (a busy
+    # machine may add a second or so; not the 3 s of the take)
+    gaps = out.underruns * out.blocksize / 48000
+    assert time.perf_counter() - t < rest / 48000 + 2.0 + gaps
 
 
 @pytest.mark.realtime
@@ -201,6 +201,78 @@ def test_pulse_stop_is_prompt(pulse_server):
     assert time.perf_counter() - t < 0.5
     assert not out.is_active and cursor.finished
     out.stop()  # idempotent
+
+
+class SlowShimo(ToneVoice):
+    """Each 下の句 comes 0.4 s late (a synthesis job holding the feeder up)."""
+
+    def samples(self, item):
+        if item.part == "shimo":
+            time.sleep(0.4)
+        return super().samples(item)
+
+
+@pytest.mark.realtime
+def test_audio_process_runs_ahead_so_a_late_synthesis_is_not_heard(pulse_server):
+    """The audio process's feeder runs seconds ahead, so three 0.4 s hold-ups of the feeder
+    are not heard (without running ahead each is ~30 blocks of silence:
+    test_output_contract.test_late_audio_is_silence_counted_not_waited_for)."""
+    v = SlowShimo(48000, mora_ms=20)
+    plan = small_plan(v, cards=2, ma_ms=1500, gap_ms=1500, take_ms=200, yoin_ms=150)
+    out = SounddeviceOutput(device="pulse", process=True)
+    out.play(PlanCursor(plan, v, threaded=False))  # no look-ahead worker: the feeder waits
+    assert out.wait(timeout=plan.seconds + 10)
+    assert out.underruns < 10, (out.underflows, out.xruns)
+
+
+@pytest.mark.realtime
+def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_server):
+    """Running seconds ahead changes nothing the reader sees: the wait shows about when it is
+    heard (not when the feeder got there), and a release plays on at once (what was queued
+    beyond the point where commands act is made again)."""
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=3000, yoin_ms=100)
+    take = next(s for s in plan.segments if s.wait)
+    out = SounddeviceOutput(device="pulse", process=True)
+    cursor = PlanCursor(plan, VOICE, live=True)
+    out.play(cursor)
+    wait_until(lambda: cursor.state.waiting, what="the wait", every=0.005)
+    heard = out.frame_now()
+    wait_at = cursor.stream_frame_at(take.start)
+    assert heard is not None and wait_at is not None
+    assert wait_at - heard < 48000 * (out.queue_ms / 1000 + out.latency + 0.3), (wait_at, heard)
+    time.sleep(out.queue_ms / 1000 + out.latency + 0.1)
+    assert cursor.position == take.start and out.is_active
+    assert cursor.plan_frame_at(int(out.frame_now())) == take.start
+    t = time.perf_counter()
+    threading.Thread(target=cursor.release).start()
+    assert out.wait(timeout=10)
+    rest = plan.frames - take.end
+    assert time.perf_counter() - t < rest / 48000 + 0.6
+    # the stream went on block after block: nothing dropped was heard, no block left out
+    frames, _ = out.dac_times()
+    assert np.all(np.diff(frames) == out.blocksize)
+
+
+@pytest.mark.realtime
+def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
+    """Auto mode: seconds of the take's silence are queued when `next` comes; the 下の句
+    follows at once all the same."""
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=4000, yoin_ms=100)
+    take = next(s for s in plan.segments if s.wait)
+    out = SounddeviceOutput(device="pulse", process=True)
+    cursor = PlanCursor(plan, VOICE)
+
+    def hearing_the_take():
+        f = out.frame_now()
+        return f is not None and cursor.segment_at(int(f))[0] is take
+
+    out.play(cursor)
+    wait_until(hearing_the_take, what="the take heard", every=0.005)
+    t = time.perf_counter()
+    cursor.release()
+    assert out.wait(timeout=10)
+    rest = plan.frames - take.end
+    assert time.perf_counter() - t < rest / 48000 + 1.0
 
 
 def test_perf_clock_maps_to_the_stream_clock(pulse_server):
@@ -225,14 +297,14 @@ def test_null_output_consumes_in_real_time():
     out = NullOutput()
     t = time.perf_counter()
     out.play(PlanCursor(plan, VOICE))
-    mid = None
-    time.sleep(0.5)
-    mid = out.frame_at_perf(time.perf_counter())
+    time.sleep(0.5)  # (longer on a busy machine: the frame is checked against the real time)
+    now = time.perf_counter()
+    mid = out.frame_at_perf(now)
     assert out.wait(timeout=10)
     el = time.perf_counter() - t
-    assert plan.seconds - 0.05 < el < plan.seconds + 0.3
-    assert abs(mid - 0.5 * 48000) < 48000 * 0.05
-    assert out.underflows == 0
+    late = out.underruns * out.blocksize  # a busy machine: its thread woke late
+    assert plan.seconds - 0.05 < el < plan.seconds + 0.3 + late / 48000
+    assert abs(mid - (now - t) * 48000) < 48000 * 0.05 + late
 
 
 # ---------------------------------------------------------------------------- SDL (pygame)
@@ -266,20 +338,21 @@ def test_sdl_disk_capture_equals_render(tmp_path, chunk, channels):
     res = run_python(SDL_PLAY.format(ref=str(ref_path), chunk=chunk, channels=channels),
                      env={"SDL_AUDIODRIVER": "disk", "SDL_DISKAUDIOFILE": str(raw)})
     el, seconds, underflows, latency, f1 = res.stdout.split()
-    assert int(underflows) == 0
-    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
+    late = int(underflows) * chunk  # silence a busy machine made SDL insert (counted)
+    # ends as the last chunk is mixed (SDL's disk driver keeps real time by sleeping: a busy
+    # machine wakes it late)
+    starved = max(0.0, float(el) - float(seconds) - 1.0)
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 3.0 + late / 48000
     ref = np.load(ref_path)
     got = np.fromfile(raw, dtype=np.int16)
     if channels == 2:
         got = got.reshape(-1, 2)
         np.testing.assert_array_equal(got[:, 0], got[:, 1])
         got = got[:, 0].copy()
-    off = find_lead_in(got, ref)
-    assert not got[:off].any()
-    np.testing.assert_array_equal(got[off:off + ref.shape[0]], ref)
-    assert not got[off + ref.shape[0]:].any()
-    # an estimated clock: 1 s after play() is about frame 48000 (±60 ms)
-    assert abs(float(f1) - 48000) < 48000 * 0.06
+    assert_played_as_rendered(got, ref, int(underflows), chunk)
+    # an estimated clock: 1 s after play() is about frame 48000 (±60 ms, and no better than
+    # the driver kept real time)
+    assert abs(float(f1) - 48000) < 48000 * (0.06 + starved) + late
 
 
 @pytest.mark.realtime
@@ -287,8 +360,8 @@ def test_sdl_dummy_driver_smoke(tmp_path):
     res = run_python(SDL_PLAY.format(ref=str(tmp_path / "ref.npy"), chunk=2400, channels=1),
                      env={"SDL_AUDIODRIVER": "dummy"})
     el, seconds, underflows, _, _ = res.stdout.split()
-    assert int(underflows) == 0
-    assert float(seconds) - 0.25 < float(el) < float(seconds) + 1.0  # ends as the last chunk is mixed
+    late = int(underflows) * 2400 / 48000  # a busy machine: counted silence, not a hang
+    assert float(seconds) - 0.25 < float(el) < float(seconds) + 3.0 + late  # ends as the last chunk is mixed
 
 
 class BrokenVoice(ToneVoice):

@@ -156,6 +156,39 @@ def test_release_outside_a_wait_is_ignored_in_live_mode():
     assert c.state.waiting
 
 
+def test_a_take_during_the_kami_skips_its_wait_and_a_late_press_is_ignored():
+    """Next pressed while the 上の句 is still being read (a fast take; a scorekeeper typing
+    the result early): the reading goes on to the 下の句 when the 上の句 ends, it never waits
+    for a second press.  Pressed during a 下の句 or a 間 it is ignored (the next card's 上の句
+    has not been read: nobody can have taken it)."""
+    take = first_take()
+    kami = PLAN.segments[PLAN.segments.index(take) - 1]
+    assert kami.kind == "kami"
+    c = PlanCursor(PLAN, VOICE, live=True)
+    head = read_until(c, lambda s: s.segment is kami and s.position > kami.start + 4800)
+    c.release()
+    rest = read_until(c, lambda s: s.waiting)  # straight on, to the next card's take
+    assert c.state.segment is not take and c.state.segment.wait
+    got = np.concatenate([head, rest])
+    expect = np.concatenate([REF[:take.start], REF[take.end:]])  # the take: no time at all
+    np.testing.assert_array_equal(got, expect[:got.shape[0]])
+    rel = next(a for a in c.anchors if a.event == "release")
+    assert rel.plan_frame == take.end and rel.stream_frame == take.start
+    assert c.plan_frame_at(rel.stream_frame + 10) == take.end + 10
+
+    # a press during the 下の句 that follows does not skip the next card's wait
+    c2 = PlanCursor(PLAN, VOICE, live=True)
+    read_until(c2, lambda s: s.waiting)
+    c2.release()
+    read_until(c2, lambda s: s.segment is not None and s.segment.kind == "shimo")
+    c2.release()
+    nxt = read_until(c2, lambda s: s.waiting)
+    assert nxt.shape[0] and c2.state.waiting and c2.state.segment is not take
+    for _ in range(10):
+        assert not c2.read(480).any()
+    assert c2.state.waiting
+
+
 def test_hold_pauses_the_take_countdown_in_auto_mode():
     take = first_take()
     c = PlanCursor(PLAN, VOICE, live=False)
@@ -646,3 +679,64 @@ def test_missing_ffmpeg_is_one_line_suggesting_wav(tmp_path, monkeypatch):
         write_audio(REF, 48000, tmp_path / "r.mp3")
     assert_one_line_output_error(e)
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------- running ahead
+COMMANDS = {"release": PlanCursor.release, "hold": PlanCursor.hold,
+            "resume": PlanCursor.resume, "repeat": PlanCursor.repeat_last_shimo}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(at=st.integers(0, PLAN.frames // 480), ahead=st.integers(1, 400), live=st.booleans(),
+       cmds=st.lists(st.sampled_from(sorted(COMMANDS)), min_size=0, max_size=3),
+       before=st.integers(0, 40), earlier=st.lists(st.sampled_from(sorted(COMMANDS)),
+                                                    min_size=0, max_size=2))
+def test_a_cursor_taken_back_then_commanded_is_one_commanded_there(at, ahead, live, cmds,
+                                                                   before, earlier):
+    """What an output that runs seconds ahead does on a command: back to the checkpoint where
+    commands act, then the command.  The stream, the anchors (the heard-frame mapping) and the
+    state afterwards are those of a cursor that got the command at that point (``earlier``
+    commands, ``before`` blocks before the checkpoint, leave state that must come back too)."""
+    ran, direct = (PlanCursor(PLAN, VOICE, live=live, threaded=False) for _ in range(2))
+    for c in (ran, direct):
+        for k in range(at):
+            if k == max(0, at - before):
+                for name in earlier:
+                    COMMANDS[name](c)
+            c.read(480)
+    cp = ran.checkpoint()
+    for _ in range(ahead):  # ran ahead (maybe past the end, maybe into a wait)
+        ran.read(480)
+    ran.rewind(cp)
+    assert ran.state == direct.state and ran.anchors == direct.anchors
+    for c in (ran, direct):
+        for name in cmds:
+            COMMANDS[name](c)
+    limit = 2 * PLAN.frames
+    np.testing.assert_array_equal(stream(ran, limit=limit), stream(direct, limit=limit))
+    assert ran.anchors == direct.anchors and ran.state == direct.state
+
+
+@pytest.mark.parametrize("live", [True, False], ids=["live", "auto"])
+def test_a_take_during_the_kami_survives_running_ahead_and_back(live):
+    """`next` during a 上の句 skips the wait after it; an output that ran past that wait and
+    came back to a point inside the 上の句 (for another command) keeps the skip."""
+    segs = PLAN.segments
+    j = next(i for i, s in enumerate(segs) if s.kind == "kami" and segs[i + 1].wait)
+    kami, take = segs[j], segs[j + 1]
+    ran, direct = (PlanCursor(PLAN, VOICE, live=live, threaded=False) for _ in range(2))
+    for c in (ran, direct):
+        read_until(c, lambda s: s.position > kami.start)
+        c.release()  # taken while the 上の句 is read
+        c.read(480)
+    cp = ran.checkpoint()
+    read_until(ran, lambda s: s.position > take.end)  # ran past the skipped wait
+    ran.rewind(cp)
+    for c in (ran, direct):
+        c.hold()
+        c.resume()
+    limit = 2 * PLAN.frames
+    a, b = stream(ran, limit=limit), stream(direct, limit=limit)
+    np.testing.assert_array_equal(a, b)
+    assert ran.anchors == direct.anchors
+    assert any(x.event == "release" and x.plan_frame == take.end for x in ran.anchors)

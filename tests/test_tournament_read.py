@@ -23,6 +23,7 @@ from cli_run import karuta_argv, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, find_lead_in, pulse_server  # noqa: F401
 from test_club_cli import APPEND_ASOUNDRC, pulse_env
+from waits import wait_stable
 
 FAST = ["--voice", "tone", "--speed", "4"]
 
@@ -128,10 +129,10 @@ def test_round_reading_memorisation_hold_quit_resume(pulse_server, tmux, tmp_pat
     sess_path = tmp_path / "t-pages" / "round1-reading.json"
     tmux.keys("p")  # a referee's hand: the reading stops at the next silence
     tmux.wait_for("● held")
-    time.sleep(3.0)  # the hold takes effect at the next silence (within one poem at speed 4)
-    at = json.loads(sess_path.read_text())["position"]
-    time.sleep(2.0)
-    assert json.loads(sess_path.read_text())["position"] == at < 17
+    # the hold takes effect at the next silence (within one poem at speed 4): then it stays
+    at = wait_stable(lambda: json.loads(sess_path.read_text())["position"], hold=2.0,
+                     what="the saved position")
+    assert at < 17
     tmux.keys("p")
     tmux.wait_for(f"card {at + 2}/17", timeout=30)
     tmux.keys("q")

@@ -48,3 +48,17 @@ def screenshot(display: str) -> np.ndarray:
     assert parts[0] == b"P6" and parts[3] == b"255", parts[:4]
     w, h = int(parts[1]), int(parts[2])
     return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
+
+
+def screenshot_when(display: str, ready, timeout: float = 30.0,
+                    what: str = "the expected picture") -> np.ndarray:
+    """A screenshot once ``ready(img)`` holds (a window paints over several frames, later on
+    a busy machine): polls, returns the first image that passes, fails after ``timeout``."""
+    end = time.monotonic() + timeout
+    while True:
+        img = screenshot(display)
+        if ready(img):
+            return img
+        if time.monotonic() > end:
+            raise AssertionError(f"the screen never showed {what} within {timeout:.0f} s")
+        time.sleep(0.2)

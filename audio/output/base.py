@@ -44,6 +44,9 @@ class Output:
     sample_rate: int
     blocksize: int
     queue_ms: float = 100.0
+    #: audio made ahead of the device beyond ``queue_ms`` where the backend can drop and remake
+    #: it on a command (the audio process); 0: ``queue_ms`` only
+    ahead_ms: float = 0.0
     tail_ms: float = 0.0
     lead_ms: float = 0.0
 
@@ -77,7 +80,8 @@ class Output:
         self._cursor = cursor
         self._feeder = Feeder(cursor, self.blocksize, max(2, self._blocks(self.queue_ms)),
                               self._convert, self._blocks(self.tail_ms) if self.tail_ms else 0,
-                              self._blocks(self.lead_ms) if self.lead_ms else 0)
+                              self._blocks(self.lead_ms) if self.lead_ms else 0,
+                              self._blocks(self.ahead_ms) if self.ahead_ms else 0)
         self._halt.clear()
         self._prepare()
         self._done.clear()

@@ -99,8 +99,14 @@ class Feeder(threading.Thread):
     stream.  ``prefilled`` is set once the ring is full (or the reading ended)."""
 
     def __init__(self, cursor, blocksize: int, maxblocks: int, convert,
-                 tail_blocks: int = 0, lead_blocks: int = 0):
+                 tail_blocks: int = 0, lead_blocks: int = 0, ahead_blocks: int = 0):
         super().__init__(name="karuta-feeder", daemon=True)
+        #: commands act this many blocks ahead of the device (the queue without running ahead)
+        self.near = max(2, int(maxblocks))
+        #: how far to run ahead when the cursor and the ring allow it (see ``_run_ahead``)
+        self.ahead = int(ahead_blocks)
+        self.wake = threading.Event()
+        self.cuts = 0  # times queued audio was dropped and made again for a command
         self.tail_blocks = tail_blocks
         self.lead_blocks = lead_blocks
         self.cursor = cursor
@@ -118,6 +124,8 @@ class Feeder(threading.Thread):
 
     def run(self):
         _raise_priority()
+        if self._can_run_ahead():
+            return self._run_ahead()
         try:
             # silence before the reading (negative stream frames): device start-up effects
             # fall on it, not on the first sound
@@ -150,3 +158,118 @@ class Feeder(threading.Thread):
         finally:
             self.prefilled.set()
             self._put(None)
+
+    # ------------------------------------------------------------------ running ahead
+    def _can_run_ahead(self) -> bool:
+        q, c = self.q, self.cursor
+        return (self.ahead > self.near and hasattr(q, "truncate") and hasattr(q, "consumed")
+                and hasattr(c, "checkpoint") and hasattr(c, "rewind"))
+
+    def _run_ahead(self) -> None:
+        """Keep up to ``ahead`` blocks queued (seconds: a stall of the app's process — the GIL
+        held by a thread the CPU-bound programs keep off the CPU, a redraw, a garbage
+        collection — is bridged by what is queued), yet let commands act ``near`` blocks ahead
+        of the device as before: on a command the blocks queued beyond that point are dropped
+        (``q.truncate``), the cursor goes back to its checkpoint there (``rewind``) and reads on
+        with the command.  ``cursor.view`` shows the UI the cursor's state at that point.
+
+        Each queued item keeps ``(checkpoint before it or None, cursor state after it, its
+        stream frame)`` in ``_hist`` (by item index; the ring's absolute write count)."""
+        q, cursor, bs = self.q, self.cursor, self.blocksize
+        target = min(self.ahead, q.capacity)
+        self._hist = [None] * (q.capacity + 2)
+        self._w = 0
+        self._first = self.lead_blocks  # the first item made by the cursor
+        ended = False
+        try:
+            silence = self.convert(np.zeros(bs, np.float32))
+            start = (None, cursor.state_at_head, 0)
+            for k in range(self.lead_blocks, 0, -1):
+                if not self._emit((-k * bs, silence), start):
+                    return
+            cursor.on_command = self.wake.set
+            cursor.view = self._view
+            phase, tail_left, final = "body", self.tail_blocks, None
+            while not self.halt.is_set():
+                self.wake.clear()
+                if cursor.commands_pending and self._cut():
+                    phase, tail_left, ended = "body", self.tail_blocks, False
+                if phase == "end" or len(q) >= target:
+                    self.prefilled.set()
+                    self.wake.wait(0.1)  # a command sets it
+                    continue
+                if phase == "body":
+                    cp = cursor.checkpoint()
+                    block = cursor.read(bs)
+                    n = block.shape[0]
+                    if n == 0:
+                        phase, final = "tail", cursor.state_at_head
+                        continue
+                    if n < bs:
+                        block = np.concatenate([block, np.zeros(bs - n, np.float32)])
+                    item, entry = (self.frames, self.convert(block)), \
+                        (cp, cursor.state_at_head, self.frames)
+                    self.frames += bs
+                elif tail_left > 0:
+                    # silence after the end, so closing the stream cuts no sound that is
+                    # still in the device's / sound server's buffer
+                    item, entry = (self.frames, silence), (None, final, self.frames)
+                    self.frames += bs
+                    tail_left -= 1
+                else:
+                    item, entry, phase = None, (None, final, self.frames), "end"
+                if not self._emit(item, entry):
+                    return
+                if item is None:
+                    ended = True
+                if len(q) >= self.near:
+                    self.prefilled.set()
+        except BaseException as e:  # surfaced by Output.wait()
+            self.error = e
+        finally:
+            cursor.view = None
+            cursor.on_command = None
+            self.prefilled.set()
+            if not ended:
+                self._put(None)
+
+    def _emit(self, item, entry) -> bool:
+        self._hist[self._w % len(self._hist)] = entry  # before the item is published
+        if not self._put(item):
+            return False
+        self._w += 1
+        return True
+
+    def _view(self):
+        """The cursor's state ``near`` blocks ahead of the device (any thread)."""
+        try:
+            v = min(self._w, self.q.consumed() + self.near) - 1
+            if v < 0:
+                return None
+            entry = self._hist[v % len(self._hist)]
+        except Exception:  # noqa: BLE001 - the ring is gone (playback over): the head's state
+            return None
+        return None if entry is None else entry[1]
+
+    def _cut(self) -> bool:
+        """A command is waiting: drop what is queued beyond ``near`` blocks ahead of the
+        device and take the cursor back there (the command then acts there).  False when
+        nothing is queued beyond that point, or it is past the reading's end."""
+        for _ in range(20):
+            c = max(self.q.consumed() + self.near, self._first)
+            if c >= self._w:
+                return False
+            entry = self._hist[c % len(self._hist)]
+            if entry is None or entry[0] is None:
+                return False
+            if self.q.truncate(c):
+                break
+            # the device reached c meanwhile (this thread was kept off the CPU or the GIL for
+            # ``near`` blocks): again from where it is now
+        else:
+            return False
+        self._w = c
+        self.cursor.rewind(entry[0])
+        self.frames = entry[2]
+        self.cuts += 1
+        return True

@@ -34,6 +34,11 @@ class SounddeviceOutput(Output):
     ``lead_ms``: silence played before the reading's frame 0 (stream frames < 0): PulseAudio
     was seen to drop the first ~4 ms of a stream, and DAC times of a stream's first
     0.1-0.15 s are off by 30-100 ms; both fall on this silence.
+    ``ahead_ms`` (the audio process only; default 3 s): how far the feeder runs ahead of
+    the device beyond ``queue_ms``, so a stall of this process (its GIL held by a thread that
+    other programs keep off the CPU: measured 0.4-0.7 s under load) is bridged by audio
+    already in the audio process's ring.  Commands still act ``queue_ms`` ahead of the
+    device: the feeder drops what it made beyond that and makes it again (``Feeder``).
 
     The callback never waits for late audio on a device with a clock: it takes the next
     block off the lock-free ring (``BlockRing.get_nowait``), copies it and stores three
@@ -55,7 +60,7 @@ class SounddeviceOutput(Output):
     def __init__(self, device=None, sample_rate: int = 48000, blocksize: int = 480,
                  queue_ms: float = 150.0, dtype: str = "int16", channels: int = 1,
                  latency=0.06, tail_ms: float = 250.0, lead_ms: float = 150.0,
-                 process: bool = False):
+                 process: bool = False, ahead_ms: float = 3000.0):
         if dtype not in ("int16", "float32"):
             raise ValueError("dtype must be 'int16' or 'float32'")
         self.device_info = resolve_device(device)
@@ -69,6 +74,7 @@ class SounddeviceOutput(Output):
         self.tail_ms = float(tail_ms)
         self.lead_ms = float(lead_ms)
         self.process = bool(process)
+        self.ahead_ms = float(ahead_ms) if self.process else 0.0
         self._stream = None
         self._proc = None
         self._died: str | None = None
@@ -175,7 +181,7 @@ class SounddeviceOutput(Output):
                               f"({e}): use `karuta render --out reading.wav` to write the "
                               f"reading to a file") from None
         self._proc = proc
-        self._feeder.q = SharedRing(proc.lay, self._feeder.q.capacity)
+        self._feeder.q = SharedRing(proc.lay, max(self._feeder.q.capacity, self._feeder.ahead))
         self.timeline = SharedTimeline(self.sample_rate, proc.lay)
 
     def _start(self) -> None:

@@ -34,6 +34,25 @@ class SharedRing:
     def empty(self) -> bool:
         return len(self) == 0
 
+    def consumed(self) -> int:
+        """Items the child has taken (its absolute read count)."""
+        return int(self.lay.ctl[ap.R])
+
+    def truncate(self, w: int) -> bool:
+        """Drop the queued items from absolute index ``w`` on (the producer writes there
+        next); False (nothing changed) if the child has reached ``w`` meanwhile.  The child
+        treats ``R >= W`` as empty, so while ``W`` is briefly below its read count it plays
+        silence (counted), never a stale slot."""
+        ctl = self.lay.ctl
+        old = int(ctl[ap.W])
+        if w >= old or int(ctl[ap.R]) >= w:
+            return False
+        ctl[ap.W] = w
+        if int(ctl[ap.R]) >= w:  # the child got there between the two readings: undo
+            ctl[ap.W] = old
+            return False
+        return True
+
     def put(self, item, halt: threading.Event, poll_s: float = 0.002, on_full=None) -> bool:
         ctl = self.lay.ctl
         while int(ctl[ap.W] - ctl[ap.R]) >= self.capacity:

@@ -91,7 +91,11 @@ def main(argv: list[str] | None = None) -> None:
 
     interrupt.install()  # SIGTERM/SIGHUP clean up like Ctrl-C
     try:
-        cli.main(args=argv, prog_name="karuta", standalone_mode=False)
+        # (not ``cli.main``: click's main prints an empty line on Ctrl-C before raising Abort;
+        # our one line is all a user should see)
+        args = list(sys.argv[1:] if argv is None else argv)
+        with cli.make_context("karuta", args) as ctx:
+            cli.invoke(ctx)
     except KarutaError as e:
         warn(str(e))
         sys.exit(1)

@@ -81,16 +81,19 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
         voice = make_voice(voice_spec)
         output = open_output("sounddevice", device, voice.sample_rate)
         announcer = ReadingAnnouncer(voice, output, pick_seed(seed))
+    ended = False
     try:
         _keep(rules=rules, seed=seed, deal_file=deal_file, color=color, players=players,
                    reads=reads, finals=finals, log_file=log_file, resume=resume, last=last,
                    announcer=announcer)
+        ended = True
     finally:
         if announcer is not None:
             announcer.close()
-            from reader.cli.underruns import say_underruns
+            if ended:  # an error (a lost device …) is the one line said, nothing after it
+                from reader.cli.underruns import say_underruns
 
-            say_underruns(output)
+                say_underruns(output)
 
 
 def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,

@@ -53,6 +53,13 @@ def open_output(backend: str, device, sample_rate: int):
             extra["queue_ms"] = min(600.0, max(20.0, float(queue_ms)))
         except ValueError:
             raise DeviceError(f"KARUTA_AUDIO_QUEUE_MS={queue_ms!r} is not a number of ms") from None
+    # how far the audio process's ring is filled ahead (default 3000 ms; 0: queue_ms only)
+    ahead_ms = os.environ.get("KARUTA_AUDIO_AHEAD_MS")
+    if ahead_ms:
+        try:
+            extra["ahead_ms"] = min(5000.0, max(0.0, float(ahead_ms)))
+        except ValueError:
+            raise DeviceError(f"KARUTA_AUDIO_AHEAD_MS={ahead_ms!r} is not a number of ms") from None
     return SounddeviceOutput(device=device, sample_rate=sample_rate, process=process, **extra)
 
 
