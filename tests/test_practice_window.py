@@ -23,7 +23,8 @@ from hypothesis import strategies as st
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from tmux_driver import karuta_argv
-from x_driver import screenshot, window_of
+from waits import wait_until
+from x_driver import screenshot, screenshot_when, window_of
 
 
 @pytest.fixture
@@ -60,18 +61,6 @@ def _green(img):
     return np.all(img == GREEN, axis=2)
 
 
-def _screen_when(display, ok, what, timeout=30):
-    """A screenshot once ``ok(screenshot)`` holds (the window paints over a few frames, and
-    later than asked on a loaded machine); fails after ``timeout`` seconds."""
-    end = time.monotonic() + timeout
-    while True:
-        img = screenshot(display)
-        if ok(img):
-            return img
-        assert time.monotonic() < end, f"the window never showed {what}"
-        time.sleep(0.1)
-
-
 class Game:
     def __init__(self, xvfb, tmp_path, dirs, seed, cards=1, vs="none", joka=False):
         self.log = tmp_path / "m.jsonl"
@@ -88,7 +77,8 @@ class Game:
             stdin=subprocess.DEVNULL, text=True)
         self.wid = window_of(self.p, xvfb)
         # the first paint is spread over a few frames: wait for the cards
-        self.first = _screen_when(xvfb, lambda img: _green(img).sum() > 500, "the cards")
+        self.first = screenshot_when(xvfb, lambda img: _green(img).sum() > 500,
+                                     what="the cards")
 
     def key(self, name, check=True):
         subprocess.run(["xdotool", "key", "--window", self.wid, name], env=self.xenv,
@@ -104,11 +94,11 @@ class Game:
         return [json.loads(x) for x in self.log.read_text().splitlines() if x.strip()]
 
     def wait_reads(self, n, timeout=40):
-        end = time.monotonic() + timeout
-        while len(self.lines()) < n + 1:
-            assert time.monotonic() < end, f"read {n} was not logged: {self.lines()}"
-            time.sleep(0.05)
-        return self.lines()
+        def logged():
+            lines = self.lines()
+            return lines if len(lines) >= n + 1 else None
+
+        return wait_until(logged, timeout, what=f"read {n} in the log")
 
     def finish(self):
         try:
@@ -243,8 +233,8 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
                      ["mousemove", "--window", g.wid, str(x), str(y)], ["mouseup", "1"]):
             subprocess.run(["xdotool", *step], env=g.xenv, check=True)
             time.sleep(0.15)
-        img = _screen_when(xvfb, lambda im: _green(im)[y, x - 40:x + 40].any(),
-                           "the dragged card at its new place", timeout=10)
+        img = screenshot_when(xvfb, lambda im: _green(im)[y, x - 40:x + 40].any(),
+                              timeout=10, what="the dragged card at its new place")
         green = _green(img)
         assert green[y, x - 40:x + 40].any() and not green[y0, x0 - 40:x0 + 40].any()
         t0 = _start_reading(g, m)
@@ -253,8 +243,8 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
         time.sleep(max(0.0, t0 + decisive_s + 0.6 - time.monotonic()))
         g.click(x + 20, y + 40)  # inside the hit area, off the card's centre
         lines = g.wait_reads(1)
-        shot = _screen_when(xvfb, lambda im: im.mean() < img.mean(), "the end screen",
-                            timeout=10)
+        shot = screenshot_when(xvfb, lambda im: im.mean() < img.mean(), timeout=10,
+                               what="the end screen")
         g.key("q", check=False)
         out = g.finish()
     finally:
