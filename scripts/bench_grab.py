@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Grab-timer benchmark: key (XTest) -> reported reaction time, against the truth.
+"""Grab-timer benchmark: key or board click (XTest) -> reported reaction time, against the truth.
 
     python scripts/bench_grab.py [--cards 15] [--clicks 20]
+    python scripts/bench_grab.py --board [--taps 20]      # practice board clicks
 
 Starts its own PulseAudio null sink and Xvfb (temporary folders), then:
 
@@ -17,6 +18,18 @@ Starts its own PulseAudio null sink and Xvfb (temporary folders), then:
      quotes the drill's own input-poll and frame-rate figures.
 
 The observer's constant latency cancels: calibration and drill are timed by the same model.
+
+``--board`` replaces step 3 with the practice board (issue 10: click -> reaction, end to end):
+a match alone (``--vs none``, 50 cards, the tone voice at speed 2, no jo-ka, a 2.5 s 間 and a
+1 s wait) is set up headless and saved, and ``karuta practice --log L --resume`` plays it in its
+window (the log carries the reading settings).  For each of the player's cards the robot
+hears its 上の句 begin, moves the pointer onto the card (where ``reader.practice.board`` lays
+it out, as the window does) and clicks (XTest button 1) exactly ``R_true`` after the decisive
+onset; karafuda go by untouched.  The log's ``timing`` reaction of each take is compared with
+``R_true``.  Here an onset is a sound after at least 1.8 s of silence: only a 上の句 (after
+its 2.5 s 間) is one, not a 下の句 (after at most the 1 s wait, or none once the card is
+taken) nor a sound after one of the dropouts of a few tenths of a second that a loaded
+machine's null-sink stream has now and then (a dropout still shifts that click's error).
 
 ``--debug DIR``: the drill runs with ``KARUTA_TIMING_DEBUG=1`` (each log line says how its tap
 was mapped) and dumps its DAC timeline (``dac.npz``: frames, DAC times, callback times); the
@@ -84,10 +97,11 @@ def start_xvfb() -> tuple[subprocess.Popen, str]:
 
 class Observer(threading.Thread):
     """Reads the sink monitor; ``onsets`` gets the sample index of each sound that follows
-    >= 200 ms of silence; ``t_of(n)`` maps a monitor sample index to perf time."""
+    >= ``gap_s`` of silence (200 ms); ``t_of(n)`` maps a monitor sample index to perf time."""
 
-    def __init__(self, env):
+    def __init__(self, env, gap_s: float = 0.2):
         super().__init__(daemon=True)
+        self.gap_s = gap_s
         self.proc = subprocess.Popen(
             ["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
              "--channels=1", "--latency-msec=5"], env=env, stdout=subprocess.PIPE,
@@ -114,7 +128,7 @@ class Observer(threading.Thread):
             loud = np.flatnonzero(np.abs(x) > 300)
             if loud.size:
                 first = int(loud[0])
-                if quiet + first >= RATE * 0.2:
+                if quiet + first >= RATE * self.gap_s:
                     with self.cv:
                         self.onsets.append(self.n + first)
                         self.cv.notify_all()
@@ -146,7 +160,7 @@ class Observer(threading.Thread):
 
 
 class Keys:
-    """XTest key presses from Python (python-xlib)."""
+    """XTest key presses and pointer clicks from Python (python-xlib)."""
 
     def __init__(self, display: str):
         from Xlib import X, XK, display as xd
@@ -168,6 +182,27 @@ class Keys:
                 return
             time.sleep(0.1)
         raise SystemExit("no window")
+
+    def origin(self, pid: int) -> tuple[int, int]:
+        """Where the app's window's top left is on the screen (root coordinates)."""
+        r = subprocess.run(["xdotool", "search", "--pid", str(pid)], capture_output=True,
+                           text=True, env={**os.environ, "DISPLAY": self.d.get_display_name()})
+        win = self.d.create_resource_object("window", int(r.stdout.split()[-1]))
+        at = self.d.screen().root.translate_coords(win, 0, 0)
+        return at.x, at.y
+
+    def move(self, x: int, y: int) -> None:
+        self.xtest.fake_input(self.d, self.X.MotionNotify, x=x, y=y)
+        self.d.sync()
+
+    def click(self) -> float:
+        """Button 1 down and up where the pointer is; the time just before the press."""
+        t = time.perf_counter()
+        self.xtest.fake_input(self.d, self.X.ButtonPress, 1)
+        self.d.sync()
+        self.xtest.fake_input(self.d, self.X.ButtonRelease, 1)
+        self.d.sync()
+        return t
 
     def press(self, name: str) -> float:
         code = self.d.keysym_to_keycode(self.XK.string_to_keysym(name))
@@ -192,6 +227,9 @@ def main():
     ap.add_argument("--cards", type=int, default=15)
     ap.add_argument("--clicks", type=int, default=20)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--board", action="store_true",
+                    help="Measure practice board clicks (karuta practice) instead of drill keys.")
+    ap.add_argument("--taps", type=int, default=20, help="--board: clicks on cards (1-50).")
     ap.add_argument("--debug", metavar="DIR", default=None,
                     help="Timing diagnostics: the drill logs how each tap was mapped "
                          "(KARUTA_TIMING_DEBUG), dumps its DAC timeline, and the observer's "
@@ -242,6 +280,10 @@ def main():
         for ln in lines:
             if ln.startswith(("get ready:", "spread ")) or ": offset " in ln or "history:" in ln:
                 print("calibrate:", ln)
+
+        if args.board:
+            board(args, root, env, obs, keys, procs)
+            return
 
         # 2. the drill
         log, plan_out = root / "drill.jsonl", root / "plan.json"
@@ -321,6 +363,84 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def board(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: list) -> None:
+    """Step 3 with ``--board``: clicks on the practice board (see the module docstring)."""
+    from audio.voice import ToneVoice
+    from reader.practice import board as B
+    from reader.practice import headless
+    from reader.practice.match import Seat
+    from reader.practice.window import SIZE
+
+    log = root / "practice.jsonl"
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, args.seed,
+                           ToneVoice(), cards=50,
+                           reading={"speed": 2.0, "ma_ms": 2500, "take_ms": 1000,
+                                    "yoin_ms": 300, "joka": False})
+    headless.save(m, log)
+    mine = set(m.board["A"])
+    kami = {s.poem: s for s in m.plan.segments if s.kind == "kami" and isinstance(s.poem, int)}
+    # the window's layout, mirrored: the same placement; a taken card leaves its row
+    terr = B.place(m.board["A"], random.Random(f"{args.seed}/place"), universe=m.plan.universe)
+    vp = B.kyogi_viewport(SIZE, solo=True)
+    p = subprocess.Popen([sys.executable, "-c", BOOT, "practice", "--log", str(log), "--resume",
+                          "--voice", "tone", "--device", "pulse", "--memorize", "0"],
+                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    procs.append(p)
+    keys.focus(p.pid)
+    time.sleep(1.0)  # (the first paint)
+    ox, oy = keys.origin(p.pid)
+    truth_rng = random.Random(1)
+    obs.gap_s = 1.8  # only a 上の句 (calibration's clicks are 0.6 s apart: 0.2 s there)
+    base = len(obs.onsets)
+    keys.press("space")  # arranged; 0 min of memorisation: the reading starts
+    truths: dict[int, float] = {}
+    for i, poem in enumerate(m.order):
+        if len(truths) >= args.taps:
+            break
+        n_start = obs.wait_onset(base + i + 1, timeout=60)  # read i's 上の句
+        if poem not in mine:
+            continue  # a karafuda: no touch
+        k = kami[poem]
+        box = next(c for c in vp.boxes(B.kyogi_board({"A": terr}, "A")) if c.poem == poem)
+        keys.move(ox + round(box.rect.cx), oy + round(box.rect.cy))
+        n_dec = n_start + (k.decisive - k.start)
+        r_true = truth_rng.uniform(250, 600)
+        sleep_until(obs.model()["off"] + n_dec / RATE + r_true / 1000)
+        keys.click()
+        truths[poem] = r_true
+        terr = B.remove(terr, poem)
+    # every clicked read logged, then quit (q)
+    end = time.monotonic() + 60
+    while True:
+        lines = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+        if sum(1 for r in lines[1:] if r["read"] in truths) >= len(truths):
+            break
+        if time.monotonic() > end:
+            raise SystemExit("the last click's read was not logged")
+        time.sleep(0.1)
+    keys.press("q")
+    out, _ = p.communicate(timeout=60)
+    errs, bad = [], []
+    for r in lines[1:]:
+        if r["read"] not in truths:
+            continue
+        t = next((t for t in r.get("timing", {}).get("touches", []) if t["player"] == "A"), None)
+        if t is None or t["verdict"] != "take" or t["card"] != r["read"]:
+            bad.append((r["read"], t))
+            continue
+        errs.append(t["reaction_ms"] - truths[r["read"]])
+    for ln in out.strip().splitlines():
+        if ln.startswith(("window ", "get ready:", "karuta: audio", "karuta: no calibration")):
+            print("board:", ln)
+    print(f"click -> reported reaction (practice board, alone, 50 cards), {len(errs)} takes "
+          f"of {len(truths)} clicks" + (f"; NOT taken: {bad}" if bad else ""))
+    if errs:
+        print(f"  error median {statistics.median(errs):+.2f} ms, sd {statistics.pstdev(errs):.2f} ms, "
+              f"worst {max(errs, key=abs):+.2f} ms   (target: median ±3, sd ≤ 1, worst ≤ 3)")
+        print("  errors:", " ".join(f"{e:+.1f}" for e in errs))
 
 
 if __name__ == "__main__":

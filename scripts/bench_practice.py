@@ -14,7 +14,7 @@
 3. Faults, per level, over every read of those matches where the bot could fault on a 友札
    (``bot.fault_opportunity``): how often it did (target: its ``fault_rate`` +/- 2 points),
    and how many of those the rules counted (a touch after the other bot has taken the card is
-   dead, so bot-vs-bot counts are lower), and the counted rate against an empty seat.
+   dead, so bot-vs-bot counts are lower), and the counted rate of a bot playing alone (`--vs none`: all the cards its own).
 
 Peak memory (ru_maxrss) at the end.  The machine is shared: timings are noisy.
 """
@@ -158,7 +158,7 @@ def bots(match, matches: int) -> None:
         for seed in range(matches // 4):
             solo.play(match(Seat("bot", lv), Seat("none"), 20_000 + seed))
     print("\nfaults on a 友札 sharing a shorter prefix, per read where one lay in a faulting place:")
-    print("  level  setting  decided (v bots)   counted v bots   counted v empty seat   ok?")
+    print("  level  setting  decided (v bots)   counted v bots   counted alone          ok?")
     for lv, spec in bot.LEVELS.items():
         n = faults.opportunities[lv]
         dec = 100.0 * faults.decided[lv] / n

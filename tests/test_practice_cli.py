@@ -157,6 +157,27 @@ def test_resume_refuses_new_deal_options(tmp_path):
                "leave out")
 
 
+def test_no_joka_starts_with_the_first_card_and_the_log_keeps_it(tmp_path):
+    logs = {}
+    for flag in ("--joka", "--no-joka"):
+        logs[flag] = tmp_path / f"{flag}.jsonl"
+        r = karuta("practice", "--bot-vs-bot", "2,4", "--seed", "7", "--log", str(logs[flag]),
+                   "--json", flag, *TONE)
+        assert r.returncode == 0, r.stderr
+        replay = karuta("match", "replay", str(logs[flag]), "--json")
+        assert json.loads(replay.stdout) == json.loads(r.stdout)
+    (head, first, *_), (nhead, nfirst, *_) = (
+        [json.loads(x) for x in logs[f].read_text().splitlines()] for f in ("--joka", "--no-joka"))
+    assert head["practice"]["reading"]["joka"] is True
+    assert nhead["practice"]["reading"]["joka"] is False
+    # the same order, but without the jo-ka the first 上の句 is the reading's first sound
+    assert first["read"] == nfirst["read"]
+    assert nfirst["timing"]["kami_ms"] < 1000 < first["timing"]["kami_ms"]
+    # a resumed match takes the reading from its log: the option is refused there
+    _unchanged(logs["--no-joka"], karuta("practice", "--log", str(logs["--no-joka"]), "--resume",
+                                          "--joka", *TONE), "leave out")
+
+
 def test_a_log_that_cannot_be_written_is_one_line(tmp_path):
     one_line_error(karuta("practice", "--bot-vs-bot", "2,3", "--log",
                           str(tmp_path / "no" / "such" / "m.jsonl"), *TONE), "cannot write")

@@ -62,7 +62,7 @@ def test_karuta_stats_shows_what_a_match_recorded(tmp_path):
     data.mkdir()
     db = StatsDB(data / "stats.sqlite3")
     sid = db.start_session("practice", TS)
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, 9, VOICE)
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, 9, VOICE)
     cur = next_read(m, lambda c: c.where == "B")
     m.touch("A", cur.poem, cur.decisive + 300 * MS)
     closed = m.close_read()

@@ -112,3 +112,32 @@ def test_the_log_is_on_disk_after_every_read(tmp_path):
 
     headless.play(m, on_read=after)
     assert seen == list(range(2, len(m.match) + 2))
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10**6), level=levels,
+       cards=st.one_of(st.none(), st.integers(min_value=1, max_value=50)),
+       stop=st.integers(min_value=0, max_value=60))
+def test_a_match_alone_replays_and_resumes_to_the_same_outcome(tmp_path_factory, seed, level,
+                                                               cards, stop):
+    """Alone (B's seat empty: all the cards A's): the log replays to the same result, and a
+    match resumed from its log after ``stop`` reads plays on to the same log."""
+    seats = {"A": Seat("bot", level), "B": Seat("none")}
+    m = headless.play(headless.new_match("kyogi", seats, seed, VOICE, cards=cards))
+    n = cards or 25
+    assert m.state.solo and len(m.deal.hands["A"]) == n and m.deal.hands["B"] == ()
+    taken, missed, faults = m.state.solo_score()
+    assert taken + missed == n and m.outcome().winner == "A"
+    loaded = matchlog.loads(m.log_text())
+    assert matchlog.summary(loaded.match) == matchlog.summary(m.match)
+    assert matchlog.summary(loaded.match)["solo"] == {"taken": taken, "missed": missed,
+                                                      "faults": faults}
+    part = headless.new_match("kyogi", seats, seed, VOICE, cards=cards)
+    while part.current() is not None and part.index < stop:
+        for p, card, frame in part.bot_touches():
+            part.touch(p, card, frame)
+        part.close_read(part.current().closes)
+    log = tmp_path_factory.mktemp("solo") / "m.jsonl"
+    headless.save(part, log)
+    resumed = headless.play(headless.resume(log, VOICE))
+    assert resumed.log_text() == m.log_text()

@@ -260,11 +260,63 @@ def test_a_kyogi_plan_that_cannot_read_every_dealt_card_is_refused():
         PracticeMatch(d, short, {"A": Seat("human"), "B": Seat("human")}, random.Random(1))
 
 
-def test_an_empty_seat_never_touches_and_sends_at_once():
-    m = kyogi_match(a="human", b="none")
+def test_alone_every_card_is_yours_and_a_karafuda_fault_counts_but_moves_nothing():
+    m = kyogi_match(a="human", b="none", cards=10)
+    assert len(m.board["A"]) == 10 and m.board["B"] == () and m.state.solo
+    # the same seed deals you the same hand as against an opponent
+    assert m.deal.hands["A"] == kyogi_match(a="human", b="bot:3", cards=10).deal.hands["A"]
     cur = advance_to(m, karafuda)
     assert m.bot_touches() == []
+    a = m.state.count("A")
+    j = m.touch("A", m.board["A"][0], cur.decisive + 50 * MS)
+    assert j.verdict == "fault"
+    res = m.close_read()
+    assert res.owed is None and res.result.sent == () and m.state.count("A") == a
+    assert res.event.touched == (("A", frozenset({"own"})), ("B", frozenset()))
+    assert m.state.solo_score()[2] == 1
+    # another of your cards while one of yours is read: a miss, not a fault
+    cur = advance_to(m, on("A"))
+    other = next(c for c in m.board["A"] if c != cur.poem)
+    assert m.touch("A", other, cur.decisive + 100 * MS).verdict == "miss"
+    assert m.touch("A", cur.poem, cur.decisive + 200 * MS).verdict == "take"
+    m.close_read()
+    taken, missed, faults = m.state.solo_score()
+    assert (taken, faults) == (1, 1)
+    while m.current() is not None:  # the rest go by untaken: misses
+        m.close_read()
+    out = m.outcome()
+    assert out.winner == "A" and m.state.solo_score() == (1, 9, 1)
+    assert "1 taken, 9 missed, 1 fault" in out.reason
+    loaded = matchlog.loads(m.log_text())
+    assert loaded.match.state.outcome() == out
+    assert matchlog.summary(loaded.match)["solo"] == {"taken": 1, "missed": 9, "faults": 1}
+
+
+def test_alone_the_rules_refuse_a_player_b_and_the_other_territory():
+    from reader.match.rules import IllegalEvent, kyogi
+
+    st = kyogi.new_state([1, 2], [], hand=2)
+    assert st.solo and st.outcome() is None
+    for ev in (kyogi.Read(1, "B", {"B": ["opp"]}), kyogi.Read(1, "both", {"A": ["own"], "B": ["opp"]}),
+               kyogi.Read(50, None, {"A": ["opp"]}), kyogi.Read(50, None, {"B": ["own"]})):
+        with pytest.raises(IllegalEvent):
+            kyogi.apply(st, ev)
+
+
+def test_an_old_log_with_an_empty_seat_across_still_plays_two_territories(tmp_path):
+    """Logs written before a match alone existed: B's seat empty but B dealt cards.  They
+    load, replay and resume as they were played: the empty seat keeps its cards and sends at
+    once."""
+    seats = {"A": Seat("human"), "B": Seat("none")}
+    m = headless.new_match("kyogi", seats, 3, VOICE, deal=draw_deal("kyogi", random.Random("3/deal")))
+    assert len(m.board["B"]) == 25 and not m.state.solo
+    cur = advance_to(m, karafuda)
     a = m.state.count("A")
     m.touch("A", m.board["A"][0], cur.decisive + 50 * MS)
     res = m.close_read()
     assert res.owed is None and res.result.sender == "B" and m.state.count("A") == a + 1
+    log = tmp_path / "old.jsonl"
+    headless.save(m, log)
+    again = headless.resume(log, VOICE)
+    assert again.board == m.board and again.seats["B"].kind == "none" and not again.state.solo
+    assert matchlog.summary(matchlog.load(log).match) == matchlog.summary(m.match)

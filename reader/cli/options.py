@@ -44,3 +44,7 @@ def device_option(help: str = "Sound device name or number (see karuta read --li
 def backend_option(help: str = "Audio output library (sounddevice times taps best)."):
     return click.option("--backend", type=BACKENDS, default="sounddevice", show_default=True,
                         help=help)
+
+
+def joka_option(help: str = "Read the jo-ka (goshiki: the announcement and karafuda poem)."):
+    return click.option("--joka/--no-joka", default=None, help=help)

@@ -15,6 +15,8 @@ from reader.cli import warn
 
 from reader.base.errors import KarutaError
 from reader.cli.bounds import finite_range
+from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
+                                voice_option)
 
 
 def _cards(ctx, param, value):
@@ -34,13 +36,12 @@ def _cards(ctx, param, value):
                    "colour's 20, 10 each, most taken after 17 reads wins.")
 @click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|none",
               help="Your opponent: a bot of level 1-5 (default bot:3), a second player on the "
-                   "same screen, or none (alone).")
+                   "same screen, or none (kyogi alone: all the cards on the board are yours).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
 @click.option("--color", type=click.Choice(["blue", "pink", "yellow", "green", "orange"]),
               default=None, help="Goshiki colour (default: drawn from the seed).")
-@click.option("--seed", type=int, default=None,
-              help="Seed of the deal, the reading order and the bots (printed when not given).")
+@seed_option("Seed of the deal, the reading order and the bots (printed when not given).")
 @click.option("--log", "log_file", type=click.Path(dir_okay=False), default=None,
               help="Match log (JSON Lines), saved after every read; 'karuta match replay' "
                    "scores it.")
@@ -52,21 +53,21 @@ def _cards(ctx, param, value):
 @click.option("--hints", is_flag=True,
               help="Live narrowing: cards that can no longer be the one being read dim as "
                    "each sound is heard.")
-@click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
-              help="synth (built-in), tone (test tones), or a voice pack.")
+@voice_option()
+@joka_option("Read the jo-ka before the first card (default: yes; --no-joka starts with the "
+             "first 上の句).")
 @click.option("--simultaneous", type=finite_range(0, 1000), default=10.0, show_default=True,
               help="Touches within this many ms count as simultaneous (the card goes to its "
                    "owner).")
-@click.option("--device", default=None, help="Sound device (window play).")
+@device_option("Sound device (window play; see karuta read --list-devices).")
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
 @click.option("--memorize", type=finite_range(0, 120), default=None,
               help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5).")
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")
-@click.option("--backend", type=click.Choice(["sounddevice", "pygame"]), default="sounddevice",
-              show_default=True, help="Window play: audio backend.")
+@backend_option("Window play: audio output library (sounddevice times clicks best).")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, simultaneous, device, fullscreen, memorize, show_kimariji, backend):
+             voice_spec, joka, simultaneous, device, fullscreen, memorize, show_kimariji, backend):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
@@ -74,6 +75,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
       karuta practice --vs bot:3                 # kyogi against a level-3 bot, in a window
       karuta practice --cards 10 --vs bot:1      # a short game: 10 cards a side
       karuta practice --rules goshiki --color blue --vs human
+      karuta practice --vs none --no-joka        # alone, straight to the first card
       karuta practice --log m.jsonl --resume     # continue after a crash
       karuta practice --bot-vs-bot 2,4 --seed 7 --log m.jsonl --json
     """
@@ -104,14 +106,16 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
 
     voice = make_voice(voice_spec)
     if resume:
-        if rules is not None or cards is not None or color is not None or seed is not None:
+        if (rules is not None or cards is not None or color is not None or seed is not None
+                or joka is not None):
             raise KarutaError("--resume continues the logged match: leave out --rules, "
-                              "--cards, --color and --seed")
+                              "--cards, --color, --seed and --joka/--no-joka")
         m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
     else:
         if seed is None:
             seed = secrets.randbelow(10**6)
         m = headless.new_match(rules or "kyogi", seats, seed, voice, cards=cards, color=color,
+                               reading=None if joka is None else {"joka": joka},
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
         if log_file is not None:
             headless.save(m, log_file)  # the deal is on disk before the first read
@@ -184,4 +188,6 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     for line in w.end_lines()[3:]:
         click.echo(line)
     click.echo(w.stats())
+    if w.ready_line() is not None:
+        click.echo(w.ready_line())
     return m

@@ -14,8 +14,8 @@ import click
 from reader.cli import warn
 
 from reader.base.errors import KarutaError
-from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
-                                seed_option, stack, voice_option)
+from reader.cli.options import (backend_option, colors_option, device_option, joka_option,
+                                poems_option, seed_option, stack, voice_option)
 from reader.cli.bounds import FINITE, MAX_MEMORIZE_MIN, finite_range
 
 RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
@@ -39,7 +39,7 @@ def reading_options(f):
                      help="Wait after each 上の句 in auto mode and in files, seconds (kyogi 3.0)."),
         click.option("--gap", type=FINITE, default=None, help="Silence between the halves of a poem, seconds."),
         click.option("--speed", type=FINITE, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
-        click.option("--joka/--no-joka", default=None, help="Read the jo-ka (goshiki: the announcement and karafuda poem)."),
+        joka_option(),
         click.option("--last-shimo/--no-last-shimo", default=None, help="Read the last card's 下の句 (kyogi)."),
         voice_option(),
     ]

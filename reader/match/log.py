@@ -7,7 +7,8 @@ First line, the deal and the settings::
     {"rules": "kyogi", "A": [25 poem numbers], "B": [25 poem numbers]}
     {"rules": "goshiki", "color": "blue", "A": [10], "B": [10], "reads": 17, "finals": false}
 
-- kyogi: the 50 poems not in A or B are karafuda.
+- kyogi: the 50 poems not in A or B are karafuda.  ``"B": []`` is a match alone (solo: A has
+  all the cards on the board; ``reader.match.rules.kyogi``).
 - goshiki (extension): ``A``/``B`` are the 10 + 10 cards dealt; ``"C"`` (optional) makes a
   three-player match (A + B + C must then be the 20 cards of the colour, e.g. 7 + 7 + 6);
   ``"color"`` is optional when the cards show it; ``"reads"`` (default 17) and ``"finals"``
@@ -256,6 +257,8 @@ def summary(match: AnyMatch) -> dict:
         out["rules"] = "kyogi"
         for p in kyogi.PLAYERS:
             out[p] = {"count": st.count(p), "cards": list(st.cards(p))}
+        if st.solo:  # alone (B dealt nothing): what A did
+            out["solo"] = dict(zip(("taken", "missed", "faults"), st.solo_score()))
     else:
         out["rules"] = "goshiki"
         out["color"] = st.color
@@ -283,9 +286,15 @@ def report(match: AnyMatch, last: int | None = None) -> str:
     lines = []
     n = len(st.results)
     if isinstance(st, kyogi.KyogiState):
-        head = f"kyogi, {n} read{'s' if n != 1 else ''}"
-        lines.append(head + (f": {outcome.winner} wins ({outcome.reason})" if outcome
-                             else ": in progress"))
+        head = f"kyogi{' alone' if st.solo else ''}, {n} read{'s' if n != 1 else ''}"
+        if st.solo:
+            taken, missed, faults = st.solo_score()
+            lines.append(head + (f": {outcome.reason}" if outcome else
+                                 f": in progress ({taken} taken, {missed} missed, {faults} "
+                                 f"fault{'s' if faults != 1 else ''})"))
+        else:
+            lines.append(head + (f": {outcome.winner} wins ({outcome.reason})" if outcome
+                                 else ": in progress"))
         for p in kyogi.PLAYERS:
             cards = " ".join(str(c) for c in st.cards(p))
             lines.append(f"  {p}: {st.count(p):2d} card{'s' if st.count(p) != 1 else ' '}  {cards}"

@@ -407,11 +407,14 @@ class Viewport:
 
     The window is 16:9 (``DESIGN`` 1280 x 720, scaled to any size; a window of another shape
     is letterboxed); the board sits in the middle with ``PANEL`` design px on either side for
-    the score, scaled to fit.  ``board_mm``: the board's size (kyogi 870 x 508).
+    the score, scaled to fit.  ``board_mm``: the board's size (kyogi 870 x 508); ``origin_mm``:
+    the board point shown at its top left (a match alone shows only the near territory:
+    ``kyogi_viewport``).
     """
 
     window: tuple[int, int]
     board_mm: tuple[float, float] = (BOARD_W, BOARD_D)
+    origin_mm: tuple[float, float] = (0.0, 0.0)
 
     DESIGN = (1280, 720)
     PANEL = 96  # design px each side
@@ -444,11 +447,13 @@ class Viewport:
 
     def to_px(self, r: Rect) -> Rect:
         b, s = self.board, self.scale
-        return Rect(b.x + r.x * s, b.y + r.y * s, r.w * s, r.h * s)
+        ox, oy = self.origin_mm
+        return Rect(b.x + (r.x - ox) * s, b.y + (r.y - oy) * s, r.w * s, r.h * s)
 
     def to_mm(self, px: float, py: float) -> tuple[float, float]:
         b, s = self.board, self.scale
-        return (px - b.x) / s, (py - b.y) / s
+        ox, oy = self.origin_mm
+        return (px - b.x) / s + ox, (py - b.y) / s + oy
 
     def card_px(self) -> tuple[int, int]:
         """The size cards are drawn at (one size for the whole board)."""
@@ -458,15 +463,36 @@ class Viewport:
         """The same cards with their rects in pixels."""
         return [replace(c, rect=self.to_px(c.rect)) for c in cards]
 
+    @property
+    def kyogi(self) -> bool:
+        """A kyogi board (both territories, or the one of a match alone), not goshiki rows."""
+        return self.board_mm == (BOARD_W, BOARD_D) or self.solo
+
+    @property
+    def solo(self) -> bool:
+        """Only the near territory is shown (a match alone)."""
+        return self.origin_mm != (0.0, 0.0)
+
     def middle_strip(self) -> Rect:
-        """The gap between the territories, in px (for messages)."""
+        """The gap between the territories, in px (for messages); alone, the same strip just
+        above the one territory."""
         bw, bd = self.board_mm
+        if self.solo:
+            return self.to_px(Rect(0, self.origin_mm[1] - MIDDLE_GAP, bw, MIDDLE_GAP))
         return self.to_px(Rect(0, (bd - MIDDLE_GAP) / 2, bw, MIDDLE_GAP))
 
     def half_of(self, py: float) -> str:
         """Which player's half of the screen a point is on: "near" (bottom) or "far"."""
         b = self.board
         return "near" if py >= b.y + b.h / 2 else "far"
+
+
+def kyogi_viewport(window: tuple[int, int], solo: bool = False) -> Viewport:
+    """The kyogi board in a window: both territories, or alone (``solo``) only the near one
+    (with room above it for the messages), at the same scale, in the middle of the window."""
+    if not solo:
+        return Viewport(window)
+    return Viewport(window, (BOARD_W, TERRITORY_D), (0.0, BOARD_D - TERRITORY_D))
 
 
 def hit(cards: Iterable[CardBox], px: float, py: float, margin: float) -> CardBox | None:

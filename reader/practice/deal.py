@@ -2,6 +2,8 @@
 
 - kyogi: ``cards`` each (default 25, ``--cards N`` for a short game, 1-50), drawn from the 100;
   the other ``100 - 2N`` are karafuda (read, never on the board).
+- kyogi alone (``solo``, ``--vs none``): A is dealt the cards A would get against an opponent
+  (the same seed, the same hand); B's side is empty and B's would-be cards are karafuda too.
 - goshiki: the 20 cards of one colour (given, or drawn), 10 each.
 
 The reading order is not part of the deal: it comes from the reading plan (``reader.reading.engine``).
@@ -53,13 +55,13 @@ class Deal:
 
 
 def deal(rules: str, rng: random.Random, cards: int | None = None,
-         color: str | None = None) -> Deal:
-    """A random deal for ``rules`` (``kyogi`` / ``goshiki``)."""
+         color: str | None = None, solo: bool = False) -> Deal:
+    """A random deal for ``rules`` (``kyogi`` / ``goshiki``); ``solo``: kyogi alone."""
     if rules == "kyogi":
         n = kyogi.HAND if cards is None else cards
         _check_cards(n)
         drawn = rng.sample(range(1, 101), 2 * n)
-        return from_hands("kyogi", drawn[:n], drawn[n:])
+        return from_hands("kyogi", drawn[:n], () if solo else drawn[n:])
     if rules == "goshiki":
         if cards not in (None, 10):
             raise KarutaError("goshiki deals 10 cards each: --cards does not apply")
@@ -77,7 +79,7 @@ def from_hands(rules: str, a, b, color: str | None = None) -> Deal:
     """A deal from given hands (checked by the rules: ``BadDeal`` if they do not fit)."""
     a, b = tuple(sorted(a)), tuple(sorted(b))
     if rules == "kyogi":
-        if len(a) != len(b):
+        if len(a) != len(b) and b:
             raise KarutaError(f"A has {len(a)} cards and B {len(b)}: kyogi deals the same number")
         _check_cards(len(a))
     d = Deal(rules, {"A": a, "B": b}, len(a), color)

@@ -68,6 +68,9 @@ UPDATE_PX = 25_000
 SETTLE_S = 0.4
 ANIM_TAKE_S = 0.35
 ANIM_SEND_S = 0.5
+#: a fault (お手つき): the touched card shakes in place, framed red, then keeps its red frame
+ANIM_FAULT_S = 0.5
+FAULT_SHAKES = 3
 
 
 # ------------------------------------------------------------------------------ live narrowing
@@ -96,22 +99,45 @@ def _opening(no: int) -> tuple[str, ...]:
 
 @dataclass
 class Anim:
+    """A card moving: a flight from ``start`` to ``end`` (a take, a send), or with ``shake``
+    (px) a shake in place at ``start`` that dies down (a fault); ``frame``: its frame colour."""
+
     poem: int
     start: B.Rect
     end: B.Rect
     t0: float
     dur: float
     upside_down: bool
+    shake: float = 0.0
+    frame: tuple[int, int, int] | None = None
 
     def rect_at(self, t: float) -> B.Rect | None:
+        import math
+
         u = (t - self.t0) / self.dur
         if u >= 1.0:
             return None
         u = max(0.0, u)
+        if self.shake:
+            a = self.start
+            dx = self.shake * (1 - u) * math.sin(2 * math.pi * FAULT_SHAKES * u)
+            return B.Rect(a.x + dx, a.y, a.w, a.h)
         u = 1 - (1 - u) ** 3  # ease out
         a, b = self.start, self.end
         return B.Rect(a.x + (b.x - a.x) * u, a.y + (b.y - a.y) * u,
                       a.w + (b.w - a.w) * u, a.h + (b.h - a.h) * u)
+
+
+def ba_rect(vp: B.Viewport, depth: int = 0) -> B.Rect:
+    """Goshiki: where the ba's top card lies (``depth`` cards below the top lie a little up
+    and to the left): beside the board on the right, just above the middle."""
+    a, k, b = vp.area, vp.design_scale, vp.board
+    cw, ch = vp.card_px()
+    pad = vp.scale * 8 + 2
+    step = 5 * k
+    x = b.x + b.w + pad + 16 * k + (Scene.BA_SHOWN - 1) * step
+    y = a.y + a.h / 2 - ch - 12 * k
+    return B.Rect(x - depth * step, y - depth * step, cw, ch)
 
 
 @dataclass
@@ -133,6 +159,8 @@ class Scene:
     drag: tuple[int, float, float] | None = None  # (poem, x px, y px) of a card being dragged
     texts: dict[str, str] = field(default_factory=dict)
     taken: dict[str, int] = field(default_factory=dict)
+    #: goshiki: the 場 (ba), bottom first (drawn as a pile beside the board, the top card up)
+    ba: tuple[int, ...] = ()
 
     def boxes(self) -> list[B.CardBox]:
         key = (tuple(sorted(self.territories.items())), tuple(sorted(self.on_board.items())),
@@ -149,6 +177,12 @@ class Scene:
             mm = [c for c in B.goshiki_board(self.goshiki_hands, self.viewer)
                   if c.poem in self.on_board.get(c.owner, ())]
         return self.viewport.boxes(mm)
+
+    #: how many of the ba's top cards are drawn (each a little lower and to the right)
+    BA_SHOWN = 3
+
+    def ba_rect(self, depth: int = 0) -> B.Rect:
+        return ba_rect(self.viewport, depth)
 
     def pile_rect(self, player: str) -> B.Rect:
         """Where taken cards go: the player's side panel."""
@@ -194,6 +228,14 @@ class Painter:
         surf.fill(PANEL)
         b = self.vp.board
         pad = self.vp.scale * 8
+        if self.vp.solo:  # alone: one territory, the message strip on the tatami above it
+            mid = self.vp.middle_strip()
+            pg.draw.rect(surf, TATAMI, (b.x - pad, mid.y - pad, b.w + 2 * pad,
+                                        b.y + b.h - mid.y + 2 * pad), border_radius=6)
+            r = self.vp.to_px(B.Rect(0, B.BOARD_D - B.TERRITORY_D, B.TERRITORY_W,
+                                     B.TERRITORY_D)).int_tuple()
+            pg.draw.rect(surf, TATAMI_DARK, r, width=1)
+            return surf
         pg.draw.rect(surf, TATAMI, (b.x - pad, b.y - pad, b.w + 2 * pad, b.h + 2 * pad),
                      border_radius=6)
         # the territories' outlines, faint (the 87 cm and the 3 rows)
@@ -226,14 +268,21 @@ class Painter:
                     scene.kimariji.get(c.poem) if scene.kimariji else None, scene.backs)
             items[("card", c.poem)] = (c.rect.int_tuple(), look,
                                        (lambda c=c, look=look: self._card(c.poem, c.rect, *look)))
+        shown = [c for c in scene.ba if c not in flying][-Scene.BA_SHOWN:]
+        for depth, poem in enumerate(reversed(shown)):
+            r = scene.ba_rect(depth)
+            # (the key's order: the top card is drawn last, over the ones below it)
+            items[("ba", len(shown) - depth)] = (
+                r.int_tuple(), (poem,), (lambda poem=poem, r=r: self._card(
+                    poem, r, False, False, None, None, False)))
         for a in list(scene.anims):
             r = a.rect_at(now)
             if r is None:
                 scene.anims.remove(a)
                 continue
-            items[("anim", a.poem)] = (r.int_tuple(), (r.int_tuple(), a.upside_down),
+            items[("anim", a.poem)] = (r.int_tuple(), (r.int_tuple(), a.upside_down, a.frame),
                                        (lambda a=a, r=r: self._card(a.poem, r, a.upside_down,
-                                                                    False, None, None, False)))
+                                                                    False, a.frame, None, False)))
         if scene.drag:
             poem, x, y = scene.drag
             cw, ch = self.vp.card_px()
@@ -266,7 +315,7 @@ class Painter:
         """The card's border: green (a torifuda), or the set's colour on a goshiki board."""
         from reader.ui.torifuda import GOSHIKI_RGB, GREEN
 
-        if self.vp.board_mm == (B.BOARD_W, B.BOARD_D):
+        if self.vp.kyogi:
             return GREEN
         return GOSHIKI_RGB.get(poems.poem(poem).color, GREEN)
 
@@ -275,7 +324,8 @@ class Painter:
         mid = self.vp.middle_strip()
         b = self.vp.board
         if name == "status":
-            if self.vp.board_mm != (B.BOARD_W, B.BOARD_D):  # goshiki: no gap in the middle
+            if not self.vp.kyogi:
+                # goshiki: no gap in the middle
                 pad = self.vp.scale * 8 + 2
                 return (round(a.x + 8 * k), round(a.y + a.h / 2 - 20 * k),
                         round(b.x - a.x - pad - 16 * k), round(40 * k))
@@ -286,6 +336,10 @@ class Painter:
                     round(a.x + a.w - b.x - b.w - pad), round(a.h / 2 - 80 * k))
         if name == "far":
             return (round(a.x), round(a.y + 80 * k), round(b.x - a.x - pad), round(a.h / 2 - 84 * k))
+        if name == "ba":  # the label above the ba's pile
+            top = ba_rect(self.vp, Scene.BA_SHOWN - 1).y
+            return (round(b.x + b.w + pad), round(top - 30 * k), round(a.x + a.w - b.x - b.w - pad),
+                    round(26 * k))
         return None
 
     def _text(self, name, text, rect):
@@ -294,7 +348,7 @@ class Painter:
         font = self.font if name == "status" else self.small
         colour = TEXT
         if name == "status":
-            on_tatami = self.vp.board_mm == (B.BOARD_W, B.BOARD_D)
+            on_tatami = self.vp.kyogi
             img = font.render(text, True, (30, 30, 24) if on_tatami else TEXT)
             if img.get_width() > w:
                 img = pg.transform.smoothscale(img, (w, max(1, img.get_height() * w // img.get_width())))
@@ -334,8 +388,9 @@ class Painter:
         if self.pending_full:
             dirty.append(self.pending_full.pop(0))
         self.drawn = {k: (v[0], v[1]) for k, v in items.items()}
-        self._order = sorted(items.items(), key=lambda kv: {"card": 0, "text": 1, "anim": 2,
-                                                              "drag": 3}[kv[0][0]])
+        self._order = sorted(items.items(), key=lambda kv: (
+            {"card": 0, "ba": 0, "text": 1, "anim": 2, "drag": 3}[kv[0][0]],
+            kv[0][1] if kv[0][0] == "ba" else 0))
         self._rects = [pg.Rect(v[0]) for _, v in self._order]
         return _dedupe(dirty) if dirty else []
 
@@ -457,6 +512,7 @@ class BoardWindow:
         self.rng = random.Random(f"{seed}/place")
         self.cursor = None
         self.mapper = None
+        self.gate = None  # the "get ready" before the reading (reader.drills.taps.SettleGate)
         self._read_index = None
         self._bots: list = []
         self._bot_i = 0
@@ -490,8 +546,10 @@ class BoardWindow:
             screen = pg.display.set_mode((0, 0), pg.FULLSCREEN)
         self.pg = pg
         self.screen = screen
-        mm = (B.BOARD_W, B.BOARD_D) if self.m.rules == "kyogi" else B.goshiki_size()
-        self.vp = B.Viewport(screen.get_size(), mm)
+        if self.m.rules == "kyogi":
+            self.vp = B.kyogi_viewport(screen.get_size(), solo=self.m.state.solo)
+        else:
+            self.vp = B.Viewport(screen.get_size(), B.goshiki_size())
         self.scene = Scene(self.m.rules, self.vp, viewer="A")
         self._layout_board()
         self.painter = Painter(screen, self.vp)
@@ -579,6 +637,13 @@ class BoardWindow:
         st = m.state
         for p, name in (("A", "near"), ("B", "far")):
             seat = m.seats[p]
+            if m.rules == "kyogi" and st.solo:
+                if p == "A":
+                    taken, missed, faults = st.solo_score()
+                    self._set_text(name, f"alone\n{st.count(p)} left\n{taken} taken\n"
+                                         f"{missed} missed\n{faults} fault"
+                                         f"{'s' if faults != 1 else ''}")
+                continue
             who = {"human": "you" if len(self.humans) == 1 else f"player {p}",
                    "bot": f"bot {seat.level}", "none": "(empty)"}[seat.kind]
             if m.rules == "kyogi":
@@ -611,6 +676,12 @@ class BoardWindow:
             start = k - 1 if k > 0 and segs[k - 1].kind == "ma" else k
         self.cursor = PlanCursor(self.m.plan, self.m.voice, live=True, start_segment=start)
         self.mapper = TapMapper(self.output, self.cursor)
+        # "get ready", as the drills do: silence until the output's DAC times have settled,
+        # then a countdown; the reading (and every touch) waits for it
+        from reader.drills.taps import SettleGate
+
+        self.gate = SettleGate(self.output, self.cursor)
+        self.gate.start()
         self.output.play(self.cursor)
 
     def heard(self, ns: int | None = None) -> float | None:
@@ -646,7 +717,7 @@ class BoardWindow:
             if ev.kind in ("mouse", "touch") and self._in_status(x, y):
                 self._start_reading()
         elif self.phase == "reading":
-            if ev.kind in ("mouse", "touch"):
+            if ev.kind in ("mouse", "touch") and not (self.gate and self.gate.waiting):
                 self._touch(ev, x, y)
         elif self.phase == "over" and ev.kind in ("mouse", "touch"):
             self.quit = True
@@ -728,10 +799,20 @@ class BoardWindow:
             sc.frames[j.card] = GOLD
         elif j.verdict == "fault":
             sc.frames[j.card] = RED
+            self._shake(j.card)
         if j.verdict in ("take", "fault", "miss"):
             who = "you" if (len(self.humans) == 1 and j.player in self.humans) else j.player
             react = "" if j.reaction_ms is None else f" {j.reaction_ms / 1000:+.2f} s"
             self._message = f"{who}: {j.verdict}{react}"
+
+    def _shake(self, poem: int) -> None:
+        """A fault shows as the touched card shaking in place (framed red) for a moment."""
+        sc = self.scene
+        box = next((c for c in sc.boxes() if c.poem == poem), None)
+        if box is None or any(a.poem == poem for a in sc.anims):
+            return
+        sc.anims.append(Anim(poem, box.rect, box.rect, time.perf_counter(), ANIM_FAULT_S,
+                             box.upside_down, shake=0.12 * box.rect.w, frame=RED))
 
     # -- sends --------------------------------------------------------------------------------
     def _send(self, sender, cards):
@@ -840,6 +921,7 @@ class BoardWindow:
                     if c not in board[p]:
                         t = B.remove(t, c)
                         if c == closed.poem and c in boxes and taker is not None:
+                            sc.anims = [a for a in sc.anims if a.poem != c]
                             sc.anims.append(Anim(c, boxes[c].rect, sc.pile_rect(taker), now,
                                                  ANIM_TAKE_S, boxes[c].upside_down))
                 sc.territories[p] = t
@@ -851,6 +933,7 @@ class BoardWindow:
                         sc.territories[p] = t
                         new = {b.poem: b for b in sc.boxes()}.get(c)
                         if c in boxes and new is not None:
+                            sc.anims = [a for a in sc.anims if a.poem != c]
                             sc.anims.append(Anim(c, boxes[c].rect, new.rect, now, ANIM_SEND_S,
                                                  new.upside_down))
         else:
@@ -858,6 +941,16 @@ class BoardWindow:
                 c = boxes[closed.poem]
                 sc.anims.append(Anim(c.poem, c.rect, sc.pile_rect(taker), now, ANIM_TAKE_S,
                                      c.upside_down))
+            res = closed.result
+            if res is not None:  # the ba: a taker's card from it, each fault's card into it
+                if res.from_ba is not None and res.took is not None:
+                    sc.anims.append(Anim(res.from_ba, sc.ba_rect(), sc.pile_rect(res.took), now,
+                                         ANIM_SEND_S, False))
+                for p, c in res.into_ba:
+                    sc.anims.append(Anim(c, sc.pile_rect(p), sc.ba_rect(), now, ANIM_SEND_S,
+                                         False))
+            sc.ba = tuple(m.state.ba)
+            self._set_text("ba", f"場 (ba) {len(sc.ba)}" if sc.ba else "")
             sc.on_board = dict(board)
         sc.frames = {}
         self._refresh_kimariji()
@@ -913,16 +1006,24 @@ class BoardWindow:
         m = self.m
         out = m.outcome()
         lines = []
-        if out is not None:
+        st = m.state
+        solo = m.rules == "kyogi" and st.solo
+        if out is not None and not solo:
             win = getattr(out, "winner", None)
             lines.append(f"winner: {win}" if win else "draw")
-        st = m.state
-        if m.rules == "kyogi":
+        elif solo:
+            taken, missed, faults = st.solo_score()
+            lines.append(f"alone: {taken} taken, {missed} missed, {faults} fault"
+                         f"{'s' if faults != 1 else ''} ({len(m.closed)} reads)")
+        if solo:
+            lines.append(f"left on the board: {st.count('A')}")
+        elif m.rules == "kyogi":
             lines.append("left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
         else:
             lines.append("taken: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
         lines.append("")
-        lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in m.players) + "  faults")
+        players = self._table_players()
+        lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in players) + "  faults")
         for c in m.closed:
             touches = c.timing.get("touches", []) if c.timing else []
             took = getattr(c.event, "took", None)
@@ -934,16 +1035,22 @@ class BoardWindow:
                     react[t["player"]] = t["reaction_ms"]
             faults = [t["player"] for t in touches if t["verdict"] == "fault"]
             cols = "  ".join(f"{react[p] / 1000:+8.2f}s" if p in react else f"{'—':>9}"
-                             for p in m.players)
+                             for p in players)
             lines.append(f"{c.poem:>3} {c.timing.get('kimariji', ''):<8} {took or '-':>4}  {cols}"
                          f"  {' '.join(faults) if faults else ''}")
         return lines
+
+    def _table_players(self) -> tuple[str, ...]:
+        """The players with a column in the end tables (alone: only A)."""
+        m = self.m
+        return ("A",) if m.rules == "kyogi" and m.state.solo else tuple(m.players)
 
     def end_rows(self) -> list[tuple[str, ...]]:
         """The end screen's table: a header, then per read that touched the board: card,
         kimariji at read time, who took it, each player's first reaction, faults."""
         m = self.m
-        out = [("card", "kimariji", "took", *(f"{p} react" for p in m.players), "faults")]
+        players = self._table_players()
+        out = [("card", "kimariji", "took", *(f"{p} react" for p in players), "faults")]
         for c in m.closed:
             touches = c.timing.get("touches", []) if c.timing else []
             took = getattr(c.event, "took", None)
@@ -956,7 +1063,7 @@ class BoardWindow:
             faults = sorted({t["player"] for t in touches if t["verdict"] == "fault"})
             out.append((str(c.poem), c.timing.get("kimariji", "") if c.timing else "",
                         took or "—", *(f"{react[p] / 1000:+.2f} s" if p in react else "—"
-                                       for p in m.players),
+                                       for p in players),
                         ("× " + " ".join(faults)) if faults else ""))
         return out
 
@@ -978,7 +1085,8 @@ class BoardWindow:
             y += font.get_linesize()
         y += font.get_linesize() // 2
         rows = self.end_rows()
-        widths = [round(x * k) for x in (44, 118, 44, 78, 78, 60)]  # card, kimariji, took, A, B, faults
+        widths = [round(x * k) for x in (44, 118, 44) + (78,) * (len(rows[0]) - 4) + (60,)]
+        # card, kimariji, took, A (and B), faults
         block = sum(widths) + round(24 * k)
         per_col = max(1, (h - y - round(30 * k)) // font.get_linesize())
         ncols = max(1, min(3, -(-(len(rows) - 1) // max(1, per_col - 1))))
@@ -1022,6 +1130,11 @@ class BoardWindow:
                     else:
                         self._set_text("status", f"暗記 memorisation {int(left) // 60}:"
                                        f"{int(left) % 60:02d} · s: skip")
+                elif self.phase == "reading" and self.gate is not None and self.gate.waiting:
+                    self.gate.poll()
+                    text = self.gate.pop_message()
+                    if text is not None:
+                        self._set_text("status", text or "")
                 elif self.phase == "reading" and time.perf_counter() >= self._next_tick:
                     # the match, bots, hints and closing: every few ms is enough (a touch is
                     # stamped and mapped as it comes in; a bot's touch carries its own frame)
@@ -1045,6 +1158,10 @@ class BoardWindow:
                 if self._writer is not None:
                     self._writer.close()  # the last save is on disk before we return
         return self.m
+
+    def ready_line(self) -> str | None:
+        """How long the "get ready" before the reading took (None: the reading never began)."""
+        return None if self.gate is None else self.gate.describe()
 
     def stats(self) -> str:
         d = self.taps.stats.describe()

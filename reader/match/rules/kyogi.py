@@ -34,6 +34,13 @@ Scoring of one read (rules.md §3):
 - A win needs a real 0 *after* the read's sends: taking your last card while faulting on the
   same read (取り損) brings a card back and is not a win.  Both players can never reach 0 on
   the same read, so a finished match has exactly one winner.
+
+Alone (``karuta practice --vs none``): a deal with B's side empty is a *solo* match.  All the
+cards on the board are A's; B never touches or takes, and A has no other territory to touch
+(``"opp"`` is refused).  A touch on a karafuda is still a fault (お手つき), counted in the
+result, but nobody is there to send a card to A, so nothing moves.  A card A does not take is
+removed (a miss).  The match ends when A's territory is empty; the outcome names A and says how
+many cards were taken, missed and faulted.
 """
 from __future__ import annotations
 
@@ -163,6 +170,17 @@ class KyogiState:
     def read_poems(self) -> tuple[int, ...]:
         return tuple(r.poem for r in self.results)
 
+    @property
+    def solo(self) -> bool:
+        """A match alone: B's side was dealt no cards (see the module docstring)."""
+        return not self.deal[1]
+
+    def solo_score(self) -> tuple[int, int, int]:
+        """(taken, missed, faults) of A so far (any match; meant for solo ones)."""
+        taken = sum(1 for r in self.results if r.took == "A")
+        missed = sum(1 for r in self.results if r.where == "A" and r.took is None)
+        return taken, missed, sum(r.faults[0] for r in self.results)
+
     def where(self, poem: int) -> str | None:
         """``"A"``/``"B"`` if the card lies in that territory now, else ``None``."""
         for p, side in zip(PLAYERS, self.sides):
@@ -171,6 +189,13 @@ class KyogiState:
         return None
 
     def outcome(self) -> Outcome | None:
+        if self.solo:
+            if self.count("A"):
+                return None
+            taken, missed, faults = self.solo_score()
+            return Outcome(("A",), (), f"A's territory is empty after read {len(self.results)} "
+                                       f"(alone): {taken} taken, {missed} missed, {faults} "
+                                       f"fault{'s' if faults != 1 else ''}")
         for p in PLAYERS:
             if self.count(p) == 0:
                 last = self.results[-1] if self.results else None
@@ -184,7 +209,8 @@ class KyogiState:
 
 def new_state(a: Iterable[int], b: Iterable[int], hand: int = HAND) -> KyogiState:
     """A match from a given deal (25 + 25 distinct poem numbers 1–100; ``hand`` other than 25:
-    a short practice game, ``hand`` cards a side, the log's ``"cards"``)."""
+    a short practice game, ``hand`` cards a side, the log's ``"cards"``; ``b`` empty: a solo
+    match, ``hand`` cards for A alone)."""
     a, b = list(a), list(b)
     for name, cards in (("A", a), ("B", b)):
         if any(isinstance(c, bool) or not isinstance(c, int) for c in cards):
@@ -194,7 +220,7 @@ def new_state(a: Iterable[int], b: Iterable[int], hand: int = HAND) -> KyogiStat
             raise BadDeal(f"poem {bad[0]} in {name} is outside 1-100")
         if len(set(cards)) != len(cards):
             raise BadDeal(f"{name} lists a poem twice")
-        if len(cards) != hand:
+        if len(cards) != hand and not (name == "B" and not cards):
             raise BadDeal(f"{name} has {len(cards)} cards; kyogi deals {hand} each")
     both = set(a) & set(b)
     if both:
@@ -220,6 +246,11 @@ def apply(state: KyogiState, ev: Read) -> KyogiState:
         raise IllegalEvent(f"poem {n} was already read (read {state.read_poems.index(n) + 1})")
     where = state.where(n)
     touched = {p: ev.touches(p) for p in PLAYERS}
+    if state.solo:
+        if ev.took in ("B", "both") or touched["B"]:
+            raise IllegalEvent("a match alone has no player B: only A touches and takes")
+        if "opp" in touched["A"]:
+            raise IllegalEvent("a match alone has one territory: A can only touch \"own\"")
 
     # who gets the card
     if ev.took is None:
@@ -249,6 +280,8 @@ def apply(state: KyogiState, ev: Read) -> KyogiState:
                                    else 0)
             for p in PLAYERS}
     net = owes["A"] - owes["B"]
+    if state.solo:
+        net = 0  # alone: a fault is counted, but nobody is there to send a card
     sender = "A" if net > 0 else "B" if net < 0 else None
     sent: tuple[int, ...] = ()
     if sender is not None:
@@ -276,7 +309,8 @@ def apply(state: KyogiState, ev: Read) -> KyogiState:
     result = ReadResult(
         poem=n, where=where, took=ev.took, taker=taker,
         faults=(faults["A"], faults["B"]), sender=sender, sent=sent, counts=counts,
-        cases=_cases(where, ev.took, taker, faults),
+        cases=(("お手つき",) if faults["A"] else ()) if state.solo
+        else _cases(where, ev.took, taker, faults),
     )
     return KyogiState(
         deal=state.deal,
