@@ -11,6 +11,21 @@ from tmux_driver import Tmux
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "realtime: plays in real time through a (null) sound server; slower")
+    _default_signals()
+
+
+def _default_signals():
+    """Tests send SIGINT/SIGHUP to the app and expect it to stop as a user's Ctrl-C or a closed
+    terminal would.  A suite started in the background (``cmd &`` without job control, nohup)
+    inherits those signals *ignored*, and so would every app it starts (an ignored signal stays
+    ignored across exec, and the app rightly keeps it so): start from the ordinary state."""
+    import signal
+
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in (signal.SIGHUP, signal.SIGQUIT):
+        if signal.getsignal(sig) is signal.SIG_IGN:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 @pytest.fixture
