@@ -258,6 +258,17 @@ class PulseServer:
             self.close()
             raise
 
+    def listen(self, seconds: float) -> np.ndarray:
+        """What the sink plays for the next ``seconds`` (its monitor, int16 mono): an ear on
+        the room, for "is anything being heard now"."""
+        out = subprocess.run(["timeout", "--signal=INT", str(seconds), "parec", "-d",
+                              f"{self.sink}.monitor", "--raw", "--format=s16le",
+                              f"--rate={RATE}", "--channels=1", "--latency-msec=50"],
+                             env=self.env, capture_output=True, timeout=seconds + 10).stdout
+        got = np.frombuffer(out[: len(out) // 2 * 2], dtype=np.int16)
+        assert got.shape[0] > RATE * seconds / 2, "the sink's monitor could not be recorded"
+        return got
+
     def close(self) -> None:
         for p in (self.keepalive, self.proc):
             stop_process(p)

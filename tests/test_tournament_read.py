@@ -23,7 +23,7 @@ from cli_run import karuta_argv, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, find_lead_in, pulse_server  # noqa: F401
 from test_club_cli import APPEND_ASOUNDRC, pulse_env
-from waits import wait_stable
+from waits import wait_until
 
 FAST = ["--voice", "tone", "--speed", "4"]
 
@@ -129,10 +129,12 @@ def test_round_reading_memorisation_hold_quit_resume(pulse_server, tmux, tmp_pat
     sess_path = tmp_path / "t-pages" / "round1-reading.json"
     tmux.keys("p")  # a referee's hand: the reading stops at the next silence
     tmux.wait_for("● held")
-    # the hold takes effect at the next silence (within one poem at speed 4): then it stays
-    at = wait_stable(lambda: json.loads(sess_path.read_text())["position"], hold=2.0,
-                     what="the saved position")
-    assert at < 17
+    # the hold takes effect at the next silence (after the poem being read): then nothing is
+    # heard for longer than any silence of the reading, and the position stays
+    wait_until(lambda: not pulse_server.listen(1.5).any(), 30, "the reading to fall silent")
+    at = json.loads(sess_path.read_text())["position"]
+    assert not pulse_server.listen(1.5).any(), "the reading goes on during the hold"
+    assert json.loads(sess_path.read_text())["position"] == at < 17
     tmux.keys("p")
     tmux.wait_for(f"card {at + 2}/17", timeout=30)
     tmux.keys("q")
