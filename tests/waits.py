@@ -18,19 +18,3 @@ def wait_until(pred, timeout: float = 30.0, what: str = "condition", every: floa
         time.sleep(every)
     pytest.fail(f"timed out after {timeout:g} s waiting for {what}", pytrace=False)
 
-
-def wait_stable(get, hold: float = 1.5, timeout: float = 30.0, what: str = "value",
-                every: float = 0.05):
-    """The value of ``get()`` once it has not changed for ``hold`` s (e.g. a reading that
-    stops "at the next silence": when that is depends on the machine's speed); fails the
-    test after ``timeout`` s."""
-    end = time.monotonic() + timeout
-    last, since = get(), time.monotonic()
-    while time.monotonic() < end:
-        time.sleep(every)
-        v = get()
-        if v != last:
-            last, since = v, time.monotonic()
-        elif time.monotonic() - since >= hold:
-            return v
-    pytest.fail(f"{what} kept changing for {timeout:g} s (last {last!r})", pytrace=False)
