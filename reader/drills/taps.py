@@ -456,6 +456,9 @@ class WindowTaps:
 
     HOLD_NS = 150_000_000
     SLACK_NS = 20_000_000
+    #: the stamping process may read a press a moment after SDL did (it was off the CPU):
+    #: such a stamp still belongs to the press, and the earlier of the two times is kept
+    LATE_NS = 5_000_000
 
     def __init__(self, stamper: bool | None = None, drag: bool = False):
         import pygame
@@ -542,7 +545,10 @@ class WindowTaps:
         keep = []
         for seen, before, e in self._held:
             if self.stamper is not None and e.kind in ("key", "mouse"):
-                x = self.stamper.take(e.kind, seen, before - self.SLACK_NS if before else None)
+                x = self.stamper.take(e.kind, seen + self.LATE_NS,
+                                      before - self.SLACK_NS if before else None)
+                if x is not None:
+                    x = min(x, seen)
                 if x is None and ns - seen < self.HOLD_NS:
                     keep.append((seen, before, e))  # its X stamp may still be on its way
                     continue

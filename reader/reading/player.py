@@ -118,6 +118,28 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
     held = False
     shown: tuple | None = None
     waiting_said = False
+    segs = plan.segments
+    index = {id(sg): k for k, sg in enumerate(segs)}
+    nxt = 0  # the first segment of the plan not yet shown
+
+    def show(sg, repeat=False):
+        nonlocal waiting_said, nxt
+        if not repeat and id(sg) in index:
+            nxt = max(nxt, index[id(sg)] + 1)
+        if sg.kind == "kami":
+            log.add(sg)
+            waiting_said = False
+        line = describe(plan, sg, repeat)
+        if line:
+            echo(line)
+
+    def catch_up(pos):
+        """Show the segments the ear passed since the last look (a device without a clock
+        plays far faster than real time; a loop kept off the CPU looks late)."""
+        while nxt < len(segs) and segs[nxt].start < pos:
+            show(segs[nxt])
+
+    ended = False
     try:
         if own_keys:
             keys.__enter__()
@@ -142,18 +164,18 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
                 seg, repeat = cursor.segment_at(max(0, int(frame)))
                 if seg is not None and (seg, repeat) != shown:
                     shown = (seg, repeat)
-                    if seg.kind == "kami":
-                        log.add(seg)
-                        waiting_said = False
-                    line = describe(plan, seg, repeat)
-                    if line:
-                        echo(line)
+                    if not repeat and id(seg) in index:
+                        catch_up(seg.start)
+                    show(seg, repeat)
                     if seg.kind == "take" and not auto and not waiting_said:
                         echo("      … take (space: 下の句)")
                         waiting_said = True
             if not output.is_active:
+                ended = True
                 break
         output.wait(timeout=0)
+        if ended and cursor.state.finished:
+            catch_up(plan.frames)  # played to the end: whatever the last look missed
     except DeviceError as e:
         last = (f" (the last: {log.entries[-1][0]} {log.entries[-1][1]})" if log.entries else "")
         raise DeviceError(f"{e}: {len(log.entries)} of {len(plan.order)} cards were heard{last}; "
