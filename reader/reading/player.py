@@ -47,19 +47,16 @@ def open_output(backend: str, device, sample_rate: int):
     # KARUTA_AUDIO_PROCESS=0 keeps it in this process
     process = os.environ.get("KARUTA_AUDIO_PROCESS", "1") != "0"
     extra = {}
-    queue_ms = os.environ.get("KARUTA_AUDIO_QUEUE_MS")  # audio made ahead (default 150 ms)
-    if queue_ms:
-        try:
-            extra["queue_ms"] = min(600.0, max(20.0, float(queue_ms)))
-        except ValueError:
-            raise DeviceError(f"KARUTA_AUDIO_QUEUE_MS={queue_ms!r} is not a number of ms") from None
-    # how far the audio process's ring is filled ahead (default 3000 ms; 0: queue_ms only)
-    ahead_ms = os.environ.get("KARUTA_AUDIO_AHEAD_MS")
-    if ahead_ms:
-        try:
-            extra["ahead_ms"] = min(5000.0, max(0.0, float(ahead_ms)))
-        except ValueError:
-            raise DeviceError(f"KARUTA_AUDIO_AHEAD_MS={ahead_ms!r} is not a number of ms") from None
+    # audio made ahead (default 150 ms); how far the audio process's ring is filled ahead
+    # (default 3000 ms; 0: the queue only)
+    for key, name, lo, hi in (("queue_ms", "KARUTA_AUDIO_QUEUE_MS", 20.0, 600.0),
+                              ("ahead_ms", "KARUTA_AUDIO_AHEAD_MS", 0.0, 5000.0)):
+        value = os.environ.get(name)
+        if value:
+            try:
+                extra[key] = min(hi, max(lo, float(value)))
+            except ValueError:
+                raise DeviceError(f"{name}={value!r} is not a number of ms") from None
     return SounddeviceOutput(device=device, sample_rate=sample_rate, process=process, **extra)
 
 
