@@ -194,10 +194,6 @@ class WindowFront:
         from reader.drills.taps import WindowLoop, WindowTaps
         from reader.ui.window import load_font, open_window
 
-        # SDL's default framebuffer under X11 goes through OpenGL when it can: every update then
-        # costs ~5 ms under Xvfb (and can wait for vsync on real screens), and input waits
-        # meanwhile.  The plain software framebuffer updates a small rect in ~0.1 ms.
-        os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
         self.screen = open_window(self.SIZE, self.title)
         import pygame
 

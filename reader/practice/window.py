@@ -31,7 +31,6 @@ long screen update.  Card faces come from ``reader.ui.torifuda.CardPainter`` (ca
 """
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable
@@ -536,7 +535,6 @@ class BoardWindow:
 
         from reader.base.errors import DeviceError
 
-        os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
         try:
             screen = open_window(self.size, "karuta · practice")
         except DeviceError as e:

@@ -70,6 +70,11 @@ def import_pygame():
 def open_window(size: tuple[int, int], title: str):
     """Open the window; returns the pygame screen surface."""
     require_display()
+    # the window's pixels go to X by shared memory, not through an OpenGL texture: where GL is
+    # a software rasterizer (Xvfb, VMs, machines without a GPU driver) a 1280x720 flip costs
+    # ~7 ms of CPU that way against ~0.5 ms (measured on Xvfb), and input waits for it.  A user
+    # can still ask for GL with SDL_FRAMEBUFFER_ACCELERATION=1.
+    os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
     pygame = import_pygame()
 
     try:
