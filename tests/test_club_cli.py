@@ -216,7 +216,7 @@ def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
 def test_goshiki_hold_pauses_the_classroom_reading(pulse_server, tmux, tmp_path):
     sess = tmp_path / "g.json"
     args = ["--rules", "goshiki", "--color", "blue", "--cards", "3", "--voice", "tone", "--seed", "2",
-            "--no-joka", "--speed", "2", "--ma", "0.3", "--gap", "0.3", "--yoin", "0.2"]
+            "--no-joka", "--speed", "4", "--ma", "0.3", "--gap", "0.3", "--yoin", "0.2"]
     order = plan_of(*args)["order"]
     tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse",
                 "--session", str(sess), *args], pulse_env(tmp_path))
