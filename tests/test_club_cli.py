@@ -259,6 +259,16 @@ def test_pedal_keys_next_b_back_x(pulse_server, tmux, tmp_path):
     tmux.keys("q")
     tmux.wait_for("EXIT=0")
     assert [e["card"] for e in session(sess)["log"]] == [1, 2, 1, 2]
+    # the pedal's keys are saved with the session: --resume alone keeps them
+    tmux.start([*karuta_argv(), "read", "--resume", "--device", "pulse", "--session", str(sess)],
+               pulse_env(tmp_path))
+    s = tmux.wait_for("card 3/3", "waiting for take")
+    assert "keys: b/PgDn next" in s and "x back a card" in s
+    tmux.keys("x")
+    tmux.wait_for("card 2/3", "waiting for take")
+    tmux.keys("q")
+    tmux.wait_for("EXIT=0")
+    assert [e["card"] for e in session(sess)["log"]] == [1, 2, 1, 2, 3, 2]
 
 
 # ---------------------------------------------------------------------------- one-line errors

@@ -75,3 +75,17 @@ def test_damaged_option_in_a_session_names_the_file(env, tmp_path, field, value)
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert str(sess) in r.stderr and "left as it is" in r.stderr
     assert sess.read_bytes() == before
+
+
+@pytest.mark.parametrize("keys", [{"next": ["nosuchkey"], "back": ["x"]}, {"next": "b"},
+                                  {"next": ["p"], "back": ["x"]}])
+def test_damaged_saved_keys_name_the_file(env, tmp_path, keys):
+    sess = half_read_session(env, tmp_path, ["--voice", "tone"])
+    data = json.loads(sess.read_text())
+    data["keys"] = keys
+    sess.write_text(json.dumps(data))
+    before = sess.read_bytes()
+    r = karuta(env, "read", "--resume", "--session", str(sess))
+    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
+    assert str(sess) in r.stderr and "left as it is" in r.stderr
+    assert sess.read_bytes() == before

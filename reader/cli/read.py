@@ -235,7 +235,9 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         from reader.club.run import open_club
         from reader.ui.keys import key_bindings
 
-        bindings = key_bindings(next_keys, back_keys)
+        # given now: these keys (saved with the session); else a resumed session's own
+        bindings = (key_bindings(next_keys, back_keys)
+                    if next_keys is not None or back_keys is not None else None)
 
         def _built(p, voice):
             if plan_out:

@@ -19,13 +19,13 @@ from reader.ui.keys import DEFAULT_KEYS, KeyBindings
 
 def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: float | None,
               signals: str | None, auto: bool, device, backend: str, window: bool,
-              echo: Callable[[str], None], bindings: KeyBindings = DEFAULT_KEYS,
+              echo: Callable[[str], None], bindings: KeyBindings | None = None,
               on_built: Callable | None = None) -> int:
     """Run a club session from the CLI; returns the number of cards read.  ``reading``:
     (settings, seed or None, voice spec) from the command line (with ``resume`` the saved
     session's settings and seed are used, and its voice unless ``--voice`` names one).  ``on_built(plan, voice)`` runs once both exist.  ``bindings``: the
-    next/back keys (``--next-keys`` / ``--back-keys``; not saved: ``--resume`` takes them
-    from its own command line)."""
+    next/back keys (``--next-keys`` / ``--back-keys``), saved with the session; None: the
+    saved session's keys on ``--resume``, else the default keys."""
     if window:
         from reader.ui.window import require_display
 
@@ -38,6 +38,8 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
                                       given_voice or saved.get("voice_spec") or saved.get("voice"))
         position, log, started = saved["position"], saved["log"], saved.get("started")
         auto = bool(saved.get("auto", auto))
+        if bindings is None and saved.get("keys") is not None:
+            bindings = KeyBindings.from_dict(saved["keys"])  # (checked when loaded)
     else:
         sf = SessionFile(session_path or default_session_path())
         position, log, started = 0, [], None
@@ -56,6 +58,7 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
     if resume and list(plan.order) != list(saved["order"]):
         raise SessionError(f"session {sf.path}: the order rebuilt from seed {saved['seed']} does not "
                            "match the saved one (another karuta version?); it was left as it is")
+    bindings = DEFAULT_KEYS if bindings is None else bindings
     if memorize is None:
         memorize = 0.0 if resume else (0.5 if plan.rules == "goshiki" else 15.0)
     if memorize < 0:
@@ -72,6 +75,7 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
     session = ClubSession(plan, voice, output, voice_spec=voice_spec, session=sf, auto=auto,
                           memorize_s=memorize * 60.0, signals_s=signals_s, position=position,
                           log=log, started=started, message=message,
+                          keys=None if bindings == DEFAULT_KEYS else bindings.to_dict(),
                           echo=None if (not window and sys.stdout.isatty()) else echo)
     echo(f"{plan.rules} reading · {len(plan.order)} cards · seed {plan.seed} · session {sf.path}")
     if window:

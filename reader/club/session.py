@@ -130,8 +130,9 @@ class ClubSession:
                  position: int = 0, log: list[dict] | None = None, started: str | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  wallclock: Callable[[], float] = time.time, recent: int = 5, message: str = "",
-                 echo: Callable[[str], None] | None = None):
+                 echo: Callable[[str], None] | None = None, keys: dict | None = None):
         self.plan = plan
+        self.keys = keys  # the next/back keys (KeyBindings.to_dict), saved for --resume
         self.voice = voice
         self.output = output
         self.voice_spec = voice_spec
@@ -376,6 +377,7 @@ class ClubSession:
             "finished": self.position >= self.total, "memorize_min": self.memorize_min,
             "auto": self.auto, "log": self.log, "started": self.started,
             "updated": now_iso(self.wallclock),
+            **({"keys": self.keys} if self.keys is not None else {}),
         }
 
     def save(self) -> None:

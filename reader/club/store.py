@@ -39,7 +39,9 @@ class SessionFile:
     "voice_spec" (the voice asked for: a pack name, ``synth``, ``tone`` or null for the
     default), "rules", "order", "total", "position", "finished", "log": [{"card", "poem",
     "kimariji", "kimariji_sound", "karafuda", "again", "time"}], "voice" (the voice's name),
-    "memorize_min", "auto", "started", "updated"}``.  The reading is saved as settings, not as
+    "memorize_min", "auto", "started", "updated"}`` and, when ``--next-keys`` / ``--back-keys``
+    were given, ``"keys": {"next": [key names], "back": [key names]}`` (a pedal's mapping
+    resumes with the session; absent: the default keys).  The reading is saved as settings, not as
     command-line option names, so renaming an option never breaks ``--resume``.  Version 1
     (``"options"``: the option names of the first release) is still read: ``upgrade_v1``.
     """
@@ -110,6 +112,13 @@ def validate_session(data, p) -> dict:
         bad("seed missing")
     if data.get("voice_spec") is not None and not isinstance(data["voice_spec"], str):
         bad("voice")
+    if data.get("keys") is not None:
+        from reader.ui.keys import KeyBindings
+
+        try:
+            KeyBindings.from_dict(data["keys"])
+        except KarutaError as e:
+            bad(str(e))
     return data
 
 

@@ -154,6 +154,20 @@ class KeyBindings:
             return "back"
         return FIXED_KEYS.get(name)
 
+    def to_dict(self) -> dict:
+        """The saved form (a club session keeps its pedal's keys for ``--resume``)."""
+        return {"next": list(self.next), "back": list(self.back)}
+
+    @classmethod
+    def from_dict(cls, data) -> KeyBindings:
+        """Bindings saved by ``to_dict``, checked as the options are (one-line
+        ``KarutaError``)."""
+        if not isinstance(data, dict) or not all(
+                isinstance(data.get(k), list) and all(isinstance(n, str) for n in data[k])
+                for k in ("next", "back")):
+            raise KarutaError("saved keys: not a next/back list")
+        return key_bindings(",".join(data["next"]), ",".join(data["back"]))
+
     def help(self) -> str:
         def show(names):
             return "/".join(KEY_NAMES.get(n, n) for n in names)
