@@ -432,3 +432,20 @@ def test_resume_cli_reads_a_version_1_session(tmp_path):
     r = run_karuta("read", "--show-log", "--session", str(p), home=tmp_path)
     assert r.returncode == 0, r.stderr
     assert "seed 7" in r.stdout and "finished" in r.stdout
+
+
+def test_the_club_window_letterboxes_its_layout_in_any_window_size():
+    from reader.club.window import SIZE, Letterbox, _inside, button_rect
+
+    nx, ny, nw, nh = button_rect(SIZE)
+    for size in [(1280, 800), (1920, 1080), (960, 540), (800, 1280), (3840, 2160)]:
+        box = Letterbox(size, SIZE)
+        sw, sh = box.shown
+        assert sw <= size[0] and sh <= size[1] and (sw == size[0] or sh == size[1])
+        assert abs(sw / sh - SIZE[0] / SIZE[1]) < 0.01  # the layout is not stretched
+        ox, oy = box.offset
+        assert abs(ox - (size[0] - sw - ox)) <= 1 and abs(oy - (size[1] - sh - oy)) <= 1
+        # a touch on the shown NEXT button lands on it; one beside it does not
+        cx, cy = ox + (nx + nw / 2) * box.scale, oy + (ny + nh / 2) * box.scale
+        assert _inside(button_rect(SIZE), *box.to_canvas(cx, cy))
+        assert not _inside(button_rect(SIZE), *box.to_canvas(ox + (nx - 5) * box.scale, cy))

@@ -331,8 +331,12 @@ def test_window_under_xvfb(pulse_server, xvfb, tmp_path):
         # after the 3 s timer the reading starts; card 1 read -> saved
         wait_until(lambda: (session(sess) or {}).get("position", 0) >= 1, 30, "card 1")
         screenshot_when(xvfb, lambda im: _colours(im) > 20, what="the reading screen")
-        # the big NEXT button (bottom right) advances, like space
-        subprocess.run(["xdotool", "mousemove", "--window", wid, "1050", "690", "click", "1"],
+        # resized (a projector, a tablet): the layout is shown as large as it fits, centred —
+        # 960x540 shows the 1280x800 canvas at 0.675, 48 px from the left, so the big NEXT
+        # button (canvas 824-1250 x 610-770) is at 604-892 x 412-520; a click near its bottom
+        # edge (y 516: below where a layout stretched to the window would end it) advances
+        subprocess.run(["xdotool", "windowsize", wid, "960", "540"], env=xenv, check=True)
+        subprocess.run(["xdotool", "mousemove", "--window", wid, "750", "516", "click", "1"],
                        env=xenv, check=True)
         wait_until(lambda: session(sess)["position"] >= 2, 20, "card 2")
         subprocess.run(["xdotool", "key", "--window", wid, "b"], env=xenv, check=True)

@@ -2,7 +2,9 @@
 
 For a laptop beside the tatami: the current 上の句 in big type, its kimariji as it was when
 read, card k/N, the state (reading / waiting for take / held), cards read and left, the last
-cards read, the memorisation countdown, and a big NEXT button (mouse or touch).
+cards read, the memorisation countdown, and a big NEXT button (mouse or touch).  The window
+can be resized or maximised (a projector, a tablet): the 1280x800 layout is shown as large as
+the window allows, centred (``Letterbox``).
 
 Keys as in the terminal (``reader.club``): space / Enter / PageDown / Right next, p or h
 hold, r repeat the last 下の句, b / Left / Backspace / PageUp back a card (the next and back
@@ -51,6 +53,29 @@ def button_rect(size=SIZE):
     return (w - w // 3 - 30, h - 190, w // 3, 160)
 
 
+class Letterbox:
+    """The layout's canvas (``SIZE``) shown as large as a window of ``size`` allows, centred:
+    ``scale``, the canvas's top-left ``offset`` in the window, and ``to_canvas`` for input."""
+
+    def __init__(self, size, canvas=SIZE):
+        w, h = size
+        cw, ch = canvas
+        self.scale = min(w / cw, h / ch) if w > 0 and h > 0 else 1.0
+        self.shown = (max(1, round(cw * self.scale)), max(1, round(ch * self.scale)))
+        self.offset = ((w - self.shown[0]) // 2, (h - self.shown[1]) // 2)
+
+    def to_canvas(self, x: float, y: float) -> tuple[float, float]:
+        return (x - self.offset[0]) / self.scale, (y - self.offset[1]) / self.scale
+
+    def show(self, pg, screen, canvas) -> None:
+        """Put the drawn canvas on the window (scaled unless the sizes match)."""
+        if screen.get_size() == canvas.get_size():
+            screen.blit(canvas, (0, 0))
+            return
+        screen.fill(BACKGROUND)
+        screen.blit(pg.transform.smoothscale(canvas, self.shown), self.offset)
+
+
 def _inside(rect, x, y) -> bool:
     rx, ry, rw, rh = rect
     return rx <= x < rx + rw and ry <= y < ry + rh
@@ -96,8 +121,10 @@ def draw(screen, v: ClubView, fonts) -> None:
 def run_window(session: ClubSession, size=SIZE, fps: int = 30,
                bindings: KeyBindings = DEFAULT_KEYS) -> None:
     """Run the session in a window until the reading ends or the reader quits."""
-    screen = open_window(size, "karuta · club reader")
+    screen = open_window(size, "karuta · club reader", resizable=True)
     pg = import_pygame()
+    canvas = pg.Surface(size)
+    box = Letterbox(screen.get_size(), size)
     fonts = (load_font(140), load_font(56), load_font(34), load_font(24))
     keymap = _keymap(pg, bindings)
     clock = pg.time.Clock()
@@ -106,7 +133,6 @@ def run_window(session: ClubSession, size=SIZE, fps: int = 30,
     try:
         session.start()
         while session.phase not in ("finished", "quit"):
-            w, h = screen.get_size()
             for ev in pg.event.get():
                 cmd = None
                 if ev.type == pg.QUIT:
@@ -114,19 +140,26 @@ def run_window(session: ClubSession, size=SIZE, fps: int = 30,
                 elif ev.type == pg.KEYDOWN:
                     cmd = keymap.get(ev.key)
                 elif ev.type == pg.MOUSEBUTTONDOWN and ev.button == 1:
-                    if _inside(button_rect((w, h)), *ev.pos):
+                    if _inside(button_rect(size), *box.to_canvas(*ev.pos)):
                         cmd = "next"
                 elif ev.type == getattr(pg, "FINGERDOWN", -1):
-                    if _inside(button_rect((w, h)), ev.x * w, ev.y * h):
+                    w, h = screen.get_size()
+                    if _inside(button_rect(size), *box.to_canvas(ev.x * w, ev.y * h)):
                         cmd = "next"
                 elif ev.type in (getattr(pg, "WINDOWEXPOSED", -1), getattr(pg, "VIDEOEXPOSE", -1)):
+                    last = None
+                elif ev.type in (getattr(pg, "VIDEORESIZE", -1),
+                                 getattr(pg, "WINDOWSIZECHANGED", -1)):
+                    screen = pg.display.get_surface()
+                    box = Letterbox(screen.get_size(), size)
                     last = None
                 session.command(cmd)
             session.tick()
             v = session.view()
             now = time.monotonic()
             if v != last or now - last_draw > 0.5:
-                draw(screen, v, fonts)
+                draw(canvas, v, fonts)
+                box.show(pg, screen, canvas)
                 pg.display.flip()
                 last, last_draw = v, now
             clock.tick(fps)

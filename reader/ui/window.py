@@ -67,8 +67,9 @@ def import_pygame():
     return pygame
 
 
-def open_window(size: tuple[int, int], title: str):
-    """Open the window; returns the pygame screen surface."""
+def open_window(size: tuple[int, int], title: str, resizable: bool = False):
+    """Open the window (``resizable``: the user may resize or maximise it); returns the
+    pygame screen surface."""
     require_display()
     # the window's pixels go to X by shared memory, not through an OpenGL texture: where GL is
     # a software rasterizer (Xvfb, VMs, machines without a GPU driver) a 1280x720 flip costs
@@ -80,7 +81,7 @@ def open_window(size: tuple[int, int], title: str):
     try:
         pygame.display.init()
         pygame.font.init()
-        screen = pygame.display.set_mode(size)
+        screen = pygame.display.set_mode(size, pygame.RESIZABLE if resizable else 0)
     except pygame.error as e:
         raise DeviceError(f"{NO_DISPLAY} ({e})") from None
     pygame.display.set_caption(title)
