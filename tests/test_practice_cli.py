@@ -201,3 +201,25 @@ def test_the_built_in_voice_times_a_headless_match(tmp_path):
     # level 3 reacts ~0.35 s after the decisive onset (median), on the synthesized voice's clock
     reactions = sorted(t["reaction_ms"] for t in takes)
     assert 200 < reactions[len(reactions) // 2] < 600
+
+
+def test_a_match_alone_cannot_be_resumed_with_an_opponent(tmp_path):
+    """A goshiki match alone (B dealt nothing) resumed with bots at both seats: one line, the
+    log untouched; resumed as it was, it plays on alone and replays to the same result."""
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice.match import Seat
+
+    log = tmp_path / "alone.jsonl"
+    seats = {"A": Seat("bot", 3), "B": Seat("none")}
+    m = headless.new_match("goshiki", seats, 7, ToneVoice())
+    m.close_read()
+    headless.save(m, log)
+    _unchanged(log, karuta("practice", "--log", str(log), "--resume", "--bot-vs-bot", "2,3",
+                           *TONE), "match alone")
+    r = karuta("practice", "--log", str(log), "--resume", "--json", *TONE)
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["rules"] == "goshiki" and out["winner"] == "A" and out["B"]["taken"] == 0
+    assert set(out["solo"]) == {"taken", "missed", "faults"}
+    assert json.loads(karuta("match", "replay", str(log), "--json").stdout) == out

@@ -666,3 +666,54 @@ def test_goshiki_draws_the_ba_beside_the_board(monkeypatch):
     img = shot(time.perf_counter() + 2.0)  # (the flight into the ba is over)
     assert covered(img) > 0.9
     pygame.display.quit()
+
+
+def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(monkeypatch):
+    """Goshiki ``--vs none``: your 10 in your rows, nothing across; a touch while a karafuda
+    is read is a fault that the panel and the end screen count, and nothing goes to the ba."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+    from reader.ui.torifuda import GOSHIKI_RGB
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("none")}, 8, ToneVoice(),
+                           color="blue")
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    w._panels()
+
+    def shot(now):
+        for _ in range(W.Painter.STRIPS + 2):
+            w.painter.frame(w.scene, now)
+        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+
+    blue = np.all(shot(time.perf_counter()) == GOSHIKI_RGB["blue"], axis=2)
+    b = w.vp.board
+    mid = round(b.y + b.h / 2)
+    x0, x1 = round(b.x), round(b.x + b.w)
+    assert blue[mid:round(b.y + b.h), x0:x1].sum() > 1000  # your rows: the blue borders
+    assert not blue[round(b.y):mid - 2, x0:x1].any()  # across: nobody's rows
+    assert len(w.scene.boxes()) == 10 and {c.owner for c in w.scene.boxes()} == {"A"}
+    while m.current().where is not None:  # to the first karafuda
+        w._after_close(m.close_read())
+    cur = m.current()
+    j = m.touch("A", m.board["A"][0], cur.decisive + 4800)
+    assert j.verdict == "fault"
+    w._judged(j)
+    w._after_close(m.close_read())
+    assert m.state.ba == () and w.scene.ba == ()
+    assert "1 fault" in w.scene.texts["near"] and "alone" in w.scene.texts["near"]
+    assert "far" not in w.scene.texts or not w.scene.texts["far"]
+    assert w.scene.texts["status"].endswith("空札 (karafuda)")
+    while m.current() is not None:
+        w._after_close(m.close_read())
+    lines = w.end_lines()
+    taken, missed, faults = m.state.solo_score()
+    assert lines[0].startswith(f"alone: 0 taken, {missed} missed, 1 fault")
+    assert w.end_rows()[0] == ("card", "kimariji", "took", "A react", "faults")
+    pygame.display.quit()

@@ -36,7 +36,8 @@ def _cards(ctx, param, value):
                    "colour's 20, 10 each, most taken after 17 reads wins.")
 @click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|none",
               help="Your opponent: a bot of level 1-5 (default bot:3), a second player on the "
-                   "same screen, or none (kyogi alone: all the cards on the board are yours).")
+                   "same screen, or none (alone: all the cards on the board are yours; "
+                   "goshiki: your 10, the colour's other 10 are karafuda).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
 @click.option("--color", type=click.Choice(["blue", "pink", "yellow", "green", "orange"]),

@@ -180,6 +180,9 @@ class PracticeMatch:
         for p in self.players:
             if p not in self.seats:
                 raise KarutaError(f"no seat for player {p}")
+        if not deal.hands["B"] and self.seats["B"].kind != "none":
+            raise KarutaError("this is a match alone (B was dealt no cards): player B cannot "
+                              "sit at it (resume it without --vs or --bot-vs-bot)")
         self._base = rng.getrandbits(63)
         initial = deal.initial_state()
         self._match = (kyogi.KyogiMatch(initial) if self.rules == "kyogi"
@@ -188,7 +191,9 @@ class PracticeMatch:
                       if s.kind == "kami" and isinstance(s.poem, int)}
         self.order = tuple(n for n in plan.order if n in self._kami)
         if self.rules == "goshiki":
-            stray = [n for n in self.order if n not in deal.hands["A"] + deal.hands["B"]]
+            from poems import COLORS
+
+            stray = [n for n in self.order if n not in COLORS[deal.color]]
             if stray:
                 raise KarutaError(f"the reading plan reads poem {stray[0]}, not a card of this "
                                   "goshiki deal")
@@ -364,7 +369,8 @@ class PracticeMatch:
                         lost, holder, take_frame = p, None, None
                         j("fault", "a wrong card after the right one: お手つき, the card is lost")
                     else:
-                        j("fault", "a wrong card: お手つき")
+                        j("fault", "karafuda: お手つき" if cur.where is None
+                          else "a wrong card: お手つき")
         if self.rules == "kyogi":
             took = None if not takers else ("both" if len(takers) == 2 else takers[0])
             return out, took, touched, take_frame

@@ -637,10 +637,10 @@ class BoardWindow:
         st = m.state
         for p, name in (("A", "near"), ("B", "far")):
             seat = m.seats[p]
-            if m.rules == "kyogi" and st.solo:
+            if st.solo:
                 if p == "A":
                     taken, missed, faults = st.solo_score()
-                    self._set_text(name, f"alone\n{st.count(p)} left\n{taken} taken\n"
+                    self._set_text(name, f"alone\n{self._left()} left\n{taken} taken\n"
                                          f"{missed} missed\n{faults} fault"
                                          f"{'s' if faults != 1 else ''}")
                 continue
@@ -651,6 +651,13 @@ class BoardWindow:
             else:
                 line = f"{p} · {who}\n{st.count(p)} taken"
             self._set_text(name, line)
+
+    def _left(self) -> int:
+        """Alone: your cards still to be read (kyogi: those left in your territory)."""
+        m = self.m
+        if m.rules == "kyogi":
+            return m.state.count("A")
+        return sum(1 for c in m.deal.hands["A"] if c not in m.state.read_poems)
 
     # -- phases -------------------------------------------------------------------------------
     def _set_phase(self, phase):
@@ -959,7 +966,7 @@ class BoardWindow:
         # what the read was, now that it is over (never while it is live: that would tell)
         kim = closed.timing.get("kimariji", "") if closed.timing else ""
         who = {"A": "A took it", "B": "B took it", "both": "simultaneous: to the owner"}.get(
-            took, "空札 (karafuda)" if m.rules == "kyogi" and m.deal.owner(closed.poem) is None
+            took, "空札 (karafuda)" if m.deal.owner(closed.poem) is None
             else "nobody took it")
         sends = getattr(ev, "send", None)
         sent = f" · sent {', '.join(map(str, sends))}" if sends else ""
@@ -1007,7 +1014,7 @@ class BoardWindow:
         out = m.outcome()
         lines = []
         st = m.state
-        solo = m.rules == "kyogi" and st.solo
+        solo = st.solo
         if out is not None and not solo:
             win = getattr(out, "winner", None)
             lines.append(f"winner: {win}" if win else "draw")
@@ -1016,7 +1023,7 @@ class BoardWindow:
             lines.append(f"alone: {taken} taken, {missed} missed, {faults} fault"
                          f"{'s' if faults != 1 else ''} ({len(m.closed)} reads)")
         if solo:
-            lines.append(f"left on the board: {st.count('A')}")
+            lines.append(f"left on the board: {self._left()}")
         elif m.rules == "kyogi":
             lines.append("left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
         else:
@@ -1043,7 +1050,7 @@ class BoardWindow:
     def _table_players(self) -> tuple[str, ...]:
         """The players with a column in the end tables (alone: only A)."""
         m = self.m
-        return ("A",) if m.rules == "kyogi" and m.state.solo else tuple(m.players)
+        return ("A",) if m.state.solo else tuple(m.players)
 
     def end_rows(self) -> list[tuple[str, ...]]:
         """The end screen's table: a header, then per read that touched the board: card,
