@@ -1114,43 +1114,48 @@ class BoardWindow:
         return surf
 
     # -- the loop -----------------------------------------------------------------------------
+    def step(self) -> None:
+        """One turn of the loop: input (polled ~every 1 ms), a frame when one is due, the
+        phase's work (the match every ``TICK_S``)."""
+        evs = self.loop.step()
+        if self._events:
+            evs = sorted(self._events + evs, key=lambda e: e.ns)
+            self._events = []
+        for ev in evs:
+            self._handle(ev)
+            if self.quit:
+                return
+        if self.phase == "arrange":
+            self._set_text("status", "drag your cards · space or click here: start")
+        elif self.phase == "memorize":
+            left = self._memo_end - time.perf_counter() if self._memo_end else 0
+            if left <= 0:
+                self._start_reading()
+            else:
+                self._set_text("status", f"暗記 memorisation {int(left) // 60}:"
+                               f"{int(left) % 60:02d} · s: skip")
+        elif self.phase == "reading" and self.gate is not None and self.gate.waiting:
+            self.gate.poll()
+            text = self.gate.pop_message()
+            if text is not None:
+                self._set_text("status", text or "")
+        elif self.phase == "reading" and time.perf_counter() >= self._next_tick:
+            # the match, bots, hints and closing: every few ms is enough (a touch is
+            # stamped and mapped as it comes in; a bot's touch carries its own frame)
+            self._next_tick = time.perf_counter() + TICK_S
+            self._tick_reading()
+            if self._message and self.phase == "reading":
+                st = self.scene.texts.get("status", "").split(" · ")[0]
+                self._set_text("status", f"{st} · {self._message}")
+                self._message = ""
+
     def run(self):
         self._open()
         self._panels()
         self.notify("window", self)
         try:
             while not self.quit:
-                evs = self.loop.step()
-                if self._events:
-                    evs = sorted(self._events + evs, key=lambda e: e.ns)
-                    self._events = []
-                for ev in evs:
-                    self._handle(ev)
-                    if self.quit:
-                        break
-                if self.phase == "arrange":
-                    self._set_text("status", "drag your cards · space or click here: start")
-                elif self.phase == "memorize":
-                    left = self._memo_end - time.perf_counter() if self._memo_end else 0
-                    if left <= 0:
-                        self._start_reading()
-                    else:
-                        self._set_text("status", f"暗記 memorisation {int(left) // 60}:"
-                                       f"{int(left) % 60:02d} · s: skip")
-                elif self.phase == "reading" and self.gate is not None and self.gate.waiting:
-                    self.gate.poll()
-                    text = self.gate.pop_message()
-                    if text is not None:
-                        self._set_text("status", text or "")
-                elif self.phase == "reading" and time.perf_counter() >= self._next_tick:
-                    # the match, bots, hints and closing: every few ms is enough (a touch is
-                    # stamped and mapped as it comes in; a bot's touch carries its own frame)
-                    self._next_tick = time.perf_counter() + TICK_S
-                    self._tick_reading()
-                    if self._message and self.phase == "reading":
-                        st = self.scene.texts.get("status", "").split(" · ")[0]
-                        self._set_text("status", f"{st} · {self._message}")
-                        self._message = ""
+                self.step()
         except KeyboardInterrupt:
             pass
         finally:
