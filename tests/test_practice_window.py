@@ -717,3 +717,41 @@ def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(mon
     assert lines[0].startswith(f"alone: 0 taken, {missed} missed, 1 fault")
     assert w.end_rows()[0] == ("card", "kimariji", "took", "A react", "faults")
     pygame.display.quit()
+
+
+def test_a_taken_card_shrinks_to_the_pile_drawn_from_its_cached_face(monkeypatch):
+    """A take flies to the taker's pile, shrinking: every frame of the flight shows the card
+    (its green border where it is at that moment), scaled from the face drawn once — no card
+    of a new size is typeset during the flight (that cost 1-3 ms a frame, input waiting)."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+    from reader.ui import torifuda
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, 5, ToneVoice(),
+                           cards=5)
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    box = w.scene.boxes()[0]
+    pile = w.scene.pile_rect("A")
+    painters = set(torifuda._PAINTERS)
+    t0 = time.perf_counter() + 100.0  # (a clock of the test's own: the flight's times)
+    w.scene.anims.append(W.Anim(box.poem, box.rect, pile, t0, W.ANIM_TAKE_S, False))
+    for u in (0.3, 0.6, 0.9):
+        now = t0 + u * W.ANIM_TAKE_S
+        r = w.scene.anims[0].rect_at(now)
+        assert pile.w < r.w < box.rect.w  # shrinking on its way
+        for _ in range(W.Painter.STRIPS + 2):
+            w.painter.frame(w.scene, now)
+        img = pygame.surfarray.array3d(w.screen).transpose(1, 0, 2)
+        x, y, cw, ch = r.int_tuple()
+        # (scaled smoothly: the border's green to within a few levels)
+        green = np.all(np.abs(img[y:y + ch, x:x + cw].astype(int) - GREEN) <= 12, axis=2)
+        assert green[:, :3].mean() > 0.5 and green[:3, :].mean() > 0.5, u  # its border, there
+    assert set(torifuda._PAINTERS) == painters
+    pygame.display.quit()

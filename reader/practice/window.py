@@ -298,18 +298,24 @@ class Painter:
         return items
 
     def _card(self, poem, rect, upside_down, dim, frame, kimariji, back):
-        if rect.w != self.cards.size[0] or rect.h != self.cards.size[1]:
-            from reader.ui.torifuda import painter
-
-            cp = painter((max(8, round(rect.w)), max(8, round(rect.h))))
-        else:
-            cp = self.cards
+        cp = self.cards
         if back:
             img = cp.back(poem, upside_down=upside_down, dim=dim, frame=frame)
         else:
             img = cp.face(poem, upside_down=upside_down, dim=dim, frame=frame, kimariji=kimariji,
                           edge=self.edge(poem))
+        size = (max(8, round(rect.w)), max(8, round(rect.h)))
+        if size != cp.size:
+            # a card in flight changing size (a take shrinking to the pile): the cached face,
+            # scaled — drawing its text at every new size cost 1-3 ms a frame
+            img = self._scaled(img, size)
         self.screen.blit(img, (round(rect.x), round(rect.y)))
+
+    def _scaled(self, img, size):
+        try:
+            return self.pg.transform.smoothscale(img, size)
+        except ValueError:  # (smoothscale wants 24 or 32 bits a pixel)
+            return self.pg.transform.scale(img, size)
 
     def edge(self, poem):
         """The card's border: green (a torifuda), or the set's colour on a goshiki board."""
@@ -431,6 +437,16 @@ def _dedupe(rects):
 
 
 # ------------------------------------------------------------------------------ the live loop
+def _freeze_heap() -> None:
+    """Collect, then move every object alive now (fonts, card surfaces, poems, the plan, the
+    modules) out of the garbage collector's reach (``gc.freeze``): a full collection over all
+    of them held the window's thread for 20-30 ms; later ones only walk what was made since."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 class LogWriter:
     """Writes the newest log text on a thread of its own (``atomic_write_text``: temp file,
     fsync, rename), so the window's loop never waits for the disk.  ``put`` keeps only the
@@ -557,6 +573,7 @@ class BoardWindow:
         self._prerender()
         self.taps = WindowTaps(drag=True)
         self.loop = WindowLoop(self.taps, self._draw, fps=60.0)
+        _freeze_heap()
 
     def _prerender(self):
         """Make every card surface the match can show before the loop starts (text rendering
@@ -573,6 +590,16 @@ class BoardWindow:
             for fr in (GOLD, RED, SEND):
                 cp.face(c.poem, upside_down=ud, frame=fr, edge=edge, kimariji=k)
             _opening(c.poem)
+        # first calls that load or fill something, made now rather than during the reading:
+        # numpy's median (the DAC-time model of every heard frame: ~12 ms the first time) and
+        # the bots' view of each card's opening sounds
+        import numpy
+
+        from reader.practice.bot import sounds_of
+
+        numpy.median(numpy.zeros(3))
+        for n in self.m.plan.universe:
+            sounds_of(n)
 
     def _layout_board(self):
         m, sc = self.m, self.scene
@@ -690,6 +717,7 @@ class BoardWindow:
         self.gate = SettleGate(self.output, self.cursor)
         self.gate.start()
         self.output.play(self.cursor)
+        _freeze_heap()
 
     def heard(self, ns: int | None = None) -> float | None:
         """The plan frame heard now (or at stamp ``ns``), calibration applied."""
@@ -829,8 +857,10 @@ class BoardWindow:
     # -- the reading --------------------------------------------------------------------------
     def _tick_reading(self):
         m = self.m
+        self._poll_between()  # (a frame may have just been drawn in this turn of the loop)
         now = time.perf_counter()
         heard = self.heard()
+        self._poll_between()
         # the kyogi wait after a 上の句 whose read is already closed (taken, sends made): go on
         st = self.cursor.state
         if (st.waiting and st.segment is not None and st.segment.poem in self._done
@@ -860,6 +890,7 @@ class BoardWindow:
             self._bot_i += 1
             if cur.closes is None or f < cur.closes:
                 self._judged(m.touch(p, card, f))
+        self._poll_between()
         # hints: dim what no longer fits the morae heard
         if self.hints and heard is not None:
             k = morae_heard(cur.morae, cur.start, heard)
@@ -867,6 +898,7 @@ class BoardWindow:
                 self._heard_k = k
                 on = [c for cs in m.board.values() for c in cs]
                 self.scene.dim = frozenset(on) - ruled_in(on, cur.poem, k)
+        self._poll_between()
         # close the read?
         st = self.cursor.state
         seg = st.segment
