@@ -213,6 +213,11 @@ class PracticeMatch:
         #: read index -> cards that moved (were sent) on that read
         self._moved: dict[int, tuple[int, ...]] = {}
         self._cur: Current | None = None
+        #: each bot's form this match (``bot.match_skill``), from a stream of its own
+        from reader.practice import bot
+
+        self.skill = {p: bot.match_skill(bot.level(s.level), self.read_rng(-1 - i))
+                      for i, (p, s) in enumerate(sorted(self.seats.items())) if s.kind == "bot"}
 
     # --- the board -------------------------------------------------------------------------
     @property
@@ -429,7 +434,8 @@ class PracticeMatch:
         for p in self.players:
             seat = self.seats[p]
             if seat.kind == "bot":
-                for card, frame in bot.plan_touches(p, bot.level(seat.level), view, rng):
+                for card, frame in bot.plan_touches(p, bot.level(seat.level), view, rng,
+                                                    self.skill.get(p)):
                     out.append((p, card, frame))
         self._bots = sorted(out, key=lambda t: (t[2], t[0]))
         return list(self._bots)
