@@ -755,3 +755,33 @@ def test_a_taken_card_shrinks_to_the_pile_drawn_from_its_cached_face(monkeypatch
         assert green[:, :3].mean() > 0.5 and green[:3, :].mean() > 0.5, u  # its border, there
     assert set(torifuda._PAINTERS) == painters
     pygame.display.quit()
+
+
+def test_the_end_lines_tell_the_bots_form_and_keep_their_shape_when_quit_early():
+    """Once the match is over (or quit) the end screen tells how well the bot played this
+    match (its form varies: reader.practice.bot.match_skill); the table's header stays the
+    fourth line (the command prints the lines from there) even for a match left unfinished."""
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 3)}, 6, ToneVoice(),
+                           cards=3)
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    lines = w.end_lines()
+    assert lines[0] == "not finished (0 reads)"
+    assert lines[1].endswith(f"bot 3 played like a {m.skill['B']:.1f}") and "A 3, B 3" in lines[1]
+    assert lines[2] == "" and lines[3].startswith("card")
+    while m.current() is not None:  # the bot alone takes (or not) and sends
+        cur = m.current()
+        for p, card, frame in m.bot_touches():
+            if cur.closes is None or frame < cur.closes:
+                m.touch(p, card, frame)
+        m.close_read(cur.closes)
+        if m.owed_send() is not None:
+            o = m.owed_send()
+            m.send(o.sender, m.suggest_send(o.sender, o.count))
+    lines = w.end_lines()
+    assert lines[0] == f"winner: {m.outcome().winner}" and lines[3].startswith("card")

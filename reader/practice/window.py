@@ -1047,19 +1047,24 @@ class BoardWindow:
         lines = []
         st = m.state
         solo = st.solo
-        if out is not None and not solo:
-            win = getattr(out, "winner", None)
-            lines.append(f"winner: {win}" if win else "draw")
-        elif solo:
+        if solo:
             taken, missed, faults = st.solo_score()
             lines.append(f"alone: {taken} taken, {missed} missed, {faults} fault"
                          f"{'s' if faults != 1 else ''} ({len(m.closed)} reads)")
-        if solo:
-            lines.append(f"left on the board: {self._left()}")
-        elif m.rules == "kyogi":
-            lines.append("left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
+        elif out is not None:
+            win = getattr(out, "winner", None)
+            lines.append(f"winner: {win}" if win else "draw")
         else:
-            lines.append("taken: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
+            lines.append(f"not finished ({len(m.closed)} reads)")
+        if solo:
+            second = f"left on the board: {self._left()}"
+        elif m.rules == "kyogi":
+            second = "left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players)
+        else:
+            second = "taken: " + ", ".join(f"{p} {st.count(p)}" for p in m.players)
+        # a bot's form this match (reader.practice.bot.match_skill), told once it is over
+        forms = [f"bot {m.seats[p].level} played like a {x:.1f}" for p, x in sorted(m.skill.items())]
+        lines.append(" · ".join([second] + forms))
         lines.append("")
         players = self._table_players()
         lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in players) + "  faults")
