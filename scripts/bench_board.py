@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Practice board benchmark: frame rate and input poll gaps with 50 cards and animations.
 
-    python scripts/bench_board.py [--seconds 20] [--size 1280x720]
+    python scripts/bench_board.py [--seconds 20] [--size 1280x720] [--idle] [--why]
 
 Starts its own Xvfb (1920x1080), then in a child process plays a kyogi match of 25 cards a
 side (50 on the board) in the real board window (``reader.practice.window.BoardWindow``) with
 ``--hints`` on, the tone voice on a ``NullOutput`` (real time, no sound device), the
 arrangement and memorisation skipped.  On top of the reading it stresses the drawing: every
 0.1 s every card on the board changes its look (all 50 dim or undim at once: the worst case
-of the live narrowing), and every 0.3 s 8 cards start flying across the board (take and send
-animations, 0.35-0.5 s each).
+of the live narrowing), and every 0.3 s 8 cards start flying (0.35-0.5 s each): 4 to another
+card's place (a send), 4 to a player's pile, shrinking (a take).  The loop is the window's own
+(``BoardWindow.step``: input, a frame when due, the match every 8 ms).
 
 Prints the measured frame rate, the gaps between input polls (median, p99, max: target
-no gap over 2 ms), and the time a frame's drawing took.  Timing on a shared machine is noisy:
+no gap over 2 ms), and the time a frame's drawing took; ``--why``: what the window's thread was
+doing inside the gaps over 2 ms (drawing, screen updates, the match, garbage collection).  Timing on a shared machine is noisy:
 rerun and quote the spread.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 CHILD = r"""
-import json, os, random, sys, time
+import collections, gc, json, os, random, sys, time
 sys.path.insert(0, os.environ["KARUTA_REPO"])
 from audio.output import NullOutput
 from audio.voice import ToneVoice
@@ -38,8 +40,22 @@ from reader.practice import headless, window as W
 from reader.practice.match import Seat
 
 seconds = float(sys.argv[1]); size = tuple(int(x) for x in sys.argv[2].split("x"))
-stress = sys.argv[3] == "1"
+stress = sys.argv[3] == "1"; why = sys.argv[4] == "1"
 m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 5)}, 11, ToneVoice())
+marks = []  # --why: (ns, section, 0 start / 1 end) on the window's thread
+
+
+def wrap(obj, name, label):
+    f = getattr(obj, name)
+
+    def g(*a, **k):
+        marks.append((time.perf_counter_ns(), label, 0))
+        try:
+            return f(*a, **k)
+        finally:
+            marks.append((time.perf_counter_ns(), label, 1))
+    setattr(obj, name, g)
+
 
 class Bench(W.BoardWindow):
     cpu = []
@@ -55,34 +71,52 @@ class Bench(W.BoardWindow):
         return []
 
     def run_bench(self):
+        import pygame
+
         self._open()
         self._panels()
         self._start_reading()  # (arrangement and memorisation skipped)
+        cpu_polls = self.cpu_polls = []
+        pump = self.taps.pump
+
+        def timed_pump():  # this thread's CPU clock at every poll: the work between two polls
+            cpu_polls.append(time.thread_time_ns())
+            return pump()
+        self.taps.pump = timed_pump
+        if why:
+            wrap(self.painter, "dirty", "working out what changed")
+            wrap(self.painter, "paint", "painting")
+            wrap(pygame.display, "update", "display.update")
+            wrap(self, "_tick_reading", "the match tick")
+            wrap(self.taps, "pump", "poll")
+            gc.callbacks.append(lambda phase, info: marks.append(
+                (time.perf_counter_ns(), f"gc gen {info['generation']}", 0 if phase == "start" else 1)))
         rng = random.Random(1)
         t_end = time.perf_counter() + seconds
-        warm = time.perf_counter() + 1.0
         next_dim = next_anim = 0.0
         flips = 0
         anims = 0
         reset = False
         while time.perf_counter() < t_end and not self.quit:
-            evs = self.loop.step()
-            self._tick_reading()
+            self.step()  # the window's own loop: input, a frame when due, the match tick
             now = time.perf_counter()
-            if not reset and now >= warm:  # measure after the first full paint
+            if not reset and not self.gate.waiting:  # measure once the reading runs
                 self.taps.stats.reset(); self.loop.frame_times.clear(); self.loop._draw_durations.clear()
-                self.cpu.clear()
+                self.cpu.clear(); marks.clear(); cpu_polls.clear()
                 reset = True
+                t_end = now + seconds
             if stress and now >= next_dim:
                 on = [c.poem for c in self.scene.boxes()]
                 self.scene.dim = frozenset(on) if flips % 2 == 0 else frozenset()
                 flips += 1
                 next_dim = now + 0.1
             if stress and now >= next_anim:
+                # 8 cards fly: half to another card's place (a send), half to a pile,
+                # shrinking as a taken card does
                 boxes = self.scene.boxes()
-                for c in rng.sample(boxes, min(8, len(boxes))):
-                    other = rng.choice(boxes)
-                    self.scene.anims.append(W.Anim(c.poem, c.rect, other.rect, now,
+                for i, c in enumerate(rng.sample(boxes, min(8, len(boxes)))):
+                    to = rng.choice(boxes).rect if i % 2 else self.scene.pile_rect(rng.choice("AB"))
+                    self.scene.anims.append(W.Anim(c.poem, c.rect, to, now,
                                                    rng.uniform(0.35, 0.5), c.upside_down))
                     anims += 1
                 next_anim = now + 0.3
@@ -91,12 +125,50 @@ class Bench(W.BoardWindow):
         self.output.stop(); self.cursor.close()
         cpu = sorted(self.cpu)
         q = lambda p: round(cpu[min(len(cpu) - 1, int(p * len(cpu)))], 3)
-        print(json.dumps({"cpu": {"median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)},
-                          "load": os.getloadavg()[0],
-                          "fps": self.loop.fps_measured(), "poll": d,
-                          "draw": self.loop.draw_stats(), "cards": cards, "dim_flips": flips,
-                          "anims": anims, "size": list(self.screen.get_size())}))
+        out = {"cpu": {"median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)},
+               "load": os.getloadavg()[0],
+               "fps": self.loop.fps_measured(), "poll": d,
+               "draw": self.loop.draw_stats(), "cards": cards, "dim_flips": flips,
+               "anims": anims, "size": list(self.screen.get_size())}
+        work = sorted((b - a) / 1e6 for a, b in zip(cpu_polls, cpu_polls[1:]))
+        if work:
+            out["work"] = {"p99_ms": round(work[int(0.99 * len(work))], 3),
+                           "max_ms": round(work[-1], 3), "over_2ms": sum(x > 2 for x in work),
+                           "n": len(work)}
+        if why:
+            out["why"] = blame()
+        print(json.dumps(out))
         self.pg.display.quit()
+
+
+def blame():
+    # per section, the time it took inside poll gaps over 2 ms (the rest of a gap: the
+    # thread was not running, or slept past its wake-up)
+    import bisect
+
+    polls = [t for t, l, ph in marks if l == "poll" and ph == 0]
+    times = [t for t, _, _ in marks]
+    inside, gaps, total = collections.Counter(), collections.Counter(), 0.0
+    n = 0
+    for a, b in zip(polls, polls[1:]):
+        if b - a <= 2_000_000:
+            continue
+        n += 1
+        total += (b - a) / 1e6
+        opened, seen = {}, set()
+        for t, l, ph in marks[bisect.bisect_left(times, a):bisect.bisect_left(times, b)]:
+            if ph == 0:
+                opened[l] = t
+            elif l in opened:
+                inside[l] += (t - opened.pop(l)) / 1e6
+                seen.add(l)
+        for l, t0 in opened.items():
+            inside[l] += (b - t0) / 1e6
+            seen.add(l)
+        gaps.update(seen - {"poll"})
+    return {"gaps": n, "total_ms": round(total, 1),
+            "sections": [(l, gaps[l], round(ms, 1)) for l, ms in inside.most_common() if l != "poll"]}
+
 
 w = Bench(m, NullOutput(48000), hints=True, memorize_min=0, size=size)
 w.run_bench()
@@ -125,6 +197,8 @@ def main():
     ap.add_argument("--size", default="1280x720")
     ap.add_argument("--idle", action="store_true",
                     help="no extra dims or animations: the baseline of the loop on this machine")
+    ap.add_argument("--why", action="store_true",
+                    help="also say what the window's thread was doing in poll gaps over 2 ms")
     args = ap.parse_args()
     xvfb, display = start_xvfb()
     try:
@@ -132,7 +206,7 @@ def main():
                "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
         env.pop("SDL_VIDEODRIVER", None)
         res = subprocess.run([sys.executable, "-c", CHILD, str(args.seconds), args.size,
-                              "0" if args.idle else "1"],
+                              "0" if args.idle else "1", "1" if args.why else "0"],
                              env=env, capture_output=True, text=True, timeout=args.seconds + 120)
         if res.returncode != 0:
             raise SystemExit(res.stderr[-2000:])
@@ -154,6 +228,16 @@ def main():
     print(f"input polled every {p.get('median_ms', 0):.2f} ms (median), p99 "
           f"{p.get('p99_ms', 0):.2f} ms, max {p.get('max_ms', 0):.2f} ms over {p.get('n', 0)} "
           f"polls (target: no gap over 2 ms)")
+    if "work" in out:
+        k = out["work"]
+        print(f"the window thread's own CPU time between two polls (what a poll gap would be "
+              f"on an idle CPU): p99 {k['p99_ms']:.2f} ms, max {k['max_ms']:.2f} ms, "
+              f"{k['over_2ms']} of {k['n']} over 2 ms")
+    if "why" in out:
+        w = out["why"]
+        print(f"poll gaps over 2 ms: {w['gaps']}, {w['total_ms']:.1f} ms in all; inside them:")
+        for label, n, ms in w["sections"]:
+            print(f"  {label:26s} in {n:4d} gaps, {ms:7.1f} ms")
 
 
 if __name__ == "__main__":

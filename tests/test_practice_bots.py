@@ -179,9 +179,30 @@ def test_a_card_in_the_bots_own_territory_is_reached_sooner():
     spec = bot.LEVELS[3]
     v = view()  # the card lies in A's territory
     for seed in range(20):
-        mine = bot.plan_touches("A", spec, v, random.Random(seed))
-        theirs = bot.plan_touches("B", spec, v, random.Random(seed))
+        # (a skill that recognises every card: both go from the decisive onset)
+        mine = bot.plan_touches("A", spec, v, random.Random(seed), skill=4.0)
+        theirs = bot.plan_touches("B", spec, v, random.Random(seed), skill=4.0)
         if mine and mine[-1][0] == 37 and theirs[-1][0] == 37:
             reaction = (theirs[-1][1] - v.decisive) / bot.OTHER_SIDE
             assert mine[-1][1] - v.decisive == pytest.approx(reaction * bot.OWN_SIDE, abs=2)
             assert mine[-1][1] < theirs[-1][1]
+
+
+def test_form_varies_from_match_to_match_and_a_weaker_bot_wins_some_matches():
+    """A bot's skill for a match (its form) is drawn once per match from the match's seed:
+    the same seed, the same form (a resumed match plays on as the whole one would); over
+    seeds it spreads around the level, and the weaker of two adjacent levels wins some whole
+    matches — but fewer than the stronger (the full figures: scripts/bench_practice.py)."""
+    def match(seed):
+        return headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("bot", 2)}, seed, VOICE)
+
+    assert match(5).skill == match(5).skill
+    skills = [match(s).skill for s in range(40)]
+    a = [k["A"] for k in skills]
+    assert min(a) < 2.5 and max(a) > 3.5 and 2.5 < statistics.mean(a) < 3.5
+    assert all(bot.LOW_SKILL <= x <= bot.TOP_SKILL for k in skills for x in k.values())
+    weak_wins = sum(headless.play(match(s)).outcome().winner == "B" for s in range(40))
+    assert 1 <= weak_wins < 20, weak_wins
+    lv1 = [headless.new_match("kyogi", {"A": Seat("bot", 1), "B": Seat("bot", 2)}, s,
+                              VOICE).skill["A"] for s in range(40)]
+    assert max(lv1) <= bot.TOP_SKILL_1  # (and whatever its form, it waits for the 上の句: above)

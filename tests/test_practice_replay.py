@@ -141,3 +141,32 @@ def test_a_match_alone_replays_and_resumes_to_the_same_outcome(tmp_path_factory,
     headless.save(part, log)
     resumed = headless.play(headless.resume(log, VOICE))
     assert resumed.log_text() == m.log_text()
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10**6), level=levels,
+       stop=st.integers(min_value=0, max_value=17))
+def test_a_goshiki_match_alone_replays_and_resumes_to_the_same_outcome(tmp_path_factory, seed,
+                                                                       level, stop):
+    """Goshiki alone: A's 10, the colour's other 10 karafuda; the log replays to the same result
+    (with its ``solo`` object) and a match resumed after ``stop`` reads plays on to the same log."""
+    seats = {"A": Seat("bot", level), "B": Seat("none")}
+    m = headless.play(headless.new_match("goshiki", seats, seed, VOICE))
+    assert m.state.solo and len(m.deal.hands["A"]) == 10 and m.deal.hands["B"] == ()
+    taken, missed, faults = m.state.solo_score()
+    mine_read = sum(1 for n in m.state.read_poems if n in m.deal.hands["A"])
+    assert taken + missed == mine_read and m.state.count("A") == taken
+    assert m.outcome().winner == "A" and m.state.ba == ()
+    loaded = matchlog.loads(m.log_text())
+    assert matchlog.summary(loaded.match) == matchlog.summary(m.match)
+    assert matchlog.summary(loaded.match)["solo"] == {"taken": taken, "missed": missed,
+                                                      "faults": faults}
+    part = headless.new_match("goshiki", seats, seed, VOICE)
+    while part.current() is not None and part.index < stop:
+        for p, card, frame in part.bot_touches():
+            part.touch(p, card, frame)
+        part.close_read(part.current().closes)
+    log = tmp_path_factory.mktemp("gsolo") / "m.jsonl"
+    headless.save(part, log)
+    resumed = headless.play(headless.resume(log, VOICE))
+    assert resumed.log_text() == m.log_text()

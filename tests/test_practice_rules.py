@@ -320,3 +320,93 @@ def test_an_old_log_with_an_empty_seat_across_still_plays_two_territories(tmp_pa
     again = headless.resume(log, VOICE)
     assert again.board == m.board and again.seats["B"].kind == "none" and not again.state.solo
     assert matchlog.summary(matchlog.load(log).match) == matchlog.summary(m.match)
+
+
+# --- goshiki alone -------------------------------------------------------------------------
+
+def goshiki_alone(seed=4, a="human"):
+    return headless.new_match("goshiki", {"A": headless.parse_seat(a), "B": Seat("none")}, seed,
+                              VOICE, color="blue")
+
+
+def test_goshiki_alone_your_ten_a_karafuda_fault_counts_and_moves_nothing():
+    m = goshiki_alone()
+    assert m.state.solo and len(m.board["A"]) == 10 and m.board["B"] == ()
+    # the same seed deals you the same 10 as against an opponent; the other 10 are karafuda
+    assert m.deal.hands["A"] == goshiki_match().deal.hands["A"]
+    assert sorted(m.deal.karafuda) == sorted(goshiki_match().deal.hands["B"])
+    cur = advance_to(m, on("A"))
+    assert m.bot_touches() == []
+    assert m.touch("A", cur.poem, cur.decisive + 200 * MS).verdict == "take"
+    m.close_read()
+    cur = advance_to(m, karafuda)
+    j = m.touch("A", m.board["A"][0], cur.decisive + 50 * MS)
+    assert (j.verdict, j.reason) == ("fault", "karafuda: お手つき")
+    res = m.close_read()
+    # counted, but nothing moves: no card into the ba, nobody sits out
+    assert res.event.faults == ("A",) and res.result.into_ba == () and res.result.sit_out == ()
+    assert m.state.count("A") == 1 and m.state.ba == () and not m.state.sitting_out
+    assert m.state.solo_score()[::2] == (1, 1)  # 1 taken, 1 fault (misses: what went by)
+    while m.current() is not None:  # the rest go by untaken
+        m.close_read()
+    out = m.outcome()
+    taken, missed, faults = m.state.solo_score()
+    assert out.winner == "A" and (taken, faults) == (1, 1)
+    read_mine = [n for n in m.state.read_poems if n in m.deal.hands["A"]]
+    assert missed == len(read_mine) - 1
+    assert len(m.closed) == 17 or set(m.deal.hands["A"]) <= set(m.state.read_poems)  # its end
+    assert f"{taken} taken, {missed} missed, 1 fault" in out.reason
+    loaded = matchlog.loads(m.log_text())
+    assert loaded.match.state.outcome() == out
+    assert matchlog.summary(loaded.match)["solo"] == {"taken": 1, "missed": missed, "faults": 1}
+    assert matchlog.report(loaded.match).startswith("goshiki (blue), ")
+
+
+def test_goshiki_alone_ends_once_every_card_of_yours_was_read():
+    from reader.match.rules import goshiki
+    from poems import COLORS
+
+    blue = list(COLORS["blue"])
+    st = goshiki.new_state("blue", [blue[:10], []])
+    assert st.solo and st.outcome() is None and st.board == frozenset(blue[:10])
+    for n in blue[:10]:
+        st = goshiki.apply(st, goshiki.Read(n, "A"))
+    out = st.outcome()
+    assert out is not None and out.winner == "A" and st.solo_score() == (10, 0, 0)
+    assert "10 reads" in out.reason
+
+
+def test_goshiki_alone_the_rules_refuse_player_b_and_taking_a_karafuda():
+    from reader.match.rules import BadDeal, IllegalEvent, goshiki
+    from poems import COLORS
+
+    blue = list(COLORS["blue"])
+    st = goshiki.new_state("blue", [blue[:10], []])
+    for ev in (goshiki.Read(blue[0], "B"), goshiki.Read(blue[0], None, ("B",)),
+               goshiki.Read(blue[15], "A")):
+        with pytest.raises(IllegalEvent):
+            goshiki.apply(st, ev)
+    with pytest.raises(BadDeal, match="alone, A gets 10"):
+        goshiki.new_state("blue", [blue[:9], []])
+
+
+def test_an_old_goshiki_log_with_an_empty_seat_still_plays_two_players(tmp_path):
+    """Goshiki logs from before a match alone existed: B's seat empty but dealt 10.  They load,
+    replay and resume as they were played (two players, faults into the ba)."""
+    seats = {"A": Seat("human"), "B": Seat("none")}
+    d = draw_deal("goshiki", random.Random("4/deal"), color="blue")
+    m = headless.new_match("goshiki", seats, 4, VOICE, deal=d)
+    assert len(m.board["B"]) == 10 and not m.state.solo
+    cur = advance_to(m, on("A"))
+    m.touch("A", cur.poem, cur.decisive + 100 * MS)
+    m.close_read()
+    cur = m.current()
+    m.touch("A", next(c for c in m.board["B"] if c != cur.poem), cur.decisive + 100 * MS)
+    res = m.close_read()
+    assert res.result.into_ba and m.state.count("A") == 0  # the two-player rule: into the ba
+    log = tmp_path / "old.jsonl"
+    headless.save(m, log)
+    again = headless.resume(log, VOICE)
+    assert again.board == m.board and not again.state.solo and again.state.ba == m.state.ba
+    assert "solo" not in matchlog.summary(matchlog.load(log).match)
+    assert matchlog.summary(matchlog.load(log).match) == matchlog.summary(m.match)

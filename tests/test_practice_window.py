@@ -673,3 +673,122 @@ def test_goshiki_draws_the_ba_beside_the_board(monkeypatch):
     img = shot(time.perf_counter() + 2.0)  # (the flight into the ba is over)
     assert covered(img) > 0.9
     pygame.display.quit()
+
+
+def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(monkeypatch):
+    """Goshiki ``--vs none``: your 10 in your rows, nothing across; a touch while a karafuda
+    is read is a fault that the panel and the end screen count, and nothing goes to the ba."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+    from reader.ui.torifuda import GOSHIKI_RGB
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("none")}, 8, ToneVoice(),
+                           color="blue")
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    w._panels()
+
+    def shot(now):
+        for _ in range(W.Painter.STRIPS + 2):
+            w.painter.frame(w.scene, now)
+        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+
+    blue = np.all(shot(time.perf_counter()) == GOSHIKI_RGB["blue"], axis=2)
+    b = w.vp.board
+    mid = round(b.y + b.h / 2)
+    x0, x1 = round(b.x), round(b.x + b.w)
+    assert blue[mid:round(b.y + b.h), x0:x1].sum() > 1000  # your rows: the blue borders
+    assert not blue[round(b.y):mid - 2, x0:x1].any()  # across: nobody's rows
+    assert len(w.scene.boxes()) == 10 and {c.owner for c in w.scene.boxes()} == {"A"}
+    while m.current().where is not None:  # to the first karafuda
+        w._after_close(m.close_read())
+    cur = m.current()
+    j = m.touch("A", m.board["A"][0], cur.decisive + 4800)
+    assert j.verdict == "fault"
+    w._judged(j)
+    w._after_close(m.close_read())
+    assert m.state.ba == () and w.scene.ba == ()
+    assert "1 fault" in w.scene.texts["near"] and "alone" in w.scene.texts["near"]
+    assert "far" not in w.scene.texts or not w.scene.texts["far"]
+    assert w.scene.texts["status"].endswith("空札 (karafuda)")
+    while m.current() is not None:
+        w._after_close(m.close_read())
+    lines = w.end_lines()
+    taken, missed, faults = m.state.solo_score()
+    assert lines[0].startswith(f"alone: 0 taken, {missed} missed, 1 fault")
+    assert w.end_rows()[0] == ("card", "kimariji", "took", "A react", "faults")
+    pygame.display.quit()
+
+
+def test_a_taken_card_shrinks_to_the_pile_drawn_from_its_cached_face(monkeypatch):
+    """A take flies to the taker's pile, shrinking: every frame of the flight shows the card
+    (its green border where it is at that moment), scaled from the face drawn once — no card
+    of a new size is typeset during the flight (that cost 1-3 ms a frame, input waiting)."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+    from reader.ui import torifuda
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, 5, ToneVoice(),
+                           cards=5)
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    box = w.scene.boxes()[0]
+    pile = w.scene.pile_rect("A")
+    painters = set(torifuda._PAINTERS)
+    t0 = time.perf_counter() + 100.0  # (a clock of the test's own: the flight's times)
+    w.scene.anims.append(W.Anim(box.poem, box.rect, pile, t0, W.ANIM_TAKE_S, False))
+    for u in (0.3, 0.6, 0.9):
+        now = t0 + u * W.ANIM_TAKE_S
+        r = w.scene.anims[0].rect_at(now)
+        assert pile.w < r.w < box.rect.w  # shrinking on its way
+        for _ in range(W.Painter.STRIPS + 2):
+            w.painter.frame(w.scene, now)
+        img = pygame.surfarray.array3d(w.screen).transpose(1, 0, 2)
+        x, y, cw, ch = r.int_tuple()
+        # (scaled smoothly: the border's green to within a few levels)
+        green = np.all(np.abs(img[y:y + ch, x:x + cw].astype(int) - GREEN) <= 12, axis=2)
+        assert green[:, :3].mean() > 0.5 and green[:3, :].mean() > 0.5, u  # its border, there
+    assert set(torifuda._PAINTERS) == painters
+    pygame.display.quit()
+
+
+def test_the_end_lines_tell_the_bots_form_and_keep_their_shape_when_quit_early():
+    """Once the match is over (or quit) the end screen tells how well the bot played this
+    match (its form varies: reader.practice.bot.match_skill); the table's header stays the
+    fourth line (the command prints the lines from there) even for a match left unfinished."""
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 3)}, 6, ToneVoice(),
+                           cards=3)
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    lines = w.end_lines()
+    assert lines[0] == "not finished (0 reads)"
+    assert lines[1].endswith(f"bot 3 played like a {m.skill['B']:.1f}") and "A 3, B 3" in lines[1]
+    assert lines[2] == "" and lines[3].startswith("card")
+    while m.current() is not None:  # the bot alone takes (or not) and sends
+        cur = m.current()
+        for p, card, frame in m.bot_touches():
+            if cur.closes is None or frame < cur.closes:
+                m.touch(p, card, frame)
+        m.close_read(cur.closes)
+        if m.owed_send() is not None:
+            o = m.owed_send()
+            m.send(o.sender, m.suggest_send(o.sender, o.count))
+    lines = w.end_lines()
+    assert lines[0] == f"winner: {m.outcome().winner}" and lines[3].startswith("card")

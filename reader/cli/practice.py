@@ -36,7 +36,8 @@ def _cards(ctx, param, value):
                    "colour's 20, 10 each, most taken after 17 reads wins.")
 @click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|none",
               help="Your opponent: a bot of level 1-5 (default bot:3), a second player on the "
-                   "same screen, or none (kyogi alone: all the cards on the board are yours).")
+                   "same screen, or none (alone: all the cards on the board are yours; "
+                   "goshiki: your 10, the colour's other 10 are karafuda).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
 @click.option("--color", type=click.Choice(["blue", "pink", "yellow", "green", "orange"]),
@@ -187,6 +188,8 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     click.echo(matchlog.report(m.match))
     for line in w.end_lines()[3:]:
         click.echo(line)
+    for p, skill in sorted(m.skill.items()):  # its form this match (reader.practice.bot)
+        click.echo(f"bot {m.seats[p].level} ({p}) played this match like a {skill:.1f}")
     click.echo(w.stats())
     if w.ready_line() is not None:
         click.echo(w.ready_line())

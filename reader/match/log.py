@@ -13,6 +13,8 @@ First line, the deal and the settings::
   three-player match (A + B + C must then be the 20 cards of the colour, e.g. 7 + 7 + 6);
   ``"color"`` is optional when the cards show it; ``"reads"`` (default 17) and ``"finals"``
   (default false: a tie is a draw; true: a deciding tie reads one more card) are optional.
+  ``"B": []`` is a match alone (solo: A's 10, the colour's other 10 are karafuda;
+  ``reader.match.rules.goshiki``).
 - both: an optional ``"seed"`` (a number) records the seed the deal was drawn from.
   Any other key is refused (a typo would otherwise be silently ignored).
 - practice logs (``karuta practice``, reader/match/rules/README.md): kyogi ``"cards"`` (cards a side,
@@ -265,6 +267,8 @@ def summary(match: AnyMatch) -> dict:
         for p in st.players:
             out[p] = {"taken": st.count(p), "cards": list(st.cards(p))}
         out["ba"] = len(st.ba)
+        if st.solo:  # alone (B dealt nothing): what A did
+            out["solo"] = dict(zip(("taken", "missed", "faults"), st.solo_score()))
     out["reads"] = len(st.results)
     winner, drawn = _winner_json(st, outcome)
     out["winner"] = winner
@@ -311,8 +315,14 @@ def report(match: AnyMatch, last: int | None = None) -> str:
                          faults, sent, str(r.counts[0]), str(r.counts[1]), " ".join(r.cases)))
     else:
         players = st.players
-        head = f"goshiki ({st.color}), {n} of {st.settings.reads} reads"
-        if outcome is None:
+        head = (f"goshiki ({st.color}){' alone' if st.solo and not outcome else ''}, {n} of "
+                f"{st.settings.reads} reads")
+        if st.solo:
+            taken, missed, faults = st.solo_score()
+            head += (f": {outcome.reason}" if outcome else
+                     f": in progress ({taken} taken, {missed} missed, {faults} "
+                     f"fault{'s' if faults != 1 else ''})")
+        elif outcome is None:
             head += ": in progress"
         elif outcome.winners and not outcome.drawn and len(outcome.winners) == 1:
             head += f": {outcome.winners[0]} wins ({outcome.reason})"

@@ -1,12 +1,22 @@
 """A bot is a model of a player, levels 1-5 — not a timer.
 
+**Form.**  A player does not play every match at their level: a bot's skill for one match is
+drawn once (``match_skill``: its level plus a normal spread of ``FORM_SD`` levels, kept within
+``LOW_SKILL``-``TOP_SKILL``; level 1 at most ``TOP_SKILL_1``, and it never recognises a
+kimariji), and its speed and how many kimariji it recognises follow that skill
+(``recognise_rate``, ``known_median_ms``, ``late_median_ms``).  ``PracticeMatch`` draws it from
+a stream of its own, so a resumed match has the same form.  So a level-3 bot plays
+some matches like a 2 and some like a 4, and a weaker bot wins some whole matches, as in a
+club.  Faults, misses and the slowness on moved cards stay those of the level.
+
 What a bot does on one read (``plan_touches``), all drawn from the ``random.Random`` passed in:
 
-- **Reaction.**  It goes for the read card at ``anchor + reaction``: the anchor is the onset of
-  the kimariji's last mora at that moment (the decisive onset, as the grab timer measures) —
-  level 1 only moves once the 上の句 is over, so its anchor is the 上の句's end.  The reaction
-  is log-normal with the level's median and spread; level 5 sometimes goes on the consonant,
-  a little *before* the decisive vowel (``early_rate``, up to ``early_ms`` ahead).
+- **Reaction.**  If it recognises the card at its kimariji (``recognise_rate`` of its skill),
+  it goes for it at the onset of the kimariji's last mora at that moment (the decisive onset,
+  as the grab timer measures) plus a log-normal reaction (``known_median_ms`` of its skill,
+  the level's spread); level 5 sometimes goes on the consonant, a little *before* the
+  decisive vowel (``early_rate``, up to ``early_ms`` ahead).  Otherwise it waits for the
+  whole 上の句 and goes after its end (``late_median_ms``) — level 1 always does.
 - **Nearer is quicker** (kyogi): the reaction is 8 % shorter for a card in its own territory
   and 8 % longer across the board.
 - **Slower on a card just sent**: a card that moved (a send) within the last few reads lies in
@@ -34,7 +44,8 @@ from functools import lru_cache
 from reader.base.errors import KarutaError
 
 __all__ = ["Level", "LEVELS", "level", "parse_level", "plan_touches", "choose_send",
-           "fault_opportunity", "ReadView", "sounds_of", "shared_prefix"]
+           "fault_opportunity", "ReadView", "sounds_of", "shared_prefix", "match_skill",
+           "recognise_rate", "known_median_ms", "late_median_ms", "FORM_SD"]
 
 
 @dataclass(frozen=True)
@@ -58,17 +69,52 @@ class Level:
     recover_ms: float = 250.0
 
 
-#: the five levels.  Medians: level 5 ~0.15 s after the decisive onset (sometimes on the
-#: consonant), level 4 ~0.23 s, 3 ~0.35 s, 2 ~0.6 s, level 1 ~0.3 s after the whole 上の句.
-#: Spreads overlap, so a weaker bot wins some cards from a stronger one.
+#: the five levels.  ``median_ms`` is what a bot does at its own level's skill (the reaction
+#: itself follows the match's skill: ``known_median_ms``, ``late_median_ms``): level 5 ~0.15 s
+#: after the decisive onset (sometimes on the consonant), 4 ~0.24 s, 3 ~0.38 s, 2 ~0.6 s
+#: (recognising 20 % of the cards at their kimariji, 3 70 %, 4 and 5 all), level 1 ~0.3 s
+#: after the whole 上の句.  Faults, misses and the moved-card penalty are the level's own.
 LEVELS: dict[int, Level] = {
-    1: Level(1, "kami_end", 300.0, 0.60, fault_rate=0.12, miss_rate=0.08, moved_penalty_ms=500.0),
+    1: Level(1, "kami_end", 300.0, 0.60, fault_rate=0.11, miss_rate=0.05, moved_penalty_ms=450.0),
     2: Level(2, "decisive", 600.0, 0.60, fault_rate=0.09, miss_rate=0.04, moved_penalty_ms=350.0),
-    3: Level(3, "decisive", 350.0, 0.60, fault_rate=0.07, miss_rate=0.02, moved_penalty_ms=250.0),
-    4: Level(4, "decisive", 230.0, 0.55, fault_rate=0.05, miss_rate=0.01, moved_penalty_ms=180.0),
+    3: Level(3, "decisive", 378.0, 0.60, fault_rate=0.07, miss_rate=0.02, moved_penalty_ms=250.0),
+    4: Level(4, "decisive", 238.0, 0.55, fault_rate=0.05, miss_rate=0.01, moved_penalty_ms=180.0),
     5: Level(5, "decisive", 150.0, 0.45, fault_rate=0.03, miss_rate=0.005, moved_penalty_ms=120.0,
              early_rate=0.15, early_ms=60.0),
 }
+
+#: a bot's form: the spread (sd, in levels) of its skill from one match to the next
+FORM_SD = 1.4
+#: the best a bot plays on its best day (skill)
+TOP_SKILL = 6.0
+#: the worst a bot plays on its worst day, and the best level 1 plays (it never recognises a
+#: kimariji, whatever its form: only how quickly it finds the card after the 上の句 changes)
+LOW_SKILL, TOP_SKILL_1 = 0.4, 2.2
+
+
+def match_skill(lv: Level, rng: random.Random) -> float:
+    """How well a bot of level ``lv`` plays this match (its form): its level plus a normal
+    spread of ``FORM_SD``, within ``LOW_SKILL``-``TOP_SKILL`` (level 1: up to ``TOP_SKILL_1``)."""
+    top = TOP_SKILL_1 if lv.anchor == "kami_end" else TOP_SKILL
+    return min(top, max(LOW_SKILL, lv.level + rng.gauss(0.0, FORM_SD)))
+
+
+def recognise_rate(skill: float) -> float:
+    """Share of reads on which a bot of this skill knows the card at its kimariji (up to 1.6:
+    none, 2: 20 %, 3: 70 %, from 3.6: all)."""
+    return min(1.0, max(0.0, 0.5 * (skill - 1.6)))
+
+
+def known_median_ms(skill: float) -> float:
+    """Median reaction after the decisive onset on a recognised card: 0.6 s at skill 2 down to
+    0.15 s at skill 5 (log-linear: x0.63 a level)."""
+    return 600.0 * (150.0 / 600.0) ** ((skill - 2.0) / 3.0)
+
+
+def late_median_ms(skill: float) -> float:
+    """Median reaction after the 上の句's end on a card not recognised (skill 1: 0.3 s, x0.75
+    a level)."""
+    return 300.0 * 0.75 ** (skill - 1.0)
 
 
 #: kyogi: a card in your own territory is nearer the hand than one across the board
@@ -157,23 +203,29 @@ def _ms(view: ReadView, ms: float) -> int:
     return round(ms * view.sample_rate / 1000)
 
 
-def _reaction_ms(lv: Level, rng: random.Random) -> float:
-    if lv.early_rate and rng.random() < lv.early_rate:
-        return -rng.uniform(0.0, lv.early_ms)
-    return rng.lognormvariate(math.log(lv.median_ms), lv.sigma)
+def plan_touches(player: str, lv: Level, view: ReadView, rng: random.Random,
+                 skill: float | None = None) -> list[tuple[int, int]]:
+    """``(card, frame)`` touches this bot makes on this read, in frame order; ``skill``: its
+    form this match (``match_skill``; default: its level).
 
-
-def plan_touches(player: str, lv: Level, view: ReadView, rng: random.Random) -> list[tuple[int, int]]:
-    """``(card, frame)`` touches this bot makes on this read, in frame order.
-
-    The fault and miss draws are made whatever happens; each read has its own random stream
-    (``PracticeMatch.read_rng``), so nothing on one read shifts the draws of the next.
+    The fault, miss and recognition draws are made whatever happens; each read has its own
+    random stream (``PracticeMatch.read_rng``), so nothing on one read shifts the draws of the
+    next.
     """
-    u_fault, u_miss = rng.random(), rng.random()
-    reaction = _reaction_ms(lv, rng)
+    if skill is None:
+        skill = float(lv.level)
+    u_fault, u_miss, u_know = rng.random(), rng.random(), rng.random()
+    known = lv.anchor != "kami_end" and u_know < recognise_rate(skill)
+    if known:
+        if lv.early_rate and rng.random() < lv.early_rate:
+            reaction = -rng.uniform(0.0, lv.early_ms)
+        else:
+            reaction = rng.lognormvariate(math.log(known_median_ms(skill)), lv.sigma)
+    else:
+        reaction = rng.lognormvariate(math.log(late_median_ms(skill)), lv.sigma)
     if view.rules == "goshiki" and player in view.sitting_out:
         return []
-    anchor = view.kami_end if lv.anchor == "kami_end" else view.decisive
+    anchor = view.decisive if known else view.kami_end
     penalty = lv.moved_penalty_ms if view.poem in view.moved else 0.0
     if view.rules == "kyogi" and view.where is not None and reaction > 0:
         reaction *= OWN_SIDE if view.where == player else OTHER_SIDE

@@ -5,6 +5,8 @@
 - kyogi alone (``solo``, ``--vs none``): A is dealt the cards A would get against an opponent
   (the same seed, the same hand); B's side is empty and B's would-be cards are karafuda too.
 - goshiki: the 20 cards of one colour (given, or drawn), 10 each.
+- goshiki alone (``solo``): A gets the 10 A would get against an opponent; the colour's other
+  10 are read but lie nowhere (karafuda).
 
 The reading order is not part of the deal: it comes from the reading plan (``reader.reading.engine``).
 """
@@ -34,11 +36,16 @@ class Deal:
 
     @property
     def karafuda(self) -> tuple[int, ...]:
-        """Cards that can be read but are on nobody's side (kyogi); none in goshiki."""
-        if self.rules != "kyogi":
-            return ()
+        """Cards that can be read but are on nobody's side (kyogi; goshiki alone: the colour's
+        cards not dealt to A); none in a two-player goshiki match."""
         dealt = {c for h in self.hands.values() for c in h}
-        return tuple(n for n in range(1, 101) if n not in dealt)
+        readable = range(1, 101) if self.rules == "kyogi" else COLORS[self.color]
+        return tuple(n for n in readable if n not in dealt)
+
+    @property
+    def solo(self) -> bool:
+        """A match alone: B was dealt nothing."""
+        return not self.hands["B"]
 
     def owner(self, card: int) -> str | None:
         for p, h in self.hands.items():
@@ -56,7 +63,7 @@ class Deal:
 
 def deal(rules: str, rng: random.Random, cards: int | None = None,
          color: str | None = None, solo: bool = False) -> Deal:
-    """A random deal for ``rules`` (``kyogi`` / ``goshiki``); ``solo``: kyogi alone."""
+    """A random deal for ``rules`` (``kyogi`` / ``goshiki``); ``solo``: alone (B dealt nothing)."""
     if rules == "kyogi":
         n = kyogi.HAND if cards is None else cards
         _check_cards(n)
@@ -71,7 +78,7 @@ def deal(rules: str, rng: random.Random, cards: int | None = None,
             raise KarutaError(f"unknown colour {color!r} (one of {', '.join(COLORS)})")
         pool = list(COLORS[color])
         rng.shuffle(pool)
-        return from_hands("goshiki", pool[:10], pool[10:], color=color)
+        return from_hands("goshiki", pool[:10], () if solo else pool[10:], color=color)
     raise KarutaError(f"unknown rules {rules!r}: practice plays kyogi or goshiki")
 
 

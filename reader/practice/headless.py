@@ -64,10 +64,11 @@ def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: in
               color: str | None = None, deal: Deal | None = None, reading: dict | None = None,
               settings: PracticeSettings | None = None) -> PracticeMatch:
     """A fresh match: the deal from ``random.Random(f"{seed}/deal")`` (unless given), the plan
-    from ``seed``, the bots' stream from ``random.Random(f"{seed}/bots")``.  Kyogi with an
-    empty seat at B (``none``) is a match alone: all the cards are A's (``deal``'s ``solo``)."""
+    from ``seed``, the bots' stream from ``random.Random(f"{seed}/bots")``.  An empty seat at B
+    (``none``) is a match alone: kyogi, all the cards are A's; goshiki, A's 10 (``deal``'s
+    ``solo``)."""
     if deal is None:
-        solo = rules == "kyogi" and seats["B"].kind == "none"
+        solo = seats["B"].kind == "none"
         deal = draw_deal(rules, random.Random(f"{seed}/deal"), cards=cards, color=color,
                          solo=solo)
     plan = plan_for(rules, seed, voice, deal, reading)

@@ -180,6 +180,9 @@ class PracticeMatch:
         for p in self.players:
             if p not in self.seats:
                 raise KarutaError(f"no seat for player {p}")
+        if not deal.hands["B"] and self.seats["B"].kind != "none":
+            raise KarutaError("this is a match alone (B was dealt no cards): player B cannot "
+                              "sit at it (resume it without --vs or --bot-vs-bot)")
         self._base = rng.getrandbits(63)
         initial = deal.initial_state()
         self._match = (kyogi.KyogiMatch(initial) if self.rules == "kyogi"
@@ -188,7 +191,9 @@ class PracticeMatch:
                       if s.kind == "kami" and isinstance(s.poem, int)}
         self.order = tuple(n for n in plan.order if n in self._kami)
         if self.rules == "goshiki":
-            stray = [n for n in self.order if n not in deal.hands["A"] + deal.hands["B"]]
+            from poems import COLORS
+
+            stray = [n for n in self.order if n not in COLORS[deal.color]]
             if stray:
                 raise KarutaError(f"the reading plan reads poem {stray[0]}, not a card of this "
                                   "goshiki deal")
@@ -208,6 +213,11 @@ class PracticeMatch:
         #: read index -> cards that moved (were sent) on that read
         self._moved: dict[int, tuple[int, ...]] = {}
         self._cur: Current | None = None
+        #: each bot's form this match (``bot.match_skill``), from a stream of its own
+        from reader.practice import bot
+
+        self.skill = {p: bot.match_skill(bot.level(s.level), self.read_rng(-1 - i))
+                      for i, (p, s) in enumerate(sorted(self.seats.items())) if s.kind == "bot"}
 
     # --- the board -------------------------------------------------------------------------
     @property
@@ -364,7 +374,8 @@ class PracticeMatch:
                         lost, holder, take_frame = p, None, None
                         j("fault", "a wrong card after the right one: お手つき, the card is lost")
                     else:
-                        j("fault", "a wrong card: お手つき")
+                        j("fault", "karafuda: お手つき" if cur.where is None
+                          else "a wrong card: お手つき")
         if self.rules == "kyogi":
             took = None if not takers else ("both" if len(takers) == 2 else takers[0])
             return out, took, touched, take_frame
@@ -423,7 +434,8 @@ class PracticeMatch:
         for p in self.players:
             seat = self.seats[p]
             if seat.kind == "bot":
-                for card, frame in bot.plan_touches(p, bot.level(seat.level), view, rng):
+                for card, frame in bot.plan_touches(p, bot.level(seat.level), view, rng,
+                                                    self.skill.get(p)):
                     out.append((p, card, frame))
         self._bots = sorted(out, key=lambda t: (t[2], t[0]))
         return list(self._bots)

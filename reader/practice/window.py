@@ -297,18 +297,24 @@ class Painter:
         return items
 
     def _card(self, poem, rect, upside_down, dim, frame, kimariji, back):
-        if rect.w != self.cards.size[0] or rect.h != self.cards.size[1]:
-            from reader.ui.torifuda import painter
-
-            cp = painter((max(8, round(rect.w)), max(8, round(rect.h))))
-        else:
-            cp = self.cards
+        cp = self.cards
         if back:
             img = cp.back(poem, upside_down=upside_down, dim=dim, frame=frame)
         else:
             img = cp.face(poem, upside_down=upside_down, dim=dim, frame=frame, kimariji=kimariji,
                           edge=self.edge(poem))
+        size = (max(8, round(rect.w)), max(8, round(rect.h)))
+        if size != cp.size:
+            # a card in flight changing size (a take shrinking to the pile): the cached face,
+            # scaled — drawing its text at every new size cost 1-3 ms a frame
+            img = self._scaled(img, size)
         self.screen.blit(img, (round(rect.x), round(rect.y)))
+
+    def _scaled(self, img, size):
+        try:
+            return self.pg.transform.smoothscale(img, size)
+        except ValueError:  # (smoothscale wants 24 or 32 bits a pixel)
+            return self.pg.transform.scale(img, size)
 
     def edge(self, poem):
         """The card's border: green (a torifuda), or the set's colour on a goshiki board."""
@@ -430,6 +436,16 @@ def _dedupe(rects):
 
 
 # ------------------------------------------------------------------------------ the live loop
+def _freeze_heap() -> None:
+    """Collect, then move every object alive now (fonts, card surfaces, poems, the plan, the
+    modules) out of the garbage collector's reach (``gc.freeze``): a full collection over all
+    of them held the window's thread for 20-30 ms; later ones only walk what was made since."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 class LogWriter:
     """Writes the newest log text on a thread of its own (``atomic_write_text``: temp file,
     fsync, rename), so the window's loop never waits for the disk.  ``put`` keeps only the
@@ -555,6 +571,7 @@ class BoardWindow:
         self._prerender()
         self.taps = WindowTaps(drag=True)
         self.loop = WindowLoop(self.taps, self._draw, fps=60.0)
+        _freeze_heap()
 
     def _prerender(self):
         """Make every card surface the match can show before the loop starts (text rendering
@@ -571,6 +588,16 @@ class BoardWindow:
             for fr in (GOLD, RED, SEND):
                 cp.face(c.poem, upside_down=ud, frame=fr, edge=edge, kimariji=k)
             _opening(c.poem)
+        # first calls that load or fill something, made now rather than during the reading:
+        # numpy's median (the DAC-time model of every heard frame: ~12 ms the first time) and
+        # the bots' view of each card's opening sounds
+        import numpy
+
+        from reader.practice.bot import sounds_of
+
+        numpy.median(numpy.zeros(3))
+        for n in self.m.plan.universe:
+            sounds_of(n)
 
     def _layout_board(self):
         m, sc = self.m, self.scene
@@ -635,10 +662,10 @@ class BoardWindow:
         st = m.state
         for p, name in (("A", "near"), ("B", "far")):
             seat = m.seats[p]
-            if m.rules == "kyogi" and st.solo:
+            if st.solo:
                 if p == "A":
                     taken, missed, faults = st.solo_score()
-                    self._set_text(name, f"alone\n{st.count(p)} left\n{taken} taken\n"
+                    self._set_text(name, f"alone\n{self._left()} left\n{taken} taken\n"
                                          f"{missed} missed\n{faults} fault"
                                          f"{'s' if faults != 1 else ''}")
                 continue
@@ -649,6 +676,13 @@ class BoardWindow:
             else:
                 line = f"{p} · {who}\n{st.count(p)} taken"
             self._set_text(name, line)
+
+    def _left(self) -> int:
+        """Alone: your cards still to be read (kyogi: those left in your territory)."""
+        m = self.m
+        if m.rules == "kyogi":
+            return m.state.count("A")
+        return sum(1 for c in m.deal.hands["A"] if c not in m.state.read_poems)
 
     # -- phases -------------------------------------------------------------------------------
     def _set_phase(self, phase):
@@ -681,6 +715,7 @@ class BoardWindow:
         self.gate = SettleGate(self.output, self.cursor)
         self.gate.start()
         self.output.play(self.cursor)
+        _freeze_heap()
 
     def heard(self, ns: int | None = None) -> float | None:
         """The plan frame heard now (or at stamp ``ns``), calibration applied."""
@@ -820,8 +855,10 @@ class BoardWindow:
     # -- the reading --------------------------------------------------------------------------
     def _tick_reading(self):
         m = self.m
+        self._poll_between()  # (a frame may have just been drawn in this turn of the loop)
         now = time.perf_counter()
         heard = self.heard()
+        self._poll_between()
         # the kyogi wait after a 上の句 whose read is already closed (taken, sends made): go on
         st = self.cursor.state
         if (st.waiting and st.segment is not None and st.segment.poem in self._done
@@ -851,6 +888,7 @@ class BoardWindow:
             self._bot_i += 1
             if cur.closes is None or f < cur.closes:
                 self._judged(m.touch(p, card, f))
+        self._poll_between()
         # hints: dim what no longer fits the morae heard
         if self.hints and heard is not None:
             k = morae_heard(cur.morae, cur.start, heard)
@@ -858,6 +896,7 @@ class BoardWindow:
                 self._heard_k = k
                 on = [c for cs in m.board.values() for c in cs]
                 self.scene.dim = frozenset(on) - ruled_in(on, cur.poem, k)
+        self._poll_between()
         # close the read?
         st = self.cursor.state
         seg = st.segment
@@ -957,7 +996,7 @@ class BoardWindow:
         # what the read was, now that it is over (never while it is live: that would tell)
         kim = closed.timing.get("kimariji", "") if closed.timing else ""
         who = {"A": "A took it", "B": "B took it", "both": "simultaneous: to the owner"}.get(
-            took, "空札 (karafuda)" if m.rules == "kyogi" and m.deal.owner(closed.poem) is None
+            took, "空札 (karafuda)" if m.deal.owner(closed.poem) is None
             else "nobody took it")
         sends = getattr(ev, "send", None)
         sent = f" · sent {', '.join(map(str, sends))}" if sends else ""
@@ -1005,20 +1044,25 @@ class BoardWindow:
         out = m.outcome()
         lines = []
         st = m.state
-        solo = m.rules == "kyogi" and st.solo
-        if out is not None and not solo:
-            win = getattr(out, "winner", None)
-            lines.append(f"winner: {win}" if win else "draw")
-        elif solo:
+        solo = st.solo
+        if solo:
             taken, missed, faults = st.solo_score()
             lines.append(f"alone: {taken} taken, {missed} missed, {faults} fault"
                          f"{'s' if faults != 1 else ''} ({len(m.closed)} reads)")
-        if solo:
-            lines.append(f"left on the board: {st.count('A')}")
-        elif m.rules == "kyogi":
-            lines.append("left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
+        elif out is not None:
+            win = getattr(out, "winner", None)
+            lines.append(f"winner: {win}" if win else "draw")
         else:
-            lines.append("taken: " + ", ".join(f"{p} {st.count(p)}" for p in m.players))
+            lines.append(f"not finished ({len(m.closed)} reads)")
+        if solo:
+            second = f"left on the board: {self._left()}"
+        elif m.rules == "kyogi":
+            second = "left on the board: " + ", ".join(f"{p} {st.count(p)}" for p in m.players)
+        else:
+            second = "taken: " + ", ".join(f"{p} {st.count(p)}" for p in m.players)
+        # a bot's form this match (reader.practice.bot.match_skill), told once it is over
+        forms = [f"bot {m.seats[p].level} played like a {x:.1f}" for p, x in sorted(m.skill.items())]
+        lines.append(" · ".join([second] + forms))
         lines.append("")
         players = self._table_players()
         lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in players) + "  faults")
@@ -1041,7 +1085,7 @@ class BoardWindow:
     def _table_players(self) -> tuple[str, ...]:
         """The players with a column in the end tables (alone: only A)."""
         m = self.m
-        return ("A",) if m.rules == "kyogi" and m.state.solo else tuple(m.players)
+        return ("A",) if m.state.solo else tuple(m.players)
 
     def end_rows(self) -> list[tuple[str, ...]]:
         """The end screen's table: a header, then per read that touched the board: card,
@@ -1105,43 +1149,48 @@ class BoardWindow:
         return surf
 
     # -- the loop -----------------------------------------------------------------------------
+    def step(self) -> None:
+        """One turn of the loop: input (polled ~every 1 ms), a frame when one is due, the
+        phase's work (the match every ``TICK_S``)."""
+        evs = self.loop.step()
+        if self._events:
+            evs = sorted(self._events + evs, key=lambda e: e.ns)
+            self._events = []
+        for ev in evs:
+            self._handle(ev)
+            if self.quit:
+                return
+        if self.phase == "arrange":
+            self._set_text("status", "drag your cards · space or click here: start")
+        elif self.phase == "memorize":
+            left = self._memo_end - time.perf_counter() if self._memo_end else 0
+            if left <= 0:
+                self._start_reading()
+            else:
+                self._set_text("status", f"暗記 memorisation {int(left) // 60}:"
+                               f"{int(left) % 60:02d} · s: skip")
+        elif self.phase == "reading" and self.gate is not None and self.gate.waiting:
+            self.gate.poll()
+            text = self.gate.pop_message()
+            if text is not None:
+                self._set_text("status", text or "")
+        elif self.phase == "reading" and time.perf_counter() >= self._next_tick:
+            # the match, bots, hints and closing: every few ms is enough (a touch is
+            # stamped and mapped as it comes in; a bot's touch carries its own frame)
+            self._next_tick = time.perf_counter() + TICK_S
+            self._tick_reading()
+            if self._message and self.phase == "reading":
+                st = self.scene.texts.get("status", "").split(" · ")[0]
+                self._set_text("status", f"{st} · {self._message}")
+                self._message = ""
+
     def run(self):
         self._open()
         self._panels()
         self.notify("window", self)
         try:
             while not self.quit:
-                evs = self.loop.step()
-                if self._events:
-                    evs = sorted(self._events + evs, key=lambda e: e.ns)
-                    self._events = []
-                for ev in evs:
-                    self._handle(ev)
-                    if self.quit:
-                        break
-                if self.phase == "arrange":
-                    self._set_text("status", "drag your cards · space or click here: start")
-                elif self.phase == "memorize":
-                    left = self._memo_end - time.perf_counter() if self._memo_end else 0
-                    if left <= 0:
-                        self._start_reading()
-                    else:
-                        self._set_text("status", f"暗記 memorisation {int(left) // 60}:"
-                                       f"{int(left) % 60:02d} · s: skip")
-                elif self.phase == "reading" and self.gate is not None and self.gate.waiting:
-                    self.gate.poll()
-                    text = self.gate.pop_message()
-                    if text is not None:
-                        self._set_text("status", text or "")
-                elif self.phase == "reading" and time.perf_counter() >= self._next_tick:
-                    # the match, bots, hints and closing: every few ms is enough (a touch is
-                    # stamped and mapped as it comes in; a bot's touch carries its own frame)
-                    self._next_tick = time.perf_counter() + TICK_S
-                    self._tick_reading()
-                    if self._message and self.phase == "reading":
-                        st = self.scene.texts.get("status", "").split(" · ")[0]
-                        self._set_text("status", f"{st} · {self._message}")
-                        self._message = ""
+                self.step()
         except KeyboardInterrupt:
             pass
         finally:

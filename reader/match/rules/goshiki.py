@@ -35,6 +35,14 @@ tie for 2nd/3rd, or all three equal) reads one more card at a time, until it is 
 all 20 cards are read (then it is a draw).  Three players: the top two win; a tie for
 2nd/3rd: the 1st wins and the 2nd and 3rd draw; a tie for 1st/2nd above the 3rd: both win.
 
+Alone (``karuta practice --rules goshiki --vs none``): a deal of two hands with B's empty is a
+*solo* match.  A is dealt 10 of the colour; the other 10 are read as usual but lie nowhere
+(karafuda).  B never touches or takes.  A touch on a wrong card is still a fault (お手つき),
+counted in the result, but it moves nothing: no card into the ba, no sitting out (there is no
+one to gain from it).  A card of A's read and not taken stays on the board, dead (a miss).  The
+match ends after ``settings.reads`` reads, or earlier once every card of A's has been read;
+the outcome names A and says how many cards were taken, missed and faulted.
+
 Invariant: every card of the colour is in exactly one place — someone's taken cards, the ba,
 or the board (unread, or read and not taken): taken + ba + board = 20.
 """
@@ -142,7 +150,28 @@ class GoshikiState:
     def reads_due(self) -> int:
         return self.settings.reads
 
+    @property
+    def solo(self) -> bool:
+        """A match alone: two hands, B's empty (see the module docstring)."""
+        return len(self.deal) == 2 and not self.deal[1]
+
+    def solo_score(self) -> tuple[int, int, int]:
+        """(taken, missed, faults) of A so far (any match; meant for solo ones): a miss is a
+        card of A's read and not taken."""
+        mine = set(self.deal[0])
+        taken = sum(1 for r in self.results if r.took == "A")
+        missed = sum(1 for r in self.results if r.poem in mine and r.took is None)
+        return taken, missed, sum(1 for r in self.results if "A" in r.faults)
+
     def outcome(self) -> Outcome | None:
+        if self.solo:
+            n = len(self.results)
+            if n < self.settings.reads and not set(self.deal[0]) <= set(self.read_poems):
+                return None
+            taken, missed, faults = self.solo_score()
+            return Outcome(("A",), (), f"alone, {taken} taken, {missed} missed, {faults} "
+                                       f"fault{'s' if faults != 1 else ''} in {n} "
+                                       f"read{'s' if n != 1 else ''}")
         return outcome_of({p: self.count(p) for p in self.players}, len(self.results),
                           self.settings)
 
@@ -182,7 +211,8 @@ def outcome_of(counts: dict[str, int], reads_done: int,
 def new_state(color: str | None, hands: Sequence[Iterable[int]],
               settings: Settings | None = None) -> GoshikiState:
     """A match from a given deal: ``hands`` are A's, B's (and C's) cards, which together must
-    be exactly the 20 cards of ``color`` (with ``color=None`` the colour is inferred)."""
+    be exactly the 20 cards of ``color`` (with ``color=None`` the colour is inferred).  Two
+    hands with B's empty: a match alone (A's 10 of the colour; the other 10 are karafuda)."""
     hands = [list(h) for h in hands]
     if len(hands) not in (2, 3):
         raise BadDeal(f"goshiki is played by 2 or 3 players, not {len(hands)}")
@@ -194,6 +224,7 @@ def new_state(color: str | None, hands: Sequence[Iterable[int]],
         bad = [c for c in h if not 1 <= c <= 100]
         if bad:
             raise BadDeal(f"poem {bad[0]} in {name} is outside 1-100")
+    solo = len(hands) == 2 and not hands[1]
     if len(set(every)) != len(every):
         dup = next(c for c in every if every.count(c) > 1)
         raise BadDeal(f"poem {dup} is dealt twice")
@@ -209,9 +240,12 @@ def new_state(color: str | None, hands: Sequence[Iterable[int]],
     if stray:
         raise BadDeal(f"poem {stray[0]} is not a {color} card")
     missing = sorted(colour_cards - set(every))
-    if missing:
+    if solo:
+        if len(hands[0]) != CARDS // 2:
+            raise BadDeal(f"alone, A gets {CARDS // 2} cards (B none), not {len(hands[0])}")
+    elif missing:
         raise BadDeal(f"the deal leaves out {color} poem {missing[0]}: all {CARDS} are dealt")
-    if len(hands) == 2 and any(len(h) != CARDS // 2 for h in hands):
+    if len(hands) == 2 and not solo and any(len(h) != CARDS // 2 for h in hands):
         raise BadDeal(f"two players get {CARDS // 2} cards each")
     return GoshikiState(
         color=color, deal=tuple(tuple(sorted(h)) for h in hands),
@@ -267,6 +301,10 @@ def apply(state: GoshikiState, ev: Read) -> GoshikiState:
             raise IllegalEvent(f"unknown player {ev.lost!r} in lost")
         if ev.lost not in ev.faults:
             raise IllegalEvent(f"lost names {ev.lost}, who must also be listed in faults")
+    if state.solo and (ev.took == "B" or "B" in ev.faults):
+        raise IllegalEvent("a match alone has no player B: only A touches and takes")
+    if ev.took is not None and n not in state.board:
+        raise IllegalEvent(f"poem {n} is not on the board (a karafuda): nobody can take it")
     for p in ([ev.took] if ev.took else []) + list(ev.faults):
         if p in state.sitting_out:
             raise IllegalEvent(f"{p} must sit out this read (faulted with no cards taken on "
@@ -285,7 +323,7 @@ def apply(state: GoshikiState, ev: Read) -> GoshikiState:
             taken[i].append(from_ba)
     into_ba = []
     sit_out = []
-    for p in ev.faults:
+    for p in () if state.solo else ev.faults:  # alone: a fault is counted, nothing moves
         i = players.index(p)
         if taken[i]:
             card = taken[i].pop()
