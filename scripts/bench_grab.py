@@ -250,6 +250,9 @@ def main():
                     help="Give the sound server (and the observer) realtime priority, as rtkit "
                          "gives a desktop's (default: normal priority: more gaps in the sound "
                          "under load).")
+    ap.add_argument("--stall-ms", type=float, default=0, metavar="MS",
+                    help="--calibrations: stop the app's audio process for MS ms after the tap "
+                         f"on click {STALL_AFTER + 1} of every run (a gap in the sound).")
     ap.add_argument("--calibrations", type=int, default=0, metavar="N",
                     help="Only calibrate, N times, each against the bench's own truth (see "
                          "calibrations()); prints each error and how many were within ±0.5 ms.")
@@ -399,6 +402,8 @@ def calibrate(args, env: dict, obs: Observer, keys: Keys, procs: list):
             t_click = obs.t_of(n0 + k * step)
             sleep_until(t_click)
             presses.append((k, keys.press("space"), t_click, n0 + k * step))
+            if getattr(args, "stall_ms", 0) and k == STALL_AFTER:
+                stall_audio(p.pid, args.stall_ms / 1000)
         time.sleep(0.4)
         # what was heard: each click's onset (a gap in the sound delays the clicks after it)
         heard = [n0]
@@ -417,6 +422,29 @@ def calibrate(args, env: dict, obs: Observer, keys: Keys, procs: list):
     return out.strip().splitlines(), runs
 
 
+#: ``--stall-ms``: the audio process is stopped right after the robot's tap on this click
+STALL_AFTER = 12
+
+
+def stall_audio(app_pid: int, seconds: float) -> None:
+    """Stop the app's audio process for ``seconds`` (SIGSTOP, SIGCONT): the device buffer
+    runs dry and the sound server inserts silence, as when a busy machine keeps the process
+    off the CPU; every later click is heard that much later."""
+    import signal
+
+    r = subprocess.run(["pgrep", "-P", str(app_pid), "-f", "audio_process.py"],
+                       capture_output=True, text=True)
+    pids = [int(x) for x in r.stdout.split()]
+    if not pids:
+        print("   (no audio process to stall)")
+        return
+    os.kill(pids[0], signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.kill(pids[0], signal.SIGCONT)
+
+
 def _wall_minus_perf() -> float:
     """time.time() − perf_counter() from the narrowest of 50 paired readings (the stream clock
     of PortAudio's ALSA host follows the wall clock)."""
@@ -432,12 +460,14 @@ def _wall_minus_perf() -> float:
 def _run_truth(npz: Path, run: dict, wall_perf: float) -> dict:
     """What one calibration run should have found, from the bench's side.
 
-    Per tap: ``s`` = the app's stamp − the robot's press (stamping delay), and ``D`` = the
+    Per tap: ``late`` = the robot's press − the beat it aimed at (its own lateness, as a
+    player's habit: the drill's presses have it too), ``s`` = the app's stamp − the robot's
+    press (stamping delay), and ``D`` = the
     click's DAC time (the run's DAC line, median of DAC time − frame/rate within 0.3 s of the
     click's stream frame, turned into perf time with the bench's own wall-clock pairing) −
     when the observer heard that click at the sink's monitor (the output's unreported
-    latency as this observer sees it; constant for a device).  The truth is ``s − D``: the
-    offset that, taken off a tap, gives the instant the click was heard.  A tap the robot
+    latency as this observer sees it; constant for a device).  The truth is ``late + s − D``:
+    the offset that, taken off a tap, gives the instant the robot meant (the click heard).  A tap the robot
     made off the heard beat (a gap in the sound delayed the clicks after it) does not change
     the truth, only what a calibration that used that tap finds.  ``app`` is the app's own
     offset for these taps; its pairing (stream clock − perf) is compared with the bench's."""
@@ -471,7 +501,8 @@ def _run_truth(npz: Path, run: dict, wall_perf: float) -> dict:
         # heard: by the observer's clock model as it stood when the robot pressed
         t_heard = beat + (heard[k] - n_beat) / RATE
         s_ms, d_ms = (stamp - pressed) * 1000, (t_dac - t_heard) * 1000
-        rows.append({"s": s_ms, "D": d_ms, "true": s_ms - d_ms,
+        late_ms = (pressed - beat) * 1000  # the robot's own lateness: a player's habit
+        rows.append({"s": s_ms, "D": d_ms, "true": late_ms + s_ms - d_ms, "late": late_ms,
                      "app": (plan_f - click) * 1000 / rate,
                      "pair_err": (off - wall_perf) * 1000})
     if not rows:
@@ -484,6 +515,7 @@ def _run_truth(npz: Path, run: dict, wall_perf: float) -> dict:
     jumps = np.flatnonzero(np.abs(np.diff(line)) > 0.003)
     ds = [r["D"] for r in rows]
     return {"taps": len(rows), "s": med("s"), "D": med("D"), "true": med("true"),
+            "late": med("late"),
             "app": med("app"), "pair_err": med("pair_err"), "D_range": (min(ds), max(ds)),
             "jumps": [(round(float(frames[i + 1]) / rate, 2), round(float(line[i + 1] - line[i]) * 1000, 1))
                       for i in jumps],
@@ -535,10 +567,13 @@ def calibrations(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: 
         if args.debug:
             for j, f in enumerate(sorted(root.glob(f"cal{i}.run*.npz"))):
                 shutil.copy(f, Path(args.debug) / f.name)
+            (Path(args.debug) / f"cal{i}.robot.json").write_text(
+                json.dumps({"runs": runs, "wall_minus_perf": wall_perf}))
         print(f"run {i + 1:2d} (load {load:.2f}): offset {offset:+6.2f} ms (spread ±{spread:.2f}, "
               f"{len(runs)} run{'s' if len(runs) > 1 else ''}"
               f"{'' if gap is None else f'; a gap before click {gap}'}); truth {kept['true']:+6.2f} ms "
-              f"-> error {err:+6.2f} ms | stamp delay {kept['s']:.2f} ms, DAC line - monitor "
+              f"-> error {err:+6.2f} ms | robot late {kept['late']:.2f} ms, stamp delay "
+              f"{kept['s']:.2f} ms, DAC line - monitor "
               f"{kept['D']:+.2f} ms, app pairing - wall {kept['pair_err']:+.2f} ms "
               f"(range {kept['pair_err_range'][0]:+.2f}..{kept['pair_err_range'][1]:+.2f})",
               flush=True)

@@ -77,7 +77,7 @@ class CalibrationResult:
     def describe(self) -> str:
         used = f"{self.taps} of {self.clicks} clicks used" if self.clicks else f"{self.taps} taps"
         moved = "" if self.moved_at is None else \
-            f"; the sound had a gap before click {self.moved_at}: the clicks after it not used"
+            f"; the sound had a gap before click {self.moved_at}: no taps from there on used"
         return (f"offset {self.offset_ms:+.1f} ms (from {used}, {self.dropped} dropped, "
                 f"spread ±{self.spread_ms:.2f} ms{moved})")
 
@@ -306,7 +306,10 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
     drill does: a run made while PortAudio's DAC times still wander lands ms off).  A run whose
     spread is above ``max_spread_ms`` is rejected and repeated, up to ``attempts`` runs; then
     the steadiest is returned (the caller compares its ``spread_ms`` with ``max_spread_ms``
-    and says so).  ``settle=False``: no waiting (tests of the analysis only)."""
+    and says so).  The taps after a gap in the sound are not used (``timing_moved``); a run
+    with fewer than half its clicks before its gap is repeated too, and counts only when no
+    whole run was made (``CalibrationError`` when every run had one too early).
+    ``settle=False``: no waiting (tests of the analysis only)."""
     runs: list[CalibrationResult] = []
     gap: SoundGapError | None = None
     for k in range(max(1, attempts)):
