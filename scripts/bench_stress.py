@@ -219,6 +219,35 @@ def main():
         subprocess.run(["xdotool", "windowfocus", "--sync", str(wid)], env=xenv, check=False)
         subprocess.run(["xdotool", "mousemove", "--window", str(wid), "480", "500"], env=xenv,
                        check=False)
+        # the bench's own ear on the X server: the same raw-event listener the app's stamping
+        # process runs, in a process of its own: when X delivered each press (so press ->
+        # stamp splits into the X server's part and the app's)
+        from reader.drills.taps import _XHELPER
+
+        xobs = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)], env=xenv,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, bufsize=0)
+        procs.append(xobs)
+        delivered: list[int] = []
+
+        def listen_x():
+            import struct
+
+            head, buf = struct.Struct("<cqI"), b""
+            while True:
+                chunk = os.read(xobs.stdout.fileno(), 4096)
+                if not chunk:
+                    return
+                buf += chunk
+                while len(buf) >= head.size:
+                    kind, ns, detail = head.unpack_from(buf)
+                    buf = buf[head.size:]
+                    if kind == b"K" or (kind == b"B" and detail == 1):
+                        delivered.append(ns)
+
+        import threading
+
+        threading.Thread(target=listen_x, daemon=True).start()
         workers = [busy_worker() for _ in range(a.workers)]
         procs += workers
         cap_path = root / "monitor.raw"
@@ -282,14 +311,22 @@ def main():
         import bisect
 
         late = []
+        x_part, app_part = [], []  # press -> X delivered (the bench's listener), -> app stamp
         for e in evs:
             k = bisect.bisect_right(starts, e[0]) - 1
             if k >= 0:
                 delays.append((e[0] - sent[k][0]) / 1e6)
                 flushed.append((e[0] - sent[k][1]) / 1e6)
+                nxt = starts[k + 1] if k + 1 < len(starts) else float("inf")
+                j = bisect.bisect_left(delivered, sent[k][0])
+                if j < len(delivered) and delivered[j] < nxt:
+                    x_part.append((delivered[j] - sent[k][0]) / 1e6)
+                    app_part.append((e[0] - delivered[j]) / 1e6)
                 if delays[-1] > 2.0:
                     late.append(f"press {k + 1}/{len(sent)} ({sent[k][2]}, {e[2]}): "
-                                f"{delays[-1]:.1f} ms")
+                                f"{delays[-1]:.1f} ms" + (f" (X delivered after "
+                                f"{x_part[-1]:.1f} ms)" if x_part and len(x_part) == len(delays)
+                                else ""))
         n = len(delays)
         load = statistics.mean(loads) if loads else os.getloadavg()[0]
         print(f"stress: {a.cards}-card kyogi reading ({plan.seconds:.0f} s, {a.voice} voice), "
@@ -316,6 +353,12 @@ def main():
                   f"median {statistics.median(delays):.2f} ms, p99 {pct(delays, 0.99):.2f} ms, "
                   f"max {max(delays):.2f} ms (from the press's flush: median "
                   f"{statistics.median(flushed):.2f}, max {max(flushed):.2f} ms)")
+        if x_part:
+            print(f"    of which press -> X delivered (the bench's own raw-event listener) over "
+                  f"{len(x_part)}: median {statistics.median(x_part):.2f}, p99 "
+                  f"{pct(x_part, 0.99):.2f}, max {max(x_part):.2f} ms; X delivered -> the app's "
+                  f"stamp: median {statistics.median(app_part):.2f}, p99 "
+                  f"{pct(app_part, 0.99):.2f}, max {max(app_part):.2f} ms")
         if late:
             print(f"  late stamps (> 2 ms): {'; '.join(late[:10])}")
         print(f"  {res['stamping']}")
