@@ -85,7 +85,8 @@ APP = textwrap.dedent("""
                "lead_xruns": getattr(out, "lead_xruns", 0), "events": events,
                "poll": front.taps.stats.describe(), "fps": front.loop.fps_measured(),
                "draw": front.loop.draw_stats(), "stamping": front.taps.describe_stamping(),
-               "process": getattr(out, "process", False), "fill": fill}}
+               "process": getattr(out, "process", False), "fill": fill,
+               "xstamps": list(front.taps.stamper.received) if front.taps.stamper else []}}
     print(json.dumps(res), flush=True)
 """)
 
@@ -169,6 +170,9 @@ def main():
                     help="audio process: how far the feeder runs ahead (KARUTA_AUDIO_AHEAD_MS; "
                          "default 3000, 0: only the queue)")
     ap.add_argument("--keep", default=None, help="keep the capture and rendered file here")
+    ap.add_argument("--x-rt", action="store_true",
+                    help="give the X server (Xvfb) realtime priority: is press -> X delivered "
+                         "the X server waiting for the CPU?")
     ap.add_argument("--server-normal", action="store_true",
                     help="leave the sound server and the recorder at normal priority (a desktop's "
                          "PulseAudio/PipeWire runs at realtime priority through rtkit)")
@@ -219,6 +223,35 @@ def main():
         subprocess.run(["xdotool", "windowfocus", "--sync", str(wid)], env=xenv, check=False)
         subprocess.run(["xdotool", "mousemove", "--window", str(wid), "480", "500"], env=xenv,
                        check=False)
+        # the bench's own ear on the X server: the same raw-event listener the app's stamping
+        # process runs, in a process of its own: when X delivered each press (so press ->
+        # stamp splits into the X server's part and the app's)
+        from reader.drills.taps import _XHELPER
+
+        xobs = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)], env=xenv,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, bufsize=0)
+        procs.append(xobs)
+        delivered: list[int] = []
+
+        def listen_x():
+            import struct
+
+            head, buf = struct.Struct("<cqI"), b""
+            while True:
+                chunk = os.read(xobs.stdout.fileno(), 4096)
+                if not chunk:
+                    return
+                buf += chunk
+                while len(buf) >= head.size:
+                    kind, ns, detail = head.unpack_from(buf)
+                    buf = buf[head.size:]
+                    if kind == b"K" or (kind == b"B" and detail == 1):
+                        delivered.append(ns)
+
+        import threading
+
+        threading.Thread(target=listen_x, daemon=True).start()
         workers = [busy_worker() for _ in range(a.workers)]
         procs += workers
         cap_path = root / "monitor.raw"
@@ -233,6 +266,11 @@ def main():
                      for p in (pulse, rec))
             rt = "realtime priority (as rtkit gives it)" if ok else \
                 "normal priority (chrt was refused)"
+        if a.x_rt:
+            if subprocess.run(["chrt", "-f", "-p", "5", str(xvfb.pid)],
+                              capture_output=True).returncode != 0:
+                raise SystemExit("bench_stress: chrt was refused (--x-rt)")
+            rt += "; X server at realtime priority"
         time.sleep(0.5)
         app.stdin.write("go\n")
         app.stdin.flush()
@@ -282,14 +320,27 @@ def main():
         import bisect
 
         late = []
+        x_part, app_part = [], []  # press -> X delivered (the bench's listener), -> app stamp
+        helper_part = []  # X delivered -> the app's stamping process stamped it
+        xst = sorted(res.get("xstamps") or [])
         for e in evs:
             k = bisect.bisect_right(starts, e[0]) - 1
             if k >= 0:
                 delays.append((e[0] - sent[k][0]) / 1e6)
                 flushed.append((e[0] - sent[k][1]) / 1e6)
+                nxt = starts[k + 1] if k + 1 < len(starts) else float("inf")
+                j = bisect.bisect_left(delivered, sent[k][0])
+                if j < len(delivered) and delivered[j] < nxt:
+                    x_part.append((delivered[j] - sent[k][0]) / 1e6)
+                    app_part.append((e[0] - delivered[j]) / 1e6)
+                    h = bisect.bisect_left(xst, sent[k][0])
+                    if h < len(xst) and xst[h] < nxt:
+                        helper_part.append((xst[h] - delivered[j]) / 1e6)
                 if delays[-1] > 2.0:
                     late.append(f"press {k + 1}/{len(sent)} ({sent[k][2]}, {e[2]}): "
-                                f"{delays[-1]:.1f} ms")
+                                f"{delays[-1]:.1f} ms" + (f" (X delivered after "
+                                f"{x_part[-1]:.1f} ms)" if x_part and len(x_part) == len(delays)
+                                else ""))
         n = len(delays)
         load = statistics.mean(loads) if loads else os.getloadavg()[0]
         print(f"stress: {a.cards}-card kyogi reading ({plan.seconds:.0f} s, {a.voice} voice), "
@@ -316,6 +367,17 @@ def main():
                   f"median {statistics.median(delays):.2f} ms, p99 {pct(delays, 0.99):.2f} ms, "
                   f"max {max(delays):.2f} ms (from the press's flush: median "
                   f"{statistics.median(flushed):.2f}, max {max(flushed):.2f} ms)")
+        if x_part:
+            print(f"    of which press -> X delivered (the bench's own raw-event listener) over "
+                  f"{len(x_part)}: median {statistics.median(x_part):.2f}, p99 "
+                  f"{pct(x_part, 0.99):.2f}, max {max(x_part):.2f} ms; X delivered -> the app's "
+                  f"stamp: median {statistics.median(app_part):.2f}, p99 "
+                  f"{pct(app_part, 0.99):.2f}, max {max(app_part):.2f} ms")
+        if helper_part:
+            print(f"    X delivered -> the app's stamping process read it: median "
+                  f"{statistics.median(helper_part):.2f}, p99 {pct(helper_part, 0.99):.2f}, max "
+                  f"{max(helper_part):.2f} ms (the rest of the app's part: pairing with SDL's "
+                  f"event)")
         if late:
             print(f"  late stamps (> 2 ms): {'; '.join(late[:10])}")
         print(f"  {res['stamping']}")

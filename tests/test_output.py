@@ -275,6 +275,44 @@ def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
     assert time.perf_counter() - t < rest / 48000 + 1.0
 
 
+@pytest.mark.realtime
+def test_a_hold_in_the_silence_before_the_last_line_stands_there(pulse_server):
+    """A goshiki reading held in its last seconds, in the gap before its last 下の句: the
+    sink falls silent, and the 下の句 follows the resume.  By then the feeder has the whole
+    rest of the reading queued and a command acts ``queue_ms`` ahead of the device: there
+    the 下の句 had begun, so the hold waited for its end (a line is never cut) — the end of
+    the reading: the hold did nothing.  Speech the ear has not reached does not begin after
+    a hold.  (A 600 ms queue makes the window wide enough for a busy machine: the hold comes
+    ~450 ms before the 下の句, well inside the queue, and well beyond the device.)"""
+    from reader.reading.engine import build_plan
+    from reader.reading.settings import settings_from_options
+
+    voice = ToneVoice(48000, mora_ms=60)
+    plan = build_plan(settings_from_options("goshiki", colors=("blue",), cards=2, gap=1.0,
+                                            ma=0.3, yoin=0.2, joka=False), 3, voice)
+    last = plan.segments[-1]
+    assert last.kind == "shimo" and plan.segments[-2].kind == "gap"
+    out = SounddeviceOutput(device="pulse", process=True, queue_ms=600)
+    cursor = PlanCursor(plan, voice, live=True)
+
+    def ear_at(frame):
+        f = out.frame_now()
+        return f is not None and cursor.plan_frame_at(int(max(0.0, f))) >= frame
+
+    out.play(cursor)
+    try:
+        wait_until(lambda: ear_at(last.start - round(0.45 * 48000)), timeout=60,
+                   what="the gap before the last 下の句", every=0.002)
+        cursor.hold()
+        assert not pulse_server.listen(1.5).any(), "the last 下の句 was read during the hold"
+        assert out.is_active
+        cursor.resume()
+        assert pulse_server.listen(1.0).any(), "the last 下の句 did not follow the resume"
+        assert out.wait(timeout=10)
+    finally:
+        out.stop()
+
+
 def test_perf_clock_maps_to_the_stream_clock(pulse_server):
     out = SounddeviceOutput(device="pulse")
     plan = small_plan(VOICE, cards=1)

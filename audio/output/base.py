@@ -49,6 +49,9 @@ class Output:
     ahead_ms: float = 0.0
     tail_ms: float = 0.0
     lead_ms: float = 0.0
+    #: ``timeline`` holds the time each buffer is played as the device (or its own schedule)
+    #: has it, so a gap in the sound shows as a jump of its line (not an estimate: pygame)
+    dac_timeline: bool = False
 
     def _init_state(self) -> None:
         self._done = threading.Event()

@@ -103,6 +103,8 @@ class Feeder(threading.Thread):
         super().__init__(name="karuta-feeder", daemon=True)
         #: commands act this many blocks ahead of the device (the queue without running ahead)
         self.near = max(2, int(maxblocks))
+        #: ... or as few as this when speech would otherwise begin before they act (``_cut``)
+        self.soon = max(2, self.near // 3)
         #: how far to run ahead when the cursor and the ring allow it (see ``_run_ahead``)
         self.ahead = int(ahead_blocks)
         self.wake = threading.Event()
@@ -253,11 +255,20 @@ class Feeder(threading.Thread):
 
     def _cut(self) -> bool:
         """A command is waiting: drop what is queued beyond ``near`` blocks ahead of the
-        device and take the cursor back there (the command then acts there).  False when
-        nothing is queued beyond that point, or it is past the reading's end."""
+        device and take the cursor back there (the command then acts there).  If speech (a
+        segment, or a repeated 下の句) begins before that point but at least ``soon`` blocks
+        ahead of the device, the cut is made where it begins instead: a command acts on what
+        the ear is at, so a hold pressed in a silence stands in that silence rather than after
+        the line that had not begun yet (at the end of a reading, after the last line: not
+        at all).  False when nothing is queued beyond that point, or it is past the
+        reading's end."""
         for _ in range(20):
-            c = max(self.q.consumed() + self.near, self._first)
-            if c >= self._w:
+            done = self.q.consumed()
+            c = max(done + self.near, self._first)
+            early = self._speech_begins(max(done + self.soon, self._first), min(c, self._w))
+            if early is not None:
+                c = early
+            elif c >= self._w:
                 return False
             entry = self._hist[c % len(self._hist)]
             if entry is None or entry[0] is None:
@@ -273,3 +284,20 @@ class Feeder(threading.Thread):
         self.frames = entry[2]
         self.cuts += 1
         return True
+
+    def _speech_begins(self, lo: int, hi: int) -> int | None:
+        """The first queued item in ``[lo, hi)`` in which speech begins (by the cursor states
+        kept in ``_hist``), or None."""
+        hist, n = self._hist, len(self._hist)
+        for j in range(max(lo, 1), hi):
+            before, after = hist[(j - 1) % n], hist[j % n]
+            if before is None or after is None or after[0] is None:
+                continue
+            b, a = before[1], after[1]
+            if a.repeating is not None and b.repeating is None:
+                return j
+            seg = a.segment
+            if seg is not None and seg.is_speech and a.repeating is None \
+                    and b.position <= seg.start < a.position:
+                return j
+        return None

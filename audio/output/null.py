@@ -38,6 +38,8 @@ class NullOutput(_Keeper, Output):
     is exact against ``time.perf_counter`` (its ``now()``).  A block the feeder has not made
     by its due time is an underflow (counted; the schedule goes on), as on a real device."""
 
+    dac_timeline = True
+
     def __init__(self, sample_rate: int = 48000, blocksize: int = 480, queue_ms: float = 100.0,
                  keep: bool = False):
         self.sample_rate = int(sample_rate)

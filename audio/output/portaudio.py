@@ -53,6 +53,7 @@ class SounddeviceOutput(Output):
     """
 
     SETTLE_S = 0.15
+    dac_timeline = True
     #: the stream ended by itself (device or sound server gone): ``wait`` raises DeviceError
     lost = False
     _ended = _stopping = False
@@ -361,14 +362,15 @@ class SounddeviceOutput(Output):
             d["dac_minus_cur_ms"] = round(float(np.nanmedian(times[-30:] - cur[-30:])) * 1000, 3)
         return d
 
-    def timing_dump(self, path) -> None:
-        """Write the DAC timeline (frames, DAC times, currentTime) and a clock pairing."""
+    def timing_dump(self, path, **extra) -> None:
+        """Write the DAC timeline (frames, DAC times, currentTime), a clock pairing of the
+        wall clock with ``perf_counter`` and the arrays in ``extra`` (a benchmark's record)."""
         frames, times, cur = self.timeline.triples()
         a = time.perf_counter()
         w = time.time()
         b = time.perf_counter()
         np.savez(path, frames=frames, times=times, currents=cur,
-                 wall_minus_perf=w - (a + b) / 2, rate=self.sample_rate)
+                 wall_minus_perf=w - (a + b) / 2, rate=self.sample_rate, **extra)
 
     def frame_at(self, t: float) -> float | None:
         f = self.timeline.frame_at(t, settle=self.SETTLE_S)

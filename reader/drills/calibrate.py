@@ -34,6 +34,7 @@ from reader.base.dirs import config_dir
 __all__ = [
     "CalibrationError", "CalibrationResult", "CalibrationStore", "analyze", "click_track",
     "ClickVoice", "device_key", "config_dir", "MIN_TAPS", "MAX_SPREAD_MS", "describe_history",
+    "SoundGapError", "timing_moved",
 ]
 
 MIN_TAPS = 5
@@ -42,11 +43,21 @@ FILE_NAME = "calibration.json"
 HISTORY = 20
 #: a run whose spread (MAD of the offsets) is above this is repeated (``run_calibration``)
 MAX_SPREAD_MS = 0.5
+#: the sound's timing may move by this much between two clicks (``timing_moved``): more is a
+#: gap in the sound (the device or sound server stalled) or DAC times that jumped
+MAX_SHIFT_MS = 2.0
 
 
 class CalibrationError(KarutaError):
     """Too few usable taps, or an unreadable calibration file."""
 
+
+class SoundGapError(CalibrationError):
+    """A run had too few taps before a gap in the sound (``timing_moved``)."""
+
+    def __init__(self, click: int):
+        super().__init__(f"the sound had a gap before click {click}")
+        self.click = click
 
 
 
@@ -59,18 +70,31 @@ class CalibrationResult:
     spread_ms: float  # median absolute deviation of the kept offsets
     offsets: tuple[float, ...] = ()
     clicks: int = 0  # clicks played (0: not known)
+    #: the sound's timing moved before this click (1-based; a gap in the sound): the taps
+    #: from it on were not used.  None: steady throughout.
+    moved_at: int | None = None
 
     def describe(self) -> str:
         used = f"{self.taps} of {self.clicks} clicks used" if self.clicks else f"{self.taps} taps"
+        moved = "" if self.moved_at is None else \
+            f"; the sound had a gap before click {self.moved_at}: no taps from there on used"
         return (f"offset {self.offset_ms:+.1f} ms (from {used}, {self.dropped} dropped, "
-                f"spread ±{self.spread_ms:.2f} ms)")
+                f"spread ±{self.spread_ms:.2f} ms{moved})")
+
+    @property
+    def short(self) -> bool:
+        """Too few clicks before a gap in the sound for a run to stand on its own."""
+        return self.moved_at is not None and self.moved_at - 1 < max(MIN_TAPS, self.clicks // 2)
 
 
 def analyze(taps_ms, clicks_ms, *, min_taps: int = MIN_TAPS, floor_ms: float = 15.0,
-            max_ms: float = 250.0) -> CalibrationResult:
+            max_ms: float = 250.0, moved_at: int | None = None) -> CalibrationResult:
     """Each tap against its nearest click (one tap per click: the nearer is kept); offsets
     further than ``max_ms`` are not taps along; then outliers further than
     ``max(3 × 1.4826 × MAD, floor_ms)`` from the median are dropped; the median of the rest.
+    ``moved_at`` (1-based click number, ``timing_moved``): the sound had a gap before that
+    click, so the taps on it and after it are not used (a player tapping by rhythm taps the
+    old beat; one who follows the sound is thrown off for a few clicks).
     Raises ``CalibrationError`` with fewer than ``min_taps`` kept."""
     clicks = np.sort(np.asarray(list(clicks_ms), dtype=float))
     taps = [float(t) for t in taps_ms]
@@ -82,12 +106,14 @@ def analyze(taps_ms, clicks_ms, *, min_taps: int = MIN_TAPS, floor_ms: float = 1
         cands = [i for i in (k - 1, k) if 0 <= i < clicks.size]
         i = min(cands, key=lambda i: abs(t - clicks[i]))
         off = t - clicks[i]
-        if abs(off) > max_ms:
+        if abs(off) > max_ms or (moved_at is not None and i >= moved_at - 1):
             continue
         if i not in best or abs(off) < abs(best[i]):
             best[i] = off
     offs = [best[i] for i in sorted(best)]
     if len(offs) < min_taps:
+        if moved_at is not None:
+            raise SoundGapError(moved_at)
         raise CalibrationError(
             f"only {len(offs)} taps matched a click (need {min_taps}): tap once on each click")
     med = statistics.median(offs)
@@ -101,7 +127,40 @@ def analyze(taps_ms, clicks_ms, *, min_taps: int = MIN_TAPS, floor_ms: float = 1
     return CalibrationResult(
         offset_ms=round(m, 2), taps=len(kept), dropped=len(taps) - len(kept),
         spread_ms=round(statistics.median(abs(o - m) for o in kept), 3),
-        offsets=tuple(round(o, 3) for o in kept), clicks=int(clicks.size))
+        offsets=tuple(round(o, 3) for o in kept), clicks=int(clicks.size), moved_at=moved_at)
+
+
+def timing_moved(timeline, stream_frames, rate: int, *, around_s: float = 0.1,
+                 max_shift_ms: float = MAX_SHIFT_MS) -> int | None:
+    """The first click (1-based) before which the sound's timing moved: the DAC line (median
+    of DAC time − frame/rate over the buffers of the ``around_s`` after a click) differs from
+    that before the previous click by more than ``max_shift_ms``.  A gap in the sound (the
+    device or the sound server stalled: it played silence, then the rest later) moves the
+    line by the gap's length; so does a jump of the DAC times.  A player tapping by rhythm
+    then taps on the old beat, so those taps are not where the clicks were heard.
+    ``stream_frames``: the clicks' stream frames (None: not played).  None: steady (or too
+    few DAC times to judge)."""
+    frames, times = timeline.pairs()
+    if frames.shape[0] < 3:
+        return None
+    line = times - frames / rate
+    span = around_s * rate
+
+    def median(lo, hi):
+        m = (frames > lo) & (frames <= hi)
+        return float(np.median(line[m])) if np.count_nonzero(m) >= 3 else None
+
+    before_prev = None
+    for k, s in enumerate(stream_frames):
+        if s is None:
+            before_prev = None
+            continue
+        after = median(s - 1, s + span)
+        if before_prev is not None and after is not None and \
+                abs(after - before_prev) * 1000.0 > max_shift_ms:
+            return k + 1
+        before_prev = median(s - span, s)
+    return None
 
 
 class CalibrationStore:
@@ -142,6 +201,8 @@ class CalibrationStore:
         when = when or datetime.now(timezone.utc)
         entry = asdict(result)
         entry.pop("offsets")
+        if entry.get("moved_at") is None:
+            entry.pop("moved_at", None)
         entry.update(input=input, date=when.astimezone(timezone.utc).isoformat(timespec="seconds"))
         # per-device history (newest last, ``HISTORY`` kept): a drifting device shows
         old = devices.get(key) or {}
@@ -245,17 +306,36 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
     drill does: a run made while PortAudio's DAC times still wander lands ms off).  A run whose
     spread is above ``max_spread_ms`` is rejected and repeated, up to ``attempts`` runs; then
     the steadiest is returned (the caller compares its ``spread_ms`` with ``max_spread_ms``
-    and says so).  ``settle=False``: no waiting (tests of the analysis only)."""
+    and says so).  The taps after a gap in the sound are not used (``timing_moved``); a run
+    with fewer than half its clicks before its gap is repeated too, and counts only when no
+    whole run was made (``CalibrationError`` when every run had one too early).
+    ``settle=False``: no waiting (tests of the analysis only)."""
     runs: list[CalibrationResult] = []
+    gap: SoundGapError | None = None
     for k in range(max(1, attempts)):
-        if k:
+        if k and gap is not None:
+            echo(f"{gap}: once more ({k + 1} of {attempts})")
+        elif k and runs[-1].short:
+            echo(f"the sound had a gap before click {runs[-1].moved_at}: once more "
+                 f"({k + 1} of {attempts})")
+        elif k:
             echo(f"spread ±{runs[-1].spread_ms:.2f} ms is above ±{max_spread_ms:.2f} ms: "
                  f"once more ({k + 1} of {attempts})")
-        res = _one_run(output, front, count, interval_ms, echo, settle)
+        try:
+            res = _one_run(output, front, count, interval_ms, echo, settle)
+        except SoundGapError as e:  # too few taps before a gap in the sound
+            gap = e
+            continue
+        gap = None
         runs.append(res)
-        if res.spread_ms <= max_spread_ms:
+        if res.spread_ms <= max_spread_ms and not res.short:
             break
-    return min(runs, key=lambda r: r.spread_ms)
+    if not runs:
+        raise CalibrationError(f"the sound had gaps in every run (the last before click "
+                               f"{gap.click}): nothing saved; try again (on a busy machine, "
+                               f"close other programs first)")
+    # a run cut short by a gap in the sound counts only when no whole one was made
+    return min(runs, key=lambda r: (r.short, r.spread_ms))
 
 
 def _one_run(output, front, count, interval_ms, echo, settle) -> CalibrationResult:
@@ -268,10 +348,13 @@ def _one_run(output, front, count, interval_ms, echo, settle) -> CalibrationResu
     mapper = TapMapper(output, cursor)
     taps_ms: list[float] = []
     gate = SettleGate(output, cursor, max_s=None if settle else 0.0)
+    rec = _Record.from_env(output)
     gate.start()
     output.play(cursor)
     try:
         while output.is_active:
+            if rec is not None:
+                rec.look()
             gate.poll()
             text = gate.pop_message()
             if text:
@@ -284,11 +367,69 @@ def _one_run(output, front, count, interval_ms, echo, settle) -> CalibrationResu
                 if gate.waiting:
                     continue
                 p = mapper.plan_frame(ev.ns)
+                if rec is not None:
+                    rec.tap(ev.ns, p)
                 if p is not None:
                     taps_ms.append(p * 1000.0 / plan.sample_rate)
                     front.tapped(len(taps_ms))
         output.wait(timeout=1.0)
     finally:
         output.stop()
+        if rec is not None:
+            rec.save(cursor, clicks)
     echo(gate.describe())
-    return analyze(taps_ms, [c * 1000.0 / plan.sample_rate for c in clicks])
+    moved = None
+    if getattr(output, "dac_timeline", False):
+        moved = timing_moved(output.timeline, [cursor.stream_frame_at(c) for c in clicks],
+                             plan.sample_rate)
+    return analyze(taps_ms, [c * 1000.0 / plan.sample_rate for c in clicks], moved_at=moved)
+
+
+class _Record:
+    """``KARUTA_TIMING_DUMP=FILE.npz`` (benchmarks): each run writes ``FILE.runN.npz`` with the
+    stream's DAC timeline (``Output.timing_dump``), every tap (stamp, plan frame, the clock
+    pairing it was mapped with), the cursor's anchors, the click frames and every clock pairing
+    the output published during the run (``scripts/bench_grab.py --calibrations`` compares
+    them with its own observer of the sink)."""
+
+    runs = 0
+
+    def __init__(self, output, path: str):
+        self.output = output
+        self.path = path
+        self.taps: list[tuple] = []
+        self.pairings: list[tuple[float, float, float]] = []
+
+    @classmethod
+    def from_env(cls, output):
+        path = os.environ.get("KARUTA_TIMING_DUMP")
+        if not path or not hasattr(output, "timing_dump"):
+            return None
+        return cls(output, path)
+
+    def _pair(self) -> tuple[float, float]:
+        shared = getattr(self.output, "_shared_offset", None)
+        if shared is not None:
+            shared()
+        return getattr(self.output, "_pair_last", (float("nan"), float("nan")))
+
+    def look(self) -> None:
+        import time
+
+        w, off = self._pair()
+        if not self.pairings or self.pairings[-1][1:] != (w, off):
+            self.pairings.append((time.perf_counter(), w, off))
+
+    def tap(self, ns: int, plan_frame) -> None:
+        w, off = getattr(self.output, "_pair_last", (float("nan"), float("nan")))
+        self.taps.append((ns / 1e9, float("nan") if plan_frame is None else plan_frame, w, off))
+
+    def save(self, cursor, clicks) -> None:
+        _Record.runs += 1
+        stem = self.path[:-4] if self.path.endswith(".npz") else self.path
+        anchors = np.array([(a.stream_frame, a.plan_frame, a.advancing) for a in cursor.anchors],
+                           dtype=np.float64).reshape(-1, 3)
+        self.output.timing_dump(f"{stem}.run{_Record.runs}.npz",
+                                taps=np.array(self.taps, dtype=np.float64).reshape(-1, 4),
+                                pairings=np.array(self.pairings, np.float64).reshape(-1, 3),
+                                anchors=anchors, clicks=np.array(clicks, dtype=np.int64))
