@@ -335,3 +335,32 @@ def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     assert names.count("grab") == 1 and len(res.records) == 1
     rec = res.records[0]
     assert rec["correct"] and rec["reaction_ms"] > 150  # not the tap made while getting ready
+
+
+def test_the_get_ready_hold_before_the_reading_does_not_count_on():
+    """A hold before anything was heard (the "get ready") stands at its frame: counted on, the
+    ear would seem seconds into the reading between the end of the wait and the sound (the
+    practice board then closed read 1 at once after a get-ready longer than it).  A hold once
+    the reading was heard still counts on."""
+    from types import SimpleNamespace
+
+    plan = drill_plan(VOICE, 1, poems=[1, 2], ma_ms=100, take_ms=1000, lead_ms=100)
+    cursor = PlanCursor(plan, VOICE, live=True)
+    cursor.hold()  # the get-ready, as SettleGate does before the output plays
+    held = 20 * 480
+    for _ in range(20):
+        cursor.read(480)
+    cursor.resume()
+    for _ in range(10):
+        cursor.read(480)  # the reading moves from plan frame 0 ...
+    cursor.hold()  # ... then a hold mid-reading
+    for _ in range(10):
+        cursor.read(480)
+    mid = next(a for a in cursor.anchors if a.event == "hold" and a.stream_frame > held)
+    stream = {}
+    out = SimpleNamespace(frame_at_perf=lambda t: stream["f"])
+    mapper = TapMapper(out, cursor)
+    stream["f"] = held - 480.0  # 19 blocks into the get-ready: still nothing heard
+    assert mapper.plan_frame(0) == 0.0
+    stream["f"] = mid.stream_frame + 960.0  # 2 blocks into the later hold: counts on
+    assert mapper.plan_frame(0) == pytest.approx(mid.plan_frame + 960.0)

@@ -672,7 +672,8 @@ class TapMapper:
 
         ``continuous`` (default): inside a live wait or hold, where the plan stands still, time
         counts on from where it stopped (a tap 400 ms into the wait after a 上の句 is 400 ms
-        after its end), so reaction times stay true; otherwise the standing frame."""
+        after its end), so reaction times stay true; otherwise the standing frame.  A hold
+        before anything of the plan was heard (the "get ready") always stands."""
         s = self.stream_frame(ns)
         if s is None:
             return None
@@ -682,9 +683,18 @@ class TapMapper:
         a = anchors[max(k, 0)]
         if a.advancing:
             return a.plan_frame + max(0.0, s - a.stream_frame)
-        if continuous and a.insert is None:
+        if continuous and a.insert is None and self._heard_before(anchors, max(k, 0)):
             return a.plan_frame + max(0.0, s - a.stream_frame)
         return float(a.plan_frame)
+
+    @staticmethod
+    def _heard_before(anchors, k: int) -> bool:
+        """Whether the plan was heard moving before anchor ``k``.  A hold before anything was
+        read — the "get ready" — stands at its frame: counting on through it would put the
+        ear seconds into the reading for the moment between the end of the wait and the sound
+        (a board then closed read 1 at once after a long get-ready)."""
+        return any(anchors[j].advancing and anchors[j + 1].stream_frame > anchors[j].stream_frame
+                   for j in range(k))
 
 
 #: the longest "get ready" while an output's timing settles, seconds (a fallback: it says so)
