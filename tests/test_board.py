@@ -187,3 +187,23 @@ def test_goshiki_two_rows_of_five_heads_touching():
     # the front rows touch in the middle
     assert min(r.y for r in a) == pytest.approx(max(r.y + r.h for r in b))
     assert all(c.upside_down for c in boxes if c.owner == "B")
+
+
+def test_goshiki_alone_shows_only_your_rows_at_the_whole_boards_card_size():
+    hands = {"A": tuple(poems.COLORS["blue"][:10]), "B": ()}
+    whole = B.goshiki_viewport((1280, 720))
+    alone = B.goshiki_viewport((1280, 720), solo=True)
+    assert alone.solo and not alone.kyogi and not whole.kyogi
+    assert alone.card_px() == whole.card_px()  # the cards as large as with an opponent
+    boxes = alone.boxes(B.goshiki_board(hands))
+    a, area = alone.area, alone.board
+    # your two rows, in the middle of the window (no empty rows of an opponent above them)
+    top, bottom = min(c.rect.y for c in boxes), max(c.rect.y + c.rect.h for c in boxes)
+    assert abs((top - a.y) - (a.y + a.h - bottom)) < 2
+    assert top == pytest.approx(area.y) and bottom == pytest.approx(area.y + area.h)
+    # the strip for messages lies just above them, inside the window
+    strip = alone.middle_strip()
+    assert a.y <= strip.y and strip.y + strip.h == pytest.approx(top)
+    # a touch on each card's centre finds it
+    for c in boxes:
+        assert B.hit(boxes, c.rect.cx, c.rect.cy, 0).poem == c.poem

@@ -682,6 +682,7 @@ def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(mon
 
     from audio.output import NullOutput
     from audio.voice import ToneVoice
+    from reader.practice import board as B
     from reader.practice import headless
     from reader.practice import window as W
     from reader.practice.match import Seat
@@ -700,11 +701,13 @@ def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(mon
         return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
 
     blue = np.all(shot(time.perf_counter()) == GOSHIKI_RGB["blue"], axis=2)
-    b = w.vp.board
-    mid = round(b.y + b.h / 2)
+    b, a = w.vp.board, w.vp.area
     x0, x1 = round(b.x), round(b.x + b.w)
-    assert blue[mid:round(b.y + b.h), x0:x1].sum() > 1000  # your rows: the blue borders
-    assert not blue[round(b.y):mid - 2, x0:x1].any()  # across: nobody's rows
+    assert blue[round(b.y):round(b.y + b.h), x0:x1].sum() > 1000  # your rows: the blue borders
+    assert not blue[round(a.y):round(b.y) - 2, x0:x1].any()  # above them: nobody's rows
+    # only your two rows are drawn, in the middle of the window, at the usual card size
+    assert abs((b.y - a.y) - (a.y + a.h - b.y - b.h)) < 2
+    assert w.vp.card_px() == B.goshiki_viewport(w.screen.get_size()).card_px()
     assert len(w.scene.boxes()) == 10 and {c.owner for c in w.scene.boxes()} == {"A"}
     while m.current().where is not None:  # to the first karafuda
         w._after_close(m.close_read())

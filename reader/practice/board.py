@@ -45,7 +45,8 @@ __all__ = [
     "CARD_W", "CARD_H", "TERRITORY_W", "ROW_GAP", "MIDDLE_GAP", "TERRITORY_D", "BOARD_W",
     "BOARD_D", "CARD_GAP", "HIT_MARGIN_MM", "ROW_NAMES", "ONE_SOUND_GROUPS", "Territory",
     "Rect", "place", "move", "add", "remove", "friend_groups", "row_targets",
-    "kyogi_rects", "goshiki_rects", "goshiki_board", "kyogi_board", "Viewport", "hit",
+    "kyogi_rects", "goshiki_rects", "goshiki_board", "kyogi_board", "Viewport",
+    "kyogi_viewport", "goshiki_viewport", "hit",
     "drop_target", "CardBox",
 ]
 
@@ -408,13 +409,15 @@ class Viewport:
     The window is 16:9 (``DESIGN`` 1280 x 720, scaled to any size; a window of another shape
     is letterboxed); the board sits in the middle with ``PANEL`` design px on either side for
     the score, scaled to fit.  ``board_mm``: the board's size (kyogi 870 x 508); ``origin_mm``:
-    the board point shown at its top left (a match alone shows only the near territory:
-    ``kyogi_viewport``).
+    the board point shown at its top left (a match alone shows only the near territory or
+    rows: ``kyogi_viewport``, ``goshiki_viewport``); ``fit_mm``: the size the scale is fitted
+    to (default ``board_mm``; goshiki alone keeps the cards as large as on the whole board).
     """
 
     window: tuple[int, int]
     board_mm: tuple[float, float] = (BOARD_W, BOARD_D)
     origin_mm: tuple[float, float] = (0.0, 0.0)
+    fit_mm: tuple[float, float] | None = None
 
     DESIGN = (1280, 720)
     PANEL = 96  # design px each side
@@ -436,7 +439,7 @@ class Viewport:
     def scale(self) -> float:
         """px per mm."""
         a, k = self.area, self.design_scale
-        bw, bd = self.board_mm
+        bw, bd = self.fit_mm or self.board_mm
         return min((a.w - 2 * self.PANEL * k) / bw, (a.h - 2 * self.MARGIN * k) / bd)
 
     @cached_property
@@ -466,7 +469,7 @@ class Viewport:
     @property
     def kyogi(self) -> bool:
         """A kyogi board (both territories, or the one of a match alone), not goshiki rows."""
-        return self.board_mm == (BOARD_W, BOARD_D) or self.solo
+        return self.board_mm[0] == BOARD_W
 
     @property
     def solo(self) -> bool:
@@ -493,6 +496,15 @@ def kyogi_viewport(window: tuple[int, int], solo: bool = False) -> Viewport:
     if not solo:
         return Viewport(window)
     return Viewport(window, (BOARD_W, TERRITORY_D), (0.0, BOARD_D - TERRITORY_D))
+
+
+def goshiki_viewport(window: tuple[int, int], solo: bool = False) -> Viewport:
+    """The goshiki rows in a window: both players', or alone (``solo``) only the near two rows,
+    the cards as large as on the whole board, in the middle of the window."""
+    w, d = goshiki_size()
+    if not solo:
+        return Viewport(window, (w, d))
+    return Viewport(window, (w, d / 2), (0.0, d / 2), fit_mm=(w, d))
 
 
 def hit(cards: Iterable[CardBox], px: float, py: float, margin: float) -> CardBox | None:

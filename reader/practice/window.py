@@ -231,9 +231,10 @@ class Painter:
             mid = self.vp.middle_strip()
             pg.draw.rect(surf, TATAMI, (b.x - pad, mid.y - pad, b.w + 2 * pad,
                                         b.y + b.h - mid.y + 2 * pad), border_radius=6)
-            r = self.vp.to_px(B.Rect(0, B.BOARD_D - B.TERRITORY_D, B.TERRITORY_W,
-                                     B.TERRITORY_D)).int_tuple()
-            pg.draw.rect(surf, TATAMI_DARK, r, width=1)
+            if self.vp.kyogi:
+                r = self.vp.to_px(B.Rect(0, B.BOARD_D - B.TERRITORY_D, B.TERRITORY_W,
+                                         B.TERRITORY_D)).int_tuple()
+                pg.draw.rect(surf, TATAMI_DARK, r, width=1)
             return surf
         pg.draw.rect(surf, TATAMI, (b.x - pad, b.y - pad, b.w + 2 * pad, b.h + 2 * pad),
                      border_radius=6)
@@ -563,7 +564,7 @@ class BoardWindow:
         if self.m.rules == "kyogi":
             self.vp = B.kyogi_viewport(screen.get_size(), solo=self.m.state.solo)
         else:
-            self.vp = B.Viewport(screen.get_size(), B.goshiki_size())
+            self.vp = B.goshiki_viewport(screen.get_size(), solo=self.m.state.solo)
         self.scene = Scene(self.m.rules, self.vp, viewer="A")
         self._layout_board()
         self.painter = Painter(screen, self.vp)
