@@ -164,6 +164,28 @@ def test_summary_uses_correct_reactions_only():
     assert "400 ms" in s.describe()
 
 
+def test_an_untimed_tap_counts_as_a_take_but_not_in_the_reaction_figures():
+    """A tap across a gap in the sound (``untimed``): the log line keeps every stable field in
+    order, with null reaction times, then says why; the summary leaves it out of the medians
+    and counts it in its end line."""
+    from reader.drills.grab import OPTIONAL_LOG_FIELDS, untimed
+
+    def rec(r, gap=None):
+        g = reaction(48000 + r * 48, kami(0, 48000))
+        return log_record(g if gap is None else untimed(g, gap), correct=True)
+
+    slow = rec(900, gap=-80.0)
+    assert tuple(slow) == LOG_FIELDS + OPTIONAL_LOG_FIELDS
+    assert slow["reaction_ms"] is None and slow["from_kami_ms"] is None
+    assert slow["untimed"] == "the sound had a gap: not timed" and slow["gap_ms"] == -80.0
+    assert slow["correct"] and not slow["anticipation"] and not slow["early"]
+    assert json.loads(json.dumps(slow)) == slow
+    s = summarize([rec(300), rec(500), slow, rec(400, gap=12.5)], cards=4)
+    assert (s.taps, s.correct, s.untimed) == (4, 4, 2)
+    assert s.median_reaction_ms == 400 and s.best_reaction_ms == 300
+    assert s.describe().endswith("· 2 cards not timed: gaps in the sound")
+    assert "not timed" not in summarize([rec(300)], cards=1).describe()
+
 # ---------------------------------------------------------------------------- calibration maths
 @given(offset=st.floats(-150, 150), jitter=st.lists(st.floats(-4, 4), min_size=12, max_size=30),
        strays=st.lists(st.floats(-290, 290), max_size=3))

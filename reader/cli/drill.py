@@ -144,7 +144,8 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
 
     \b
     Log line (--log): {"poem", "kimariji", "kimariji_onset_ms", "kami_start_ms", "tap_ms",
-    "reaction_ms", "from_kami_ms", "correct", "anticipation", "early", "fault", ...}
+    "reaction_ms", "from_kami_ms", "correct", "anticipation", "early", "fault", ...};
+    a tap across a gap in the sound has null reaction times and "untimed" (why).
     """
     from reader.base.seeds import pick_seed
     from reader.cli.underruns import say_underruns

@@ -30,6 +30,8 @@ import numpy as np
 
 from reader.base.errors import KarutaError
 from reader.base.dirs import config_dir
+# the detection of gaps in the sound is shared with the speed drill (one function for both)
+from reader.drills.taps import MAX_SHIFT_MS, timing_moved  # noqa: F401  (re-exported)
 
 __all__ = [
     "CalibrationError", "CalibrationResult", "CalibrationStore", "analyze", "click_track",
@@ -43,9 +45,6 @@ FILE_NAME = "calibration.json"
 HISTORY = 20
 #: a run whose spread (MAD of the offsets) is above this is repeated (``run_calibration``)
 MAX_SPREAD_MS = 0.5
-#: the sound's timing may move by this much between two clicks (``timing_moved``): more is a
-#: gap in the sound (the device or sound server stalled) or DAC times that jumped
-MAX_SHIFT_MS = 2.0
 
 
 class CalibrationError(KarutaError):
@@ -128,39 +127,6 @@ def analyze(taps_ms, clicks_ms, *, min_taps: int = MIN_TAPS, floor_ms: float = 1
         offset_ms=round(m, 2), taps=len(kept), dropped=len(taps) - len(kept),
         spread_ms=round(statistics.median(abs(o - m) for o in kept), 3),
         offsets=tuple(round(o, 3) for o in kept), clicks=int(clicks.size), moved_at=moved_at)
-
-
-def timing_moved(timeline, stream_frames, rate: int, *, around_s: float = 0.1,
-                 max_shift_ms: float = MAX_SHIFT_MS) -> int | None:
-    """The first click (1-based) before which the sound's timing moved: the DAC line (median
-    of DAC time − frame/rate over the buffers of the ``around_s`` after a click) differs from
-    that before the previous click by more than ``max_shift_ms``.  A gap in the sound (the
-    device or the sound server stalled: it played silence, then the rest later) moves the
-    line by the gap's length; so does a jump of the DAC times.  A player tapping by rhythm
-    then taps on the old beat, so those taps are not where the clicks were heard.
-    ``stream_frames``: the clicks' stream frames (None: not played).  None: steady (or too
-    few DAC times to judge)."""
-    frames, times = timeline.pairs()
-    if frames.shape[0] < 3:
-        return None
-    line = times - frames / rate
-    span = around_s * rate
-
-    def median(lo, hi):
-        m = (frames > lo) & (frames <= hi)
-        return float(np.median(line[m])) if np.count_nonzero(m) >= 3 else None
-
-    before_prev = None
-    for k, s in enumerate(stream_frames):
-        if s is None:
-            before_prev = None
-            continue
-        after = median(s - 1, s + span)
-        if before_prev is not None and after is not None and \
-                abs(after - before_prev) * 1000.0 > max_shift_ms:
-            return k + 1
-        before_prev = median(s - span, s)
-    return None
 
 
 class CalibrationStore:

@@ -25,6 +25,12 @@ on the voice (``timeline``):
 plan time the player meant, ``reaction_ms = tap_ms - kimariji_onset_ms``.  A tap less than
 ``ANTICIPATION_MS`` after the onset cannot be a reaction to it (``anticipation``); one before
 the onset is also ``early``.
+
+A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
+DAC times jumping: ``reader.drills.taps.sound_gap_ms``) is ``untimed``: it still counts as a
+take or a fault, but its reaction is not known (it would be off by the gap), so
+``reaction_ms`` and ``from_kami_ms`` are None, it is neither early nor an anticipation, and it
+is left out of every reaction figure.
 """
 from __future__ import annotations
 
@@ -35,7 +41,8 @@ from typing import Any
 
 __all__ = [
     "ANTICIPATION_MS", "TIMELINES", "LOG_FIELDS", "Grab", "reaction", "frames_to_ms",
-    "drill_plan", "timeline_of", "log_record", "summarize", "Summary", "card_at",
+    "drill_plan", "timeline_of", "log_record", "summarize", "Summary", "card_at", "untimed",
+    "UNTIMED_GAP", "OPTIONAL_LOG_FIELDS",
 ]
 
 #: a tap sooner than this after the kimariji onset is an anticipation, not a reaction
@@ -48,6 +55,12 @@ LOG_FIELDS = (
     "from_kami_ms", "correct", "anticipation", "early", "fault", "karafuda", "answer",
     "timeline", "calibration_ms", "card", "ts",
 )
+#: keys a drill log line has only sometimes, after ``LOG_FIELDS``: ``untimed`` (why the tap has
+#: no reaction time: ``reaction_ms`` and ``from_kami_ms`` are null) and ``gap_ms`` (how far the
+#: sound's timing moved)
+OPTIONAL_LOG_FIELDS = ("untimed", "gap_ms")
+#: why a tap is not timed (``untimed``)
+UNTIMED_GAP = "the sound had a gap: not timed"
 
 
 def _ms3(x: float) -> float:
@@ -68,12 +81,14 @@ class Grab:
     kimariji_onset_ms: float
     kami_start_ms: float
     tap_ms: float  # plan time heard at the tap, calibration applied
-    reaction_ms: float  # tap_ms - kimariji_onset_ms
-    from_kami_ms: float  # tap_ms - kami_start_ms
+    reaction_ms: float | None  # tap_ms - kimariji_onset_ms (None: untimed)
+    from_kami_ms: float | None  # tap_ms - kami_start_ms (None: untimed)
     anticipation: bool  # reaction_ms < ANTICIPATION_MS
     early: bool  # reaction_ms < 0: before the kimariji's last mora began
     timeline: str  # exact | estimated | kami-start
     calibration_ms: float
+    untimed: str | None = None  # why the tap has no reaction time (``untimed``)
+    gap_ms: float | None = None  # the gap in the sound that made it so
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +121,16 @@ def reaction(tap_plan_frame: float, kami_segment, calibration_ms: float = 0.0, *
         anticipation=r < ANTICIPATION_MS, early=r < 0, timeline=timeline,
         calibration_ms=float(calibration_ms),
     )
+
+
+def untimed(grab: Grab, gap_ms: float | None, reason: str = UNTIMED_GAP) -> Grab:
+    """``grab`` with no reaction time: the sound had a gap of ``gap_ms`` between the 上の句's
+    start and the tap, so the reaction measured is off by about that much.  Still a tap (a
+    take or a fault); ``tap_ms`` keeps the plan time the tap was mapped to."""
+    from dataclasses import replace
+
+    return replace(grab, reaction_ms=None, from_kami_ms=None, anticipation=False, early=False,
+                   untimed=reason, gap_ms=gap_ms)
 
 
 def card_at(plan, plan_frame: float):
@@ -202,8 +227,9 @@ def drill_plan(voice, seed: int, *, poems: Sequence[int] | None = None, karafuda
 def log_record(grab: Grab, *, correct: bool, answer: int | str | None = None,
                karafuda: bool = False, fault: bool = False, card: int | None = None,
                ts: str | None = None) -> dict[str, Any]:
-    """One drill-log line (``LOG_FIELDS`` order).  ``correct``: the tap was right (the read
-    poem named; never for a karafuda); ``fault``: a tap on a karafuda or a wrong poem named."""
+    """One drill-log line (``LOG_FIELDS`` order, then ``OPTIONAL_LOG_FIELDS`` for an untimed
+    tap).  ``correct``: the tap was right (the read poem named; never for a karafuda);
+    ``fault``: a tap on a karafuda or a wrong poem named."""
     rec = {
         "poem": grab.poem, "kimariji": grab.kimariji,
         "kimariji_onset_ms": grab.kimariji_onset_ms, "kami_start_ms": grab.kami_start_ms,
@@ -213,6 +239,8 @@ def log_record(grab: Grab, *, correct: bool, answer: int | str | None = None,
         "timeline": grab.timeline, "calibration_ms": grab.calibration_ms, "card": card, "ts": ts,
     }
     assert tuple(rec) == LOG_FIELDS
+    if grab.untimed is not None:
+        rec.update(untimed=grab.untimed, gap_ms=grab.gap_ms)
     return rec
 
 
@@ -227,6 +255,7 @@ class Summary:
     median_reaction_ms: float | None
     best_reaction_ms: float | None
     median_from_kami_ms: float | None
+    untimed: int = 0  # taps with no reaction time (gaps in the sound)
 
     def describe(self) -> str:
         def ms(v):
@@ -235,13 +264,17 @@ class Summary:
         return (f"{self.cards} cards · {self.taps} taps · {self.correct} correct · "
                 f"{self.faults} faults · {self.missed} missed · {self.anticipations} anticipations"
                 f" · median reaction {ms(self.median_reaction_ms)} · best "
-                f"{ms(self.best_reaction_ms)} · median from 上の句 {ms(self.median_from_kami_ms)}")
+                f"{ms(self.best_reaction_ms)} · median from 上の句 {ms(self.median_from_kami_ms)}"
+                + (f" · {self.untimed} card{'s' if self.untimed != 1 else ''} not timed: "
+                   f"gaps in the sound" if self.untimed else ""))
 
 
 def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0) -> Summary:
-    """Totals over drill-log records; reaction figures from correct, non-anticipated taps."""
+    """Totals over drill-log records; reaction figures from correct, non-anticipated, timed
+    taps (an untimed one, ``reaction_ms`` null, is counted in ``untimed``)."""
     recs = list(records)
-    good = [r for r in recs if r["correct"] and not r["anticipation"]]
+    good = [r for r in recs if r["correct"] and not r["anticipation"]
+            and r.get("reaction_ms") is not None]
     rt = [r["reaction_ms"] for r in good]
     fk = [r["from_kami_ms"] for r in good]
     return Summary(
@@ -251,4 +284,5 @@ def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0) ->
         median_reaction_ms=round(statistics.median(rt), 1) if rt else None,
         best_reaction_ms=round(min(rt), 1) if rt else None,
         median_from_kami_ms=round(statistics.median(fk), 1) if fk else None,
+        untimed=sum(r.get("reaction_ms") is None for r in recs),
     )

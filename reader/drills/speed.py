@@ -8,6 +8,11 @@ Layers (top calls down)::
         TerminalFront / WindowFront   input (reader.drills.taps: stamped as taken in) and display
         reader.drills.grab                  reaction times, drill plan, log records (pure)
 
+A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
+DAC times jumping: ``reader.drills.taps.sound_gap_ms``, the detection ``karuta calibrate`` uses)
+still counts as a take or a fault, but is shown and logged as not timed (``untimed``) and left
+out of the reaction figures: a reaction measured across a gap is off by the gap.
+
 A card: 間 · 上の句 (the kimariji's last mora starts at ``decisive``) · take (the drill waits
 there ``--take`` seconds for a tap, then the card is missed).  A tap belongs to the card whose
 上の句 is being read or waited on (the 間 before it included).  Terminal: any key taps (q / Esc
@@ -285,7 +290,8 @@ class WindowFront:
         self._set(lines=self.lines + [text.strip()])
 
     def ask(self, grab, choices: list[int]) -> None:
-        self._set(big=f"{grab.reaction_ms:+.0f} ms", cards=list(choices))
+        big = "not timed" if grab.reaction_ms is None else f"{grab.reaction_ms:+.0f} ms"
+        self._set(big=big, cards=list(choices))
 
     def answer(self, ev, choices: list[int], candidates) -> int | None:
         if ev.kind == "key" and ev.char.isdigit() and 1 <= int(ev.char) <= len(choices):
@@ -341,8 +347,8 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     it times the take and the "get ready"); ``wallclock``: the date of a record.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
-    from reader.drills.grab import card_at, log_record, reaction, timeline_of
-    from reader.drills.taps import SettleGate, TapMapper
+    from reader.drills.grab import card_at, log_record, reaction, timeline_of, untimed
+    from reader.drills.taps import SettleGate, TapMapper, sound_gap_ms
 
     rng = rng or random.Random()
     notify = on_event or (lambda name, data: None)
@@ -447,12 +453,20 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         debug_of[seg.poem] = dbg
                     grab = reaction(pf, seg, calibration_ms, sample_rate=rate,
                                     timeline=timeline[seg.poem])
+                    # a gap in the sound since the 上の句 began: the reaction would be off by it
+                    gap = sound_gap_ms(output, cursor, seg.start, ev.ns)
+                    if gap is not None:
+                        grab = untimed(grab, gap)
                     notify("grab", grab)
                     flag = (" (before the kimariji)" if grab.early else
                             " (anticipation)" if grab.anticipation else "")
                     flag += "" if grab.timeline == "exact" else f" [{grab.timeline} timeline]"
-                    front.show(f"  {grab.reaction_ms:+.0f} ms after the kimariji, "
-                               f"{grab.from_kami_ms:.0f} ms into the 上の句{flag}")
+                    if grab.untimed is not None:
+                        front.show(f"  {grab.untimed} (its timing moved {gap:+.0f} ms after the "
+                                   f"上の句 began)")
+                    else:
+                        front.show(f"  {grab.reaction_ms:+.0f} ms after the kimariji, "
+                                   f"{grab.from_kami_ms:.0f} ms into the 上の句{flag}")
                     if grab.poem in karafuda:
                         finish(grab, None, False, True, ev.ns)
                         front.show("  空札: not on the field — a tap is a fault")

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 from reader.base.procs import end_helper
 
-__all__ = ["TapEvent", "PollStats", "TerminalTaps", "WindowTaps", "TapMapper"]
+__all__ = ["TapEvent", "PollStats", "TerminalTaps", "WindowTaps", "TapMapper", "timing_moved",
+           "sound_gap_ms", "MAX_SHIFT_MS"]
 
 
 @dataclass(frozen=True)
@@ -695,6 +696,80 @@ class TapMapper:
         (a board then closed read 1 at once after a long get-ready)."""
         return any(anchors[j].advancing and anchors[j + 1].stream_frame > anchors[j].stream_frame
                    for j in range(k))
+
+
+# ---------------------------------------------------------------------------- gaps in the sound
+#: the sound's timing may move by this much between two instants (``timing_moved``): more is a
+#: gap in the sound (the device or sound server stalled) or DAC times that jumped
+MAX_SHIFT_MS = 2.0
+
+
+def _line_moves(timeline, stream_frames, rate: int, around_s: float) -> list[float | None]:
+    """For each stream frame after the first: how far (ms) the DAC line (DAC time −
+    frame/rate) moved from the ``around_s`` before the previous frame to the ``around_s``
+    after this one (medians; the last three buffers up to it when fewer than three after it
+    are known yet, as when a tap has just been made).  None: not judged (a frame not played,
+    too few DAC times)."""
+    import numpy as np
+
+    frames, times = timeline.pairs()
+    if frames.shape[0] < 3:
+        return [None] * max(0, len(stream_frames) - 1)
+    line = times - frames / rate
+    span = around_s * rate
+
+    def median(mask):
+        return float(np.median(line[mask])) if np.count_nonzero(mask) >= 3 else None
+
+    def after(s):
+        got = median((frames > s - 1) & (frames <= s + span))
+        if got is None:
+            upto = np.flatnonzero(frames <= s)[-3:]
+            got = float(np.median(line[upto])) if upto.size == 3 else None
+        return got
+
+    moves: list[float | None] = []
+    before_prev = None
+    for k, s in enumerate(stream_frames):
+        if k:
+            a = after(s) if s is not None else None
+            moves.append(None if before_prev is None or a is None
+                         else (a - before_prev) * 1000.0)
+        before_prev = None if s is None else median((frames > s - span) & (frames <= s))
+    return moves
+
+
+def timing_moved(timeline, stream_frames, rate: int, *, around_s: float = 0.1,
+                 max_shift_ms: float = MAX_SHIFT_MS) -> int | None:
+    """The first of ``stream_frames`` (1-based) before which the sound's timing moved: the DAC
+    line (median of DAC time − frame/rate over the buffers of the ``around_s`` after it)
+    differs from that before the previous one by more than ``max_shift_ms``.  A gap in the
+    sound (the device or the sound server stalled: it played silence, then the rest later)
+    moves the line by the gap's length; so does a jump of the DAC times.  Whatever was timed
+    across it is off by that much: a player tapping by rhythm taps the old beat
+    (``karuta calibrate``), a reaction measured across it is short by the gap (the drill,
+    ``sound_gap_ms``).  ``stream_frames``: None for one not played.  None: steady (or too
+    few DAC times to judge)."""
+    for k, m in enumerate(_line_moves(timeline, stream_frames, rate, around_s)):
+        if m is not None and abs(m) > max_shift_ms:
+            return k + 2
+    return None
+
+
+def sound_gap_ms(output, cursor, since_plan_frame: float, tap_ns: int, *,
+                 max_shift_ms: float = MAX_SHIFT_MS) -> float | None:
+    """The gap in the sound (ms: how far its timing moved, ``timing_moved``) between plan
+    frame ``since_plan_frame`` (a 上の句's start) and the tap stamped ``tap_ns``, if above
+    ``max_shift_ms``; None when the sound was steady in between (or the output keeps no DAC
+    timeline, or the 上の句 had not started yet)."""
+    if not getattr(output, "dac_timeline", False):
+        return None
+    since = cursor.stream_frame_at(int(since_plan_frame))
+    tap = output.frame_at_perf(tap_ns / 1e9)
+    if since is None or tap is None or tap <= since:
+        return None
+    move = _line_moves(output.timeline, [since, tap], output.sample_rate, 0.1)[0]
+    return None if move is None or abs(move) <= max_shift_ms else round(move, 1)
 
 
 #: the longest "get ready" while an output's timing settles, seconds (a fallback: it says so)
