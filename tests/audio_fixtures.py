@@ -309,6 +309,52 @@ def pulse_server(request, monkeypatch):
         reinit_portaudio()
 
 
+class Stall:
+    """Makes a ``NullOutput`` stall once a play, as a device or sound server does under load:
+    when stream frame ``at`` is due it takes nothing for ``ms`` (silence is heard, counted as
+    underflows), then plays on, so everything after is heard that much later.  ``at``: a
+    frame, a list of frames (one per play, the last repeated), or None (set it while playing).
+    ``frame``: where the latest play stalled (None: not yet)."""
+
+    def __init__(self, out, ms: float, at=None):
+        from audio.output.feeder import EMPTY
+
+        self.at, self.frame, self.run = at, None, -1
+        real_start = out._start
+
+        def start():
+            self.run += 1
+            self.frame = None
+            q = out._feeder.q
+            take = q.get_nowait
+            held = {"item": None, "left": round(ms / 10)}
+
+            def get_nowait():
+                if held["item"] is not None:
+                    held["left"] -= 1
+                    if held["left"] > 0:
+                        return EMPTY
+                    item, held["item"] = held["item"], None
+                    return item
+                item = take()
+                at = self._due()
+                if self.frame is None and at is not None and item is not EMPTY \
+                        and item is not None and item[0] >= at:
+                    self.frame, held["item"] = item[0], item
+                    return EMPTY
+                return item
+
+            q.get_nowait = get_nowait
+            real_start()
+
+        out._start = start
+
+    def _due(self) -> int | None:
+        if isinstance(self.at, list):
+            return self.at[min(self.run, len(self.at) - 1)]
+        return self.at
+
+
 def run_python(code: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter at the repo root (for SDL, whose environment must
     be set before pygame is imported).  Fails the test with its stderr if it fails."""

@@ -10,8 +10,7 @@ import threading
 import numpy as np
 import pytest
 
-from audio_fixtures import pulse_server, require_tool  # noqa: F401
-from audio.output.feeder import EMPTY
+from audio_fixtures import Stall, pulse_server, require_tool  # noqa: F401
 from reader.drills.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
 from tmux_driver import karuta_argv
 
@@ -213,42 +212,6 @@ def test_a_run_spread_above_the_limit_is_repeated_and_the_steadiest_kept(monkeyp
     assert abs(res.offset_ms - 4.0) < 0.3
 
 
-class StallOnce:
-    """Makes a ``NullOutput`` stall once per run, as a device or sound server does under load:
-    when stream frame ``at[run]`` is due it takes nothing for ``ms`` (silence is heard,
-    counted), then plays on, so every later click is heard that much later."""
-
-    def __init__(self, out, at, ms):
-        self.out, self.at, self.ms = out, list(at), ms
-        self.run = -1
-        real_start = out._start
-
-        def start():
-            self.run += 1
-            q = out._feeder.q
-            take, at_frame = q.get_nowait, self.at[min(self.run, len(self.at) - 1)]
-            held = {"item": None, "left": round(ms / 10), "done": False}
-
-            def get_nowait():
-                if held["item"] is not None:
-                    held["left"] -= 1
-                    if held["left"] > 0:
-                        return EMPTY
-                    item, held["item"] = held["item"], None
-                    return item
-                item = take()
-                if not held["done"] and item is not EMPTY and item is not None \
-                        and item[0] >= at_frame:
-                    held["done"], held["item"] = True, item
-                    return EMPTY
-                return item
-
-            q.get_nowait = get_nowait
-            real_start()
-
-        out._start = start
-
-
 class BeatFront:
     """A player tapping by rhythm: hears the first click, then taps ``delay_ms`` after each
     click on the beat it keeps from that one (it does not follow a gap in the sound).  Stamps
@@ -308,7 +271,7 @@ def test_taps_after_a_gap_in_the_sound_are_not_used(monkeypatch):
     lead = 300
     _, _, clicks = click_track(48000, count=12, interval_ms=300, lead_ms=lead)
     # the first run stalls after click 3 (too few before it: once more), the second after 10
-    StallOnce(out, at=[clicks[2] + 4800, clicks[9] + 4800], ms=80)
+    Stall(out, ms=80, at=[clicks[2] + 4800, clicks[9] + 4800])
     front = BeatFront(out, clicks, interval_ms=300)
     monkeypatch.setattr(cal, "click_track",
                         lambda rate, count, interval_ms: click_track(rate, count, interval_ms, lead))

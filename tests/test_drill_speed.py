@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from x_driver import window_of
 
-from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
+from audio_fixtures import REPO, Stall, pulse_server, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
 
 
@@ -258,44 +258,6 @@ def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs
 
 
 # ---------------------------------------------------------------------------- gaps in the sound
-class Stall:
-    """Makes a ``NullOutput`` stall once, as a device or sound server does under load: when
-    stream frame ``at`` (set while playing; None: not yet) is due it takes nothing for ``ms``
-    (silence is heard, counted as underflows), then plays on, so everything after is heard
-    that much later (as ``tests/test_calibrate.py``'s ``StallOnce``)."""
-
-    def __init__(self, out, ms: float):
-        from audio.output.feeder import EMPTY
-
-        self.at: int | None = None
-        self.frame: int | None = None  # where it stalled
-        real_start = out._start
-
-        def start():
-            q = out._feeder.q
-            take = q.get_nowait
-            held = {"item": None, "left": round(ms / 10)}
-
-            def get_nowait():
-                if held["item"] is not None:
-                    held["left"] -= 1
-                    if held["left"] > 0:
-                        return EMPTY
-                    item, held["item"] = held["item"], None
-                    return item
-                item = take()
-                if self.frame is None and self.at is not None and item is not EMPTY \
-                        and item is not None and item[0] >= self.at:
-                    self.frame, held["item"] = item[0], item
-                    return EMPTY
-                return item
-
-            q.get_nowait = get_nowait
-            real_start()
-
-        out._start = start
-
-
 class OnsetRobot:
     """A player who taps ``delay_ms`` after hearing each card's kimariji onset, by the clock
     (as a person reacts: silence after the onset does not hold the hand back), then names the
