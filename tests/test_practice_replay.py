@@ -132,15 +132,19 @@ def test_a_match_alone_replays_and_resumes_to_the_same_outcome(tmp_path_factory,
     assert matchlog.summary(loaded.match) == matchlog.summary(m.match)
     assert matchlog.summary(loaded.match)["solo"] == {"taken": taken, "missed": missed,
                                                       "faults": faults}
-    part = headless.new_match("kyogi", seats, seed, VOICE, cards=cards)
+    resumed = _saved_after(headless.new_match("kyogi", seats, seed, VOICE, cards=cards), stop,
+                           tmp_path_factory.mktemp("solo") / "m.jsonl")
+    assert headless.play(resumed).log_text() == m.log_text()
+
+
+def _saved_after(part, stop: int, log):
+    """``part`` played by its bots for ``stop`` reads, saved to ``log`` and resumed from it."""
     while part.current() is not None and part.index < stop:
         for p, card, frame in part.bot_touches():
             part.touch(p, card, frame)
         part.close_read(part.current().closes)
-    log = tmp_path_factory.mktemp("solo") / "m.jsonl"
     headless.save(part, log)
-    resumed = headless.play(headless.resume(log, VOICE))
-    assert resumed.log_text() == m.log_text()
+    return headless.resume(log, VOICE)
 
 
 @settings(max_examples=20, deadline=None)
@@ -161,12 +165,6 @@ def test_a_goshiki_match_alone_replays_and_resumes_to_the_same_outcome(tmp_path_
     assert matchlog.summary(loaded.match) == matchlog.summary(m.match)
     assert matchlog.summary(loaded.match)["solo"] == {"taken": taken, "missed": missed,
                                                       "faults": faults}
-    part = headless.new_match("goshiki", seats, seed, VOICE)
-    while part.current() is not None and part.index < stop:
-        for p, card, frame in part.bot_touches():
-            part.touch(p, card, frame)
-        part.close_read(part.current().closes)
-    log = tmp_path_factory.mktemp("gsolo") / "m.jsonl"
-    headless.save(part, log)
-    resumed = headless.play(headless.resume(log, VOICE))
-    assert resumed.log_text() == m.log_text()
+    resumed = _saved_after(headless.new_match("goshiki", seats, seed, VOICE), stop,
+                           tmp_path_factory.mktemp("gsolo") / "m.jsonl")
+    assert headless.play(resumed).log_text() == m.log_text()
