@@ -47,7 +47,6 @@ RATE = 48000
 APP = textwrap.dedent("""
     import json, os, sys, time
     sys.path.insert(0, {repo!r})
-    os.environ.setdefault("SDL_FRAMEBUFFER_ACCELERATION", "software")
     from audio.render import PlanCursor
     from reader.reading.voices import make_voice
     from reader.reading.engine import build_plan
@@ -226,7 +225,7 @@ def main():
         # the bench's own ear on the X server: the same raw-event listener the app's stamping
         # process runs, in a process of its own: when X delivered each press (so press ->
         # stamp splits into the X server's part and the app's)
-        from reader.drills.taps import _XHELPER
+        from reader.drills.taps import _XHELPER, x_stamp_frames
 
         xobs = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)], env=xenv,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -235,19 +234,9 @@ def main():
         delivered: list[int] = []
 
         def listen_x():
-            import struct
-
-            head, buf = struct.Struct("<cqI"), b""
-            while True:
-                chunk = os.read(xobs.stdout.fileno(), 4096)
-                if not chunk:
-                    return
-                buf += chunk
-                while len(buf) >= head.size:
-                    kind, ns, detail = head.unpack_from(buf)
-                    buf = buf[head.size:]
-                    if kind == b"K" or (kind == b"B" and detail == 1):
-                        delivered.append(ns)
+            for kind, ns, detail in x_stamp_frames(xobs.stdout.fileno()):
+                if kind == b"K" or (kind == b"B" and detail == 1):
+                    delivered.append(ns)
 
         import threading
 

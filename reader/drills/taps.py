@@ -360,6 +360,27 @@ except (BrokenPipeError, KeyboardInterrupt):
 """
 
 
+def x_stamp_frames(fd: int):
+    """The frames ``_XHELPER`` writes to ``fd``, as ``(kind, ns, detail)`` (kind ``b"R"``
+    ready, ``b"K"`` a key press, ``b"B"`` a button press with its button as ``detail``), until
+    the pipe ends."""
+    import struct
+
+    head = struct.Struct("<cqI")
+    buf = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            return
+        if not chunk:
+            return
+        buf += chunk
+        while len(buf) >= head.size:
+            yield head.unpack_from(buf)
+            buf = buf[head.size:]
+
+
 class XStamper:
     """Runs ``_XHELPER`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns,
     after_ns)`` pops the oldest unmatched stamp of ``kind`` ("key" / "mouse") not after
@@ -394,30 +415,15 @@ class XStamper:
             self.ended.set()
 
     def _read_frames(self) -> None:
-        import struct
-
-        head = struct.Struct("<cqI")
-        out = self.proc.stdout.fileno()
-        buf = b""
-        while True:
-            try:
-                chunk = os.read(out, 4096)
-            except OSError:
-                return
-            if not chunk:
-                return
-            buf += chunk
-            while len(buf) >= head.size:
-                kind, ns, detail = head.unpack_from(buf)
-                buf = buf[head.size:]
-                if kind == b"R":
-                    self.ok.set()
-                elif kind == b"K":
-                    self.q["key"].append(ns)
-                    self.received.append(ns)
-                elif kind == b"B" and detail == 1:
-                    self.q["mouse"].append(ns)
-                    self.received.append(ns)
+        for kind, ns, detail in x_stamp_frames(self.proc.stdout.fileno()):
+            if kind == b"R":
+                self.ok.set()
+            elif kind == b"K":
+                self.q["key"].append(ns)
+                self.received.append(ns)
+            elif kind == b"B" and detail == 1:
+                self.q["mouse"].append(ns)
+                self.received.append(ns)
 
     def take(self, kind: str, before_ns: int, after_ns: int | None = None) -> int | None:
         q = self.q.get(kind)
