@@ -63,29 +63,27 @@ def test_resume_takes_voice_given_now(env, tmp_path):
     assert r.returncode == 1 and "no-such-pack" in r.stderr and r.stderr.count("\n") == 1
 
 
-@pytest.mark.parametrize("field,value", [("rules", "kyogi!"), ("ma_ms", 10 ** 12),
-                                         ("speed", "fast")])
-def test_damaged_option_in_a_session_names_the_file(env, tmp_path, field, value):
+def assert_damage_is_named(env, tmp_path, damage):
+    """A half-read session changed by ``damage(data)``: ``--resume`` says one line naming the
+    file, exits 1 and leaves the file as it is."""
     sess = half_read_session(env, tmp_path, ["--voice", "tone"])
     data = json.loads(sess.read_text())
-    data["reading"][field] = value
+    damage(data)
     sess.write_text(json.dumps(data))
     before = sess.read_bytes()
     r = karuta(env, "read", "--resume", "--session", str(sess))
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert str(sess) in r.stderr and "left as it is" in r.stderr
     assert sess.read_bytes() == before
+
+
+@pytest.mark.parametrize("field,value", [("rules", "kyogi!"), ("ma_ms", 10 ** 12),
+                                         ("speed", "fast")])
+def test_damaged_option_in_a_session_names_the_file(env, tmp_path, field, value):
+    assert_damage_is_named(env, tmp_path, lambda data: data["reading"].update({field: value}))
 
 
 @pytest.mark.parametrize("keys", [{"next": ["nosuchkey"], "back": ["x"]}, {"next": "b"},
                                   {"next": ["p"], "back": ["x"]}])
 def test_damaged_saved_keys_name_the_file(env, tmp_path, keys):
-    sess = half_read_session(env, tmp_path, ["--voice", "tone"])
-    data = json.loads(sess.read_text())
-    data["keys"] = keys
-    sess.write_text(json.dumps(data))
-    before = sess.read_bytes()
-    r = karuta(env, "read", "--resume", "--session", str(sess))
-    assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
-    assert str(sess) in r.stderr and "left as it is" in r.stderr
-    assert sess.read_bytes() == before
+    assert_damage_is_named(env, tmp_path, lambda data: data.update(keys=keys))
