@@ -12,7 +12,10 @@ Starts its own PulseAudio null sink and Xvfb (temporary folders), then:
      or ``--in-process``: the stream's callback in the app) while it runs the speed drill's
      window (``reader.drills.speed.WindowFront``) with a *full-screen* redraw every frame;
   3. this process records the sink's monitor (``parec``) and presses keys and clicks
-     (XTest, python-xlib) into the window at random moments, noting when each was made;
+     (XTest, python-xlib) into the window at random moments, noting when each was made (the
+     moment its request is written; the pressing thread runs at realtime priority where it
+     may, as a finger does not wait for a CPU: at normal priority a press's own time slice
+     wait, 3-5 ms under the two workers, was counted as stamping delay);
   4. at the end it prints: underruns (the app's counts), the sink capture against the
      rendered reading (bit-identical or not; silence inserted / samples missing, found by
      realigning at every mismatch), window stamping delay (press -> stamp: median, p99,
@@ -268,6 +271,14 @@ def main():
 
         d = display.Display(disp)
         space = d.keysym_to_keycode(0x20)
+        # the presser is a finger, not a process waiting for a CPU: realtime priority (this
+        # thread only, after every child was started), so that a press is made when its time
+        # is taken; where refused, a press may be late by a time slice and says so below
+        presser = "realtime"
+        try:
+            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+        except (AttributeError, OSError):
+            presser = "normal priority (refused realtime)"
         rng = random.Random(a.seed)
         sent = []
         loads = []
@@ -275,9 +286,10 @@ def main():
         while app.poll() is None and time.monotonic() < t_end:
             time.sleep(0.2 + rng.random() * 0.6)
             kind = "mouse" if rng.random() < 0.3 else "key"
-            t0 = time.perf_counter_ns()
             xtest.fake_input(d, X.KeyPress if kind == "key" else X.ButtonPress,
                              space if kind == "key" else 1)
+            t0 = time.perf_counter_ns()  # the press: its request is written now
+            d.flush()
             d.sync()
             t1 = time.perf_counter_ns()
             xtest.fake_input(d, X.KeyRelease if kind == "key" else X.ButtonRelease,
@@ -286,6 +298,9 @@ def main():
             sent.append((t0, t1, kind))
             if len(sent) % 20 == 0:
                 loads.append(os.getloadavg()[0])
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)) if presser == "realtime" \
+            else None
+        rt += f"; presses made at {presser} priority"
         out, err = app.communicate(timeout=max(30, plan.seconds + 30))
         time.sleep(0.5)
         rec.terminate()

@@ -114,3 +114,61 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
     # ... while the window thread itself was tens of ms late for some of them
     assert data["lag_max"] > min_lag, data["lag_max"]
     assert all(e[2] == "window-x" for e in evs)
+
+
+TOUCH_APP = textwrap.dedent("""
+    import json, time
+    import pygame
+    from reader.ui.window import open_window
+    from reader.drills.taps import WindowTaps
+    screen = open_window((400, 300), "karuta touch test")
+    taps = WindowTaps()
+    st = taps.stamper
+    out = {"stamper": st is not None, "touch": bool(st and st.touch)}
+    def finger(x):
+        pygame.event.post(pygame.event.Event(pygame.FINGERDOWN, touch_id=1, finger_id=0,
+                                             x=x, y=0.5, dx=0.0, dy=0.0, pressure=1.0))
+    # a touch the X server delivered 7 ms before SDL's event was taken in (the reading
+    # thread puts a "T" frame's stamp here); then one with no stamp at all
+    taps.pump()
+    stamp = time.perf_counter_ns() - 7_000_000
+    st.q["touch"].append(stamp)
+    finger(0.25)
+    evs = []
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end and len(evs) < 1:
+        evs += taps.pump()
+        time.sleep(0.001)
+    finger(0.75)
+    seen = time.perf_counter_ns()
+    end = time.monotonic() + 1.0
+    while time.monotonic() < end and len(evs) < 2:
+        evs += taps.pump()
+        time.sleep(0.001)
+    out["events"] = [[e.kind, e.source, e.ns, list(e.pos)] for e in evs]
+    out["stamp"], out["seen"] = stamp, seen
+    taps.close()
+    print(json.dumps(out), flush=True)
+""")
+
+
+def test_touches_are_stamped_by_the_x_stamping_process_where_the_server_has_xinput_22(xvfb):
+    """Xvfb speaks XInput 2.2, so the stamping process selects raw touch begins too (the
+    selection is checked by the X server before the process says it is ready).  Xvfb has no
+    touch device to touch with: the stamp of a touch is put where the process's frames land,
+    and a FINGERDOWN posted to SDL.  The touch takes that stamp (``window-x``), not the time
+    the window thread saw it; a touch with no X stamp keeps the window thread's time after
+    the hold."""
+    env = {**os.environ, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
+           "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+    env.pop("SDL_VIDEODRIVER", None)
+    p = subprocess.run([sys.executable, "-c", TOUCH_APP], cwd=REPO, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    assert out["stamper"] and out["touch"], out
+    (k1, s1, ns1, pos1), (k2, s2, ns2, pos2) = out["events"]
+    assert (k1, s1, ns1) == ("touch", "window-x", out["stamp"]), out
+    assert pos1 == [100, 150]
+    assert (k2, s2) == ("touch", "window"), out
+    assert ns2 >= out["seen"] and pos2 == [300, 150]

@@ -314,9 +314,10 @@ class TerminalTaps:
 #: thread's previous look at SDL's queue (an older press would have been in that look: it went
 #: to another window).  No GIL and no drawing in its way: the app's window thread
 #: may be in a redraw when the press arrives.  Asks for realtime priority (SCHED_FIFO) where
-#: allowed, else a better nice value.  Frames to the parent: kind (K key, B button), ns,
-#: detail (X keycode / button number).  Touches are not raw-selectable without XI 2.2 (which
-#: python-xlib cannot announce): they keep the window thread's stamp.
+#: allowed, else a better nice value.  Touches too: where the server speaks XInput 2.2 (asked
+#: for directly: python-xlib's own query announces 2.0), raw touch begins are selected as well.
+#: Frames to the parent: kind (R ready, with detail 1 when touches are selected; K key,
+#: B button, T touch), ns, detail (X keycode / button number / touch id).
 _XHELPER = r"""
 import os, select, struct, sys, time
 try:
@@ -332,12 +333,18 @@ wid = int(sys.argv[1])
 d = display.Display()
 if not d.has_extension("XInputExtension"):
     sys.exit(3)
-d.xinput_query_version()
-d.screen().root.xinput_select_events(
-    [(xinput.AllMasterDevices, xinput.RawKeyPressMask | xinput.RawButtonPressMask)])
-d.flush()
+RAW_TOUCH_BEGIN = 22  # XI 2.2
+v = xinput.XIQueryVersion(display=d.display, opcode=d.display.get_extension_major(xinput.extname),
+                          major_version=2, minor_version=2)
+touch = (v.major_version, v.minor_version) >= (2, 2)
+mask = xinput.RawKeyPressMask | xinput.RawButtonPressMask
+if touch:
+    mask |= 1 << RAW_TOUCH_BEGIN
+d.screen().root.xinput_select_events([(xinput.AllMasterDevices, mask)])
+d.sync()  # a refused selection fails here, before "ready"
 out, head = sys.stdout.fileno(), struct.Struct("<cqI")
-os.write(out, head.pack(b"R", time.perf_counter_ns(), 0))  # ready
+os.write(out, head.pack(b"R", time.perf_counter_ns(), int(touch)))  # ready
+kinds = {xinput.RawKeyPress: b"K", xinput.RawButtonPress: b"B", RAW_TOUCH_BEGIN: b"T"}
 fd = d.fileno()
 
 try:
@@ -348,13 +355,12 @@ try:
             break
         for _ in range(d.pending_events()):
             ev = d.next_event()
-            t = getattr(ev, "evtype", None)
-            if t not in (xinput.RawKeyPress, xinput.RawButtonPress):
+            kind = kinds.get(getattr(ev, "evtype", None))
+            if kind is None:
                 continue
             data = ev._data.get("data") or b""
             detail = struct.unpack_from("<I", data, 6)[0] if len(data) >= 10 else 0
-            key = t == xinput.RawKeyPress
-            os.write(out, head.pack(b"K" if key else b"B", ns, detail))
+            os.write(out, head.pack(kind, ns, detail))
 except (BrokenPipeError, KeyboardInterrupt):
     pass
 """
@@ -362,8 +368,8 @@ except (BrokenPipeError, KeyboardInterrupt):
 
 def x_stamp_frames(fd: int):
     """The frames ``_XHELPER`` writes to ``fd``, as ``(kind, ns, detail)`` (kind ``b"R"``
-    ready, ``b"K"`` a key press, ``b"B"`` a button press with its button as ``detail``), until
-    the pipe ends."""
+    ready (``detail`` 1: touches selected too), ``b"K"`` a key press, ``b"B"`` a button press
+    with its button as ``detail``, ``b"T"`` a touch begin), until the pipe ends."""
     import struct
 
     head = struct.Struct("<cqI")
@@ -383,8 +389,8 @@ def x_stamp_frames(fd: int):
 
 class XStamper:
     """Runs ``_XHELPER`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns,
-    after_ns)`` pops the oldest unmatched stamp of ``kind`` ("key" / "mouse") not after
-    ``before_ns`` and not before ``after_ns`` (older ones are dropped: presses that went
+    after_ns)`` pops the oldest unmatched stamp of ``kind`` ("key" / "mouse" / "touch") not
+    after ``before_ns`` and not before ``after_ns`` (older ones are dropped: presses that went
     elsewhere).  ``ok`` once the helper is listening."""
 
     #: the oldest stamp ``take`` pairs when no ``after_ns`` is given
@@ -394,7 +400,10 @@ class XStamper:
         import subprocess
         import sys
 
-        self.q = {"key": deque(), "mouse": deque()}
+        self.q = {"key": deque(), "mouse": deque(), "touch": deque()}
+        #: the X server gives touches too (XInput 2.2): they are stamped here, not on the
+        #: window thread
+        self.touch = False
         #: every press stamp received, in order (benchmarks: X delivered -> stamped)
         self.received: deque[int] = deque(maxlen=20000)
         # per kind: a press at or before this was given the window thread's stamp (its X
@@ -417,12 +426,12 @@ class XStamper:
     def _read_frames(self) -> None:
         for kind, ns, detail in x_stamp_frames(self.proc.stdout.fileno()):
             if kind == b"R":
+                self.touch = bool(detail)
                 self.ok.set()
-            elif kind == b"K":
-                self.q["key"].append(ns)
-                self.received.append(ns)
-            elif kind == b"B" and detail == 1:
-                self.q["mouse"].append(ns)
+                continue
+            q = {b"K": "key", b"B": "mouse" if detail == 1 else None, b"T": "touch"}.get(kind)
+            if q is not None:
+                self.q[q].append(ns)
                 self.received.append(ns)
 
     def take(self, kind: str, before_ns: int, after_ns: int | None = None) -> int | None:
@@ -451,17 +460,18 @@ class WindowTaps:
     unicode text), MOUSEBUTTONDOWN (left button), FINGERDOWN (touch; position scaled to the
     window) and QUIT are kept; everything else is dropped.
 
-    Stamps: under X11 a stamping process (``XStamper``) stamps key and button presses as the
-    X server delivers them, off this thread (a press that arrives while the window thread
-    draws keeps its true time); ``pump()`` gives each SDL press the matching stamp
-    (``source="window-x"``): a stamp made after the ``pump()`` before the one that saw the
-    press (less ``SLACK_NS`` for the X server's delivery), however late that pump was — a
-    window thread stalled for a redraw or by a busy machine still gets the true time.  A press
-    whose X stamp has not come within ``HOLD_NS`` (events
-    sent to the window without an input device; touches; other video drivers; a stamping
-    process kept off the CPU) keeps the time it was taken off SDL's queue
-    (``source="window"``); a press is delivered at most that much later, its stamp unchanged.  ``stamper=False`` (or ``KARUTA_WINDOW_STAMPER=0``):
-    no stamping process.  ``lag`` holds, per X-stamped press, how much later the window thread
+    Stamps: under X11 a stamping process (``XStamper``) stamps key and button presses, and
+    touches where the server speaks XInput 2.2, as the X server delivers them, off this
+    thread (a press that arrives while the window thread draws keeps its true time);
+    ``pump()`` gives each SDL press the matching stamp (``source="window-x"``): a stamp made
+    after the ``pump()`` before the one that saw the press (less ``SLACK_NS`` for the X
+    server's delivery), however late that pump was — a window thread stalled for a redraw or
+    by a busy machine still gets the true time.  A press whose X stamp has not come within
+    ``HOLD_NS`` (events sent to the window without an input device; touches on a server
+    without XInput 2.2; other video drivers; a stamping process kept off the CPU) keeps the
+    time it was taken off SDL's queue (``source="window"``); a press is delivered at most that
+    much later, its stamp unchanged.  ``stamper=False`` (or ``KARUTA_WINDOW_STAMPER=0``): no
+    stamping process.  ``lag`` holds, per X-stamped press, how much later the window thread
     took it in (ms); ``close()`` ends the process.
     """
 
@@ -555,7 +565,8 @@ class WindowTaps:
         out = []
         keep = []
         for seen, before, e in self._held:
-            if self.stamper is not None and e.kind in ("key", "mouse"):
+            if self.stamper is not None and (e.kind in ("key", "mouse")
+                                             or e.kind == "touch" and self.stamper.touch):
                 x = self.stamper.take(e.kind, seen + self.LATE_NS,
                                       before - self.SLACK_NS if before else None)
                 if x is not None:
