@@ -729,6 +729,53 @@ def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(mon
     pygame.display.quit()
 
 
+def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
+    """Goshiki alone: the status line is drawn on the strip of tatami above your rows (as in
+    kyogi alone), not in the side panel.  With an opponent it is in the left panel, and
+    "click here: start" means there: a click on the seam between the front rows (where the
+    kyogi board has its gap) does not start the memorisation."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.drills.taps import TapEvent
+    from reader.practice.match import Seat
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("none")}, 8, ToneVoice(),
+                           color="blue")
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    w._panels()
+    w._set_text("status", "read 3/17: 12 きみがためは")
+    for _ in range(W.Painter.STRIPS + 2):
+        w.painter.frame(w.scene, time.perf_counter())
+    img = pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+    dark = img.sum(axis=2) < 200  # the status text, dark on the tatami
+    b, a = w.vp.board, w.vp.area
+    above = dark[round(a.y):round(b.y), round(b.x):round(b.x + b.w)]
+    assert above.sum() > 200
+    assert np.all(img[:, :round(b.x) - 20] == W.PANEL)  # nothing of it in the left panel
+    pygame.display.quit()
+
+    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("human")}, 8, ToneVoice(),
+                           color="blue")
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    w._panels()
+    assert w.phase == "arrange"
+    seam = w.vp.board.y + w.vp.board.h / 2
+    w._handle(TapEvent(time.perf_counter_ns(), "mouse", pos=(round(w.vp.board.cx), round(seam))))
+    assert w.phase == "arrange"
+    x, y, tw, th = w.painter._text_rect("status")
+    assert x + tw < w.vp.board.x  # the left panel
+    w._handle(TapEvent(time.perf_counter_ns(), "mouse", pos=(x + tw // 2, y + th // 2)))
+    assert w.phase == "memorize"
+    pygame.display.quit()
+
+
 def test_a_taken_card_shrinks_to_the_pile_drawn_from_its_cached_face(monkeypatch):
     """A take flies to the taker's pile, shrinking: every frame of the flight shows the card
     (its green border where it is at that moment), scaled from the face drawn once — no card

@@ -330,8 +330,8 @@ class Painter:
         mid = self.vp.middle_strip()
         b = self.vp.board
         if name == "status":
-            if not self.vp.kyogi:
-                # goshiki: no gap in the middle
+            if not self.vp.kyogi and not self.vp.solo:
+                # goshiki: no gap in the middle (alone: the strip of tatami above the rows)
                 pad = self.vp.scale * 8 + 2
                 return (round(a.x + 8 * k), round(a.y + a.h / 2 - 20 * k),
                         round(b.x - a.x - pad - 16 * k), round(40 * k))
@@ -354,7 +354,7 @@ class Painter:
         font = self.font if name == "status" else self.small
         colour = TEXT
         if name == "status":
-            on_tatami = self.vp.kyogi
+            on_tatami = self.vp.kyogi or self.vp.solo
             img = font.render(text, True, (30, 30, 24) if on_tatami else TEXT)
             if img.get_width() > w:
                 img = pg.transform.smoothscale(img, (w, max(1, img.get_height() * w // img.get_width())))
@@ -772,8 +772,10 @@ class BoardWindow:
             self.quit = True
 
     def _in_status(self, x, y) -> bool:
-        mid = self.vp.middle_strip()
-        return mid.contains(x, y, margin=self.vp.scale * 5)
+        """On the status line ("click here: start"), where it is drawn (goshiki with an
+        opponent: the left panel)."""
+        rx, ry, rw, rh = self.painter._text_rect("status")
+        return B.Rect(rx, ry, rw, rh).contains(x, y, margin=self.vp.scale * 5)
 
     def _arrange_input(self, ev, x, y):
         own = [c for c in self.scene.boxes() if c.owner in self.humans and not c.upside_down]
