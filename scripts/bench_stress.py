@@ -327,9 +327,11 @@ def main():
         x_part, app_part = [], []  # press -> X delivered (the bench's listener), -> app stamp
         helper_part = []  # X delivered -> the app's stamping process stamped it
         xst = sorted(res.get("xstamps") or [])
+        paired = set()
         for e in evs:
             k = bisect.bisect_right(starts, e[0]) - 1
             if k >= 0:
+                paired.add(k)
                 delays.append((e[0] - sent[k][0]) / 1e6)
                 flushed.append((e[0] - sent[k][1]) / 1e6)
                 nxt = starts[k + 1] if k + 1 < len(starts) else float("inf")
@@ -382,6 +384,15 @@ def main():
                   f"{statistics.median(helper_part):.2f}, p99 {pct(helper_part, 0.99):.2f}, max "
                   f"{max(helper_part):.2f} ms (the rest of the app's part: pairing with SDL's "
                   f"event)")
+        unseen = [k for k in range(len(sent)) if k not in paired]
+        if unseen:
+            t_first = sent[0][0]
+            print(f"  presses the app did not report: {len(unseen)} ("
+                  f"{sum(sent[k][2] == 'key' for k in unseen)} keys, "
+                  f"{sum(sent[k][2] == 'mouse' for k in unseen)} clicks) at "
+                  + ", ".join(f"{(sent[k][0] - t_first) / 1e9:.1f}" for k in unseen[:12])
+                  + f"{' …' if len(unseen) > 12 else ''} s of {(sent[-1][0] - t_first) / 1e9:.0f} s"
+                  f"; {len(evs) - len(paired)} reports paired with a press already paired")
         if late:
             print(f"  late stamps (> 2 ms): {'; '.join(late[:10])}")
         print(f"  {res['stamping']}")
@@ -393,7 +404,14 @@ def main():
         p = res["poll"]
         print(f"  window thread: {res['fps']:.1f} fps, draw median {res['draw'].get('median_ms')} "
               f"ms, max {res['draw'].get('max_ms')} ms; poll gaps median {p.get('median_ms')} ms, "
-              f"p99 {p.get('p99_ms')} ms, max {p.get('max_ms')} ms")
+              f"p99 {p.get('p99_ms')} ms, max {p.get('max_ms')} ms (the drawing thread: input "
+              f"is stamped off it)")
+        # the targets, one verdict each
+        sound_ok = res["underruns"] == 0 and cmp.get("identical") is True
+        stamp_ok = bool(delays) and pct(delays, 0.99) <= 1.0 and max(delays) <= 2.0
+        print(f"  targets: sound {'met' if sound_ok else 'NOT met'} (0 underruns, the capture "
+              f"bit-identical); press -> stamp {'met' if stamp_ok else 'NOT met'} (p99 <= 1 ms, "
+              f"max <= 2 ms)")
     finally:
         for p in reversed(procs):
             if p.poll() is None:
