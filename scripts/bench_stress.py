@@ -89,7 +89,10 @@ APP = textwrap.dedent("""
                "draw": front.loop.draw_stats(), "stamping": front.taps.describe_stamping(),
                "process": getattr(out, "process", False), "fill": fill,
                "xstamps": list(front.taps.stamper.received) if front.taps.stamper else []}}
-    print(json.dumps(res), flush=True)
+    # to a file: a long reading's results outgrow a pipe's buffer, and a print blocked on it
+    # kept the app alive (and the bench pressing keys nobody read) until the bench read it
+    with open(args["out"], "w") as f:
+        json.dump(res, f)
 """)
 
 
@@ -213,7 +216,8 @@ def main():
                                  yoin_ms=1000), a.seed, voice)
         ref = quantize16(render(plan, voice))
         app = subprocess.Popen([sys.executable, "-c", APP.format(repo=str(REPO)),
-                                json.dumps({"voice": a.voice, "cards": a.cards, "seed": a.seed})],
+                                json.dumps({"voice": a.voice, "cards": a.cards, "seed": a.seed,
+                                            "out": str(root / "app.json")})],
                                cwd=REPO, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
         procs.append(app)
@@ -307,7 +311,9 @@ def main():
         rec.wait(timeout=5)
         for w in workers:
             w.terminate()
-        res = json.loads(out.strip().splitlines()[-1])
+        if app.returncode != 0 or not (root / "app.json").exists():
+            raise SystemExit(f"bench_stress: the app failed: {err[-2000:]}")
+        res = json.loads((root / "app.json").read_text())
         captured = np.fromfile(cap_path, np.int16)
         cmp = compare(captured, ref)
         if a.keep:
