@@ -590,6 +590,35 @@ def test_show_kimariji_prints_each_cards_kimariji_on_it(monkeypatch):
     assert red[False] == 0 and red[True] > 10 * 6  # a small red label on each of the 10 cards
 
 
+def _painted(w, now):
+    """The board window with every strip painted for time ``now``: its screen as an
+    (height, width, 3) int array."""
+    import pygame
+
+    from reader.practice import window as W
+
+    for _ in range(W.Painter.STRIPS + 2):
+        w.painter.frame(w.scene, now)
+    return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+
+
+def _goshiki_window(monkeypatch, opponent: str):
+    """A goshiki match (seed 8, blue) of a human against ``opponent`` ("human" / "none") and
+    its board window, opened on SDL's dummy driver: ``(match, window)``."""
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+    from reader.practice.match import Seat
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat(opponent)}, 8, ToneVoice(),
+                           color="blue")
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
+    w._open()
+    return m, w
+
+
 def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
     """More than a red frame: the faulting touch's card shakes in place for a moment (drawn
     off its place, framed red), then lies where it was with its red frame."""
@@ -610,23 +639,19 @@ def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
     box = next(c for c in w.scene.boxes() if c.poem == card)
     x, y, cw, ch = box.rect.int_tuple()
 
-    def shot(now):
-        for _ in range(W.Painter.STRIPS + 2):
-            w.painter.frame(w.scene, now)
-        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
-
     def red_left_edge(img):
         # the column of the card's red frame nearest its place's left edge (None: not there)
         row = img[y + ch // 2, max(0, x - cw // 2):x + cw]
         cols = [i for i, p in enumerate(row) if p[0] > 150 and p[1] < 90 and p[2] < 90]
         return None if not cols else cols[0] + max(0, x - cw // 2) - x
 
-    assert red_left_edge(shot(time.perf_counter())) is None  # no fault yet
+    assert red_left_edge(_painted(w, time.perf_counter())) is None  # no fault yet
     w._judged(Judgement("A", card, 0, "fault", "karafuda: お手つき", "A", 50.0))
     t0 = w.scene.anims[-1].t0
-    moving = {red_left_edge(shot(t0 + u * W.ANIM_FAULT_S)) for u in (0.08, 0.25, 0.42, 0.58)}
+    moving = {red_left_edge(_painted(w, t0 + u * W.ANIM_FAULT_S))
+              for u in (0.08, 0.25, 0.42, 0.58)}
     assert None not in moving and len(moving) > 2 and max(abs(d) for d in moving) >= 3, moving
-    rest = shot(t0 + W.ANIM_FAULT_S + 0.05)
+    rest = _painted(w, t0 + W.ANIM_FAULT_S + 0.05)
     assert not w.scene.anims and abs(red_left_edge(rest)) <= 1  # at its place, framed red
     pygame.display.quit()
 
@@ -636,30 +661,16 @@ def test_goshiki_draws_the_ba_beside_the_board(monkeypatch):
     the ba as a pile beside the board, its top card face up, with its count."""
     import pygame
 
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
-    from reader.practice import headless
     from reader.practice import window as W
-    from reader.practice.match import Seat
 
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("human")}, 8, ToneVoice(),
-                           color="blue")
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
-
-    def shot(now):
-        for _ in range(W.Painter.STRIPS + 2):
-            w.painter.frame(w.scene, now)
-        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
-
+    m, w = _goshiki_window(monkeypatch, "human")
     x, y, cw, ch = W.ba_rect(w.vp).int_tuple()
     assert x > w.vp.board.x + w.vp.board.w and x + cw <= 1280  # beside the board
 
     def covered(img):  # share of the ba's place that is not the plain panel
         return float(np.any(img[y:y + ch, x:x + cw] != W.PANEL, axis=2).mean())
 
-    assert covered(shot(time.perf_counter())) < 0.05  # no ba yet
+    assert covered(_painted(w, time.perf_counter())) < 0.05  # no ba yet
     cur = m.current()
     m.touch("A", cur.poem, cur.decisive + 4800)  # A takes read 1
     w._after_close(m.close_read())
@@ -670,7 +681,7 @@ def test_goshiki_draws_the_ba_beside_the_board(monkeypatch):
     assert closed.result.into_ba and m.state.ba
     w._after_close(closed)
     assert w.scene.ba == m.state.ba and w.scene.texts["ba"].endswith(str(len(m.state.ba)))
-    img = shot(time.perf_counter() + 2.0)  # (the flight into the ba is over)
+    img = _painted(w, time.perf_counter() + 2.0)  # (the flight into the ba is over)
     assert covered(img) > 0.9
     pygame.display.quit()
 
@@ -680,27 +691,14 @@ def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(mon
     is read is a fault that the panel and the end screen count, and nothing goes to the ba."""
     import pygame
 
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
     from reader.practice import board as B
-    from reader.practice import headless
     from reader.practice import window as W
-    from reader.practice.match import Seat
     from reader.ui.torifuda import GOSHIKI_RGB
 
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("none")}, 8, ToneVoice(),
-                           color="blue")
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
+    m, w = _goshiki_window(monkeypatch, "none")
     w._panels()
 
-    def shot(now):
-        for _ in range(W.Painter.STRIPS + 2):
-            w.painter.frame(w.scene, now)
-        return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
-
-    blue = np.all(shot(time.perf_counter()) == GOSHIKI_RGB["blue"], axis=2)
+    blue = np.all(_painted(w, time.perf_counter()) == GOSHIKI_RGB["blue"], axis=2)
     b, a = w.vp.board, w.vp.area
     x0, x1 = round(b.x), round(b.x + b.w)
     assert blue[round(b.y):round(b.y + b.h), x0:x1].sum() > 1000  # your rows: the blue borders
@@ -736,23 +734,13 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     kyogi board has its gap) does not start the memorisation."""
     import pygame
 
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
-    from reader.practice import headless
-    from reader.practice import window as W
     from reader.drills.taps import TapEvent
-    from reader.practice.match import Seat
+    from reader.practice import window as W
 
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("none")}, 8, ToneVoice(),
-                           color="blue")
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
+    m, w = _goshiki_window(monkeypatch, "none")
     w._panels()
     w._set_text("status", "read 3/17: 12 きみがためは")
-    for _ in range(W.Painter.STRIPS + 2):
-        w.painter.frame(w.scene, time.perf_counter())
-    img = pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
+    img = _painted(w, time.perf_counter())
     dark = img.sum(axis=2) < 200  # the status text, dark on the tatami
     b, a = w.vp.board, w.vp.area
     above = dark[round(a.y):round(b.y), round(b.x):round(b.x + b.w)]
@@ -760,10 +748,7 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     assert np.all(img[:, :round(b.x) - 20] == W.PANEL)  # nothing of it in the left panel
     pygame.display.quit()
 
-    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat("human")}, 8, ToneVoice(),
-                           color="blue")
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
+    m, w = _goshiki_window(monkeypatch, "human")
     w._panels()
     assert w.phase == "arrange"
     seam = w.vp.board.y + w.vp.board.h / 2
