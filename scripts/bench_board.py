@@ -215,12 +215,10 @@ def presser(display: str, wid: int, sent: list, stop: threading.Event) -> None:
 
     from Xlib import X
     from Xlib import display as xdisplay
-    from Xlib.ext import xtest
 
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
-    except (AttributeError, OSError):
-        pass
+    from bench_stress import press_realtime, xtest_press
+
+    press_realtime()
     d = xdisplay.Display(display)
     win = d.create_resource_object("window", wid)
     win.set_input_focus(X.RevertToParent, X.CurrentTime)
@@ -230,14 +228,7 @@ def presser(display: str, wid: int, sent: list, stop: threading.Event) -> None:
     rng = random.Random(7)
     while not stop.wait(0.1 + rng.random() * 0.3):
         kind = "mouse" if rng.random() < 0.5 else "key"
-        xtest.fake_input(d, X.KeyPress if kind == "key" else X.ButtonPress,
-                         key if kind == "key" else 1)
-        t0 = time.perf_counter_ns()
-        d.flush()
-        d.sync()
-        xtest.fake_input(d, X.KeyRelease if kind == "key" else X.ButtonRelease,
-                         key if kind == "key" else 1)
-        d.sync()
+        t0, _ = xtest_press(d, kind, key if kind == "key" else 1)
         sent.append((t0, kind))
 
 

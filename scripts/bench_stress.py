@@ -156,6 +156,35 @@ def compare(captured: np.ndarray, ref: np.ndarray, max_events: int = 200) -> dic
             "complete": covered and all(e["shift"] is not None for e in events)}
 
 
+def press_realtime() -> bool:
+    """Put the calling thread (only it) at realtime priority, as a presser should be: a finger
+    does not wait for a CPU, so a press is made when its time is taken.  False where refused
+    (a press may then be late by a time slice)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+        return True
+    except (AttributeError, OSError):
+        return False
+
+
+def xtest_press(d, kind: str, code: int) -> tuple[int, int]:
+    """Press and release key ``code`` (``kind`` "key") or button ``code`` ("mouse") through
+    XTest on display ``d``; returns (perf ns when the press's request was written, perf ns once
+    the X server had processed it)."""
+    from Xlib import X
+    from Xlib.ext import xtest
+
+    key = kind == "key"
+    xtest.fake_input(d, X.KeyPress if key else X.ButtonPress, code)
+    t0 = time.perf_counter_ns()  # the press: its request is written now
+    d.flush()
+    d.sync()
+    t1 = time.perf_counter_ns()
+    xtest.fake_input(d, X.KeyRelease if key else X.ButtonRelease, code)
+    d.sync()
+    return t0, t1
+
+
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p * len(xs)))]
@@ -270,19 +299,12 @@ def main():
         time.sleep(0.5)
         app.stdin.write("go\n")
         app.stdin.flush()
-        from Xlib import X, display
-        from Xlib.ext import xtest
+        from Xlib import display
 
         d = display.Display(disp)
         space = d.keysym_to_keycode(0x20)
-        # the presser is a finger, not a process waiting for a CPU: realtime priority (this
-        # thread only, after every child was started), so that a press is made when its time
-        # is taken; where refused, a press may be late by a time slice and says so below
-        presser = "realtime"
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
-        except (AttributeError, OSError):
-            presser = "normal priority (refused realtime)"
+        # (after every child was started: they would inherit it)
+        rt_presser = press_realtime()
         rng = random.Random(a.seed)
         sent = []
         loads = []
@@ -290,21 +312,14 @@ def main():
         while app.poll() is None and time.monotonic() < t_end:
             time.sleep(0.2 + rng.random() * 0.6)
             kind = "mouse" if rng.random() < 0.3 else "key"
-            xtest.fake_input(d, X.KeyPress if kind == "key" else X.ButtonPress,
-                             space if kind == "key" else 1)
-            t0 = time.perf_counter_ns()  # the press: its request is written now
-            d.flush()
-            d.sync()
-            t1 = time.perf_counter_ns()
-            xtest.fake_input(d, X.KeyRelease if kind == "key" else X.ButtonRelease,
-                             space if kind == "key" else 1)
-            d.sync()
+            t0, t1 = xtest_press(d, kind, space if kind == "key" else 1)
             sent.append((t0, t1, kind))
             if len(sent) % 20 == 0:
                 loads.append(os.getloadavg()[0])
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0)) if presser == "realtime" \
-            else None
-        rt += f"; presses made at {presser} priority"
+        if rt_presser:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        rt += ("; presses made at realtime priority" if rt_presser
+               else "; presses made at normal priority (refused realtime)")
         out, err = app.communicate(timeout=max(30, plan.seconds + 30))
         time.sleep(0.5)
         rec.terminate()
