@@ -297,7 +297,10 @@ def pulse_server(request, monkeypatch):
     from audio.output import reinit_portaudio
 
     if _PULSE is None:
-        _PULSE = PulseServer()
+        from procguard import session_owned
+
+        with session_owned():  # shared by the session's tests: not ended with this one
+            _PULSE = PulseServer()
         request.config.add_cleanup(_stop_pulse)
     monkeypatch.setenv("XDG_RUNTIME_DIR", _PULSE.env["XDG_RUNTIME_DIR"])
     monkeypatch.setenv("PULSE_SERVER", _PULSE.env["PULSE_SERVER"])

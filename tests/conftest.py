@@ -9,6 +9,11 @@ from tmux_driver import Tmux
 
 
 def pytest_configure(config):
+    import procguard
+
+    # every process a test starts is ended, pass or fail (tests/procguard.py)
+    if not config.pluginmanager.has_plugin("procguard"):
+        config.pluginmanager.register(procguard, "procguard")
     config.addinivalue_line(
         "markers", "realtime: plays in real time through a (null) sound server; slower")
     _default_signals()
