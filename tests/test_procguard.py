@@ -42,6 +42,11 @@ LEAKY = textwrap.dedent('''
 
     def test_builds_its_environment_from_scratch():
         subprocess.Popen(["sleep", "306"], env={"PATH": "/usr/bin:/bin"})
+
+    def test_leaves_the_app_waiting_at_its_prompt(tmp_path):
+        from cli_run import karuta_argv, karuta_env
+        subprocess.Popen(karuta_argv("table", "genkan", "play", "--save", str(tmp_path / "t.json")),
+                         stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=karuta_env())
 ''')
 
 
@@ -59,14 +64,15 @@ def test_every_process_a_test_started_is_ended_and_named(tmp_path):
     run = f"guard-test-{uuid.uuid4().hex[:8]}"
     log = tmp_path / "left.log"
     res = inner_pytest(tmp_path, run, **{procguard.LOG: str(log)})
-    assert "1 failed, 5 passed" in res.stdout, res.stdout + res.stderr
+    assert "1 failed, 6 passed" in res.stdout, res.stdout + res.stderr
     assert procguard.marked(run) == [], "the guard left processes of the run running"
     report = log.read_text()
     for test, what in [("test_forgets_its_process", "sleep 301"),
                        ("test_fails_after_starting_the_app", "time.sleep(302)"),
                        ("test_starts_a_process_that_detaches", "sleep 303"),
                        ("test_starts_a_tmux_server", "sleep 304"),
-                       ("test_builds_its_environment_from_scratch", "sleep 306")]:
+                       ("test_builds_its_environment_from_scratch", "sleep 306"),
+                       ("test_leaves_the_app_waiting_at_its_prompt", "karuta table genkan play")]:
         assert any(test in line and what in line for line in report.splitlines()), (test, report)
     assert "sleep 305" not in report  # a test that ends what it starts is not named
     assert "LeftBehind" in res.stdout  # the warning summary names them too
@@ -75,7 +81,7 @@ def test_every_process_a_test_started_is_ended_and_named(tmp_path):
 def test_strict_mode_makes_a_leak_an_error(tmp_path):
     run = f"guard-test-{uuid.uuid4().hex[:8]}"
     res = inner_pytest(tmp_path, run, **{procguard.STRICT: "1"})
-    assert "5 errors" in res.stdout and "left running, now ended" in res.stdout, res.stdout
+    assert "6 errors" in res.stdout and "left running, now ended" in res.stdout, res.stdout
     assert procguard.marked(run) == []
 
 
