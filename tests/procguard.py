@@ -109,6 +109,8 @@ def _alive(pid: int) -> bool:
 def marked(run: str, owner: str | None = None) -> list[Proc]:
     """Live processes carrying this run's mark (and, given ``owner``, that owner's)."""
     found = []
+    if not os.path.isdir("/proc"):  # not Linux: nothing to look at (the guard does nothing)
+        return found
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
