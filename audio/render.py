@@ -704,6 +704,9 @@ def _check_target(path: Path) -> None:
 
 
 def _check_target_(path: Path) -> None:
+    from reader.base.statefiles import check_output
+
+    check_output(path, "--out")
     parent = path.parent
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
