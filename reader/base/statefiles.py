@@ -17,6 +17,7 @@ a deal, a voice pack index), or rebuild (a cache entry).
     calibration     config/calibration.json                         reader.drills.calibrate
     synth-script    cache/scripts/*.json (synthesized voice)        audio.synth
     stats rows      rows of the stats database's tables             reader.drills.stats_salvage (``STATS_ROWS``)
+    tournament-meta the ``meta`` table of a tournament file         reader.tournament.integrity
 
 ``tests/test_statefiles.py`` asserts that no other module parses JSON or TOML from a file, so
 a new state file cannot skip this.
@@ -155,6 +156,23 @@ SCHEMAS: dict[str, dict] = {
         "properties": {"devices": {"type": "object", "additionalProperties": {
             "type": "object", "required": ["offset_ms"],
             "properties": {"offset_ms": {"type": "number", "minimum": -5000, "maximum": 5000}}}}},
+    },
+    # a tournament file's settings (its other tables: reader.tournament.integrity)
+    "tournament-meta": {
+        "type": "object",
+        "required": ["format", "version", "rounds", "colors", "mix_groups", "third_place",
+                     "seed", "title"],
+        "properties": {
+            "format": {"const": "karuta-tournament"},
+            "version": {"type": "integer", "minimum": 1},
+            "rounds": {"type": "integer", "minimum": 1, "maximum": 20},
+            "colors": {"type": "array", "minItems": 1, "maxItems": 64, "items": {
+                "enum": ["blue", "pink", "yellow", "green", "orange"]}},
+            "mix_groups": {"type": "boolean"},
+            "third_place": {"type": "boolean"},
+            "seed": _INT,
+            "title": {"type": "string", "maxLength": 1000},
+        },
     },
     "synth-script": {
         "type": "object",
