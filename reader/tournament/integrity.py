@@ -200,7 +200,14 @@ def _COLORS():
 
 def sql_error(path: Path, e: sqlite3.Error) -> TournamentError:
     """One line for an SQLite failure on the tournament file ``path``."""
+    import os
+
     msg = str(e)
+    folder = path.parent if str(path.parent) else Path(".")
+    if "unable to open" in msg and folder.is_dir() and not os.access(folder, os.W_OK):
+        return TournamentError(f"cannot use the tournament file {path}: its folder {folder} is "
+                               "read-only (SQLite keeps its journal beside the file); copy it "
+                               "to a folder you can write in")
     if "locked" in msg or "busy" in msg:
         return TournamentError(f"{path} is in use by another karuta (still locked after "
                                f"{BUSY_TIMEOUT_S:g} s): nothing was changed; try again when "
