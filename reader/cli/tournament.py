@@ -164,6 +164,10 @@ def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, th
     from reader.tournament.store import Settings, Tournament
 
     path = Path(file) if file else _default_file()
+    if not resume:  # another kind of karuta file is said as such (a tournament: --resume)
+        from reader.base.statefiles import check_output
+
+        check_output(path, "--file", same_kind="a karuta tournament file")
     if resume:
         t = _open(path)
         pages.write_projector(t, _now())
