@@ -482,7 +482,7 @@ def _sqlite_kind(path: Path) -> str:
     from urllib.parse import quote
 
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True)
+        conn = sqlite3.connect(f"file:{quote(os.fsencode(path))}?mode=ro&immutable=1", uri=True)
         try:
             names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
         finally:

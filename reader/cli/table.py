@@ -109,7 +109,8 @@ def _new_table(system, save, seed, settings, players, npcs):
     from reader.table.store import Table, log_path
 
     check_output(save, "the save file", same_kind="a table save")  # another kind: say which
-    check_output(log_path(save), "the save's log", same_kind="a table save's log")
+    if Path(save).name:  # (no name at all is said when the save is written)
+        check_output(log_path(save), "the save's log", same_kind="a table save's log")
     if os.path.exists(save):
         raise KarutaError(f"{save} exists: continue it with --resume (play) or choose another --save")
     if seed is None:

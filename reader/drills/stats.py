@@ -29,8 +29,6 @@ import os
 import sqlite3
 import statistics
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -311,15 +309,10 @@ class StatsDB:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+    def _tx(self):
+        from reader.base.sqldb import immediate
+
+        return immediate(self._conn)
 
     # -- writing (each call is one committed transaction) ------------------------------------
 

@@ -15,6 +15,7 @@
 """
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -47,7 +48,8 @@ class Damaged(TournamentError):
 def _uri(path: Path, immutable: bool = True) -> str:
     from urllib.parse import quote
 
-    return f"file:{quote(str(path.resolve()))}?mode=ro" + ("&immutable=1" if immutable else "")
+    ro = "mode=ro&immutable=1" if immutable else "mode=ro"
+    return f"file:{quote(os.fsencode(path.resolve()))}?{ro}"
 
 
 def _format_of(path: Path, immutable: bool):

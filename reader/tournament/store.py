@@ -27,7 +27,6 @@ import json
 import random
 import sqlite3
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -36,6 +35,7 @@ import poems
 from reader.tournament import integrity, pairing, scoring
 from reader.tournament.errors import TournamentError
 from reader.tournament.players import PlayerRow, balance_blocks, clean_name
+from reader.base.sqldb import immediate
 from reader.base.statefiles import decode_json
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "FORMAT", "VERSION"]
@@ -256,18 +256,11 @@ class Tournament:
     def close(self) -> None:
         self.db.close()
 
-    @contextmanager
     def _tx(self):
-        """One write transaction, the file's write lock taken at once (``BEGIN IMMEDIATE``):
-        what a change checks (is the table still without a result? which round is next?) is
-        read inside it, so two desks entering at once cannot both pass the check."""
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+        """One write transaction (``reader.base.sqldb.immediate``): what a change checks (is
+        the table still without a result? which round is next?) is read inside it, so two
+        desks entering at once cannot both pass the check."""
+        return immediate(self.db)
 
     def _changed(self) -> None:
         if self.on_change is not None:
