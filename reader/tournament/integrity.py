@@ -65,7 +65,6 @@ def _format_of(path: Path, immutable: bool):
 
 def identify(path: Path) -> None:
     """``TournamentError`` unless ``path`` is a karuta tournament file; writes nothing."""
-    import os
     import stat
 
     try:
@@ -202,8 +201,6 @@ def _COLORS():
 
 def sql_error(path: Path, e: sqlite3.Error) -> TournamentError:
     """One line for an SQLite failure on the tournament file ``path``."""
-    import os
-
     msg = str(e)
     folder = path.parent if str(path.parent) else Path(".")
     if "unable to open" in msg and folder.is_dir() and not os.access(folder, os.W_OK):
