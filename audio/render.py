@@ -40,6 +40,7 @@ from typing import Iterable, NamedTuple
 import numpy as np
 
 from reader.base.errors import AudioFileError, OutputError
+from reader.base.statefiles import check_output
 from audio.plan import Plan, Segment
 
 __all__ = [
@@ -704,6 +705,7 @@ def _check_target(path: Path) -> None:
 
 
 def _check_target_(path: Path) -> None:
+    check_output(path, "--out")
     parent = path.parent
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
@@ -757,6 +759,7 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
     The file gets the permissions of any new file (``umask``), not mkstemp's 0600.
     """
     path = Path(path)
+    check_output(path, "--out")  # a file karuta keeps is said as such, before its extension
     fmt = _format_for(path, fmt)
     subtype = subtype.upper()
     if subtype not in _SUBTYPES:

@@ -8,7 +8,10 @@ Prints, on this machine (timings are noisy on a shared machine):
   - load a 100-card club session through reader.base.statefiles vs a bare json.loads (ms, ratio);
   - salvage a stats database of --taps taps with one damaged page: wall time, rows recovered,
     peak memory of this process;
-  - decode_json's depth scan on a 1 MB document (ms).
+  - decode_json's depth scan on a 1 MB document (ms);
+  - opening a tournament of --players players (6 rounds, every result in) with the whole-file
+    check (reader.tournament.integrity) against a bare open, and the output check
+    (reader.base.statefiles.check_output) on a tournament file and on a new name (issue 22).
 """
 from __future__ import annotations
 
@@ -38,6 +41,7 @@ def best_of(fn, n=20) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--taps", type=int, default=100_000)
+    ap.add_argument("--players", type=int, default=512)
     a = ap.parse_args()
     from reader.base.statefiles import decode_json, load_json
     from reader.drills.stats import StatsDB
@@ -97,6 +101,58 @@ def main() -> None:
         print(f"salvage: {a.taps} taps ({size / 2**20:.1f} MiB), one damaged page: {wall:.2f} s, "
               f"{n} taps recovered ({n / a.taps:.1%}); peak RSS {peak:.0f} MiB")
         print(f"  notice: {note}")
+        tournament(tmp, a.players)
+
+
+def tournament(tmp: Path, n: int) -> None:
+    from reader.base.statefiles import check_output
+    from reader.tournament.players import PlayerRow
+    from reader.tournament.store import Settings, Tournament
+
+    path = tmp / "day.sqlite"
+    rows = [PlayerRow(name=f"選手{i}", group=f"{i % 12}組", block="") for i in range(n)]
+    t = Tournament.create(path, rows, Settings(rounds=6, seed=1), blocks=max(1, n // 32))
+    for _ in range(6):
+        info = t.pair()
+        for tb in info["tables"]:
+            k = len(tb["players"])
+            t.enter(tb["table"], [9, 8] if k == 2 else [6, 6, 5], round_no=info["round"])
+    t.close()
+    n_rows = sum(sqlite3.connect(path).execute(f"SELECT count(*) FROM {x}").fetchone()[0]
+                 for x in ("players", "tables", "seats", "entries"))
+
+    def bare():
+        con = sqlite3.connect(path)
+        con.execute("SELECT key, value FROM meta").fetchall()
+        con.close()
+
+    def checked():
+        Tournament.open(path).close()
+
+    from reader.tournament import integrity
+
+    con = sqlite3.connect(path)
+    t_check = best_of(lambda: integrity.check(con, path), 10)
+    con.close()
+    t_checked = best_of(checked, 10)
+    t_bare = best_of(bare, 10)
+    print(f"tournament of {n} players, 6 rounds ({n_rows} rows): Tournament.open "
+          f"{t_checked * 1000:.1f} ms, of which the whole-file check {t_check * 1000:.1f} ms; "
+          f"a bare sqlite3 open and meta read {t_bare * 1000:.2f} ms")
+    t_state = best_of(lambda: _refused(check_output, path), 50)
+    t_new = best_of(lambda: check_output(tmp / "new.csv", "--out"), 50)
+    print(f"check_output: on the tournament file {t_state * 1e6:.0f} us (refused), "
+          f"on a new name {t_new * 1e6:.0f} us")
+
+
+def _refused(check, path) -> None:
+    from reader.base.errors import OutputError
+
+    try:
+        check(path, "--out")
+    except OutputError:
+        return
+    raise AssertionError("not refused")
 
 
 if __name__ == "__main__":

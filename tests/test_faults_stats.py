@@ -4,6 +4,7 @@ the wrong type (a damaged page can read back that way) do not become tracebacks.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -99,3 +100,66 @@ def test_karuta_stats_says_what_was_recovered(tmp_path):
     line = r.stderr.strip()
     assert line.count("\n") == 0 and line.startswith("karuta: the stats database") and \
         "taps" in line and "corrupt-1" in line, line
+
+
+def test_a_table_missing_from_the_database_is_kept_and_salvaged_not_a_traceback(tmp_path):
+    """Issue 22: ``karuta stats`` on a database whose ``reviews`` table is gone: the file is
+    kept as corrupt-1, the taps that are there come across, one line says so."""
+    path = tmp_path / "stats.sqlite3"
+    fill(path, taps=50)
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE reviews")
+    con.commit()
+    con.close()
+    damaged = sha1(path)
+    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    r = subprocess.run([*karuta_argv(), "stats", "--json"], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    line = r.stderr.strip()
+    assert line.count("\n") == 0 and "table reviews is missing" in line and "50 taps" in line
+    assert sum(p["taps"] for p in json.loads(r.stdout)) == 50
+    assert sha1(tmp_path / "stats.sqlite3.corrupt-1") == damaged
+
+
+def test_a_database_locked_by_another_program_is_one_line_and_kept(tmp_path):
+    """Issue 22: another program holds the database exclusively (the test holds it): after
+    the busy timeout, one line; the file is not moved aside or changed."""
+    path = tmp_path / "stats.sqlite3"
+    fill(path, taps=20)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("PRAGMA locking_mode = EXCLUSIVE")
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+        r = subprocess.run([*karuta_argv(), "stats"], env=env, capture_output=True, text=True,
+                           timeout=120)
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1 and "in use by another program" in lines[0], \
+        r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []
+    with StatsDB(path) as db:
+        assert len(db.taps()) == 20
+
+
+def test_calibrate_show_with_fields_of_another_type(tmp_path):
+    """Issue 22: a calibration file whose ``history`` and ``spread_ms`` are of another type
+    is shown (? for what cannot be), not a traceback; the offset still applies."""
+    (tmp_path / "calibration.json").write_text(json.dumps({"version": 1, "devices": {
+        "sounddevice:pulse": {"offset_ms": 12.5, "spread_ms": "wide", "taps": [1],
+                              "history": [1, "x", {"offset_ms": "a"}, {"offset_ms": 3.0},
+                                          {"offset_ms": 5.0, "spread_ms": {}}]},
+        "pygame:default": {"offset_ms": -4.0, "history": "none", "date": 7}}}))
+    env = dict(os.environ, KARUTA_CONFIG_DIR=str(tmp_path), PYTHONPATH=str(REPO))
+    r = subprocess.run([*karuta_argv(), "calibrate", "--show"], env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and not r.stderr, r.stderr
+    assert "sounddevice:pulse: +12.5 ms  (? taps, spread ?" in r.stdout, r.stdout
+    assert "history: 2 calibrations, offsets +3.0 to +5.0 ms" in r.stdout
+    assert "pygame:default: -4.0 ms" in r.stdout
+    from reader.drills.calibrate import CalibrationStore
+
+    assert CalibrationStore(tmp_path / "calibration.json").offset_ms("sounddevice:pulse") == 12.5

@@ -17,6 +17,7 @@ a deal, a voice pack index), or rebuild (a cache entry).
     calibration     config/calibration.json                         reader.drills.calibrate
     synth-script    cache/scripts/*.json (synthesized voice)        audio.synth
     stats rows      rows of the stats database's tables             reader.drills.stats_salvage (``STATS_ROWS``)
+    tournament-meta the ``meta`` table of a tournament file         reader.tournament.integrity
 
 ``tests/test_statefiles.py`` asserts that no other module parses JSON or TOML from a file, so
 a new state file cannot skip this.
@@ -28,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reader.base.errors import LogError
+from reader.base.errors import LogError, OutputError
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
@@ -155,6 +156,23 @@ SCHEMAS: dict[str, dict] = {
         "properties": {"devices": {"type": "object", "additionalProperties": {
             "type": "object", "required": ["offset_ms"],
             "properties": {"offset_ms": {"type": "number", "minimum": -5000, "maximum": 5000}}}}},
+    },
+    # a tournament file's settings (its other tables: reader.tournament.integrity)
+    "tournament-meta": {
+        "type": "object",
+        "required": ["format", "version", "rounds", "colors", "mix_groups", "third_place",
+                     "seed", "title"],
+        "properties": {
+            "format": {"const": "karuta-tournament"},
+            "version": {"type": "integer", "minimum": 1},
+            "rounds": {"type": "integer", "minimum": 1, "maximum": 20},
+            "colors": {"type": "array", "minItems": 1, "maxItems": 64, "items": {
+                "enum": ["blue", "pink", "yellow", "green", "orange"]}},
+            "mix_groups": {"type": "boolean"},
+            "third_place": {"type": "boolean"},
+            "seed": _INT,
+            "title": {"type": "string", "maxLength": 1000},
+        },
     },
     "synth-script": {
         "type": "object",
@@ -396,3 +414,95 @@ def remove_quietly(path: Path | str) -> None:
         os.unlink(path)
     except OSError:
         pass
+
+
+# ---------------------------------------------------------------------------- outputs
+#: the SQLite files karuta keeps, told apart by their tables
+_OUR_DATABASES = (
+    ({"meta", "players", "rounds", "tables", "seats", "entries"}, "a karuta tournament file"),
+    ({"sessions", "taps", "reviews", "memory"}, "a karuta stats database"),
+)
+#: karuta's text state files, told apart by how they begin (the first 4 KiB)
+_OUR_TEXT = (
+    (r'^\s*\{\s*"rules"\s*:\s*"(?:kyogi|goshiki)"[^\n]*"practice"\s*:', "a practice log"),
+    (r'^\s*\{\s*"rules"\s*:\s*"(?:kyogi|goshiki)"', "a match log"),
+    (r'^\s*\{\s*"kind"\s*:\s*"karuta-club-session"', "a club reading session"),
+    (r'^\s*\{\s*"karuta_table"\s*:', "a table save"),
+    (r"^karuta table \w+, seed ", "a table save's log"),
+    (r'^\s*\{\s*"devices"\s*:', "the calibration file"),
+    (r'^\s*\{\s*"clips"\s*:', "a voice pack index"),
+)
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def state_file_kind(path: Path | str) -> str | None:
+    """What ``path`` is, if it is one of the files karuta keeps (or any SQLite database, or
+    SQLite's journal of one): e.g. "a karuta tournament file"; None for anything else (no
+    file, a folder, a file of the user's).  Reads at most 4 KiB and writes nothing (an SQLite
+    file is opened immutable: no journal, no WAL switch, no lock)."""
+    import re
+    import stat as stat_
+
+    p = Path(path)
+    try:
+        real = p.resolve()
+    except (OSError, RuntimeError):  # a loop of links, a name too long
+        real = p
+    for suffix in ("-wal", "-shm", "-journal"):  # SQLite's own files beside a database
+        if real.name.endswith(suffix) and real.name != suffix:
+            base = real.with_name(real.name[: -len(suffix)])
+            what = state_file_kind(base)
+            if what:
+                return f"the SQLite journal of {what} ({base.name})"
+    try:
+        st = real.stat()
+    except (OSError, RuntimeError):  # not there (yet)
+        return None
+    if not stat_.S_ISREG(st.st_mode):  # a folder, a FIFO, a device: not a state file
+        return None
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            head = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    if head.startswith(_SQLITE_MAGIC):
+        return _sqlite_kind(real)
+    text = head.decode("utf-8-sig", "replace")
+    for pattern, what in _OUR_TEXT:
+        if re.match(pattern, text):
+            return what
+    return None
+
+
+def _sqlite_kind(path: Path) -> str:
+    import sqlite3
+    from urllib.parse import quote
+
+    try:
+        conn = sqlite3.connect(f"file:{quote(os.fsencode(path))}?mode=ro&immutable=1", uri=True)
+        try:
+            names = {n for (n,) in conn.execute("SELECT name FROM sqlite_master")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        names = set()
+    for tables, what in _OUR_DATABASES:
+        if tables <= names:
+            return what
+    return "an SQLite database"
+
+
+def check_output(path: Path | str, option: str | None, same_kind: str | None = None) -> None:
+    """Refuse an output path (``--out``, ``--csv``, ``--plot``, a log to start, a page) that
+    is one of karuta's own state files — a tournament, the stats database, a match or
+    practice log, a session, a table save, the calibration — or any SQLite database: writing
+    there would replace what the user made.  One ``OutputError`` line, nothing written.  Every
+    command calls this before it changes anything (tests/test_faults_outputs.py).
+    ``same_kind``: a kind the caller answers itself (a match log to ``--resume``)."""
+    what = state_file_kind(path)
+    if what and what != same_kind:
+        raise OutputError(f"{option + ' ' if option else ''}{path} is {what}: writing there "
+                          "would replace it; give another file name")

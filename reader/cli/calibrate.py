@@ -44,9 +44,9 @@ def calibrate(device, backend, show, clicks, interval, window, attempts, max_spr
             click.echo(f"no calibrations saved yet ({store.path})")
             return
         for key, e in sorted(saved.items()):
+            spread = f"±{e['spread_ms']:.2f} ms" if "spread_ms" in e else "?"
             click.echo(f"{key}: {e['offset_ms']:+.1f} ms  ({e.get('taps', '?')} taps, "
-                       f"spread ±{e.get('spread_ms', 0):.2f} ms, {e.get('input', '?')}, "
-                       f"{e.get('date', '?')})")
+                       f"spread {spread}, {e.get('input', '?')}, {e.get('date', '?')})")
             hist = describe_history(e)
             if hist:
                 click.echo(f"  {hist}")

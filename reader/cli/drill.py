@@ -160,6 +160,11 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         from reader.ui.window import require_display
 
         require_display()
+    from reader.base.statefiles import check_output
+
+    for opt, path in (("--log", log_path), ("--plan-out", plan_out)):
+        if path:
+            check_output(path, opt)
     try:
         if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
             raise KarutaError(f"{log_path} exists: give a new file for --log")

@@ -142,7 +142,10 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             raise KarutaError(str(e)) from None
         if not log_file:
             log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-        if os.path.exists(log_file):
+        from reader.base.statefiles import check_output
+
+        if os.path.exists(log_file) and not os.path.isdir(log_file):
+            check_output(log_file, "--log", same_kind="a match log")  # another kind: say which
             raise KarutaError(f"{log_file} exists: continue it with --resume, or choose "
                               "another --log")
         st = loaded.match.state

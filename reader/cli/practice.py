@@ -105,6 +105,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     if color is not None and (rules or "kyogi") != "goshiki":
         raise KarutaError("--color applies to goshiki")
 
+    if log_file is not None and not resume:  # a new log: never over a file karuta keeps
+        from reader.base.statefiles import check_output
+
+        check_output(log_file, "--log")
     voice = make_voice(voice_spec)
     if resume:
         if (rules is not None or cards is not None or color is not None or seed is not None

@@ -68,7 +68,9 @@ def build(opts: dict):
 
 def _write_json(path: str, text: str) -> None:
     from reader.base.files import atomic_write_text
+    from reader.base.statefiles import check_output
 
+    check_output(path, "--plan-out")
     atomic_write_text(Path(path), text)
 
 
@@ -127,9 +129,12 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     if plan_out and _same_file(plan_out, out):
         raise KarutaError(f"--plan-out and --out are the same file ({out}): the plan would "
                           "replace the audio; give the plan its own name (e.g. plan.json)")
-    if plan_out:  # a plan that cannot be written must not cost a finished render
-        from audio.render import _check_target
+    from audio.render import _check_target
+    from reader.base.statefiles import check_output
 
+    _check_target(Path(out))  # before the synthesis: a refused --out costs nothing
+    if plan_out:  # a plan that cannot be written must not cost a finished render
+        check_output(plan_out, "--plan-out")
         _check_target(Path(plan_out))
     p, voice = build(opts)
     from reader.cli.progress import synthesize_ahead
@@ -227,6 +232,10 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
 
             resolve_device(device)
 
+    if plan_out:  # before a session or anything else is written
+        from reader.base.statefiles import check_output
+
+        check_output(plan_out, "--plan-out")
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "

@@ -132,6 +132,11 @@ def stats(as_json, plot_path, export, out, all_poems):
         raise click.UsageError("--out goes with --export")
     if plot_path is not None and plot_path.suffix.lower() != ".png":
         raise click.UsageError(f"--plot writes PNG: give a FILE.png, not {plot_path.name}")
+    from reader.base.statefiles import check_output
+
+    for opt, path in (("--out", out), ("--plot", plot_path)):
+        if path is not None:  # before the database is opened: the stats database itself too
+            check_output(path, opt)
     with StatsDB() as db:
         if db.notice:
             warn(db.notice)
@@ -139,12 +144,14 @@ def stats(as_json, plot_path, export, out, all_poems):
         if export == "csv":
             if out is None:
                 db.export_csv(sys.stdout, only_with_data=not all_poems)
-            else:
-                try:
-                    with open(out, "w", encoding="utf-8", newline="") as f:
-                        db.export_csv(f, only_with_data=not all_poems)
-                except OSError as e:
-                    raise OutputError(f"cannot write {out}: {e.strerror}") from None
+            else:  # whole or not at all: a failure leaves the file as it was
+                import io
+
+                from reader.base.files import atomic_write_text
+
+                buf = io.StringIO()
+                db.export_csv(buf, only_with_data=not all_poems)
+                atomic_write_text(out, buf.getvalue())
                 click.echo(f"wrote {len(rows)} poems to {out}", err=True)
     if plot_path is not None:
         plot(rows, plot_path)

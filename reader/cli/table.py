@@ -105,8 +105,12 @@ def _setup(system: str, players: tuple[str, ...], npcs: tuple[str, ...]) -> list
 def _new_table(system, save, seed, settings, players, npcs):
     import secrets
 
-    from reader.table.store import Table
+    from reader.base.statefiles import check_output
+    from reader.table.store import Table, log_path
 
+    check_output(save, "the save file", same_kind="a table save")  # another kind: say which
+    if Path(save).name:  # (no name at all is said when the save is written)
+        check_output(log_path(save), "the save's log", same_kind="a table save's log")
     if os.path.exists(save):
         raise KarutaError(f"{save} exists: continue it with --resume (play) or choose another --save")
     if seed is None:

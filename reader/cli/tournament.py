@@ -31,7 +31,14 @@ def _common(f):
     @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
     @functools.wraps(f)
     def wrapper(*a, **kw):
-        return f(*a, **kw)
+        import sqlite3
+
+        try:
+            return f(*a, **kw)
+        except sqlite3.Error as e:  # (the store says what it knows; this is the rest)
+            from reader.tournament.integrity import sql_error
+
+            raise sql_error(Path(kw["file"]) if kw.get("file") else _default_file(), e) from None
 
     return wrapper
 
@@ -46,8 +53,22 @@ def _open(file):
 
     path = Path(file) if file else _default_file()
     t = Tournament.open(path)
-    t.on_change = lambda tt: pages.write_projector(tt, _now())
+    t.on_change = lambda tt: _projector(tt, "the change is saved")
     return t
+
+
+def _projector(t, saved: str) -> Path | None:
+    """Rewrite the projector page after a change that is already stored: a page that cannot
+    be written is one warning line saying so (exit 0: a retry would enter the change twice)."""
+    from reader.cli import warn
+    from reader.tournament import pages
+
+    try:
+        return pages.write_projector(t, _now())
+    except KarutaError as e:
+        warn(f"{saved}, but the projector page was not written ({e}): "
+             "`karuta tournament page` writes it again")
+        return None
 
 
 def _out_folder(out: str | None) -> Path | None:
@@ -104,6 +125,14 @@ def _settings_text(t) -> str:
         lines.append(f"round {s['round']} ({s['stage']}, {s['color']}): " +
                      (f"waiting for table{'s' if len(miss) > 1 else ''} "
                       f"{', '.join(map(str, miss))}" if miss else "all results in"))
+        earlier: dict[int, list[int]] = {}
+        for m in s["missing_all"]:
+            if m["round"] != s["round"]:
+                earlier.setdefault(m["round"], []).append(m["table"])
+        for r, ts in earlier.items():
+            lines.append(f"round {r}: no result for table{'s' if len(ts) > 1 else ''} "
+                         f"{', '.join(map(str, ts))} (enter it before the next pairing: "
+                         f"`karuta tournament result {ts[0]} ... --round {r}`)")
     else:
         lines.append("no round paired yet: `karuta tournament pair`")
     for b, name in s["champions"].items():
@@ -135,6 +164,10 @@ def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, th
     from reader.tournament.store import Settings, Tournament
 
     path = Path(file) if file else _default_file()
+    if not resume:  # another kind of karuta file is said as such (a tournament: --resume)
+        from reader.base.statefiles import check_output
+
+        check_output(path, "--file", same_kind="a karuta tournament file")
     if resume:
         t = _open(path)
         pages.write_projector(t, _now())
@@ -154,9 +187,9 @@ def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, th
     t = Tournament.create(path, rows, Settings(rounds=rounds, colors=color_list,
                                                mix_groups=mix_groups, third_place=third_place,
                                                seed=seed, title=title), blocks=blocks)
-    out = pages.write_projector(t, _now())
-    data = dict(t.status(), projector=str(out))
-    _emit(as_json, data, _settings_text(t) + f"\nprojector page: {out}")
+    out = _projector(t, f"the tournament is saved in {path}")
+    data = dict(t.status(), projector=str(out) if out else None)
+    _emit(as_json, data, _settings_text(t) + (f"\nprojector page: {out}" if out else ""))
 
 
 @tournament.command()
@@ -235,8 +268,16 @@ def pair(file, as_json, out, color, tables_csv):
 
     folder = _out_folder(out)
     t = _open(file)
+    target = folder or pages.pages_dir(t.path)  # writable, before the round is stored
+    pages.ready_folder(target, list(pages.round_paths(target, t.current_round() + 1).values()))
     info = t.pair(color, tables_csv)
-    paths = pages.write_round(t, info["round"], folder)
+    try:
+        paths = pages.write_round(t, info["round"], folder)
+    except KarutaError as e:
+        _emit(as_json, info, _round_text(t, info))
+        raise KarutaError(f"round {info['round']} is paired and saved, but its pages were not "
+                          f"written ({e}): `karuta tournament sheets` writes them (pairing "
+                          "again would pair the next round)") from None
     info["pages"] = {k: str(v) for k, v in paths.items()}
     _emit(as_json, info, _round_text(t, info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")
 
@@ -396,7 +437,13 @@ def page(file, as_json):
 def export(file, as_json, csv_out, json_out):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
     from reader.base.files import atomic_write_text
+    from reader.base.statefiles import check_output
 
+    for opt, path in (("--csv", csv_out), ("--out", json_out)):
+        if path:
+            check_output(path, opt)
+    if csv_out and json_out and Path(csv_out).resolve() == Path(json_out).resolve():
+        raise KarutaError(f"--csv and --out are the same file ({csv_out}): give each its own")
     t = _open(file)
     data = t.export()
     if csv_out:
@@ -453,6 +500,7 @@ def desk(file, as_json):
     A bad line is answered with one line and changes nothing; the desk goes on.
     With --json every answer is one JSON line.
     """
+    import sqlite3
     import sys
 
     from reader.tournament import desk as dk
@@ -468,7 +516,12 @@ def desk(file, as_json):
         except EOFError:
             break
         try:
-            data, text = dk.handle(t, line)
+            try:
+                data, text = dk.handle(t, line)
+            except sqlite3.Error as e:  # the store's own lines come as KarutaError already
+                from reader.tournament.integrity import sql_error
+
+                raise sql_error(t.path, e) from None
         except dk.Quit:
             break
         except KarutaError as e:

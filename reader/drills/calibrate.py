@@ -143,8 +143,8 @@ class CalibrationStore:
             devices = data["devices"]
             if not isinstance(devices, dict):
                 raise TypeError
-            return {k: v for k, v in devices.items()
-                    if isinstance(v, dict) and isinstance(v.get("offset_ms"), (int, float))}
+            return {k: _clean(v) for k, v in devices.items()
+                    if isinstance(v, dict) and _number(v.get("offset_ms"))}
         except (OSError, ValueError, KeyError, TypeError, StateFileError):
             raise CalibrationError(f"the calibration file {self.path} is unreadable: run "
                                    f"`karuta calibrate` again (or delete it)") from None
@@ -184,6 +184,32 @@ class CalibrationStore:
             raise CalibrationError(f"cannot create {self.path.parent}: {e.strerror}") from None
         atomic_write_text(self.path, json.dumps({"version": 1, "devices": devices},
                                                 ensure_ascii=False, indent=1, sort_keys=True))
+
+
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v == v
+
+
+#: an entry's fields besides ``offset_ms`` and the test of their type
+_FIELDS = {"taps": _number, "dropped": _number, "spread_ms": _number, "clicks": _number,
+           "moved_at": _number, "input": lambda v: isinstance(v, str),
+           "date": lambda v: isinstance(v, str), "history": lambda v: isinstance(v, list)}
+
+
+def _clean(entry: dict) -> dict:
+    """A device's entry with every field of another type left out (a hand-edited or damaged
+    file): the offset still applies, ``--show`` says "?" for what is gone, never a
+    traceback.  History entries without a numeric offset are left out too."""
+    out = {"offset_ms": entry["offset_ms"]}
+    for k, ok in _FIELDS.items():
+        if k in entry and ok(entry[k]):
+            out[k] = entry[k]
+    if "history" in out:
+        out["history"] = [{k: v for k, v in h.items() if k == "offset_ms" or
+                           (k in _FIELDS and _FIELDS[k](v))}
+                          for h in out["history"] if isinstance(h, dict)
+                          and _number(h.get("offset_ms"))]
+    return out
 
 
 def describe_history(entry: dict) -> str | None:

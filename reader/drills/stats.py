@@ -29,8 +29,6 @@ import os
 import sqlite3
 import statistics
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime, timezone
 from pathlib import Path
@@ -168,6 +166,32 @@ class PoemStats:
         return asdict(self)
 
 
+def _sql_errors(method):
+    """A public ``StatsDB`` method: an SQLite failure (locked past the busy timeout, a disk
+    error, a page damaged since it was opened) is one ``KarutaError`` naming the file."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *a, **kw):
+        try:
+            return method(self, *a, **kw)
+        except sqlite3.Error as e:
+            raise KarutaError(_sql_message(self.path, e)) from None
+
+    return wrapper
+
+
+def _sql_message(path: Path, e: sqlite3.Error) -> str:
+    if "locked" in str(e) or "busy" in str(e):
+        return (f"the stats database {path} is in use by another program (still locked after "
+                f"{BUSY_TIMEOUT_S:g} s): close it (another karuta drill?) and try again")
+    return f"cannot use the stats database {path}: {e}"
+
+
+#: how long a locked stats database is waited for
+BUSY_TIMEOUT_S = 5.0
+
+
 class StatsDB:
     """The stats database.  Open with ``StatsDB(path)`` or ``StatsDB()`` for the default path.
 
@@ -200,11 +224,11 @@ class StatsDB:
 
     def _open(self) -> sqlite3.Connection:
         try:
-            conn = sqlite3.connect(self.path, isolation_level=None, timeout=5.0)
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         except sqlite3.OperationalError as e:
             raise KarutaError(f"cannot open the stats database {self.path}: {e}") from None
         try:
-            conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
                 conn.close()
@@ -224,6 +248,14 @@ class StatsDB:
             conn.execute("PRAGMA foreign_keys = ON")
             if version == 0:
                 self._create(conn)
+            else:
+                from reader.base.statefiles import STATS_ROWS
+
+                have = {n for (n,) in conn.execute(
+                    "SELECT name FROM sqlite_master WHERE type = 'table'")}
+                lost = [t for t in STATS_ROWS if t not in have]
+                if lost:  # a damaged schema: kept and salvaged like any damaged file
+                    raise _Corrupt(f"its table {lost[0]} is missing")
             return conn
         except sqlite3.DatabaseError as e:
             conn.close()
@@ -231,7 +263,7 @@ class StatsDB:
             # "disk full" are conditions to report, not reasons to move the user's data away
             if getattr(e, "sqlite_errorcode", 0) & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB):
                 raise _Corrupt(str(e)) from None
-            raise KarutaError(f"cannot use the stats database {self.path}: {e}") from None
+            raise KarutaError(_sql_message(self.path, e)) from None
         except BaseException:
             conn.close()
             raise
@@ -277,18 +309,14 @@ class StatsDB:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._conn
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
+    def _tx(self):
+        from reader.base.sqldb import immediate
+
+        return immediate(self._conn)
 
     # -- writing (each call is one committed transaction) ------------------------------------
 
+    @_sql_errors
     def start_session(self, kind: str, ts: datetime, settings: dict | None = None) -> str:
         """Register a drill session; returns its id (random hex) for ``record_*``."""
         sid = uuid.uuid4().hex
@@ -299,6 +327,7 @@ class StatsDB:
             )
         return sid
 
+    @_sql_errors
     def record_tap(
         self,
         session: str,
@@ -328,6 +357,7 @@ class StatsDB:
             )
         return cur.lastrowid
 
+    @_sql_errors
     def record_review(
         self,
         session: str,
@@ -362,6 +392,7 @@ class StatsDB:
 
     # -- reading ------------------------------------------------------------------------------
 
+    @_sql_errors
     def memory_cards(self) -> dict[int, str]:
         """poem -> the FSRS card JSON saved by the last review (introduced poems only)."""
         from reader.base.statefiles import decode_json
@@ -376,6 +407,7 @@ class StatsDB:
                 pass
         return out
 
+    @_sql_errors
     def taps(self, poem: int | None = None) -> list[Tap]:
         sql = "SELECT * FROM taps" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
         rows = self._conn.execute(sql, () if poem is None else (poem,)).fetchall()
@@ -384,6 +416,7 @@ class StatsDB:
         return [Tap(r[0], r[1], r[2], _parse(r[3]), r[4], r[5], r[6], bool(r[7]), bool(r[8]), bool(r[9]))
                 for r in rows if row_ok("taps", r)]  # a row damaged on disk is left out
 
+    @_sql_errors
     def reviews(self, poem: int | None = None) -> list[Review]:
         sql = "SELECT * FROM reviews" + (" WHERE poem = ?" if poem is not None else "") + " ORDER BY id"
         rows = self._conn.execute(sql, () if poem is None else (poem,)).fetchall()
@@ -392,11 +425,13 @@ class StatsDB:
         return [Review(r[0], r[1], r[2], _parse(r[3]), r[4], bool(r[5]), r[6], r[7], r[8])
                 for r in rows if row_ok("reviews", r)]
 
+    @_sql_errors
     def sessions(self) -> list[tuple[str, str, datetime]]:
         """(id, kind, started) of every session, oldest first."""
         return [(i, k, _parse(s)) for i, k, s in
                 self._conn.execute("SELECT id, kind, started FROM sessions ORDER BY started, rowid")]
 
+    @_sql_errors
     def per_poem(self, only_with_data: bool = False) -> list[PoemStats]:
         """Summary of each of the 100 poems (or only those with taps, reviews or a card)."""
         from poems import all_poems
@@ -434,6 +469,7 @@ class StatsDB:
             ))
         return out
 
+    @_sql_errors
     def export_csv(self, out: IO[str], only_with_data: bool = False) -> int:
         """Write ``per_poem()`` as CSV (header + one row a poem); returns the number of rows."""
         rows = self.per_poem(only_with_data)

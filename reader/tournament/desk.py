@@ -42,6 +42,20 @@ def _int(tok: str) -> int:
         raise KarutaError(f"{tok!r} is not a number of cards") from None
 
 
+#: the largest table number (as ``karuta tournament result`` takes it)
+MAX_TABLE = 99_999
+
+
+def _table(tok: str) -> int:
+    try:
+        n = int(tok)
+    except ValueError:
+        raise KarutaError(f"unknown command {tok!r} (? for help)") from None
+    if not 1 <= n <= MAX_TABLE:
+        raise KarutaError(f"table {tok}: tables are numbered 1-{MAX_TABLE}")
+    return n
+
+
 def _line(r: dict) -> str:
     return (f"round {r['round']} table {r['table']}: " +
             ", ".join(f"{n} {c} ({o})" for n, c, o in zip(r["players"], r["cards"], r["result"])))
@@ -61,9 +75,15 @@ def handle(t, line: str) -> tuple[dict | None, str]:
     if cmd == "m":
         cur = t.current_round()
         miss = t.missing_results(cur) if cur else []
-        return ({"round": cur, "missing": miss},
+        earlier = [(r, t.missing_results(r)) for r in range(1, cur)]
+        earlier = [(r, m) for r, m in earlier if m]
+        return ({"round": cur, "missing": miss,
+                 "missing_all": [{"round": r, "table": x} for r, m in earlier + [(cur, miss)]
+                                 for x in m]},
                 f"round {cur}: " + (f"waiting for {', '.join(map(str, miss))}" if miss
-                                    else "all results in"))
+                                    else "all results in")
+                + "".join(f"; round {r}: no result for {', '.join(map(str, m))}"
+                          for r, m in earlier))
     if cmd == "s":
         st = t.standings()
         lines = []
@@ -78,7 +98,7 @@ def handle(t, line: str) -> tuple[dict | None, str]:
             f"{x['table']}: {' v '.join(x['players'])}" for x in info["tables"])
         return info, text
     if cmd == "u":
-        table = _int(rest[0]) if rest else None
+        table = _table(rest[0]) if rest else None
         r = t.undo(table)
         u, now = r["undone"], r["table"]
         return r, (f"undone round {u['round']} table {u['table']} "
@@ -90,10 +110,7 @@ def handle(t, line: str) -> tuple[dict | None, str]:
             raise KarutaError("c TABLE COUNTS: correct a table's result, e.g. c 12 8 8")
         correct = True
         head, *rest = rest
-    try:
-        table = int(head)
-    except ValueError:
-        raise KarutaError(f"unknown command {head!r} (? for help)") from None
+    table = _table(head)
     faults = [tok[1:] for tok in rest if tok.startswith("!")]
     counts = [tok for tok in rest if not tok.startswith("!")]
     r = enter_tokens(t, table, counts, faults, correct=correct)

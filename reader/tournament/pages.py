@@ -21,7 +21,7 @@ import poems
 from reader.base.files import atomic_write_text
 
 __all__ = ["render_pairings", "render_sheets", "render_projector", "write_round",
-           "write_projector", "pages_dir", "REFRESH_S"]
+           "write_projector", "pages_dir", "round_paths", "ready_folder", "REFRESH_S"]
 
 REFRESH_S = 10
 ROUND_JA = {"prelim": "予選 第{n}回戦", "semi": "準決勝", "final": "決勝"}
@@ -90,12 +90,38 @@ def render_projector(t, updated: str = "") -> str:
         bracket=bracket, champions={b: champions.get(b) for b in st}, kind_ja=KIND_JA)
 
 
+def round_paths(folder: Path, round_no: int) -> dict[str, Path]:
+    return {"pairings": folder / f"round{round_no}-pairings.html",
+            "sheets": folder / f"round{round_no}-sheets.html"}
+
+
+def ready_folder(folder: Path, files: list[Path] = ()) -> Path:
+    """Make sure pages can be written in ``folder`` (made if missing), and that none of
+    ``files`` is a file karuta keeps; one ``OutputError`` line otherwise.  Called before a
+    change, so a page that cannot be written is said before anything is stored."""
+    import tempfile
+
+    from reader.base.errors import OutputError
+    from reader.base.statefiles import check_output
+
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise OutputError(f"cannot write the pages in {folder}: it is a file, not a folder")
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder, prefix=".karuta-probe-"):
+            pass
+    except OSError as e:
+        raise OutputError(f"cannot write the pages in {folder}: {e.strerror or e}") from None
+    for f in files:
+        check_output(f, "the page")
+    return folder
+
+
 def write_round(t, round_no: int, out: Path | None = None) -> dict[str, Path]:
     """Write the pairing list and the score sheets of a round; returns their paths."""
     folder = out or pages_dir(t.path)
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = {"pairings": folder / f"round{round_no}-pairings.html",
-             "sheets": folder / f"round{round_no}-sheets.html"}
+    paths = round_paths(folder, round_no)
+    ready_folder(folder, list(paths.values()))
     atomic_write_text(paths["pairings"], render_pairings(t, round_no))
     atomic_write_text(paths["sheets"], render_sheets(t, round_no))
     return paths
@@ -103,7 +129,7 @@ def write_round(t, round_no: int, out: Path | None = None) -> dict[str, Path]:
 
 def write_projector(t, updated: str = "", out: Path | None = None) -> Path:
     folder = out or pages_dir(t.path)
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / "standings.html"
+    ready_folder(folder, [path])
     atomic_write_text(path, render_projector(t, updated))
     return path

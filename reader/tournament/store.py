@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 import poems
-from reader.tournament import pairing, scoring
+from reader.tournament import integrity, pairing, scoring
 from reader.tournament.errors import TournamentError
 from reader.tournament.players import PlayerRow, balance_blocks, clean_name
+from reader.base.sqldb import immediate
 from reader.base.statefiles import decode_json
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "FORMAT", "VERSION"]
@@ -129,17 +130,40 @@ class Table:
                 "faults": [self.names[self.seats.index(f)] for f in self.faults]}
 
 
+def _writes(method):
+    """A method that changes the file: all of it (its checks too) runs in one ``_tx``, an
+    SQLite failure is one line, and ``on_change`` runs after the commit (once, however the
+    methods call each other)."""
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, *a, **kw):
+        if self.db.in_transaction:
+            return method(self, *a, **kw)
+        try:
+            with self._tx():
+                out = method(self, *a, **kw)
+        except sqlite3.Error as e:
+            raise integrity.sql_error(self.path, e) from None
+        self._changed()
+        return out
+
+    return wrapper
+
+
 class Tournament:
     """One tournament file.  ``Tournament.create(path, rows, settings)`` or
     ``Tournament.open(path)``; every method that changes something commits before it
     returns and then calls ``on_change`` (the CLI rewrites the projector page there)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection):
+    def __init__(self, path: Path, conn: sqlite3.Connection, meta: dict | None = None):
         self.path = path
         self.db = conn
         self.on_change = None
-        m = dict(conn.execute("SELECT key, value FROM meta"))
-        self.meta = {k: decode_json(v) for k, v in m.items()}
+        if meta is None:
+            m = dict(conn.execute("SELECT key, value FROM meta"))
+            meta = {k: decode_json(v) for k, v in m.items()}
+        self.meta = meta
         self.settings = Settings(rounds=self.meta["rounds"], colors=tuple(self.meta["colors"]),
                                  mix_groups=self.meta["mix_groups"],
                                  third_place=self.meta["third_place"], seed=self.meta["seed"],
@@ -148,7 +172,7 @@ class Tournament:
     # ------------------------------------------------------------------ opening
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=10)
+        conn = sqlite3.connect(str(path), isolation_level=None, timeout=integrity.BUSY_TIMEOUT_S)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")
         conn.execute("PRAGMA foreign_keys=ON")
@@ -210,21 +234,33 @@ class Tournament:
         if not there:
             raise TournamentError(f"{path}: no tournament there (start one with "
                                   "`karuta tournament new --players FILE.csv`)")
+        integrity.identify(path)  # before anything could change a byte of someone else's file
         try:
             conn = cls._connect(path)
-            m = dict(conn.execute("SELECT key, value FROM meta"))
-            ok = decode_json(m.get("format", "null")) == FORMAT
-        except (sqlite3.Error, ValueError) as e:
-            raise TournamentError(f"{path}: not a karuta tournament file ({e})") from None
-        if not ok:
-            raise TournamentError(f"{path}: not a karuta tournament file")
-        if decode_json(m["version"]) > VERSION:
-            raise TournamentError(f"{path}: written by a newer karuta (format "
-                                  f"{m['version']}); it was left as it is")
-        return cls(path, conn)
+        except sqlite3.Error as e:
+            raise integrity.sql_error(path, e) from None
+        try:
+            version = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if version is not None and version[0].isdigit() and int(version[0]) > VERSION:
+                raise TournamentError(f"{path}: written by a newer karuta (format "
+                                      f"{version[0]}); it was left as it is")
+            meta = integrity.check(conn, path)
+        except sqlite3.Error as e:
+            conn.close()
+            raise integrity.sql_error(path, e) from None
+        except BaseException:
+            conn.close()
+            raise
+        return cls(path, conn, meta)
 
     def close(self) -> None:
         self.db.close()
+
+    def _tx(self):
+        """One write transaction (``reader.base.sqldb.immediate``): what a change checks (is
+        the table still without a result? which round is next?) is read inside it, so two
+        desks entering at once cannot both pass the check."""
+        return immediate(self.db)
 
     def _changed(self) -> None:
         if self.on_change is not None:
@@ -251,6 +287,7 @@ class Tournament:
     def names(self) -> dict[int, str]:
         return dict(self.db.execute("SELECT id, name FROM players"))
 
+    @_writes
     def add_player(self, name: str, group: str = "", block: str | None = None) -> dict:
         nm, grp = clean_name(name), clean_name(group)
         if not nm:
@@ -268,13 +305,11 @@ class Tournament:
         if block not in self.blocks():
             raise TournamentError(f"no block {block} (blocks: {', '.join(self.blocks())})")
         joined = self.current_round() + 1
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("INSERT INTO players(name, grp, block, joined_round) "
-                            "VALUES (?, ?, ?, ?)", (nm, grp, block, joined))
-        self._changed()
+        self.db.execute("INSERT INTO players(name, grp, block, joined_round) "
+                        "VALUES (?, ?, ?, ?)", (nm, grp, block, joined))
         return {"name": nm, "group": grp, "block": block, "plays_from_round": joined}
 
+    @_writes
     def withdraw(self, name: str) -> dict:
         pid = self.player_id(name)
         row = self.db.execute("SELECT withdrawn_round FROM players WHERE id = ?", (pid,)).fetchone()
@@ -282,11 +317,8 @@ class Tournament:
             raise TournamentError(f"{clean_name(name)} has already withdrawn "
                                   f"(before round {row[0]})")
         from_round = self.current_round() + 1
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("UPDATE players SET withdrawn_round = ? WHERE id = ?",
-                            (from_round, pid))
-        self._changed()
+        self.db.execute("UPDATE players SET withdrawn_round = ? WHERE id = ?",
+                        (from_round, pid))
         return {"name": clean_name(name), "not_paired_from_round": from_round}
 
     def _active(self, round_no: int, block: str | None = None) -> list[dict]:
@@ -348,6 +380,7 @@ class Tournament:
     def missing_results(self, round_no: int) -> list[int]:
         return [t.no for t in self.tables(round_no) if t.counts is None]
 
+    @_writes
     def pair(self, color: str | None = None, tables_csv: str | Path | None = None) -> dict:
         """Pair the next round (preliminary, semi-finals or final); returns its description.
         ``color``: this round's colour instead of the one set at the start; ``tables_csv``:
@@ -356,10 +389,10 @@ class Tournament:
         if color is not None:
             color = parse_color(color)
         cur = self.current_round()
-        if cur:
-            missing = self.missing_results(cur)
+        for r in range(cur, 0, -1):  # an earlier round too (a result undone after pairing)
+            missing = self.missing_results(r)
             if missing:
-                raise TournamentError(f"round {cur} has no result yet for table"
+                raise TournamentError(f"round {r} has no result yet for table"
                                       f"{'s' if len(missing) > 1 else ''} "
                                       f"{_span(missing)}: enter {'them' if len(missing) > 1 else 'it'} first")
         nxt = cur + 1
@@ -387,18 +420,16 @@ class Tournament:
             color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
                 else default_colors(self.settings.seed, nxt)[-1]
         reading_seed = random.Random(f"{self.settings.seed}/reading/{nxt}").randrange(1_000_000)
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?)",
-                            (nxt, stage, color, reading_seed))
-            for no, (block, kind, seats) in enumerate(tables, 1):
-                self.db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)", (nxt, no, block, kind))
-                self.db.executemany("INSERT INTO seats VALUES (?, ?, ?, ?)",
-                                    [(nxt, no, i, p) for i, p in enumerate(seats)])
-            self.db.executemany("INSERT INTO lots VALUES (?, ?, ?, ?)", lots)
-        self._changed()
+        self.db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?)",
+                        (nxt, stage, color, reading_seed))
+        for no, (block, kind, seats) in enumerate(tables, 1):
+            self.db.execute("INSERT INTO tables VALUES (?, ?, ?, ?)", (nxt, no, block, kind))
+            self.db.executemany("INSERT INTO seats VALUES (?, ?, ?, ?)",
+                                [(nxt, no, i, p) for i, p in enumerate(seats)])
+        self.db.executemany("INSERT INTO lots VALUES (?, ?, ?, ?)", lots)
         return self.round_json(nxt)
 
+    @_writes
     def unpair(self) -> dict:
         """Take back the newest round's pairing while no result is entered for it."""
         cur = self.current_round()
@@ -410,15 +441,12 @@ class Tournament:
             raise TournamentError(f"round {cur} already has {n} result{'s' if n > 1 else ''}: "
                                   "undo them first")
         stage = self.stage_of(cur)
-        with self.db:
-            self.db.execute("BEGIN")
-            for t in ("entries", "seats"):
-                self.db.execute(f"DELETE FROM {t} WHERE round = ?", (cur,))
-            self.db.execute("DELETE FROM tables WHERE round = ?", (cur,))
-            self.db.execute("DELETE FROM rounds WHERE no = ?", (cur,))
-            if stage == "semi":
-                self.db.execute("DELETE FROM lots")
-        self._changed()
+        for t in ("entries", "seats"):
+            self.db.execute(f"DELETE FROM {t} WHERE round = ?", (cur,))
+        self.db.execute("DELETE FROM tables WHERE round = ?", (cur,))
+        self.db.execute("DELETE FROM rounds WHERE no = ?", (cur,))
+        if stage == "semi":
+            self.db.execute("DELETE FROM lots")
         return {"round": cur, "unpaired": True}
 
     def _history(self, upto: int):
@@ -648,6 +676,7 @@ class Tournament:
             raise TournamentError(f"table {table_no} already has a result ({c}): add --correct "
                                   "to replace it, or `karuta tournament undo`")
 
+    @_writes
     def enter(self, table_no: int, counts: Sequence[int], faults: Sequence[int] = (),
               round_no: int | None = None, correct: bool = False, source: str = "sheet") -> dict:
         """Enter one table's result (cards per seat, in seat order); returns the table."""
@@ -655,14 +684,12 @@ class Tournament:
         self._check_editable(round_no, table_no, correct)
         table = self.table_at(round_no, table_no)
         counts, faults = self.check_result(table, counts, faults)
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("INSERT INTO entries(round, table_no, counts, faults, source) "
-                            "VALUES (?, ?, ?, ?, ?)",
-                            (round_no, table_no, _text(counts), _text(faults), source))
-        self._changed()
+        self.db.execute("INSERT INTO entries(round, table_no, counts, faults, source) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (round_no, table_no, _text(counts), _text(faults), source))
         return self.table_at(round_no, table_no).to_json()
 
+    @_writes
     def enter_named(self, table_no: int, named: dict[str, int], faults: Sequence[str] = (),
                     round_no: int | None = None, correct: bool = False) -> dict:
         """The same with names: ``{"山田": 9, "佐藤": 8}`` (any order)."""
@@ -693,6 +720,7 @@ class Tournament:
             raise TournamentError(f"table {table.no}: no count for {', '.join(missing)}")
         return [got[p] for p in table.seats]
 
+    @_writes
     def enter_log(self, table_no: int, log_path: str | Path, round_no: int | None = None,
                   correct: bool = False) -> dict:
         """A finished ``karuta match keep`` goshiki log for a table: seat A, B (, C) in order."""
@@ -722,6 +750,7 @@ class Tournament:
         return self.enter(table_no, counts, faults, round_no, correct,
                           source=f"log:{Path(log_path).name}")
 
+    @_writes
     def enter_csv(self, path: str | Path, round_no: int | None = None,
                   correct: bool = False) -> list[dict]:
         """Results typed from the sheets into a spreadsheet: columns table, name, cards
@@ -767,15 +796,13 @@ class Tournament:
                 checked.append((tno,) + self.check_result(t, counts, fs))
             except TournamentError as e:
                 raise TournamentError(f"{p}: {e}") from None
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.executemany("INSERT INTO entries(round, table_no, counts, faults, source) "
-                                "VALUES (?, ?, ?, ?, ?)",
-                                [(round_no, tno, _text(c), _text(f), f"csv:{p.name}")
-                                 for tno, c, f in checked])
-        self._changed()
+        self.db.executemany("INSERT INTO entries(round, table_no, counts, faults, source) "
+                            "VALUES (?, ?, ?, ?, ?)",
+                            [(round_no, tno, _text(c), _text(f), f"csv:{p.name}")
+                             for tno, c, f in checked])
         return [self.table_at(round_no, tno).to_json() for tno, _, _ in checked]
 
+    @_writes
     def undo(self, table_no: int | None = None, round_no: int | None = None) -> dict:
         """Undo the newest live entry (of one table if given); the previous one, if it was a
         correction, is the table's result again."""
@@ -794,10 +821,7 @@ class Tournament:
                                                         if table_no is not None else ""))
         eid, r, t, c = row
         self._check_editable(r, t, correct=True)
-        with self.db:
-            self.db.execute("BEGIN")
-            self.db.execute("UPDATE entries SET undone = 1 WHERE id = ?", (eid,))
-        self._changed()
+        self.db.execute("UPDATE entries SET undone = 1 WHERE id = ?", (eid,))
         after = self.table_at(r, t).to_json()
         return {"undone": {"round": r, "table": t, "cards": list(_ints(c))}, "table": after}
 
@@ -827,6 +851,10 @@ class Tournament:
                "round": cur, "stage": self.stage_of(cur) if cur else None,
                "color": self.round_info(cur)["color"] if cur else None,
                "missing": self.missing_results(cur) if cur else [],
+               # every table of every round still without a result (an undo can leave one
+               # in an earlier round: it must be entered before the next pairing)
+               "missing_all": [{"round": r, "table": t} for r in range(1, cur + 1)
+                               for t in self.missing_results(r)],
                "next_color": (self.settings.colors[cur] if cur < len(self.settings.colors)
                               else None),
                "champions": self.champions()}
