@@ -142,9 +142,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             raise KarutaError(str(e)) from None
         if not log_file:
             log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-        if os.path.exists(log_file):
-            raise KarutaError(f"{log_file} exists: continue it with --resume, or choose "
-                              "another --log")
+        matchlog.refuse_existing(log_file)
         st = loaded.match.state
         click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
                                        else "") + f", log {log_file}")
