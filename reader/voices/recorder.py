@@ -120,6 +120,8 @@ class RecordSession:
         self.clips = [c for c in self.all_clips if self.states[c] == "missing"] if only_missing \
             else list(self.all_clips)
         self.warnings: dict[Clip, list[str]] = {}
+        #: takes that could not be saved (a full disk, a folder gone): kept, saved at quit
+        self.unsaved: dict[Clip, object] = {}
         self.saved_now = 0
         self.takes: dict[Clip, int] = {}  # takes saved in this session, per clip
         first = self.first_missing()
@@ -161,6 +163,8 @@ class RecordSession:
         """Create the folder and its voice.toml (the pack's name)."""
         from audio.pack import _toml_str
 
+        import tempfile
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             manifest = self.folder / "voice.toml"
@@ -169,6 +173,8 @@ class RecordSession:
                     "# karuta voice record: takes of this reader (NNN_1 = 上の句, NNN_2 = 下の句)\n"
                     f"name = {_toml_str(self.name)}\nreader = {_toml_str(self.name)}\n"
                     f"source = \"recorded with karuta voice record\"\n", encoding="utf-8")
+            with tempfile.TemporaryFile(dir=self.folder):  # takes can be saved here
+                pass
         except OSError as e:
             raise KarutaError(f"cannot write {self.folder}: {e.strerror or e}") from None
 
@@ -178,11 +184,45 @@ class RecordSession:
 
         self.prepare()
         p = save_take(self.path(clip), samples)
+        self.unsaved.pop(clip, None)
         self.states[clip] = "recorded"
         self.warnings[clip] = list(warnings)
         self.saved_now += 1
         self.takes[clip] = self.takes.get(clip, 0) + 1
         return p
+
+    def keep_unsaved(self, clip: Clip, samples) -> None:
+        """A take that could not be saved: kept in memory (``save_unsaved`` at quit)."""
+        self.unsaved[clip] = samples
+
+    def save_unsaved(self) -> tuple[list[Clip], Path | None]:
+        """Save the takes kept in memory: where they belong, else in a folder of their own
+        under the system's temp folder.  Returns (the clips that went there, that folder)."""
+        import os
+        import tempfile
+
+        from audio.record import save_take
+
+        for clip, x in list(self.unsaved.items()):
+            try:
+                self.save(clip, x, self.warnings.get(clip, ()))
+            except KarutaError:
+                pass
+        if not self.unsaved:
+            return [], None
+        rescue = Path(tempfile.gettempdir()) / f"karuta-unsaved-{self.name}-{os.getpid()}"
+        kept = []
+        for clip, x in self.unsaved.items():
+            try:
+                save_take(rescue / clip.filename, x)
+                kept.append(clip)
+            except KarutaError:
+                pass
+        if len(kept) < len(self.unsaved):
+            lost = [c.label for c in self.unsaved if c not in kept]
+            raise KarutaError(f"takes of {', '.join(lost)} could not be saved in {self.folder} "
+                              f"nor in {rescue}")
+        return kept, rescue
 
     def counts(self) -> tuple[int, int]:
         """(clips with a take, clips in the walk)."""
@@ -353,7 +393,14 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
                 message += " (the earlier take is kept)"
             session.warnings[c] = ["nothing heard"]
         else:
-            session.save(c, take.trimmed, take.warnings)
+            try:
+                session.save(c, take.trimmed, take.warnings)
+            except KarutaError as e:  # a full disk, a folder gone: the take is not lost
+                session.keep_unsaved(c, take.trimmed)
+                session.warnings[c] = list(take.warnings)
+                message = f"{c.label}: {e}: the take is kept, saved again at quit"
+                scr.event(message)
+                return
             message = (f"{c.label}: take {session.takes[c]} saved, {take.seconds:.2f} s "
                        f"(peak {take.peak_db:.1f} dBFS, {reason})")
             if take.warnings:
