@@ -357,3 +357,23 @@ def test_a_take_that_cannot_be_saved_is_kept_and_rescued(tmp_path, monkeypatch):
     (folder / "001_1.flac").rmdir()  # once the folder is fixed, a kept take goes home
     session.keep_unsaved(session.current, take)
     assert session.save_unsaved() == ([], None) and (folder / "001_1.flac").is_file()
+
+
+def test_the_default_voice_setting_and_a_club_session_that_are_links_stay_links(tmp_path):
+    from reader.club.store import keep_previous
+
+    real = tmp_path / "synced"
+    real.mkdir()
+    (real / "voice.toml").write_text('default = "synth"\n')
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "voice.toml").symlink_to(real / "voice.toml")
+    ok(karuta(tmp_path, "voice", "use", "tone"))
+    assert (tmp_path / "config" / "voice.toml").is_symlink()
+    assert 'default = "tone"' in (real / "voice.toml").read_text()
+
+    (real / "last.json").write_text('{"the": "unfinished session"}')
+    last = tmp_path / "last.json"
+    last.symlink_to(real / "last.json")
+    keep_previous(last)  # a new club session starts: the old one is kept, the link stays
+    assert last.is_symlink() and not (tmp_path / "previous.json").is_symlink()
+    assert (tmp_path / "previous.json").read_text() == '{"the": "unfinished session"}'
