@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+from audio_fixtures import pulse_server  # noqa: F401 (fixture)
 from faults_table import inproc  # noqa: F401 (fixture)
 
 TONE = ("--voice", "tone")
@@ -377,3 +378,50 @@ def test_the_default_voice_setting_and_a_club_session_that_are_links_stay_links(
     keep_previous(last)  # a new club session starts: the old one is kept, the link stays
     assert last.is_symlink() and not (tmp_path / "previous.json").is_symlink()
     assert (tmp_path / "previous.json").read_text() == '{"the": "unfinished session"}'
+
+
+@pytest.mark.realtime
+def test_voice_record_keeps_a_take_it_cannot_save(pulse_server, tmux, tmp_path):
+    """Through the command, recording from a PulseAudio null sink's monitor: the take's file
+    name is taken by a folder, so the save fails; the take is kept, and at quit written to
+    the temp folder and said (exit 1).  A recordings folder that is a file: one line first."""
+    import numpy as np
+    import soundfile as sf
+
+    from audio_fixtures import require_tool
+
+    subprocess.run(["pactl", "set-default-source", f"{pulse_server.sink}.monitor"],
+                   env=pulse_server.env, check=True)
+    data, tmp = tmp_path / "data", tmp_path / "tmp"
+    tmp.mkdir()
+    env = {"KARUTA_DATA_DIR": str(data), "KARUTA_CONFIG_DIR": str(tmp_path / "cfg"),
+           "TMPDIR": str(tmp), "XDG_RUNTIME_DIR": pulse_server.env["XDG_RUNTIME_DIR"],
+           "PULSE_SERVER": pulse_server.env["PULSE_SERVER"], "HOME": pulse_server.env["HOME"]}
+    (data / "recordings").mkdir(parents=True)
+    (data / "recordings" / "flat").write_text("a file where the folder goes")
+    res = karuta(tmp_path, "voice", "record", "flat", "--poems", "1", env=env)
+    one_line_error(res, "cannot write", "flat")
+    assert (data / "recordings" / "flat").read_text() == "a file where the folder goes"
+
+    stage = data / "recordings" / "mine"
+    (stage / "001_1.flac").mkdir(parents=True)
+    t = np.arange(int(1.5 * 48000)) / 48000
+    tone = (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32)
+    wav = tmp_path / "tone.wav"
+    sf.write(wav, np.concatenate([np.zeros(24000, np.float32), tone,
+                                  np.zeros(4800, np.float32)]), 48000, subtype="PCM_16")
+    tmux.start(karuta_argv("voice", "record", "mine", "--poems", "1", "--no-align",
+                           "--stop-after", "0.8"), env)
+    tmux.wait_for("clip 1/2")
+    tmux.keys("Space")
+    tmux.wait_for("● REC")
+    subprocess.run([require_tool("pacat", "pulseaudio-utils"), "-d", pulse_server.sink,
+                    "--file-format=wav", str(wav)], env=pulse_server.env, check=True, timeout=20)
+    tmux.wait_for("the take is kept")
+    tmux.keys("q")
+    s = tmux.wait_for("EXIT=", timeout=60)
+    assert "EXIT=1" in s and "could not be saved" in s, s
+    rescued = list(tmp.glob("karuta-unsaved-mine-*/001_1.flac"))
+    assert len(rescued) == 1
+    x, rate = sf.read(rescued[0], dtype="float32")
+    assert rate == 48000 and len(x) / rate == pytest.approx(1.5, abs=0.05)
