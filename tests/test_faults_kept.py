@@ -425,3 +425,10 @@ def test_voice_record_keeps_a_take_it_cannot_save(pulse_server, tmux, tmp_path):
     assert len(rescued) == 1
     x, rate = sf.read(rescued[0], dtype="float32")
     assert rate == 48000 and len(x) / rate == pytest.approx(1.5, abs=0.05)
+
+
+def test_a_new_table_in_a_missing_folder_makes_no_folder(tmp_path):
+    save = tmp_path / "no" / "such" / "c.json"
+    one_line_error(karuta(tmp_path, "table", "cards", "new", save, "--seed", "1"), "does not exist")
+    one_line_error(karuta(tmp_path, "table", "cards", "new", "", "--seed", "1"))
+    assert not (tmp_path / "no").exists()

@@ -161,6 +161,10 @@ def locked(path: Path | str, what: str = "file", wait: float | None = None):
     killed process, so a crash never leaves the file locked."""
     import filelock
 
+    target = write_target(path)
+    if not target.name:
+        raise OutputError(f"cannot write {what} {str(path)!r}: it names no file")
+    _check_writable(Path(path), target)  # filelock would make a missing folder: never
     lp = lock_path(path)
     lock = filelock.FileLock(str(lp), timeout=LOCK_WAIT_S if wait is None else wait)
     try:
@@ -169,7 +173,7 @@ def locked(path: Path | str, what: str = "file", wait: float | None = None):
         raise OutputError(f"{what} {path} is being changed by another karuta (waited "
                           f"{lock.timeout:g} s for {lp}): try again when it is done") from None
     except OSError as e:
-        raise OutputError(f"cannot write {what} {path}: cannot lock {lp} "
+        raise OutputError(f"cannot write {what} {path}: cannot lock it "
                           f"({e.strerror or e})") from None
     try:
         yield
