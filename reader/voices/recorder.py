@@ -428,62 +428,64 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
             while True:
                 try:
                     cmd = _step()
-                except KeyboardInterrupt:  # Ctrl-C: quit like q, keeping the take
-                    cmd = "quit"
-                if cmd is None:
-                    draw()
-                    continue
-                c = session.current
-                if cmd == "toggle":
-                    if mic.recording:
-                        stop_and_save("stopped")
-                    else:
+                    if cmd is None:
+                        draw()
+                        continue
+                    c = session.current
+                    if cmd == "toggle":
+                        if mic.recording:
+                            stop_and_save("stopped")
+                        else:
+                            if player is not None:
+                                player.stop()
+                            mic.start_take()
+                            message = f"recording {c.label} ..."
+                            scr.event(message)
+                    elif cmd == "retake":
                         if player is not None:
                             player.stop()
+                        if mic.recording:
+                            mic.cancel_take()
                         mic.start_take()
-                        message = f"recording {c.label} ..."
+                        message = f"recording {c.label} again (the new take replaces the old one) ..."
                         scr.event(message)
-                elif cmd == "retake":
-                    if player is not None:
-                        player.stop()
-                    if mic.recording:
-                        mic.cancel_take()
-                    mic.start_take()
-                    message = f"recording {c.label} again (the new take replaces the old one) ..."
-                    scr.event(message)
-                elif cmd == "play":
-                    if mic.recording:
-                        stop_and_save("stopped")
-                    if player is None:
-                        message = "no playback device"
-                    elif session.states[c] == "missing":
-                        message = f"{c.label}: no take to play"
-                    else:
-                        try:
-                            player.play(load_take(session.path(c)))
-                            message = f"playing {c.label}"
-                        except KarutaError as e:
-                            message = f"cannot play: {e}"
-                        except Exception as e:  # an unreadable take: say so, keep going
-                            message = f"cannot play {session.path(c).name}: {' '.join(str(e).split())[:80]}"
-                    scr.event(message)
-                elif cmd in ("next", "back"):
-                    if mic.recording:
-                        stop_and_save("stopped")
-                    if player is not None:
-                        player.stop()
-                    moved = session.next() if cmd == "next" else session.back()
-                    if not moved and cmd == "next":
-                        ended = "done"  # past the last clip: the walk is over
+                    elif cmd == "play":
+                        if mic.recording:
+                            stop_and_save("stopped")
+                        if player is None:
+                            message = "no playback device"
+                        elif session.states[c] == "missing":
+                            message = f"{c.label}: no take to play"
+                        else:
+                            try:
+                                player.play(load_take(session.path(c)))
+                                message = f"playing {c.label}"
+                            except KarutaError as e:
+                                message = f"cannot play: {e}"
+                            except Exception as e:  # an unreadable take: say so, keep going
+                                message = f"cannot play {session.path(c).name}: {' '.join(str(e).split())[:80]}"
+                        scr.event(message)
+                    elif cmd in ("next", "back"):
+                        if mic.recording:
+                            stop_and_save("stopped")
+                        if player is not None:
+                            player.stop()
+                        moved = session.next() if cmd == "next" else session.back()
+                        if not moved and cmd == "next":
+                            ended = "done"  # past the last clip: the walk is over
+                            break
+                        if moved:
+                            message = "ready: press space to record"
+                            announce()
+                    elif cmd == "quit":
+                        if mic.recording:
+                            stop_and_save("stopped at quit")
                         break
-                    if moved:
-                        message = "ready: press space to record"
-                        announce()
-                elif cmd == "quit":
+                    draw(force=True)
+                except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: quit like q, keeping the take
                     if mic.recording:
                         stop_and_save("stopped at quit")
                     break
-                draw(force=True)
     finally:
         if player is not None:
             player.stop()
