@@ -274,7 +274,9 @@ def save_take(path, x) -> Path:
     """Write ``x`` as FLAC, 48 kHz mono 24-bit, atomically (a temporary file, then rename)."""
     import soundfile as sf
 
-    path = Path(path)
+    from reader.base.files import write_target
+
+    path = write_target(path)  # a link is written through (the link stays)
     tmp = path.with_name(path.name + ".tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

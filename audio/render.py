@@ -766,6 +766,9 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
         raise OutputError(f"unknown sample format {subtype!r}: use PCM_16, PCM_24 or FLOAT")
     if fmt == "flac" and subtype == "FLOAT":
         raise OutputError("FLAC cannot hold FLOAT samples: use PCM_16 or PCM_24, or a .wav")
+    from reader.base.files import write_target
+
+    path = write_target(path)  # a link is written through (the link stays)
     _check_target(path)
     encoder = _ffmpeg() if FORMATS[fmt] == "ffmpeg" else None
     _remove_stale_parts(path)

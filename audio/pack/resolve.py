@@ -38,15 +38,15 @@ def default_voice_name() -> str | None:
 
 
 def set_default_voice(name: str) -> Path:
+    from reader.base.files import atomic_write_text
+
     path = _config_file()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(f"# karuta: the voice used when --voice is not given\ndefault = {_toml_str(name)}\n",
-                       encoding="utf-8")
-        tmp.replace(path)
     except OSError as e:
         raise KarutaError(f"cannot write {path}: {e.strerror or e}") from None
+    atomic_write_text(path, "# karuta: the voice used when --voice is not given\n"
+                            f"default = {_toml_str(name)}\n")  # a link is written through
     return path
 
 

@@ -111,6 +111,11 @@ MANIFEST_LIMITS = {"gain_db": 40.0, "split_ms": 60_000.0, "trim_start_ms": 60_00
                    "trim_end_ms": 60_000.0}
 
 
+#: the top-level fields a manifest may have (``format`` and ``layout``: written by the import)
+_MANIFEST_KEYS = {"name", "reader", "source", "licence", "license", "imported_from", "clips",
+                  "format", "layout"}
+
+
 def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
     """(pack fields, clip overrides, problems).  Never raises for bad content."""
     from reader.base.statefiles import StateFileError, load_toml
@@ -130,6 +135,13 @@ def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
             else:
                 problems.append(Problem("voice.toml", "bad manifest",
                                         f"{k} must be a string, not {type(data[k]).__name__}"))
+    for k in data:
+        if k in MANIFEST_LIMITS or k == "exclude":  # a clip's field at the top: applies to nothing
+            problems.append(Problem("voice.toml", "bad manifest",
+                                    f"{k} = {data[k]!r} applies to one clip: put it under "
+                                    f"[clips.\"N\"] (ignored)"))
+        elif k not in _MANIFEST_KEYS:
+            problems.append(Problem("voice.toml", "bad manifest", f"{k}: unknown field (ignored)"))
     overrides: dict = {}
     clips = data.get("clips", {})
     if not isinstance(clips, dict):

@@ -1,11 +1,31 @@
-"""Writing files so that a failure leaves nothing half-written (temp file + fsync + rename)."""
+"""Writing files so that a failure leaves nothing half-written (temp file + fsync + rename).
+
+A path that is a symbolic link is written *through* the link: the file it points to is
+replaced, and the link stays (a user who linked a save into a synced folder keeps the link, and
+the linked copy keeps updating).  ``write_target`` says which file that is.
+"""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
 
 from reader.base.errors import OutputError
+
+
+def write_target(path: Path | str) -> Path:
+    """The file a write to ``path`` replaces: ``path`` itself, or, when ``path`` is a symbolic
+    link (a dangling one too), the file at the end of its chain of links."""
+    path = Path(path)
+    if os.path.islink(path):
+        return Path(os.path.realpath(path))
+    return path
+
+
+def _named(path: Path, target: Path) -> str:
+    return str(path) if target == path else f"{path} (a link to {target})"
 
 
 def atomic_write_text(path: Path | str, text: str) -> None:
@@ -13,35 +33,87 @@ def atomic_write_text(path: Path | str, text: str) -> None:
 
     A temp file in the same folder, fsync, ``os.replace``, then fsync of the folder: after it
     returns the file is on disk (a crash a moment later loses nothing); a crash during it
-    leaves the previous version.
+    leaves the previous version.  A symbolic link is written through (``write_target``); an
+    existing file keeps its permissions.
     """
-    path = Path(path)
+    atomic_write_texts([(path, text)])
+
+
+def atomic_write_texts(files) -> None:
+    """Write several ``(path, text)`` files, each atomically, all or none as far as the disk
+    allows: every new version is written and synced to a temp file first, and only when all of
+    them are on disk are they renamed into place (in the order given).  So a file that cannot
+    be written (an unwritable folder, a full disk, a path that is a folder) is one
+    ``OutputError`` before any of the files is replaced."""
+    staged: list[tuple[Path, Path, str]] = []  # (asked, target, temp)
     try:
-        if path.is_dir():
-            raise OutputError(f"cannot write {path}: it is a folder")
-        folder = path.parent if str(path.parent) else Path(".")
+        for path, text in files:
+            path = Path(path)
+            target = write_target(path)
+            folder = _check_writable(path, target)
+            tmp = _stage(path, target, folder, text)
+            staged.append((path, target, tmp))
+    except BaseException:
+        for _, _, tmp in staged:
+            _unlink(tmp)
+        raise
+    done: list[Path] = []
+    for i, (path, target, tmp) in enumerate(staged):
+        try:
+            os.replace(tmp, target)
+        except OSError as e:
+            for _, _, rest in staged[i:]:
+                _unlink(rest)
+            saved = f" ({', '.join(map(str, done))} written)" if done else ""
+            raise OutputError(f"cannot write {_named(path, target)}: {e.strerror}{saved}") from None
+        done.append(path)
+    for folder in {t.parent for _, t, _ in staged}:
+        _fsync_folder(folder)
+
+
+def _check_writable(path: Path, target: Path) -> Path:
+    """The folder of ``target`` (checked: ``target`` is no folder, the folder exists)."""
+    try:
+        if target.is_dir():
+            raise OutputError(f"cannot write {_named(path, target)}: it is a folder")
+        folder = target.parent if str(target.parent) else Path(".")
         if not folder.is_dir():
-            raise OutputError(f"cannot write {path}: folder {folder} does not exist")
-    except OSError as e:  # a name too long, a folder we may not look into
-        raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+            raise OutputError(f"cannot write {_named(path, target)}: folder {folder} does not exist")
+    except OSError as e:  # a name too long, a folder we may not look into, a loop of links
+        raise OutputError(f"cannot write {_named(path, target)}: {e.strerror or e}") from None
+    return folder
+
+
+def _stage(path: Path, target: Path, folder: Path, text: str) -> str:
+    """A synced temp file beside ``target`` holding ``text``, with the permissions ``target``
+    has (or a new file's)."""
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as e:
-        raise OutputError(f"cannot write {path}: {e.strerror}") from None
+        raise OutputError(f"cannot write {_named(path, target)}: {e.strerror}") from None
     try:
-        share_like_new_file(tmp)
+        try:
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        except OSError:
+            share_like_new_file(tmp)
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"cannot write {path}: {e.strerror}") from None
-    _fsync_folder(folder)
+        _unlink(tmp)
+        raise OutputError(f"cannot write {_named(path, target)}: {e.strerror}") from None
+    except BaseException:
+        _unlink(tmp)
+        raise
+    return tmp
+
+
+def _unlink(path) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _fsync_folder(folder: Path) -> None:
@@ -67,3 +139,43 @@ def share_like_new_file(path) -> None:
         os.chmod(path, 0o666 & ~mask)
     except OSError:
         pass
+
+
+#: how long a command waits for another karuta to finish changing the same file
+LOCK_WAIT_S = 30.0
+
+
+def lock_path(path: Path | str) -> Path:
+    """The lock file of ``path``: ``.NAME.lock`` beside the file it names (through links, so
+    every link to one file shares one lock)."""
+    target = write_target(path)
+    return target.with_name(f".{target.name}.lock")
+
+
+@contextmanager
+def locked(path: Path | str, what: str = "file", wait: float | None = None):
+    """Hold ``path``'s lock (an OS file lock on ``lock_path(path)``, ``filelock``) while the
+    block reads, changes and writes ``path``: two karuta commands changing one file take
+    turns, and neither writes over what the other saved.  Waits ``wait`` seconds (default
+    ``LOCK_WAIT_S``) for another holder, then one ``OutputError``; the OS drops the lock of a
+    killed process, so a crash never leaves the file locked."""
+    import filelock
+
+    target = write_target(path)
+    if not target.name:
+        raise OutputError(f"cannot write {what} {str(path)!r}: it names no file")
+    _check_writable(Path(path), target)  # filelock would make a missing folder: never
+    lp = lock_path(path)
+    lock = filelock.FileLock(str(lp), timeout=LOCK_WAIT_S if wait is None else wait)
+    try:
+        lock.acquire()
+    except filelock.Timeout:
+        raise OutputError(f"{what} {path} is being changed by another karuta (waited "
+                          f"{lock.timeout:g} s for {lp}): try again when it is done") from None
+    except OSError as e:
+        raise OutputError(f"cannot write {what} {path}: cannot lock it "
+                          f"({e.strerror or e})") from None
+    try:
+        yield
+    finally:
+        lock.release()

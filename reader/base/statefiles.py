@@ -130,11 +130,11 @@ SCHEMAS: dict[str, dict] = {
         "properties": {
             "name": {"type": "string"},
             "clips": {"type": "object", "additionalProperties": {
-                "type": "object", "required": ["frames"],
+                "type": "object", "required": ["frames", "file"],
                 "properties": {
                     "frames": {"type": "integer", "minimum": 1, "maximum": 48000 * 600},
                     "gain": {"type": "number", "minimum": 0, "maximum": 1e4},
-                    "file": {"type": "string"},
+                    "file": {"type": "string", "minLength": 1},
                     "timeline": {"type": "object", "properties": {
                         "confidence": {"type": "number"}, "method": {"type": "string"},
                         "morae": {"type": "array", "items": {

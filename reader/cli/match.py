@@ -146,8 +146,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
 
         if os.path.exists(log_file) and not os.path.isdir(log_file):
             check_output(log_file, "--log", same_kind="a match log")  # another kind: say which
-            raise KarutaError(f"{log_file} exists: continue it with --resume, or choose "
-                              "another --log")
+        matchlog.refuse_existing(log_file)
         st = loaded.match.state
         click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
                                        else "") + f", log {log_file}")

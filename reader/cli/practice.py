@@ -84,8 +84,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
 
-    if not 0 <= simultaneous <= 1000:
-        raise KarutaError(f"--simultaneous {simultaneous:g} is out of range: 0-1000 ms")
+    if not 0 <= simultaneous <= headless.MAX_SIMULTANEOUS_MS:
+        raise KarutaError(f"--simultaneous {simultaneous:g} is out of range: "
+                          f"0-{headless.MAX_SIMULTANEOUS_MS:g} ms")
     if as_json and bot_vs_bot is None and not resume:
         raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
     if resume and log_file is None:
@@ -107,8 +108,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
 
     if log_file is not None and not resume:  # a new log: never over a file karuta keeps
         from reader.base.statefiles import check_output
+        from reader.match.log import refuse_existing
 
-        check_output(log_file, "--log")
+        check_output(log_file, "--log", same_kind="a practice log")  # another kind: say which
+        refuse_existing(log_file)  # forgetting --resume must not replace a match
     voice = make_voice(voice_spec)
     if resume:
         if (rules is not None or cards is not None or color is not None or seed is not None
@@ -122,16 +125,17 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         m = headless.new_match(rules or "kyogi", seats, seed, voice, cards=cards, color=color,
                                reading=None if joka is None else {"joka": joka},
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
-        if log_file is not None:
-            headless.save(m, log_file)  # the deal is on disk before the first read
 
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
         _play_in_window(m, log_file=log_file, hints=hints, device=device, fullscreen=fullscreen,
-                   memorize=memorize, show_kimariji=show_kimariji, backend=backend)
+                   memorize=memorize, show_kimariji=show_kimariji, backend=backend,
+                   new_log=not resume)
         _say_seed(m)
         return
+    if log_file is not None and not resume:
+        headless.save(m, log_file)  # the deal is on disk before the first read
 
     def after(match, closed):
         if log_file is not None:
@@ -156,9 +160,10 @@ def _say_seed(m) -> None:
 
 def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fullscreen: bool = False,
         memorize: float | None = None, show_kimariji: bool = False,
-        backend: str = "sounddevice", on_event=None):
+        backend: str = "sounddevice", on_event=None, new_log: bool = False):
     """``karuta practice`` with a human seat: open the output (a missing device is one line,
-    before any window), the stats database, and play the match in the board window."""
+    before any window and before anything is written), write a new log's deal (``new_log``),
+    open the stats database, and play the match in the board window."""
     from reader.drills.calibrate import CalibrationStore, device_key
     from reader.reading.player import open_output
     from reader.base.errors import DeviceError, KarutaError
@@ -170,6 +175,14 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     if not display_available():
         raise DeviceError(NO_DISPLAY)
     output = open_output(backend, device, m.plan.sample_rate)
+    if new_log and log_file is not None:
+        from reader.practice import headless
+
+        try:
+            headless.save(m, log_file)  # the deal is on disk before the first read
+        except KarutaError:
+            output.stop()
+            raise
     key = device_key(output)
     calib = CalibrationStore().offset_ms(key)
     if calib is None:

@@ -111,14 +111,18 @@ def _new_table(system, save, seed, settings, players, npcs):
     check_output(save, "the save file", same_kind="a table save")  # another kind: say which
     if Path(save).name:  # (no name at all is said when the save is written)
         check_output(log_path(save), "the save's log", same_kind="a table save's log")
-    if os.path.exists(save):
-        raise KarutaError(f"{save} exists: continue it with --resume (play) or choose another --save")
+    from reader.table.store import locked
+
     if seed is None:
         seed = secrets.randbelow(1_000_000)
     t = Table(system, settings, seed)
     for a in _setup(system, players, npcs):
         t.push(a)
-    t.save(save)
+    with locked(save):  # two `new` on one name: the second finds the first's save
+        if os.path.exists(save):
+            raise KarutaError(f"{save} exists: continue it with --resume (play) or choose "
+                              "another --save")
+        t.save(save)
     return t
 
 
@@ -149,8 +153,30 @@ class Prompt:
         return (f"saved to {self.save}; continue with: karuta table {self.table.system} play "
                 f"--save {self.save} --resume")
 
+    def change(self, apply, undo):
+        """``apply(table)`` to the save as it is on disk now, under its lock, and save; the
+        result of ``apply``.  An action another karuta saved since this prompt last read or
+        wrote the save is kept: the table is read again first (and the prompt says so).  If
+        the save cannot be written, ``undo(table, result)`` takes the change back, so the
+        prompt's table stays the one on disk."""
+        from reader.table.store import load, locked
+
+        with locked(self.save):
+            if not self.table.is_current(self.save):
+                self.table = load(self.save, self.table.system)
+                self.echo(f"(the save was changed by another karuta: read again, "
+                          f"{len(self.table.actions)} actions)")
+            result = apply(self.table)
+            try:
+                self.table.save(self.save)
+            except KarutaError:
+                undo(self.table, result)
+                raise
+        return result
+
     def run(self) -> None:
-        self.table.save(self.save)
+        if self.table.disk_text is None:
+            self.change(lambda t: None, lambda t, r: None)
         self.echo(self.commands.HELP[self.table.system])
         self.echo(self.describe())
         while True:
@@ -170,11 +196,10 @@ class Prompt:
                         return
                     self.echo(self.command(parsed))
                     continue
-                result = self.table.push(parsed)
+                result = self.change(lambda t: t.push(parsed), lambda t, r: t.pop())
             except KarutaError as e:
                 self.echo(f"! {e}")
                 continue
-            self.table.save(self.save)
             self.echo(result["text"])
             self.echo(self.describe().split("\n", 1)[0])   # the piles, one line
             if self.auto_recite and "poem" in result:
@@ -196,8 +221,7 @@ class Prompt:
         if c.name == "poems":
             return self.table.mod.poems_text(self.table.state)
         if c.name == "undo":
-            action = self.table.pop()
-            self.table.save(self.save)
+            action = self.change(lambda t: t.pop(), lambda t, a: t.push(a))
             return f"undone: {action['do']} (action {len(self.table.actions) + 1})"
         if c.name == "recite":
             entry = _poem_entry(self.table, c.args.get("poem"))
@@ -351,25 +375,29 @@ def _system_group(system: str, title: str):
     def do(save, line, as_json):
         """Apply one action line to SAVE (as typed at the prompt; 'u' undoes the last)."""
         from reader.table import commands
-        from reader.table.store import load
+        from reader.table.store import load, locked
 
-        t = load(save, system)
         parsed = commands.parse(system, " ".join(line))
         if parsed is None:
             raise KarutaError("no action given")
-        if isinstance(parsed, commands.Command):
-            if parsed.name != "undo":
-                raise KarutaError(f"'{parsed.name}' is a prompt command: use karuta table {system} "
-                                  f"show/log" + ("/recite" if system == "genkan" else ""))
-            action = t.pop()
+        if isinstance(parsed, commands.Command) and parsed.name != "undo":
+            raise KarutaError(f"'{parsed.name}' is a prompt command: use karuta table {system} "
+                              f"show/log" + ("/recite" if system == "genkan" else ""))
+        t = load(save, system)  # a missing or damaged save: one line, before any lock
+        with locked(save):  # read, apply and write as one step: a concurrent one waits
+            if not t.is_current(save):
+                t = load(save, system)
+            if isinstance(parsed, commands.Command):
+                action = t.pop()
+            else:
+                result = t.push(parsed)
             t.save(save)
+        if isinstance(parsed, commands.Command):
             if as_json:
                 _json_out({"action": {"do": "undo"}, "result": {"undone": action}, "state": t.state})
             else:
                 click.echo(f"undone: {action['do']}")
             return
-        result = t.push(parsed)
-        t.save(save)
         if as_json:
             _json_out({"action": parsed, "result": result, "state": t.state})
         else:

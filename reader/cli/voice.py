@@ -194,6 +194,13 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
         with Microphone(device) as mic:
             session.prepare()
             run_terminal(session, mic, stop_after=stop_after, player=Player(play_device))
+    rescued, rescue = session.save_unsaved()
+    if rescued:  # said first: building the pack may still fail
+        n = len(rescued)
+        kept = (f"{n} take{'' if n == 1 else 's'} could not be saved in {session.folder}: "
+                f"{'it is' if n == 1 else 'they are'} in {rescue} ({', '.join(c.filename for c in rescued)}); "
+                f"move {'it' if n == 1 else 'them'} there and run the command again")
+        click.echo(kept)
     have, total = session.counts()
     click.echo(f"{session.saved_now} take{'' if session.saved_now == 1 else 's'} saved this session; "
                f"{have} of {total} clips have a take ({session.folder})")
@@ -214,3 +221,5 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
     if missing:
         click.echo(f"{len(missing)} clip{'' if len(missing) == 1 else 's'} still to record, next: "
                    f"{missing[0].label}; continue with: karuta voice record {name} --only-missing")
+    if rescued:
+        raise KarutaError(kept)

@@ -150,8 +150,19 @@ def load_session(path: Path | str | None) -> tuple[SessionFile, dict]:
 
 
 def keep_previous(path: Path) -> None:
-    """A new session keeps the last one as previous.json (an unfinished one is not lost)."""
+    """A new session keeps the last one as previous.json (an unfinished one is not lost).
+    A session file that is a link stays in place (the new session is written through it):
+    previous.json gets a copy of what it held."""
+    previous = path.with_name("previous.json")
+    if os.path.islink(path):
+        from reader.base.files import atomic_write_text
+
+        try:
+            atomic_write_text(previous, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, KarutaError):
+            pass
+        return
     try:
-        os.replace(path, path.with_name("previous.json"))
+        os.replace(path, previous)
     except OSError:
         pass

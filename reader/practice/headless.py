@@ -23,6 +23,10 @@ __all__ = ["new_match", "play", "plan_for", "seat_label", "parse_seat", "resume"
            "load_practice_log", "save"]
 
 
+#: the widest simultaneous-touch window, ms (``--simultaneous``; a resumed log's too)
+MAX_SIMULTANEOUS_MS = 1000.0
+
+
 def parse_seat(text: str) -> Seat:
     """``bot:3`` / ``human`` / ``none`` -> a ``Seat`` (``KarutaError`` otherwise)."""
     from reader.practice.bot import parse_level
@@ -144,13 +148,24 @@ def resume(path, voice, seats: dict[str, Seat] | None = None) -> PracticeMatch:
     reading = practice.get("reading", {})
     if not isinstance(reading, dict):
         raise LogError(f"{path} line 1: bad \"reading\" in the practice settings")
+    for key in ("joka", "last_shimo"):
+        if key in reading and not isinstance(reading[key], bool):
+            raise LogError(f"{path} line 1: \"{key}\" in the practice settings must be true or "
+                           f"false, not {json.dumps(reading[key])}")
     sim = practice.get("simultaneous_ms", 10.0)
+    if isinstance(sim, bool) or not isinstance(sim, (int, float)) or not 0 <= sim <= MAX_SIMULTANEOUS_MS:
+        raise LogError(f"{path} line 1: \"simultaneous_ms\" in the practice settings must be a "
+                       f"number of ms, 0-{MAX_SIMULTANEOUS_MS:g}, not {json.dumps(sim)}")
     d = from_hands(rules, header["A"], header["B"], color=header.get("color"))
     try:
         m = new_match(rules, seats or logged, header["seed"], voice, deal=d, reading=reading,
                       settings=PracticeSettings(simultaneous_ms=float(sim)))
     except TypeError:
         raise LogError(f"{path} line 1: unknown reading settings in the practice log") from None
+    except LogError:
+        raise
+    except KarutaError as e:  # a reading setting out of range: name the log it came from
+        raise LogError(f"{path} line 1: {e}") from None
     events = [matchlog.parse_read(rules, r) for r in reads]
     try:
         m.replay(events, [r.get("timing", {}) for r in reads])

@@ -11,7 +11,14 @@ Save file (JSON, rewritten atomically after every action and every undo)::
      "actions": [{"do": "player", "name": "alice", "mode": "♠"}, ...]}
 
 Beside it, ``<save>.log.txt``: one numbered line (or block) per action, as a GM reads it after
-the session.  ``Table.log_text()`` gives the same text.
+the session.  ``Table.log_text()`` gives the same text.  Both are staged before either is
+replaced (``reader.base.files.atomic_write_texts``): a log that cannot be written stops the
+action before the save has it, so trying again does not apply it twice.
+
+Two commands on one save take turns: every change runs under the save's lock
+(``locked``), re-reads the save there (``Table.is_current``, ``load``) and applies the action
+to what is on disk, so an action another ``karuta table … do`` (or another prompt) saved
+meanwhile is kept.
 """
 from __future__ import annotations
 
@@ -23,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from reader.base.errors import KarutaError, LogError
-from reader.base.files import atomic_write_text
+from reader.base.files import atomic_write_texts, locked as _locked
 from reader.table import ActionError, rng_for
 from reader.base.statefiles import decode_json
 
-__all__ = ["Table", "load", "log_path", "SYSTEMS", "FORMAT"]
+__all__ = ["Table", "load", "locked", "log_path", "SYSTEMS", "FORMAT"]
 
 FORMAT = 1
 SYSTEMS = {"genkan": "reader.table.genkan", "cards": "reader.table.cards"}
@@ -37,6 +44,11 @@ def system_module(system: str):
     if system not in SYSTEMS:
         raise KarutaError(f"unknown table system {system!r}: use genkan or cards")
     return importlib.import_module(SYSTEMS[system])
+
+
+def locked(save: Path | str):
+    """The save's lock, held while a command reads, changes and writes it."""
+    return _locked(save, "the table save")
 
 
 def log_path(save: Path | str) -> Path:
@@ -62,6 +74,8 @@ class Table:
         self._state: dict = first
         self._actions: list[dict] = []
         self._results: list[dict] = []
+        #: the save file's text as this table last read or wrote it (None: not yet)
+        self.disk_text: str | None = None
 
     @property
     def state(self) -> dict:
@@ -119,8 +133,21 @@ class Table:
         return "\n".join(lines) + "\n"
 
     def save(self, path: Path | str) -> None:
-        atomic_write_text(path, json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n")
-        atomic_write_text(log_path(path), self.log_text())
+        """Write the save and the GM's log (both staged first: neither, or the save then the
+        log; a failure says which was written)."""
+        text = json.dumps(self.to_dict(), ensure_ascii=False, indent=1) + "\n"
+        atomic_write_texts([(path, text), (log_path(path), self.log_text())])
+        self.disk_text = text
+
+    def is_current(self, path: Path | str) -> bool:
+        """Whether the save on disk is still what this table last read or wrote (a missing
+        save counts as current: writing this table brings it back)."""
+        try:
+            return Path(path).read_text(encoding="utf-8") == self.disk_text
+        except FileNotFoundError:
+            return True
+        except (OSError, UnicodeDecodeError):
+            return False
 
 
 def _freeze(state: dict) -> bytes:
@@ -156,4 +183,5 @@ def load(path: Path | str, system: str | None = None) -> Table:
             table.push(a)
         except KarutaError as e:
             raise LogError(f"{path}: action {n}: {e}") from None
+    table.disk_text = text
     return table

@@ -120,6 +120,8 @@ class RecordSession:
         self.clips = [c for c in self.all_clips if self.states[c] == "missing"] if only_missing \
             else list(self.all_clips)
         self.warnings: dict[Clip, list[str]] = {}
+        #: takes that could not be saved (a full disk, a folder gone): kept, saved at quit
+        self.unsaved: dict[Clip, object] = {}
         self.saved_now = 0
         self.takes: dict[Clip, int] = {}  # takes saved in this session, per clip
         first = self.first_missing()
@@ -161,6 +163,8 @@ class RecordSession:
         """Create the folder and its voice.toml (the pack's name)."""
         from audio.pack import _toml_str
 
+        import tempfile
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             manifest = self.folder / "voice.toml"
@@ -169,6 +173,8 @@ class RecordSession:
                     "# karuta voice record: takes of this reader (NNN_1 = 上の句, NNN_2 = 下の句)\n"
                     f"name = {_toml_str(self.name)}\nreader = {_toml_str(self.name)}\n"
                     f"source = \"recorded with karuta voice record\"\n", encoding="utf-8")
+            with tempfile.TemporaryFile(dir=self.folder):  # takes can be saved here
+                pass
         except OSError as e:
             raise KarutaError(f"cannot write {self.folder}: {e.strerror or e}") from None
 
@@ -178,11 +184,45 @@ class RecordSession:
 
         self.prepare()
         p = save_take(self.path(clip), samples)
+        self.unsaved.pop(clip, None)
         self.states[clip] = "recorded"
         self.warnings[clip] = list(warnings)
         self.saved_now += 1
         self.takes[clip] = self.takes.get(clip, 0) + 1
         return p
+
+    def keep_unsaved(self, clip: Clip, samples) -> None:
+        """A take that could not be saved: kept in memory (``save_unsaved`` at quit)."""
+        self.unsaved[clip] = samples
+
+    def save_unsaved(self) -> tuple[list[Clip], Path | None]:
+        """Save the takes kept in memory: where they belong, else in a folder of their own
+        under the system's temp folder.  Returns (the clips that went there, that folder)."""
+        import os
+        import tempfile
+
+        from audio.record import save_take
+
+        for clip, x in list(self.unsaved.items()):
+            try:
+                self.save(clip, x, self.warnings.get(clip, ()))
+            except KarutaError:
+                pass
+        if not self.unsaved:
+            return [], None
+        rescue = Path(tempfile.gettempdir()) / f"karuta-unsaved-{self.name}-{os.getpid()}"
+        kept = []
+        for clip, x in self.unsaved.items():
+            try:
+                save_take(rescue / clip.filename, x)
+                kept.append(clip)
+            except KarutaError:
+                pass
+        if len(kept) < len(self.unsaved):
+            lost = [c.label for c in self.unsaved if c not in kept]
+            raise KarutaError(f"takes of {', '.join(lost)} could not be saved in {self.folder} "
+                              f"nor in {rescue}")
+        return kept, rescue
 
     def counts(self) -> tuple[int, int]:
         """(clips with a take, clips in the walk)."""
@@ -353,7 +393,14 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
                 message += " (the earlier take is kept)"
             session.warnings[c] = ["nothing heard"]
         else:
-            session.save(c, take.trimmed, take.warnings)
+            try:
+                session.save(c, take.trimmed, take.warnings)
+            except KarutaError as e:  # a full disk, a folder gone: the take is not lost
+                session.keep_unsaved(c, take.trimmed)
+                session.warnings[c] = list(take.warnings)
+                message = f"{c.label}: {e}: the take is kept, saved again at quit"
+                scr.event(message)
+                return
             message = (f"{c.label}: take {session.takes[c]} saved, {take.seconds:.2f} s "
                        f"(peak {take.peak_db:.1f} dBFS, {reason})")
             if take.warnings:
@@ -381,62 +428,64 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
             while True:
                 try:
                     cmd = _step()
-                except KeyboardInterrupt:  # Ctrl-C: quit like q, keeping the take
-                    cmd = "quit"
-                if cmd is None:
-                    draw()
-                    continue
-                c = session.current
-                if cmd == "toggle":
-                    if mic.recording:
-                        stop_and_save("stopped")
-                    else:
+                    if cmd is None:
+                        draw()
+                        continue
+                    c = session.current
+                    if cmd == "toggle":
+                        if mic.recording:
+                            stop_and_save("stopped")
+                        else:
+                            if player is not None:
+                                player.stop()
+                            mic.start_take()
+                            message = f"recording {c.label} ..."
+                            scr.event(message)
+                    elif cmd == "retake":
                         if player is not None:
                             player.stop()
+                        if mic.recording:
+                            mic.cancel_take()
                         mic.start_take()
-                        message = f"recording {c.label} ..."
+                        message = f"recording {c.label} again (the new take replaces the old one) ..."
                         scr.event(message)
-                elif cmd == "retake":
-                    if player is not None:
-                        player.stop()
-                    if mic.recording:
-                        mic.cancel_take()
-                    mic.start_take()
-                    message = f"recording {c.label} again (the new take replaces the old one) ..."
-                    scr.event(message)
-                elif cmd == "play":
-                    if mic.recording:
-                        stop_and_save("stopped")
-                    if player is None:
-                        message = "no playback device"
-                    elif session.states[c] == "missing":
-                        message = f"{c.label}: no take to play"
-                    else:
-                        try:
-                            player.play(load_take(session.path(c)))
-                            message = f"playing {c.label}"
-                        except KarutaError as e:
-                            message = f"cannot play: {e}"
-                        except Exception as e:  # an unreadable take: say so, keep going
-                            message = f"cannot play {session.path(c).name}: {' '.join(str(e).split())[:80]}"
-                    scr.event(message)
-                elif cmd in ("next", "back"):
-                    if mic.recording:
-                        stop_and_save("stopped")
-                    if player is not None:
-                        player.stop()
-                    moved = session.next() if cmd == "next" else session.back()
-                    if not moved and cmd == "next":
-                        ended = "done"  # past the last clip: the walk is over
+                    elif cmd == "play":
+                        if mic.recording:
+                            stop_and_save("stopped")
+                        if player is None:
+                            message = "no playback device"
+                        elif session.states[c] == "missing":
+                            message = f"{c.label}: no take to play"
+                        else:
+                            try:
+                                player.play(load_take(session.path(c)))
+                                message = f"playing {c.label}"
+                            except KarutaError as e:
+                                message = f"cannot play: {e}"
+                            except Exception as e:  # an unreadable take: say so, keep going
+                                message = f"cannot play {session.path(c).name}: {' '.join(str(e).split())[:80]}"
+                        scr.event(message)
+                    elif cmd in ("next", "back"):
+                        if mic.recording:
+                            stop_and_save("stopped")
+                        if player is not None:
+                            player.stop()
+                        moved = session.next() if cmd == "next" else session.back()
+                        if not moved and cmd == "next":
+                            ended = "done"  # past the last clip: the walk is over
+                            break
+                        if moved:
+                            message = "ready: press space to record"
+                            announce()
+                    elif cmd == "quit":
+                        if mic.recording:
+                            stop_and_save("stopped at quit")
                         break
-                    if moved:
-                        message = "ready: press space to record"
-                        announce()
-                elif cmd == "quit":
+                    draw(force=True)
+                except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: quit like q, keeping the take
                     if mic.recording:
                         stop_and_save("stopped at quit")
                     break
-                draw(force=True)
     finally:
         if player is not None:
             player.stop()
