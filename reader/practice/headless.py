@@ -45,19 +45,13 @@ def plan_for(rules: str, seed: int, voice, deal: Deal, reading: dict | None = No
     """The reading plan of a practice match: kyogi reads the 100 (karafuda included) and waits
     ``take_ms`` after each 上の句; goshiki reads the colour's 20 in a seeded order (the match
     ends after 17, or later in finals).  ``reading``: settings overrides (``ma_ms``, ...)."""
+    from reader.practice.games import game
     from reader.reading.engine import build_plan
-    from reader.reading.settings import preset
 
     over = dict(reading or {})
     for key in ("rules", "poems", "cards", "karafuda"):
         over.pop(key, None)
-    if rules == "goshiki":
-        from poems import COLORS
-
-        settings = preset("goshiki", poems=COLORS[deal.color], cards=20, **over)
-    else:
-        settings = preset("kyogi", **over)
-    return build_plan(settings, seed, voice)
+    return build_plan(game(rules).reading_settings(deal, over), seed, voice)
 
 
 def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: int | None = None,
