@@ -79,19 +79,32 @@ def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: in
 
 
 def play(m: PracticeMatch, on_read: Callable | None = None) -> PracticeMatch:
-    """Play ``m`` to the end on the plan's clock (bots and empty seats only)."""
+    """Play ``m`` to the end on the plan's clock (bots and empty seats only): the same
+    ``PracticeSession`` as the window, its clock the plan's frames (``tick`` at each frame
+    where something is due: a bot's touch, a read closing), with no waits in the reading."""
+    from reader.practice.session import PracticeSession
+
     for p, seat in m.seats.items():
         if seat.kind == "human":
             raise KarutaError(f"player {p} is a human: a headless match has bots only "
                               "(--bot-vs-bot A,B)")
-    while (cur := m.current()) is not None:
-        for player, card, frame in m.bot_touches():
-            if cur.closes is None or frame < cur.closes:
-                m.touch(player, card, frame)
-        closed = m.close_read(cur.closes)
-        if on_read is not None:
+
+    def event(name, closed):
+        if name == "done" and on_read is not None:
             on_read(m, closed)
-    return m
+
+    s = PracticeSession(m, on_event=event)
+    s.start_reading()
+    rate = m.plan.sample_rate
+    end = m.plan.frames
+    heard = 0
+    while True:
+        s.tick(heard / rate, heard, finished=heard >= end)
+        if s.over:
+            return m
+        heard = s.next_due(heard, lambda f: f / rate)
+        if heard is None:
+            raise KarutaError("the practice session stopped before the match was over")
 
 
 def save(m: PracticeMatch, path) -> None:
