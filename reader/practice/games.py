@@ -48,6 +48,8 @@ class Game:
     sits_out: bool = False
     #: what a player's count on the panels and the end screen is ("left" / "taken")
     count_word: str = ""
+    #: goshiki: the cards' backs show the 上の句 (the window turns them over on u)
+    card_backs: bool = False
 
     def __repr__(self) -> str:
         return f"<practice game {self.name}>"
@@ -245,6 +247,7 @@ class Goshiki(Game):
     memorize_min = 0.5
     sits_out = True
     count_word = "taken"
+    card_backs = True
 
     def readable(self, deal):
         from poems import COLORS

@@ -128,6 +128,7 @@ class PracticeSession:
     def start_reading(self) -> None:
         """Memorisation over (or skipped): the reading begins."""
         if self.phase in ("arrange", "memorize"):
+            self.status = ""
             self._set_phase("reading")
 
     def memorize_left(self, now: float) -> float:
