@@ -18,8 +18,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from tmux_driver import karuta_argv
@@ -396,42 +394,6 @@ def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
     read = lines[1]
     assert lines[0]["practice"]["seats"] == {"A": "human", "B": "human"}
     assert read["took"] == "B" and read["touched"] == {"A": [], "B": ["own"]}
-
-
-# ---------------------------------------------------------------------------- live narrowing
-def test_narrowing_keeps_only_the_cards_that_still_fit_the_sounds_heard():
-    from reader.practice.session import morae_heard, ruled_in
-
-    board = [87, 18, 57, 3, 4, 72, 31, 64]  # む す め あし たご おと あさぼらけあ/う
-    assert ruled_in(board, 87, 0) == frozenset(board)  # nothing heard: nothing dims
-    assert ruled_in(board, 87, 1) == {87}              # む: a 1字決まり
-    assert ruled_in(board, 31, 1) == {3, 31, 64}       # あ...
-    assert ruled_in(board, 31, 5) == {31, 64}          # あさぼらけ: still two
-    assert ruled_in(board, 31, 6) == {31}
-    assert ruled_in(board, 44, 2) == set()             # おお (あふこ, a karafuda): none fit
-    assert ruled_in([72], 44, 1) == {72}               # お: おと could still be it
-    assert morae_heard((100, 200, 300), 100, 99) == 0
-    assert morae_heard((100, 200, 300), 100, 100) == 1
-    assert morae_heard((100, 200, 300), 100, 250.5) == 2
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6))
-def test_narrowing_ends_on_the_read_card_at_its_kimariji(seed):
-    # among unread cards the kimariji is the shortest unique opening: once all its sounds are
-    # heard, the read card is the only one of the board still lit, and never before it dims
-    from poems.kimariji import kimariji
-    from reader.practice.session import ruled_in
-
-    rng = random.Random(seed)
-    read = rng.sample(range(1, 101), rng.randrange(0, 60))
-    unread = [n for n in range(1, 101) if n not in read]
-    board = rng.sample(unread, min(len(unread), 50))
-    poem = rng.choice(board)
-    k = kimariji(range(1, 101), read)[poem].length
-    for i in range(k):
-        assert poem in ruled_in(board, poem, i)
-    assert ruled_in(board, poem, k) == {poem}
 
 
 # ---------------------------------------------------------------------------- bad input

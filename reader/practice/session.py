@@ -279,6 +279,7 @@ class PracticeSession:
         kim = closed.timing.get("kimariji", "") if closed.timing else ""
         # what the read was, now that it is over (never while it is live: that would tell)
         self.status = f"read {closed.index + 1}: {closed.poem} {kim} · {who}{sent}"
+        self.message = ""  # (the judgement's line belonged to the read now told)
         self.on_event("done", closed)
         if m.current() is None and m.owed_send() is None:
             self._set_phase("over")
