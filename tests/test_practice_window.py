@@ -22,7 +22,7 @@ import pytest
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from tmux_driver import karuta_argv
 from waits import wait_until
-from x_driver import screenshot, screenshot_when, window_of
+from x_driver import end_app, screenshot, screenshot_when, start_app, window_of
 
 
 @pytest.fixture
@@ -67,16 +67,25 @@ class Game:
         env.pop("SDL_VIDEODRIVER", None)
         self.xenv = {**os.environ, "DISPLAY": xvfb}
         self.display = xvfb
-        self.p = subprocess.Popen(
+        self.p = start_app(
             karuta_argv("practice", "--vs", vs, "--cards", str(cards), "--seed", str(seed),
                         "--voice", "tone", "--memorize", "0", "--device", "pulse",
                         "--joka" if joka else "--no-joka", "--log", str(self.log)),
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, text=True)
-        self.wid = window_of(self.p, xvfb)
-        # the first paint is spread over a few frames: wait for the cards
-        self.first = screenshot_when(xvfb, lambda img: _green(img).sum() > 500,
-                                     what="the cards")
+            cwd=REPO, env=env)
+        try:
+            self.wid = window_of(self.p, xvfb)
+            # the first paint is spread over a few frames: wait for the cards
+            self.first = screenshot_when(xvfb, lambda img: _green(img).sum() > 500,
+                                         what="the cards")
+        except BaseException:
+            end_app(self.p)  # (a window never found must not leave the app running)
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        end_app(self.p)  # pass or fail, the app and anything it started are gone
 
     def key(self, name, check=True):
         subprocess.run(["xdotool", "key", "--window", self.wid, name], env=self.xenv,
@@ -102,9 +111,7 @@ class Game:
         try:
             out, _ = self.p.communicate(timeout=30)
         finally:
-            if self.p.poll() is None:
-                self.p.kill()
-                self.p.wait()
+            end_app(self.p)
         return out
 
 
@@ -224,8 +231,7 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     to = vp.to_px(mid)
     x, y = round(to.cx), round(to.cy)
     assert abs(x - x0) > 300 and abs(y - y0) > 50
-    g = Game(xvfb, tmp_path, dirs, seed)
-    try:
+    with Game(xvfb, tmp_path, dirs, seed) as g:
         img = g.first
         green = _green(img)
         # alone: one territory in the middle, your card in it; nothing across (no card, no
@@ -252,9 +258,6 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
                                what="the end screen")
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     header, read = lines[0], lines[1]
     assert header["A"] == [a_card] and header["B"] == []
@@ -311,8 +314,7 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
     assert m.bot_touches() == []
     x, y, box = _card_px(m, seed, b_card)
     assert box.owner == "B" and box.upside_down
-    g = Game(xvfb, tmp_path, dirs, seed, vs="bot:1")
-    try:
+    with Game(xvfb, tmp_path, dirs, seed, vs="bot:1") as g:
         t0 = _start_reading(g, m)
         time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)
@@ -320,9 +322,6 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
         time.sleep(0.5)
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     read = lines[1]
     assert read["read"] == cur.poem and read["took"] is None
@@ -344,8 +343,7 @@ def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
     assert cur.where == "B" and all(m.order.index(c) > 2 for c in m.deal.hands["A"])
     assert m.bot_touches() == []
     x, y, _ = _card_px(m, seed, cur.poem)
-    g = Game(xvfb, tmp_path, dirs, seed, cards=2, vs="bot:1")
-    try:
+    with Game(xvfb, tmp_path, dirs, seed, cards=2, vs="bot:1") as g:
         t0 = _start_reading(g, m)
         time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)  # B's card: a take from the other side, A owes a send
@@ -361,9 +359,6 @@ def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
         lines = g.wait_reads(1)
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     read = lines[1]
     assert read["took"] == "A" and read["touched"]["A"] == ["opp"]
@@ -379,17 +374,13 @@ def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
     assert cur.where == "B"
     x, y, box = _card_px(m, seed, cur.poem)
     assert box.upside_down and y < 360  # B's card, on the top half
-    g = Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human")
-    try:
+    with Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human") as g:
         t0 = _start_reading(g, m)
         time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)
         lines = g.wait_reads(1)
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     read = lines[1]
     assert lines[0]["practice"]["seats"] == {"A": "human", "B": "human"}
@@ -440,10 +431,8 @@ def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
     env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
            "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
     env.pop("SDL_VIDEODRIVER", None)
-    p = subprocess.Popen(karuta_argv("practice", "--log", str(log), "--resume", "--voice", "tone",
-                                     "--memorize", "0", "--device", "pulse"),
-                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, text=True)
+    p = start_app(karuta_argv("practice", "--log", str(log), "--resume", "--voice", "tone",
+                              "--memorize", "0", "--device", "pulse"), cwd=REPO, env=env)
     try:
         end = time.monotonic() + 60
         while len(log.read_text().splitlines()) < 3:
@@ -456,9 +445,7 @@ def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
                        capture_output=True)
         out, _ = p.communicate(timeout=30)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        end_app(p)
     assert p.returncode == 0, out
     assert lines[1]["read"] == first.poem and lines[1]["took"] is None
     # the reading started at read 2 (no jo-ka, no read 1 again), on the plan's own frames
