@@ -255,17 +255,13 @@ class Goshiki(Game):
         return COLORS[deal.color]
 
     def deal_hands(self, rng, cards, color, solo):
-        from poems import COLORS
+        from reader.match.rules import goshiki
 
         if cards not in (None, 10):
             raise KarutaError("goshiki deals 10 cards each: --cards does not apply")
-        if color is None:
-            color = rng.choice(sorted(COLORS))
-        if color not in COLORS:
-            raise KarutaError(f"unknown colour {color!r} (one of {', '.join(COLORS)})")
-        pool = list(COLORS[color])
-        rng.shuffle(pool)
-        return tuple(pool[:10]), () if solo else tuple(pool[10:]), color
+        st = goshiki.deal(rng, color)  # (alone: A's 10 are the ones A would get)
+        a, b = st.deal
+        return a, () if solo else b, st.color
 
     def color_of(self, state, given):
         return state.color
