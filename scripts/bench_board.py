@@ -121,7 +121,7 @@ class Bench(W.BoardWindow):
                 t_end = now + seconds
             if stress and now >= next_dim:
                 on = [c.poem for c in self.scene.boxes()]
-                self.scene.dim = frozenset(on) if flips % 2 == 0 else frozenset()
+                self.session.dim = frozenset(on) if flips % 2 == 0 else frozenset()
                 flips += 1
                 next_dim = now + 0.1
             if stress and now >= next_anim:

@@ -150,6 +150,7 @@ class BoardWindow:
         self._writer = None
         self._last_poll_ns = 0
         self._next_tick = 0.0
+        self._marks: dict = {}  # the session's marks the scene shows
 
     @property
     def phase(self) -> str:
@@ -183,7 +184,7 @@ class BoardWindow:
         self._prerender()
         self.taps = WindowTaps(drag=True)
         self.loop = WindowLoop(self.taps, self._draw, fps=60.0)
-        self.show()
+        self.show(panels=True)
         _freeze_heap()
 
     def _prerender(self):
@@ -267,14 +268,19 @@ class BoardWindow:
             pg.display.update(chunk)
         return []
 
-    def show(self, status: str | None = None):
-        """Put what the session says on the scene: marks, dimmed cards, texts."""
+    def show(self, status: str | None = None, panels: bool = False):
+        """Put what the session says on the scene: marks, dimmed cards, the status line
+        (``status``: another text), and with ``panels`` the side panels and the ba's count
+        (they change only when a read is done)."""
         s, sc = self.session, self.scene
-        sc.frames = {c: MARKS[k] for c, k in s.marks.items()}
+        if s.marks != self._marks:
+            self._marks = dict(s.marks)
+            sc.frames = {c: MARKS[k] for c, k in s.marks.items()}
         sc.dim = s.dim
         sc.texts["status"] = s.status if status is None else status
-        sc.texts.update(s.panels())
-        sc.texts["ba"] = f"場 (ba) {len(sc.ba)}" if sc.ba else ""
+        if panels:
+            sc.texts.update(s.panels())
+            sc.texts["ba"] = f"場 (ba) {len(sc.ba)}" if sc.ba else ""
 
     # -- the session's news -------------------------------------------------------------------
     def _on_session(self, name, data):
@@ -378,7 +384,7 @@ class BoardWindow:
             sc.on_board = dict(board)
         self._refresh_kimariji()
         self._save()
-        self.show()
+        self.show(panels=True)
 
     def _shake(self, poem: int) -> None:
         """A fault shows as the touched card shaking in place (framed red) for a moment."""
