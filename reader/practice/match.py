@@ -1,6 +1,7 @@
 """``PracticeMatch``: a match driven by timed touches, judged by the existing rules machines.
 
-The board window (a live loop) and the headless player (a virtual clock) both drive one object:
+The practice session (``reader.practice.session``, driven by the board window's live loop or
+by the headless player's virtual clock) drives one object:
 
     m = PracticeMatch(deal, plan, seats, rng, settings, voice=voice)
     while (cur := m.current()) is not None:          # the card being read
