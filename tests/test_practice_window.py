@@ -709,3 +709,31 @@ def test_a_taken_card_shrinks_to_the_pile_drawn_from_its_cached_face(monkeypatch
         assert green[:, :3].mean() > 0.5 and green[:3, :].mean() > 0.5, u  # its border, there
     assert set(torifuda._PAINTERS) == painters
     pygame.display.quit()
+
+
+# ---------------------------------------------------------------------------- the tests' own
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie left."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_an_app_a_test_started_is_ended_with_what_it_started():
+    """``end_app`` (every test that starts the app ends it with it, pass or fail) ends the
+    process and the children it started, also when the app itself has already exited."""
+    import sys
+
+    code = ("import subprocess, sys, time; c = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(300)']); print(c.pid, flush=True); time.sleep(300)")
+    for leave_first in (False, True):
+        p = start_app([sys.executable, "-c", code])
+        child = int(p.stdout.readline())
+        if leave_first:
+            p.kill()  # (the app died; its child did not)
+            p.wait()
+        end_app(p)
+        assert p.poll() is not None
+        wait_until(lambda: _gone(child), 10, what="the app's child ended")
+        end_app(p)  # (twice: harmless)
