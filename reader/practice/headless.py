@@ -78,10 +78,13 @@ def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: in
                          voice=voice, extra=extra)
 
 
-def play(m: PracticeMatch, on_read: Callable | None = None) -> PracticeMatch:
+def play(m: PracticeMatch, on_read: Callable | None = None,
+         on_event: Callable | None = None) -> PracticeMatch:
     """Play ``m`` to the end on the plan's clock (bots and empty seats only): the same
     ``PracticeSession`` as the window, its clock the plan's frames (``tick`` at each frame
-    where something is due: a bot's touch, a read closing), with no waits in the reading."""
+    where something is due: a bot's touch, a read closing), with no waits in the reading.
+    ``on_read(m, closed)``: after each read (sends made); ``on_event(name, data)``: the
+    session's news ("read", "touch", "closed", "done", "phase")."""
     from reader.practice.session import PracticeSession
 
     for p, seat in m.seats.items():
@@ -89,9 +92,11 @@ def play(m: PracticeMatch, on_read: Callable | None = None) -> PracticeMatch:
             raise KarutaError(f"player {p} is a human: a headless match has bots only "
                               "(--bot-vs-bot A,B)")
 
-    def event(name, closed):
+    def event(name, data):
+        if on_event is not None:
+            on_event(name, data)
         if name == "done" and on_read is not None:
-            on_read(m, closed)
+            on_read(m, data)
 
     s = PracticeSession(m, on_event=event)
     s.start_reading()
