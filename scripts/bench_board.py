@@ -42,6 +42,7 @@ sys.path.insert(0, os.environ["KARUTA_REPO"])
 from audio.output import NullOutput
 from audio.voice import ToneVoice
 from reader.practice import headless, window as W
+from reader.practice.paint import Anim
 from reader.practice.match import Seat
 
 seconds = float(sys.argv[1]); size = tuple(int(x) for x in sys.argv[2].split("x"))
@@ -78,9 +79,8 @@ class Bench(W.BoardWindow):
     def run_bench(self):
         import pygame
 
-        self._open()
-        self._panels()
-        self._start_reading()  # (arrangement and memorisation skipped)
+        self.open()
+        self.session.start_reading()  # (arrangement and memorisation skipped)
         cpu_polls = self.cpu_polls = []
         pump = self.taps.pump
 
@@ -100,7 +100,7 @@ class Bench(W.BoardWindow):
             wrap(self.painter, "dirty", "working out what changed")
             wrap(self.painter, "paint", "painting")
             wrap(pygame.display, "update", "display.update")
-            wrap(self, "_tick_reading", "the match tick")
+            wrap(self, "_tick", "the match tick")
             wrap(self.taps, "pump", "poll")
             gc.callbacks.append(lambda phase, info: marks.append(
                 (time.perf_counter_ns(), f"gc gen {info['generation']}", 0 if phase == "start" else 1)))
@@ -121,7 +121,7 @@ class Bench(W.BoardWindow):
                 t_end = now + seconds
             if stress and now >= next_dim:
                 on = [c.poem for c in self.scene.boxes()]
-                self.scene.dim = frozenset(on) if flips % 2 == 0 else frozenset()
+                self.session.dim = frozenset(on) if flips % 2 == 0 else frozenset()
                 flips += 1
                 next_dim = now + 0.1
             if stress and now >= next_anim:
@@ -130,7 +130,7 @@ class Bench(W.BoardWindow):
                 boxes = self.scene.boxes()
                 for i, c in enumerate(rng.sample(boxes, min(8, len(boxes)))):
                     to = rng.choice(boxes).rect if i % 2 else self.scene.pile_rect(rng.choice("AB"))
-                    self.scene.anims.append(W.Anim(c.poem, c.rect, to, now,
+                    self.scene.anims.append(Anim(c.poem, c.rect, to, now,
                                                    rng.uniform(0.35, 0.5), c.upside_down))
                     anims += 1
                 next_anim = now + 0.3

@@ -45,26 +45,24 @@ class FaultCount:
         self.counted = defaultdict(int)
 
     def play(self, m):
-        """Play ``m`` to the end (as ``headless.play``), counting each bot's fault chances."""
-        while (cur := m.current()) is not None:
-            opp = m.fault_opportunity()
-            touches = m.bot_touches()
-            for player, card, frame in touches:
-                if cur.closes is None or frame < cur.closes:
-                    m.touch(player, card, frame)
-            closed = m.close_read(cur.closes)
-            if opp is None:
-                continue
-            for p, seat in m.seats.items():
-                if seat.kind != "bot":
-                    continue
-                lv = seat.level
-                self.opportunities[lv] += 1
-                if any(t[0] == p and t[1] != cur.poem for t in touches):
-                    self.decided[lv] += 1
-                if any(j.player == p and j.verdict == "fault" for j in closed.touches):
-                    self.counted[lv] += 1
-        return m
+        """Play ``m`` to the end (``headless.play``), counting each bot's fault chances."""
+        seen = {}
+
+        def event(name, data):
+            if name == "read":  # what the bots could fault on, and what they will touch
+                seen.update(cur=data, opp=m.fault_opportunity(), touches=m.bot_touches())
+            elif name == "closed" and seen["opp"] is not None:
+                for p, seat in m.seats.items():
+                    if seat.kind != "bot":
+                        continue
+                    lv = seat.level
+                    self.opportunities[lv] += 1
+                    if any(t[0] == p and t[1] != seen["cur"].poem for t in seen["touches"]):
+                        self.decided[lv] += 1
+                    if any(j.player == p and j.verdict == "fault" for j in data.touches):
+                        self.counted[lv] += 1
+
+        return headless.play(m, on_event=event)
 
 
 def main() -> None:

@@ -161,3 +161,42 @@ def test_the_checker_sees_a_wrong_way_import(tmp_path):
     f.write_text("from reader.cli import main\nimport audio.render\n")
     assert imports_of("audio.fake", f, {"reader.cli", "audio.render"}) == {"reader.cli", "audio.render"}
     assert layer("reader.cli") > layer("audio.fake")
+
+
+#: modules that hold rules, not devices: they take clocks and frames as values (issue 23)
+PURE = ("reader.practice.session", "reader.practice.games", "reader.practice.match",
+        "reader.practice.report")
+DEVICES = {"pygame", "sounddevice", "Xlib", "subprocess", "threading"}
+CLOCKS = {"time", "datetime"}
+
+
+def _closure(start: str, g: dict[str, set[str]]) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        n = todo.pop()
+        if n not in seen:
+            seen.add(n)
+            todo += g.get(n, ())
+    return seen
+
+
+def test_the_practice_session_is_pure():
+    """The practice session and the rules under it import no window or sound library,
+    anywhere below them, and read no clock of their own (the window passes its clock in)."""
+    mods, g = modules(), graph()
+    for name in PURE:
+        below = _closure(name, g)
+        devices = {m: _top_imports(mods[m]) & DEVICES for m in below if m in mods}
+        assert not any(devices.values()), (name, {m: d for m, d in devices.items() if d})
+        own = _top_imports(mods[name])
+        assert not own & CLOCKS, (name, own & CLOCKS)
+        text = mods[name].read_text(encoding="utf-8")
+        for call in ("perf_counter", "monotonic", "time.time", "sleep("):
+            assert call not in text, (name, call)
+    assert "reader.practice.session" in _closure("reader.practice.window", g)
+
+
+def test_the_purity_check_sees_a_clock(tmp_path):
+    f = tmp_path / "x.py"
+    f.write_text("def f():\n    import time\n    from pygame import display\n")
+    assert _top_imports(f) & CLOCKS == {"time"} and _top_imports(f) & DEVICES == {"pygame"}

@@ -13,6 +13,7 @@ import pytest
 from audio.voice import ToneVoice
 from reader.base.errors import KarutaError
 from reader.practice import bot, headless
+from reader.practice.games import KYOGI
 from reader.practice.match import Seat
 
 VOICE = ToneVoice()
@@ -92,7 +93,7 @@ def test_faults_are_on_a_card_sharing_a_shorter_prefix_in_a_faulting_place(stats
 
 
 def view(poem=37, moved=frozenset(), board=None):
-    return bot.ReadView(rules="kyogi", poem=poem, where="A",
+    return bot.ReadView(game=KYOGI, poem=poem, where="A",
                         board=board or {"A": (poem, 1, 2), "B": (3, 4)}, start=0,
                         decisive=48000, kami_end=5 * 48000,
                         morae=tuple(i * 14400 for i in range(17)), kimariji_len=2, moved=moved)

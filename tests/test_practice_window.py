@@ -18,13 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from tmux_driver import karuta_argv
 from waits import wait_until
-from x_driver import screenshot, screenshot_when, window_of
+from x_driver import end_app, screenshot, screenshot_when, start_app, window_of
 
 
 @pytest.fixture
@@ -69,16 +67,25 @@ class Game:
         env.pop("SDL_VIDEODRIVER", None)
         self.xenv = {**os.environ, "DISPLAY": xvfb}
         self.display = xvfb
-        self.p = subprocess.Popen(
+        self.p = start_app(
             karuta_argv("practice", "--vs", vs, "--cards", str(cards), "--seed", str(seed),
                         "--voice", "tone", "--memorize", "0", "--device", "pulse",
                         "--joka" if joka else "--no-joka", "--log", str(self.log)),
-            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, text=True)
-        self.wid = window_of(self.p, xvfb)
-        # the first paint is spread over a few frames: wait for the cards
-        self.first = screenshot_when(xvfb, lambda img: _green(img).sum() > 500,
-                                     what="the cards")
+            cwd=REPO, env=env)
+        try:
+            self.wid = window_of(self.p, xvfb)
+            # the first paint is spread over a few frames: wait for the cards
+            self.first = screenshot_when(xvfb, lambda img: _green(img).sum() > 500,
+                                         what="the cards")
+        except BaseException:
+            end_app(self.p)  # (a window never found must not leave the app running)
+            raise
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        end_app(self.p)  # pass or fail, the app and anything it started are gone
 
     def key(self, name, check=True):
         subprocess.run(["xdotool", "key", "--window", self.wid, name], env=self.xenv,
@@ -104,9 +111,7 @@ class Game:
         try:
             out, _ = self.p.communicate(timeout=30)
         finally:
-            if self.p.poll() is None:
-                self.p.kill()
-                self.p.wait()
+            end_app(self.p)
         return out
 
 
@@ -219,15 +224,14 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert box.owner == "A" and not box.upside_down
     # before the memorisation the player drags the card to the right end of 中段
     from reader.practice import board as B
-    from reader.practice.window import TATAMI
+    from reader.practice.paint import TATAMI
 
     vp = B.kyogi_viewport((1280, 720), solo=True)
     mid = B.Rect(B.TERRITORY_W - B.CARD_W, B.BOARD_D - 2 * B.CARD_H - B.ROW_GAP, B.CARD_W, B.CARD_H)
     to = vp.to_px(mid)
     x, y = round(to.cx), round(to.cy)
     assert abs(x - x0) > 300 and abs(y - y0) > 50
-    g = Game(xvfb, tmp_path, dirs, seed)
-    try:
+    with Game(xvfb, tmp_path, dirs, seed) as g:
         img = g.first
         green = _green(img)
         # alone: one territory in the middle, your card in it; nothing across (no card, no
@@ -254,9 +258,6 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
                                what="the end screen")
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     header, read = lines[0], lines[1]
     assert header["A"] == [a_card] and header["B"] == []
@@ -313,8 +314,7 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
     assert m.bot_touches() == []
     x, y, box = _card_px(m, seed, b_card)
     assert box.owner == "B" and box.upside_down
-    g = Game(xvfb, tmp_path, dirs, seed, vs="bot:1")
-    try:
+    with Game(xvfb, tmp_path, dirs, seed, vs="bot:1") as g:
         t0 = _start_reading(g, m)
         time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)
@@ -322,9 +322,6 @@ def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_
         time.sleep(0.5)
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     read = lines[1]
     assert read["read"] == cur.poem and read["took"] is None
@@ -346,8 +343,7 @@ def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
     assert cur.where == "B" and all(m.order.index(c) > 2 for c in m.deal.hands["A"])
     assert m.bot_touches() == []
     x, y, _ = _card_px(m, seed, cur.poem)
-    g = Game(xvfb, tmp_path, dirs, seed, cards=2, vs="bot:1")
-    try:
+    with Game(xvfb, tmp_path, dirs, seed, cards=2, vs="bot:1") as g:
         t0 = _start_reading(g, m)
         time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)  # B's card: a take from the other side, A owes a send
@@ -363,9 +359,6 @@ def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
         lines = g.wait_reads(1)
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     read = lines[1]
     assert read["took"] == "A" and read["touched"]["A"] == ["opp"]
@@ -381,57 +374,17 @@ def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
     assert cur.where == "B"
     x, y, box = _card_px(m, seed, cur.poem)
     assert box.upside_down and y < 360  # B's card, on the top half
-    g = Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human")
-    try:
+    with Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human") as g:
         t0 = _start_reading(g, m)
         time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
         g.click(x, y)
         lines = g.wait_reads(1)
         g.key("q", check=False)
         out = g.finish()
-    finally:
-        if g.p.poll() is None:
-            g.p.kill()
     assert g.p.returncode == 0, out
     read = lines[1]
     assert lines[0]["practice"]["seats"] == {"A": "human", "B": "human"}
     assert read["took"] == "B" and read["touched"] == {"A": [], "B": ["own"]}
-
-
-# ---------------------------------------------------------------------------- live narrowing
-def test_narrowing_keeps_only_the_cards_that_still_fit_the_sounds_heard():
-    from reader.practice.window import morae_heard, ruled_in
-
-    board = [87, 18, 57, 3, 4, 72, 31, 64]  # む す め あし たご おと あさぼらけあ/う
-    assert ruled_in(board, 87, 0) == frozenset(board)  # nothing heard: nothing dims
-    assert ruled_in(board, 87, 1) == {87}              # む: a 1字決まり
-    assert ruled_in(board, 31, 1) == {3, 31, 64}       # あ...
-    assert ruled_in(board, 31, 5) == {31, 64}          # あさぼらけ: still two
-    assert ruled_in(board, 31, 6) == {31}
-    assert ruled_in(board, 44, 2) == set()             # おお (あふこ, a karafuda): none fit
-    assert ruled_in([72], 44, 1) == {72}               # お: おと could still be it
-    assert morae_heard((100, 200, 300), 100, 99) == 0
-    assert morae_heard((100, 200, 300), 100, 100) == 1
-    assert morae_heard((100, 200, 300), 100, 250.5) == 2
-
-
-@settings(max_examples=40, deadline=None)
-@given(seed=st.integers(0, 10**6))
-def test_narrowing_ends_on_the_read_card_at_its_kimariji(seed):
-    # among unread cards the kimariji is the shortest unique opening: once all its sounds are
-    # heard, the read card is the only one of the board still lit, and never before it dims
-    from poems.kimariji import kimariji
-    from reader.practice.window import ruled_in
-
-    rng = random.Random(seed)
-    read = rng.sample(range(1, 101), rng.randrange(0, 60))
-    unread = [n for n in range(1, 101) if n not in read]
-    board = rng.sample(unread, min(len(unread), 50))
-    poem = rng.choice(board)
-    k = kimariji(range(1, 101), read)[poem].length
-    for i in range(k):
-        assert poem in ruled_in(board, poem, i)
-    assert ruled_in(board, poem, k) == {poem}
 
 
 # ---------------------------------------------------------------------------- bad input
@@ -478,10 +431,8 @@ def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
     env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
            "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
     env.pop("SDL_VIDEODRIVER", None)
-    p = subprocess.Popen(karuta_argv("practice", "--log", str(log), "--resume", "--voice", "tone",
-                                     "--memorize", "0", "--device", "pulse"),
-                         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                         stdin=subprocess.DEVNULL, text=True)
+    p = start_app(karuta_argv("practice", "--log", str(log), "--resume", "--voice", "tone",
+                              "--memorize", "0", "--device", "pulse"), cwd=REPO, env=env)
     try:
         end = time.monotonic() + 60
         while len(log.read_text().splitlines()) < 3:
@@ -494,9 +445,7 @@ def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
                        capture_output=True)
         out, _ = p.communicate(timeout=30)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+        end_app(p)
     assert p.returncode == 0, out
     assert lines[1]["read"] == first.poem and lines[1]["took"] is None
     # the reading started at read 2 (no jo-ka, no read 1 again), on the plan's own frames
@@ -516,6 +465,7 @@ def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monk
     from audio.voice import ToneVoice
     from reader.match import log as matchlog
     from reader.practice import headless
+    from reader.practice import report
     from reader.practice import window as W
     from reader.practice.match import Seat
 
@@ -525,29 +475,22 @@ def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monk
                            reading={"ma_ms": 100, "yoin_ms": 100, "take_ms": 300,
                                     "gap_ms": 100, "joka": False})
     log = tmp_path / "m.jsonl"
-    checks = []
-    sends = []
+    checks, sends, events = [], [], []
 
-    class Watch(W.BoardWindow):
-        def _after_close(self, closed):
-            super()._after_close(closed)
-            drawn = {p: sorted(self.scene.territories[p].cards) for p in "AB"}
-            checks.append((drawn, {p: sorted(c) for p, c in self.m.board.items()}))
-            if getattr(closed.event, "send", None):
-                sends.append((closed.event.send, [a.poem for a in self.scene.anims]))
+    def watch(name, data):  # (told after the window has drawn what happened)
+        events.append(data if name == "phase" else name)
+        if name == "window":
+            data.session.start_reading()  # (arranging and memorising are the player's)
+        elif name == "done":
+            drawn = {p: sorted(w.scene.territories[p].cards) for p in "AB"}
+            checks.append((drawn, {p: sorted(c) for p, c in m.board.items()}))
+            if m.game.sent(data.event):
+                sends.append((m.game.sent(data.event), [a.poem for a in w.scene.anims]))
+        elif name == "phase" and data == "over":
+            w.quit = True
 
-    w = Watch(m, NullOutput(48000), log_file=log, hints=True, memorize_min=0)
-    w.phase = "memorize"  # (arranging is the player's: skipped)
-    events = []
-    w.notify = lambda name, data: events.append(data if name == "phase" else name)
-    real_tick = W.BoardWindow._tick_reading
-
-    def tick(self):
-        real_tick(self)
-        if self.phase == "over":
-            self.quit = True
-
-    monkeypatch.setattr(Watch, "_tick_reading", tick)
+    w = W.BoardWindow(m, NullOutput(48000), log_file=log, hints=True, memorize_min=0,
+                      on_event=watch)
     t0 = time.monotonic()
     w.run()
     assert time.monotonic() - t0 < 120
@@ -557,30 +500,50 @@ def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monk
     assert "over" in events and events.count("closed") == len(m.closed)
     assert log.read_text() == m.log_text()
     assert matchlog.summary(matchlog.load(log).match) == matchlog.summary(m.match)
-    rows = w.end_rows()
+    rows = report.end_rows(m)
     assert rows[0][0] == "card" and len(rows) > 1
 
 
-def test_show_kimariji_prints_each_cards_kimariji_on_it(monkeypatch):
+# ---------------------------------------------------------------------------- drawing
+def _window(monkeypatch, rules, opponent, seed, **kw):
+    """A match of a human against ``opponent`` and its board window, opened on SDL's dummy
+    driver (no reading started): ``(match, window)``."""
     from audio.output import NullOutput
     from audio.voice import ToneVoice
-    from poems.kimariji import kimariji
     from reader.practice import headless
     from reader.practice import window as W
-    from reader.practice.match import Seat
 
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 2)}, 3, ToneVoice(),
-                           cards=5)
+    m = headless.new_match(rules, {"A": headless.parse_seat("human"),
+                                   "B": headless.parse_seat(opponent)}, seed, ToneVoice(), **kw)
+    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0,
+                      show_kimariji=kw.pop("show_kimariji", False))
+    w.open()
+    return m, w
+
+
+def _close(w, frame=None):
+    """Close the match's current read as the session would and tell the window (as the
+    session's "done" news) — for drawing tests that set up a position read by read."""
+    closed = w.m.close_read(frame)
+    w.session.on_event("done", closed)
+    return closed
+
+
+def test_show_kimariji_prints_each_cards_kimariji_on_it(monkeypatch):
+    import pygame
+
+    from audio.output import NullOutput
+    from poems.kimariji import kimariji
+    from reader.practice import window as W
+
+    m, _ = _window(monkeypatch, "kyogi", "bot:2", 3, cards=5)
+    pygame.display.quit()
     shots = {}
     for show in (False, True):
         w = W.BoardWindow(m, NullOutput(48000), memorize_min=0, show_kimariji=show)
-        w._open()
-        for _ in range(30):
-            w.painter.frame(w.scene, time.monotonic())
-        import pygame
-
-        shots[show] = pygame.surfarray.array3d(w.screen).astype(int)
+        w.open()
+        shots[show] = _painted(w, time.monotonic())
         if show:
             k = kimariji(m.plan.universe)
             assert w.scene.kimariji == {n: v.card for n, v in k.items()}
@@ -595,28 +558,11 @@ def _painted(w, now):
     (height, width, 3) int array."""
     import pygame
 
-    from reader.practice import window as W
+    from reader.practice.paint import Painter
 
-    for _ in range(W.Painter.STRIPS + 2):
+    for _ in range(Painter.STRIPS + 2):
         w.painter.frame(w.scene, now)
     return pygame.surfarray.array3d(w.screen).transpose(1, 0, 2).astype(int)
-
-
-def _goshiki_window(monkeypatch, opponent: str):
-    """A goshiki match (seed 8, blue) of a human against ``opponent`` ("human" / "none") and
-    its board window, opened on SDL's dummy driver: ``(match, window)``."""
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
-    from reader.practice import headless
-    from reader.practice import window as W
-    from reader.practice.match import Seat
-
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("goshiki", {"A": Seat("human"), "B": Seat(opponent)}, 8, ToneVoice(),
-                           color="blue")
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
-    return m, w
 
 
 def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
@@ -624,17 +570,9 @@ def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
     off its place, framed red), then lies where it was with its red frame."""
     import pygame
 
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
-    from reader.practice import headless
-    from reader.practice import window as W
-    from reader.practice.match import Judgement, Seat
+    from reader.practice import paint
 
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, 5, ToneVoice(),
-                           cards=5)
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
+    m, w = _window(monkeypatch, "kyogi", "none", 5, cards=5)
     card = m.board["A"][0]
     box = next(c for c in w.scene.boxes() if c.poem == card)
     x, y, cw, ch = box.rect.int_tuple()
@@ -645,13 +583,20 @@ def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
         cols = [i for i, p in enumerate(row) if p[0] > 150 and p[1] < 90 and p[2] < 90]
         return None if not cols else cols[0] + max(0, x - cw // 2) - x
 
-    assert red_left_edge(_painted(w, time.perf_counter())) is None  # no fault yet
-    w._judged(Judgement("A", card, 0, "fault", "karafuda: お手つき", "A", 50.0))
+    assert red_left_edge(_painted(w, w.now())) is None  # no fault yet
+    s = w.session
+    s.phase = "reading"  # (no sound: the session is driven by hand)
+    while m.current().where is not None:  # to a karafuda: a touch on your card is a fault
+        _close(w)
+    s.tick(w.now(), 0)
+    j = s.touch("A", card, m.current().decisive)
+    assert j.verdict == "fault" and s.marks == {card: "fault"}
+    w.show()
     t0 = w.scene.anims[-1].t0
-    moving = {red_left_edge(_painted(w, t0 + u * W.ANIM_FAULT_S))
+    moving = {red_left_edge(_painted(w, t0 + u * paint.ANIM_FAULT_S))
               for u in (0.08, 0.25, 0.42, 0.58)}
     assert None not in moving and len(moving) > 2 and max(abs(d) for d in moving) >= 3, moving
-    rest = _painted(w, t0 + W.ANIM_FAULT_S + 0.05)
+    rest = _painted(w, t0 + paint.ANIM_FAULT_S + 0.05)
     assert not w.scene.anims and abs(red_left_edge(rest)) <= 1  # at its place, framed red
     pygame.display.quit()
 
@@ -661,69 +606,48 @@ def test_goshiki_draws_the_ba_beside_the_board(monkeypatch):
     the ba as a pile beside the board, its top card face up, with its count."""
     import pygame
 
-    from reader.practice import window as W
+    from reader.practice import paint
 
-    m, w = _goshiki_window(monkeypatch, "human")
-    x, y, cw, ch = W.ba_rect(w.vp).int_tuple()
+    m, w = _window(monkeypatch, "goshiki", "human", 8, color="blue")
+    x, y, cw, ch = paint.ba_rect(w.vp).int_tuple()
     assert x > w.vp.board.x + w.vp.board.w and x + cw <= 1280  # beside the board
 
     def covered(img):  # share of the ba's place that is not the plain panel
-        return float(np.any(img[y:y + ch, x:x + cw] != W.PANEL, axis=2).mean())
+        return float(np.any(img[y:y + ch, x:x + cw] != paint.PANEL, axis=2).mean())
 
-    assert covered(_painted(w, time.perf_counter())) < 0.05  # no ba yet
+    assert covered(_painted(w, w.now())) < 0.05  # no ba yet
     cur = m.current()
     m.touch("A", cur.poem, cur.decisive + 4800)  # A takes read 1
-    w._after_close(m.close_read())
+    _close(w)
     cur = m.current()
     wrong = next(c for c in m.board["B"] if c != cur.poem)
     m.touch("A", wrong, cur.decisive + 4800)  # and faults on read 2: a card into the ba
-    closed = m.close_read()
+    closed = _close(w)
     assert closed.result.into_ba and m.state.ba
-    w._after_close(closed)
     assert w.scene.ba == m.state.ba and w.scene.texts["ba"].endswith(str(len(m.state.ba)))
-    img = _painted(w, time.perf_counter() + 2.0)  # (the flight into the ba is over)
+    img = _painted(w, w.now() + 2.0)  # (the flight into the ba is over)
     assert covered(img) > 0.9
     pygame.display.quit()
 
 
-def test_goshiki_alone_the_window_shows_your_ten_and_counts_a_karafuda_fault(monkeypatch):
-    """Goshiki ``--vs none``: your 10 in your rows, nothing across; a touch while a karafuda
-    is read is a fault that the panel and the end screen count, and nothing goes to the ba."""
+def test_goshiki_alone_the_window_shows_your_ten_and_nothing_across(monkeypatch):
+    """Goshiki ``--vs none``: your 10 in your rows, nothing across, in the middle of the
+    window at the usual card size; the panel says you are alone."""
     import pygame
 
     from reader.practice import board as B
-    from reader.practice import window as W
     from reader.ui.torifuda import GOSHIKI_RGB
 
-    m, w = _goshiki_window(monkeypatch, "none")
-    w._panels()
-
-    blue = np.all(_painted(w, time.perf_counter()) == GOSHIKI_RGB["blue"], axis=2)
+    m, w = _window(monkeypatch, "goshiki", "none", 8, color="blue")
+    blue = np.all(_painted(w, w.now()) == GOSHIKI_RGB["blue"], axis=2)
     b, a = w.vp.board, w.vp.area
     x0, x1 = round(b.x), round(b.x + b.w)
     assert blue[round(b.y):round(b.y + b.h), x0:x1].sum() > 1000  # your rows: the blue borders
     assert not blue[round(a.y):round(b.y) - 2, x0:x1].any()  # above them: nobody's rows
-    # only your two rows are drawn, in the middle of the window, at the usual card size
     assert abs((b.y - a.y) - (a.y + a.h - b.y - b.h)) < 2
     assert w.vp.card_px() == B.goshiki_viewport(w.screen.get_size()).card_px()
     assert len(w.scene.boxes()) == 10 and {c.owner for c in w.scene.boxes()} == {"A"}
-    while m.current().where is not None:  # to the first karafuda
-        w._after_close(m.close_read())
-    cur = m.current()
-    j = m.touch("A", m.board["A"][0], cur.decisive + 4800)
-    assert j.verdict == "fault"
-    w._judged(j)
-    w._after_close(m.close_read())
-    assert m.state.ba == () and w.scene.ba == ()
-    assert "1 fault" in w.scene.texts["near"] and "alone" in w.scene.texts["near"]
-    assert "far" not in w.scene.texts or not w.scene.texts["far"]
-    assert w.scene.texts["status"].endswith("空札 (karafuda)")
-    while m.current() is not None:
-        w._after_close(m.close_read())
-    lines = w.end_lines()
-    taken, missed, faults = m.state.solo_score()
-    assert lines[0].startswith(f"alone: 0 taken, {missed} missed, 1 fault")
-    assert w.end_rows()[0] == ("card", "kimariji", "took", "A react", "faults")
+    assert "alone" in w.scene.texts["near"] and not w.scene.texts.get("far")
     pygame.display.quit()
 
 
@@ -735,28 +659,26 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     import pygame
 
     from reader.drills.taps import TapEvent
-    from reader.practice import window as W
+    from reader.practice import paint
 
-    m, w = _goshiki_window(monkeypatch, "none")
-    w._panels()
-    w._set_text("status", "read 3/17: 12 きみがためは")
-    img = _painted(w, time.perf_counter())
+    m, w = _window(monkeypatch, "goshiki", "none", 8, color="blue")
+    w.show(status="read 3/17: 12 きみがためは")
+    img = _painted(w, w.now())
     dark = img.sum(axis=2) < 200  # the status text, dark on the tatami
     b, a = w.vp.board, w.vp.area
     above = dark[round(a.y):round(b.y), round(b.x):round(b.x + b.w)]
     assert above.sum() > 200
-    assert np.all(img[:, :round(b.x) - 20] == W.PANEL)  # nothing of it in the left panel
+    assert np.all(img[:, :round(b.x) - 20] == paint.PANEL)  # nothing of it in the left panel
     pygame.display.quit()
 
-    m, w = _goshiki_window(monkeypatch, "human")
-    w._panels()
+    m, w = _window(monkeypatch, "goshiki", "human", 8, color="blue")
     assert w.phase == "arrange"
     seam = w.vp.board.y + w.vp.board.h / 2
-    w._handle(TapEvent(time.perf_counter_ns(), "mouse", pos=(round(w.vp.board.cx), round(seam))))
+    w.handle(TapEvent(w.clock_ns(), "mouse", pos=(round(w.vp.board.cx), round(seam))))
     assert w.phase == "arrange"
-    x, y, tw, th = w.painter._text_rect("status")
+    x, y, tw, th = w.painter.text_rect("status")
     assert x + tw < w.vp.board.x  # the left panel
-    w._handle(TapEvent(time.perf_counter_ns(), "mouse", pos=(x + tw // 2, y + th // 2)))
+    w.handle(TapEvent(w.clock_ns(), "mouse", pos=(x + tw // 2, y + th // 2)))
     assert w.phase == "memorize"
     pygame.display.quit()
 
@@ -767,63 +689,51 @@ def test_a_taken_card_shrinks_to_the_pile_drawn_from_its_cached_face(monkeypatch
     of a new size is typeset during the flight (that cost 1-3 ms a frame, input waiting)."""
     import pygame
 
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
-    from reader.practice import headless
-    from reader.practice import window as W
-    from reader.practice.match import Seat
+    from reader.practice import paint
     from reader.ui import torifuda
 
-    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("none")}, 5, ToneVoice(),
-                           cards=5)
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    w._open()
+    m, w = _window(monkeypatch, "kyogi", "none", 5, cards=5)
     box = w.scene.boxes()[0]
     pile = w.scene.pile_rect("A")
     painters = set(torifuda._PAINTERS)
-    t0 = time.perf_counter() + 100.0  # (a clock of the test's own: the flight's times)
-    w.scene.anims.append(W.Anim(box.poem, box.rect, pile, t0, W.ANIM_TAKE_S, False))
+    t0 = w.now() + 100.0  # (a clock of the test's own: the flight's times)
+    w.scene.anims.append(paint.Anim(box.poem, box.rect, pile, t0, paint.ANIM_TAKE_S, False))
     for u in (0.3, 0.6, 0.9):
-        now = t0 + u * W.ANIM_TAKE_S
+        now = t0 + u * paint.ANIM_TAKE_S
         r = w.scene.anims[0].rect_at(now)
         assert pile.w < r.w < box.rect.w  # shrinking on its way
-        for _ in range(W.Painter.STRIPS + 2):
-            w.painter.frame(w.scene, now)
-        img = pygame.surfarray.array3d(w.screen).transpose(1, 0, 2)
+        img = _painted(w, now)
         x, y, cw, ch = r.int_tuple()
         # (scaled smoothly: the border's green to within a few levels)
-        green = np.all(np.abs(img[y:y + ch, x:x + cw].astype(int) - GREEN) <= 12, axis=2)
+        green = np.all(np.abs(img[y:y + ch, x:x + cw] - GREEN) <= 12, axis=2)
         assert green[:, :3].mean() > 0.5 and green[:3, :].mean() > 0.5, u  # its border, there
     assert set(torifuda._PAINTERS) == painters
     pygame.display.quit()
 
 
-def test_the_end_lines_tell_the_bots_form_and_keep_their_shape_when_quit_early():
-    """Once the match is over (or quit) the end screen tells how well the bot played this
-    match (its form varies: reader.practice.bot.match_skill); the table's header stays the
-    fourth line (the command prints the lines from there) even for a match left unfinished."""
-    from audio.output import NullOutput
-    from audio.voice import ToneVoice
-    from reader.practice import headless
-    from reader.practice import window as W
-    from reader.practice.match import Seat
+# ---------------------------------------------------------------------------- the tests' own
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie left."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
 
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 3)}, 6, ToneVoice(),
-                           cards=3)
-    w = W.BoardWindow(m, NullOutput(48000), memorize_min=0)
-    lines = w.end_lines()
-    assert lines[0] == "not finished (0 reads)"
-    assert lines[1].endswith(f"bot 3 played like a {m.skill['B']:.1f}") and "A 3, B 3" in lines[1]
-    assert lines[2] == "" and lines[3].startswith("card")
-    while m.current() is not None:  # the bot alone takes (or not) and sends
-        cur = m.current()
-        for p, card, frame in m.bot_touches():
-            if cur.closes is None or frame < cur.closes:
-                m.touch(p, card, frame)
-        m.close_read(cur.closes)
-        if m.owed_send() is not None:
-            o = m.owed_send()
-            m.send(o.sender, m.suggest_send(o.sender, o.count))
-    lines = w.end_lines()
-    assert lines[0] == f"winner: {m.outcome().winner}" and lines[3].startswith("card")
+
+def test_an_app_a_test_started_is_ended_with_what_it_started():
+    """``end_app`` (every test that starts the app ends it with it, pass or fail) ends the
+    process and the children it started, also when the app itself has already exited."""
+    import sys
+
+    code = ("import subprocess, sys, time; c = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(300)']); print(c.pid, flush=True); time.sleep(300)")
+    for leave_first in (False, True):
+        p = start_app([sys.executable, "-c", code])
+        child = int(p.stdout.readline())
+        if leave_first:
+            p.kill()  # (the app died; its child did not)
+            p.wait()
+        end_app(p)
+        assert p.poll() is not None
+        wait_until(lambda: _gone(child), 10, what="the app's child ended")
+        end_app(p)  # (twice: harmless)

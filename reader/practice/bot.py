@@ -40,6 +40,7 @@ import math
 import random
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from reader.base.errors import KarutaError
 
@@ -161,10 +162,10 @@ class ReadView:
     ``None`` (karafuda).  ``board``: player -> cards on their side.  ``morae``: plan frames of
     the 上の句's mora onsets; ``kimariji_len``: morae in the kimariji at read time.
     ``moved``: cards sent within the last few reads.  ``sitting_out``: goshiki players who may
-    not touch.
+    not touch.  ``game``: ``reader.practice.games.KYOGI`` / ``GOSHIKI``.
     """
 
-    rules: str
+    game: Any
     poem: int
     where: str | None
     board: dict
@@ -187,7 +188,7 @@ def fault_opportunity(view: ReadView) -> tuple[int, int] | None:
     """
     best: tuple[int, int] | None = None
     for owner, cards in view.board.items():
-        if view.rules == "kyogi" and view.where is not None and owner == view.where:
+        if view.game.territories and view.where is not None and owner == view.where:
             continue  # a wrong card in the right territory is no fault
         for c in cards:
             if c == view.poem:
@@ -223,11 +224,11 @@ def plan_touches(player: str, lv: Level, view: ReadView, rng: random.Random,
             reaction = rng.lognormvariate(math.log(known_median_ms(skill)), lv.sigma)
     else:
         reaction = rng.lognormvariate(math.log(late_median_ms(skill)), lv.sigma)
-    if view.rules == "goshiki" and player in view.sitting_out:
+    if view.game.sits_out and player in view.sitting_out:
         return []
     anchor = view.decisive if known else view.kami_end
     penalty = lv.moved_penalty_ms if view.poem in view.moved else 0.0
-    if view.rules == "kyogi" and view.where is not None and reaction > 0:
+    if view.game.territories and view.where is not None and reaction > 0:
         reaction *= OWN_SIDE if view.where == player else OTHER_SIDE
     right_at = anchor + _ms(view, reaction + penalty)
     right_at = max(right_at, view.start + _ms(view, 50))  # it has heard something
@@ -242,7 +243,7 @@ def plan_touches(player: str, lv: Level, view: ReadView, rng: random.Random,
         touches.append((card, at))
         faulted = True
     on_board = any(view.poem in cards for cards in view.board.values())
-    if on_board and u_miss >= lv.miss_rate and not (faulted and view.rules == "goshiki"):
+    if on_board and u_miss >= lv.miss_rate and not (faulted and view.game.sits_out):
         at = right_at + (_ms(view, lv.recover_ms) if faulted else 0)
         if faulted:
             at = max(at, touches[0][1] + _ms(view, lv.recover_ms))

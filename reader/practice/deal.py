@@ -15,14 +15,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from poems import COLORS
-from reader.base.errors import KarutaError
-from reader.match.rules import goshiki, kyogi
+from reader.practice.games import MAX_KYOGI_CARDS, Game, game
 
 __all__ = ["Deal", "deal", "from_hands", "MAX_KYOGI_CARDS"]
-
-#: kyogi: the most cards a side can hold (50 + 50 = all 100, no karafuda)
-MAX_KYOGI_CARDS = 50
 
 
 @dataclass(frozen=True)
@@ -35,11 +30,16 @@ class Deal:
     color: str | None = None
 
     @property
+    def game(self) -> Game:
+        """The game (``reader.practice.games``) whose name is ``rules``."""
+        return game(self.rules)
+
+    @property
     def karafuda(self) -> tuple[int, ...]:
         """Cards that can be read but are on nobody's side (kyogi; goshiki alone: the colour's
         cards not dealt to A); none in a two-player goshiki match."""
         dealt = {c for h in self.hands.values() for c in h}
-        readable = range(1, 101) if self.rules == "kyogi" else COLORS[self.color]
+        readable = self.game.readable(self)
         return tuple(n for n in readable if n not in dealt)
 
     @property
@@ -55,48 +55,20 @@ class Deal:
 
     def initial_state(self):
         """The rules state this deal starts (``KyogiState`` / ``GoshikiState``)."""
-        if self.rules == "kyogi":
-            return kyogi.new_state(self.hands["A"], self.hands["B"], hand=self.cards)
-        return goshiki.new_state(self.color, [self.hands["A"], self.hands["B"]],
-                                 goshiki.Settings())
+        return self.game.initial_state(self)
 
 
 def deal(rules: str, rng: random.Random, cards: int | None = None,
          color: str | None = None, solo: bool = False) -> Deal:
     """A random deal for ``rules`` (``kyogi`` / ``goshiki``); ``solo``: alone (B dealt nothing)."""
-    if rules == "kyogi":
-        n = kyogi.HAND if cards is None else cards
-        _check_cards(n)
-        drawn = rng.sample(range(1, 101), 2 * n)
-        return from_hands("kyogi", drawn[:n], () if solo else drawn[n:])
-    if rules == "goshiki":
-        if cards not in (None, 10):
-            raise KarutaError("goshiki deals 10 cards each: --cards does not apply")
-        if color is None:
-            color = rng.choice(sorted(COLORS))
-        if color not in COLORS:
-            raise KarutaError(f"unknown colour {color!r} (one of {', '.join(COLORS)})")
-        pool = list(COLORS[color])
-        rng.shuffle(pool)
-        return from_hands("goshiki", pool[:10], () if solo else pool[10:], color=color)
-    raise KarutaError(f"unknown rules {rules!r}: practice plays kyogi or goshiki")
+    a, b, color = game(rules).deal_hands(rng, cards, color, solo)
+    return from_hands(rules, a, b, color=color)
 
 
 def from_hands(rules: str, a, b, color: str | None = None) -> Deal:
     """A deal from given hands (checked by the rules: ``BadDeal`` if they do not fit)."""
     a, b = tuple(sorted(a)), tuple(sorted(b))
-    if rules == "kyogi":
-        if len(a) != len(b) and b:
-            raise KarutaError(f"A has {len(a)} cards and B {len(b)}: kyogi deals the same number")
-        _check_cards(len(a))
+    game(rules).check_hands(a, b)
     d = Deal(rules, {"A": a, "B": b}, len(a), color)
     st = d.initial_state()  # the rules check the cards
-    if rules == "goshiki":
-        d = Deal(rules, {"A": a, "B": b}, len(a), st.color)
-    return d
-
-
-def _check_cards(n) -> None:
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_KYOGI_CARDS:
-        raise KarutaError(f"--cards {n} is out of range: kyogi deals 1-{MAX_KYOGI_CARDS} "
-                          "cards a side")
+    return Deal(rules, {"A": a, "B": b}, len(a), d.game.color_of(st, color))

@@ -49,19 +49,13 @@ def plan_for(rules: str, seed: int, voice, deal: Deal, reading: dict | None = No
     """The reading plan of a practice match: kyogi reads the 100 (karafuda included) and waits
     ``take_ms`` after each 上の句; goshiki reads the colour's 20 in a seeded order (the match
     ends after 17, or later in finals).  ``reading``: settings overrides (``ma_ms``, ...)."""
+    from reader.practice.games import game
     from reader.reading.engine import build_plan
-    from reader.reading.settings import preset
 
     over = dict(reading or {})
     for key in ("rules", "poems", "cards", "karafuda"):
         over.pop(key, None)
-    if rules == "goshiki":
-        from poems import COLORS
-
-        settings = preset("goshiki", poems=COLORS[deal.color], cards=20, **over)
-    else:
-        settings = preset("kyogi", **over)
-    return build_plan(settings, seed, voice)
+    return build_plan(game(rules).reading_settings(deal, over), seed, voice)
 
 
 def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: int | None = None,
@@ -88,20 +82,38 @@ def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: in
                          voice=voice, extra=extra)
 
 
-def play(m: PracticeMatch, on_read: Callable | None = None) -> PracticeMatch:
-    """Play ``m`` to the end on the plan's clock (bots and empty seats only)."""
+def play(m: PracticeMatch, on_read: Callable | None = None,
+         on_event: Callable | None = None) -> PracticeMatch:
+    """Play ``m`` to the end on the plan's clock (bots and empty seats only): the same
+    ``PracticeSession`` as the window, its clock the plan's frames (``tick`` at each frame
+    where something is due: a bot's touch, a read closing), with no waits in the reading.
+    ``on_read(m, closed)``: after each read (sends made); ``on_event(name, data)``: the
+    session's news ("read", "touch", "closed", "done", "phase")."""
+    from reader.practice.session import PracticeSession
+
     for p, seat in m.seats.items():
         if seat.kind == "human":
             raise KarutaError(f"player {p} is a human: a headless match has bots only "
                               "(--bot-vs-bot A,B)")
-    while (cur := m.current()) is not None:
-        for player, card, frame in m.bot_touches():
-            if cur.closes is None or frame < cur.closes:
-                m.touch(player, card, frame)
-        closed = m.close_read(cur.closes)
-        if on_read is not None:
-            on_read(m, closed)
-    return m
+
+    def event(name, data):
+        if on_event is not None:
+            on_event(name, data)
+        if name == "done" and on_read is not None:
+            on_read(m, data)
+
+    s = PracticeSession(m, on_event=event)
+    s.start_reading()
+    rate = m.plan.sample_rate
+    end = m.plan.frames
+    heard = 0
+    while True:
+        s.tick(heard / rate, heard, finished=heard >= end)
+        if s.over:
+            return m
+        heard = s.next_due(heard, lambda f: f / rate)
+        if heard is None:
+            raise KarutaError("the practice session stopped before the match was over")
 
 
 def save(m: PracticeMatch, path) -> None:

@@ -1,6 +1,7 @@
 """``PracticeMatch``: a match driven by timed touches, judged by the existing rules machines.
 
-The board window (a live loop) and the headless player (a virtual clock) both drive one object:
+The practice session (``reader.practice.session``, driven by the board window's live loop or
+by the headless player's virtual clock) drives one object:
 
     m = PracticeMatch(deal, plan, seats, rng, settings, voice=voice)
     while (cur := m.current()) is not None:          # the card being read
@@ -167,10 +168,11 @@ class PracticeMatch:
     def __init__(self, deal, plan, seats: dict[str, Seat], rng: random.Random,
                  settings: PracticeSettings | None = None, voice=None,
                  extra: dict | None = None):
-        from reader.match.rules import goshiki, kyogi
-
         self.deal = deal
         self.plan = plan
+        #: the game (``reader.practice.games``): everything that differs between kyogi and goshiki
+        self.game = deal.game
+        #: its name, as logs and the command line say it
         self.rules = deal.rules
         self.seats = dict(seats)
         self.settings = settings or PracticeSettings()
@@ -185,23 +187,11 @@ class PracticeMatch:
                               "sit at it (resume it without --vs or --bot-vs-bot)")
         self._base = rng.getrandbits(63)
         initial = deal.initial_state()
-        self._match = (kyogi.KyogiMatch(initial) if self.rules == "kyogi"
-                       else goshiki.GoshikiMatch(initial))
+        self._match = self.game.rules_match(initial)
         self._kami = {s.poem: s for s in plan.segments
                       if s.kind == "kami" and isinstance(s.poem, int)}
         self.order = tuple(n for n in plan.order if n in self._kami)
-        if self.rules == "goshiki":
-            from poems import COLORS
-
-            stray = [n for n in self.order if n not in COLORS[deal.color]]
-            if stray:
-                raise KarutaError(f"the reading plan reads poem {stray[0]}, not a card of this "
-                                  "goshiki deal")
-        else:
-            unread = sorted(set(deal.hands["A"] + deal.hands["B"]) - set(self.order))
-            if unread:
-                raise KarutaError(f"the reading plan never reads poem {unread[0]}, which is "
-                                  "dealt: a kyogi match must be able to read every card")
+        self.game.check_order(deal, self.order)
         self._rate = plan.sample_rate
         self._window = round(self.settings.simultaneous_ms * self._rate / 1000)
         self._touches: list[_Touch] = []
@@ -238,18 +228,11 @@ class PracticeMatch:
     def board(self) -> dict[str, tuple[int, ...]]:
         """Per player, the cards on the board on their side (kyogi: their territory; goshiki:
         the cards still lying in their rows — a read card nobody took stays, dead), sorted."""
-        st = self.state
-        if self.rules == "kyogi":
-            return {p: st.cards(p) for p in self.players}
-        return {p: tuple(c for c in self.deal.hands[p] if c in st.board) for p in self.players}
+        return self.game.board(self.state, self.deal, self.players)
 
     def where(self, card: int) -> str | None:
         """The side a card lies on now, or ``None`` (karafuda, taken, or in transit)."""
-        if self.rules == "kyogi":
-            return self.state.where(card)
-        if card in self.state.board:
-            return self.deal.owner(card)
-        return None
+        return self.game.where(self.state, self.deal, card)
 
     def _segment_current(self, i: int) -> Current:
         poem = self.order[i]
@@ -289,7 +272,7 @@ class PracticeMatch:
             return Judgement(player, card, frame, "late", "the match is over")
         self._touches.append(_Touch(player, card, int(frame), self._seq))
         self._seq += 1
-        judgements = self._judge(cur)[0]
+        judgements = self._judge(cur).judgements
         return judgements[self._order_of(self._seq - 1)]
 
     def _order_of(self, seq: int) -> int:
@@ -297,99 +280,24 @@ class PracticeMatch:
         return next(i for i, t in enumerate(ranked) if t.seq == seq)
 
     def _judge(self, cur: Current):
-        """Judge the current read's touches in frame order: (judgements, took, extra).
+        """Judge the current read's touches in frame order (``games.Judged``)."""
+        def judgement(t, verdict, reason):
+            return Judgement(t.player, t.card, t.frame, verdict, reason, self.where(t.card),
+                             self._reaction(cur, t.frame))
 
-        kyogi extra: the touched territories per player (``own``/``opp``);
-        goshiki extra: (faults, lost).
-        """
-        touches = sorted(self._touches, key=lambda t: (t.frame, t.seq))
-        out: list[Judgement] = []
-        st = self.state
-        poem = cur.poem
-        take_frame: int | None = None
-        takers: list[str] = []
-        touched = {p: set() for p in self.players}
-        faults: list[str] = []
-        lost = None
-        holder: str | None = None
-        sitting = getattr(st, "sitting_out", frozenset())
-        for t in touches:
-            p, c, f = t.player, t.card, t.frame
-            terr = self.where(c)
-            r = self._reaction(cur, f)
-
-            def j(verdict, reason):
-                out.append(Judgement(p, c, f, verdict, reason, terr, r))
-
-            if f < cur.start:
-                j("early", "the 上の句 has not started")
-                continue
-            if cur.closes is not None and f >= cur.closes:
-                j("late", "the next 上の句 has started")
-                continue
-            if terr is None:
-                j("out", f"poem {c} is not on the board")
-                continue
-            if self.rules == "kyogi":
-                if take_frame is not None and f > take_frame + self._window:
-                    j("dead", "the card was already taken")
-                    continue
-                side = "own" if terr == p else "opp"
-                if c == poem:
-                    if take_frame is None:
-                        take_frame = f
-                    if p not in takers:
-                        takers.append(p)
-                    touched[p].add(side)
-                    j("take", "took it" if len(takers) == 1 else "simultaneous touch")
-                elif cur.where is None or terr != cur.where:
-                    touched[p].add(side)
-                    j("fault", "karafuda: お手つき" if cur.where is None
-                      else "wrong territory: お手つき")
-                else:
-                    touched[p].add(side)
-                    j("miss", "another card of the right territory (no fault)")
-            else:
-                if p in sitting:
-                    j("out", f"{p} sits out this read (1回休み)")
-                    continue
-                if c == poem:
-                    if p in faults:
-                        j("dead", "faulted on this read: cannot take it")
-                    elif holder is None:
-                        holder, take_frame = p, f
-                        j("take", "took it")
-                    elif p != holder and f <= take_frame + self._window:
-                        owner = self.deal.owner(c)
-                        if owner == p:
-                            holder = p
-                        j("take" if holder == p else "dead", "simultaneous touch: to the "
-                          "player in whose rows it lies")
-                    else:
-                        j("dead", "the card was already taken")
-                else:
-                    if p not in faults:
-                        faults.append(p)
-                    if holder == p:
-                        lost, holder, take_frame = p, None, None
-                        j("fault", "a wrong card after the right one: お手つき, the card is lost")
-                    else:
-                        j("fault", "karafuda: お手つき" if cur.where is None
-                          else "a wrong card: お手つき")
-        if self.rules == "kyogi":
-            took = None if not takers else ("both" if len(takers) == 2 else takers[0])
-            return out, took, touched, take_frame
-        return out, holder, (tuple(faults), lost), take_frame
+        return self.game.judge(sorted(self._touches, key=lambda t: (t.frame, t.seq)), cur,
+                               where=self.where, window=self._window, owner=self.deal.owner,
+                               sitting=self.game.sitting_out(self.state), players=self.players,
+                               judgement=judgement)
 
     def settled_at(self) -> int | None:
         """The earliest frame the current read may close (kyogi: the take plus the
         simultaneous window), or ``None`` if nobody has taken it yet (goshiki: always
         ``None``, since a wrong touch after the take still counts until the next 上の句)."""
         cur = self.current()
-        if cur is None or self.rules != "kyogi":
+        if cur is None:
             return None
-        take = self._judge(cur)[3]
-        return None if take is None else take + self._window
+        return self.game.settled_at(self._judge(cur).take_frame, self._window)
 
     def _view(self, cur: Current):
         from poems.kimariji import kimariji_length
@@ -406,10 +314,10 @@ class PracticeMatch:
         if not morae:  # no voice layout: spread the kimariji evenly up to the decisive onset
             step = (cur.decisive - cur.start) // max(1, k - 1) if k > 1 else 0
             morae = tuple(cur.start + step * i for i in range(k))
-        return ReadView(rules=self.rules, poem=cur.poem, where=cur.where, board=self.board,
+        return ReadView(game=self.game, poem=cur.poem, where=cur.where, board=self.board,
                         start=cur.start, decisive=cur.decisive, kami_end=cur.kami.end,
                         morae=morae, kimariji_len=k, moved=frozenset(moved),
-                        sitting_out=frozenset(getattr(self.state, "sitting_out", ())),
+                        sitting_out=self.game.sitting_out(self.state),
                         sample_rate=self._rate)
 
     def read_rng(self, index: int | None = None) -> random.Random:
@@ -450,25 +358,17 @@ class PracticeMatch:
     def close_read(self, frame: int | None = None) -> ReadClosed:
         """End the current read (at ``frame``; touches after it are not counted) and apply it to
         the rules.  Bot and empty seats send at once; a human's send stays owed."""
-        from reader.match.rules import goshiki, kyogi
-
         cur = self.current()
         if cur is None:
             raise KarutaError("no read in progress (the match is over or a send is owed)")
         if frame is not None:
             self._touches = [t for t in self._touches if t.frame < frame]
-        judgements, took, extra, _ = self._judge(cur)
-        timing = self._timing(cur, judgements)
-        if self.rules == "kyogi":
-            ev = kyogi.Read(cur.poem, took, {p: sorted(extra[p], key=kyogi.SIDES.index)
-                                             for p in self.players})
-            trial = kyogi.apply(self.state, ev).results[-1]
-            owed = OwedSend(trial.sender, len(trial.sent)) if trial.sent else None
-        else:
-            faults, lost = extra
-            ev = goshiki.Read(cur.poem, took, faults, lost)
-            owed = None
-        closed = ReadClosed(cur.index, cur.poem, ev, None, tuple(judgements), owed, timing)
+        judged = self._judge(cur)
+        timing = self._timing(cur, judged.judgements)
+        ev = self.game.read_event(cur.poem, judged, self.players)
+        owing = self.game.owed_send(self.state, ev)
+        owed = OwedSend(*owing) if owing is not None else None
+        closed = ReadClosed(cur.index, cur.poem, ev, None, judged.judgements, owed, timing)
         self._touches, self._bots = [], None
         if owed is not None:
             if self.seats[owed.sender].kind == "human":
@@ -476,13 +376,16 @@ class PracticeMatch:
                 return closed
             from reader.practice import bot
 
-            other = kyogi.other(owed.sender)
+            other = self._other(owed.sender)
             unread = self.order[cur.index + 1:]
             cards = bot.choose_send(self._after_take(owed.sender, cur.poem),
                                     self._after_take(other, cur.poem), owed.count, unread,
                                     self.read_rng(cur.index + 10_000))
             return self._push(ev, closed, cards)
         return self._push(ev, closed, None)
+
+    def _other(self, player: str) -> str:
+        return next(p for p in self.players if p != player)
 
     def _after_take(self, player: str, poem: int) -> tuple[int, ...]:
         return tuple(c for c in self.state.cards(player) if c != poem)
@@ -494,8 +397,8 @@ class PracticeMatch:
             ev = replace(ev, send=tuple(send))
         self._match.push(ev)
         result = self.state.results[-1]
-        if self.rules == "kyogi" and result.sent:
-            self._moved[closed.index] = tuple(result.sent)
+        if self.game.moved(result):
+            self._moved[closed.index] = self.game.moved(result)
         done = replace(closed, event=ev, result=result, owed=None)
         self._timings.append(closed.timing)
         self._closed.append(done)
@@ -521,13 +424,12 @@ class PracticeMatch:
         """The default cards for ``player`` to send (the bot's choice: split a 友札 pair,
         send an opening sound the other side lacks; late, keep a 1字決まり)."""
         from reader.practice import bot
-        from reader.match.rules import kyogi
 
-        if self.rules != "kyogi":
+        if not self.game.territories:
             return ()
         poem = self._pending[2].poem if self._pending is not None else None
         own = self._after_take(player, poem)
-        other = self._after_take(kyogi.other(player), poem)
+        other = self._after_take(self._other(player), poem)
         i = self.index
         return bot.choose_send(own, other, count, self.order[i + 1:], self.read_rng(i + 10_000))
 
@@ -584,7 +486,7 @@ class PracticeMatch:
                                   f"match reads poem {cur.poem} there: not this match's log")
             self._match.push(ev)
             result = self.state.results[-1]
-            if self.rules == "kyogi" and result.sent:
-                self._moved[cur.index] = tuple(result.sent)
+            if self.game.moved(result):
+                self._moved[cur.index] = self.game.moved(result)
             self._timings.append(timings[k] if k < len(timings) else {})
             self._closed.append(ReadClosed(cur.index, cur.poem, ev, result, ()))

@@ -1,0 +1,361 @@
+"""The practice session: the live rules of a match, pure (no window, no sound, no clock).
+
+Who calls what::
+
+    karuta practice ──> headless.new_match ──> PracticeMatch (judges touches: reader.match.rules)
+                                     │
+                 PracticeSession ────┤  tick(now, heard, waiting_on, finished)
+                 (this module)       │  touch(player, card, frame) · pick / send_default
+                                     │  start_memorize(now) · start_reading()
+                        ┌────────────┴─────────────┐
+            practice.window.BoardWindow     practice.headless.play  (--bot-vs-bot)
+            (a real clock, the frame heard  (the plan's own frames as the clock:
+             from the DAC, clicks)           nothing sleeps)
+
+Both front ends hand the session the same things: ``now`` (seconds on any clock, for the
+memorisation countdown and the end of the reading), ``heard`` (the plan frame reaching the
+listener, calibration applied; ``None`` before anything was heard), ``waiting_on`` (the poem
+whose take the reading stands waiting at, or ``None``) and ``finished`` (the reading has played
+to its end).  The session tells them what happened through ``on_event(name, data)``:
+
+- ``phase`` (``arrange`` → ``memorize`` → ``reading`` → ``over``): the window starts the
+  reading's sound on ``reading`` and shows the end screen on ``over``;
+- ``read`` (a ``Current``): a new read began;
+- ``touch`` (a ``Judgement``): a touch was judged (a human's or a bot's);
+- ``closed`` (a ``ReadClosed``): a read closed; its ``owed`` is a send a human still picks;
+- ``done`` (a ``ReadClosed``): a read is over, sends made (the cards move; the log is saved).
+
+When a read closes (one rule for the window and for ``--bot-vs-bot``):
+
+- once the next 上の句 is heard (``Current.closes``): goshiki, and any read still open then;
+- kyogi, once the take has settled: ``SETTLE_S`` after the take plus the simultaneous window
+  (the gold frame shows, and a touch that came just after is still judged: ``dead``);
+- kyogi, nobody took it: at the end of the wait after its 上の句 (the plan's ``take``
+  segment, ``take_ms``; the frame heard counts on through a live wait);
+- the last read, if still open: ``take_ms`` after the reading finished.
+
+Bots' touches (``PracticeMatch.bot_touches``) are delivered when the frame heard reaches
+theirs.  A human's send is picked on the board (``pick``) or the highlighted default taken
+(``send_default``).  ``--hints``: ``dim`` holds the cards that no longer fit the morae heard.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+import poems
+
+__all__ = ["PracticeSession", "SETTLE_S", "morae_heard", "ruled_in"]
+
+#: a taken card's read closes this long after the take (and the simultaneous window), s
+SETTLE_S = 0.4
+
+
+# ------------------------------------------------------------------------------ live narrowing
+def morae_heard(morae: tuple[int, ...], start: int, heard: float) -> int:
+    """How many morae of a 上の句 have begun by plan frame ``heard`` (``morae``: their onset
+    frames, from the voice's layout)."""
+    if heard < start:
+        return 0
+    return sum(1 for f in morae if f <= heard)
+
+
+def ruled_in(cards, read_poem: int, k: int) -> frozenset[int]:
+    """The cards of ``cards`` that can still be ``read_poem`` once its first ``k`` morae were
+    heard: those whose 上の句 opens with the same ``k`` sounds (as heard: を→お, あふ→おお ...).
+    ``--hints`` dims the others."""
+    said = opening(read_poem)[:k]
+    return frozenset(c for c in cards if opening(c)[:k] == said)
+
+
+@lru_cache(maxsize=None)
+def opening(no: int) -> tuple[str, ...]:
+    """The sounds a 上の句 opens with (cached: the window fills it before the reading)."""
+    from poems.kimariji import sound_morae
+
+    return sound_morae(poems.poem(no).kami_reading)
+
+
+class PracticeSession:
+    """One match's live rules (see the module doc).  ``m``: a ``PracticeMatch``;
+    ``memorize_s``: the memorisation, seconds; ``release()``: lets the reading go on after a
+    wait (the window's ``PlanCursor.release``).  Not thread-safe: one thread calls it all."""
+
+    def __init__(self, m, *, memorize_s: float = 0.0, hints: bool = False,
+                 on_event: Callable[[str, object], None] | None = None,
+                 release: Callable[[], None] | None = None):
+        self.m = m
+        self.game = m.game
+        self.memorize_s = float(memorize_s)
+        self.hints = hints
+        self.on_event = on_event or (lambda name, data: None)
+        self.release = release or (lambda: None)
+        self.humans = tuple(p for p, s in m.seats.items() if s.kind == "human")
+        self.rate = m.plan.sample_rate
+        self.take_s = m.plan.settings.get("take_ms", 3000) / 1000.0
+        self.settle_frames = round(SETTLE_S * self.rate)
+        self.phase = "arrange" if m.index == 0 else "memorize"
+        #: what the board shows besides the cards: ``marks`` (card -> "take" / "fault" / "send"),
+        #: ``dim`` (``--hints``), the status line and the last judgement's message
+        self.marks: dict[int, str] = {}
+        self.dim: frozenset[int] = frozenset()
+        self.status = ""
+        self.message = ""
+        self._memo_end: float | None = None
+        self._read_index: int | None = None
+        self._bots: list[tuple[str, int, int]] = []
+        self._bot_i = 0
+        self._heard_k = -1
+        self._status_at: int | None = None
+        self._finished_at: float | None = None
+        self._picked: list[int] = []
+        self._owed_poem: int | None = None
+        self._done: set[int] = set()  # poems whose read is over (sends made)
+        self._waits = {s.poem: seg for i, s in enumerate(m.plan.segments)
+                       if s.kind == "kami" for seg in m.plan.segments[i + 1:i + 2] if seg.wait}
+
+    # -- phases -------------------------------------------------------------------------------
+    def _set_phase(self, phase: str) -> None:
+        self.phase = phase
+        self.on_event("phase", phase)
+
+    def start_memorize(self, now: float) -> None:
+        """The board is arranged: the memorisation countdown starts at ``now``."""
+        if self.phase == "arrange":
+            self._memo_end = now + self.memorize_s
+            self._set_phase("memorize")
+
+    def start_reading(self) -> None:
+        """Memorisation over (or skipped): the reading begins."""
+        if self.phase in ("arrange", "memorize"):
+            self.status = ""
+            self._set_phase("reading")
+
+    def memorize_left(self, now: float) -> float:
+        return 0.0 if self._memo_end is None else self._memo_end - now
+
+    @property
+    def over(self) -> bool:
+        return self.phase == "over"
+
+    # -- the reading --------------------------------------------------------------------------
+    def tick(self, now: float, heard: float | None, waiting_on: int | None = None,
+             finished: bool = False) -> None:
+        """Do what is due at ``now`` with plan frame ``heard`` reaching the listener: the
+        memorisation's end; a new read; bots' touches; hints; closing reads."""
+        if self.phase == "arrange":
+            self.status = "drag your cards · space or click here: start"
+        elif self.phase == "memorize":
+            left = self.memorize_left(now)
+            if left <= 0:
+                self.start_reading()
+            else:
+                self.status = f"暗記 memorisation {int(left) // 60}:{int(left) % 60:02d} · s: skip"
+        if self.phase != "reading":
+            return
+        m = self.m
+        if finished and self._finished_at is None:
+            self._finished_at = now
+        # the kyogi wait after a 上の句 whose read is over (taken, sends made): go on
+        if (waiting_on is not None and waiting_on in self._done and m.owed_send() is None
+                and m.outcome() is None):
+            self.release()
+        while self.phase == "reading" and self._step(now, heard):
+            pass
+        if self.message and self.phase == "reading":
+            self.status = f"{self.status.split(' · ')[0]} · {self.message}"
+            self.message = ""
+
+    def _step(self, now: float, heard: float | None) -> bool:
+        """One pass over the current read; True if a read closed (the next may be due too)."""
+        m = self.m
+        cur = m.current()
+        if cur is None:
+            owed = m.owed_send()
+            if owed is None:
+                self._set_phase("over")
+            return False
+        if cur.index != self._read_index:
+            self._new_read(cur)
+        if heard is None:
+            return False
+        if self._status_at is not None and heard >= self._status_at:
+            self._status_at = None
+            self.status = f"read {cur.index + 1}/{len(m.order)}"
+        while self._bot_i < len(self._bots) and self._bots[self._bot_i][2] <= heard:
+            p, card, f = self._bots[self._bot_i]
+            self._bot_i += 1
+            if cur.closes is None or f < cur.closes:
+                self._judged(m.touch(p, card, f))
+        if self.hints:
+            k = morae_heard(cur.morae, cur.start, heard)
+            if k != self._heard_k:
+                self._heard_k = k
+                on = [c for cs in m.board.values() for c in cs]
+                self.dim = frozenset(on) - ruled_in(on, cur.poem, k)
+        due, at = self._closing(cur, now, heard)
+        if due:
+            self._close(at)
+            return True
+        return False
+
+    def _closing(self, cur, now: float, heard: float) -> tuple[bool, int | None]:
+        """(whether the read closes now, the frame it closes at: touches from it on do not
+        count; ``None``: all count)."""
+        if cur.closes is not None and heard >= cur.closes:
+            return True, cur.closes
+        settled = self.m.settled_at()
+        if settled is not None:
+            at = settled + self.settle_frames
+            return heard >= at, at
+        wait = self._waits.get(cur.poem)
+        if wait is not None and heard >= wait.end:
+            return True, wait.end
+        if (cur.closes is None and self._finished_at is not None
+                and now - self._finished_at >= self.take_s):
+            return True, None
+        return False, None
+
+    def next_due(self, heard: float, now_of: Callable[[float], float]) -> float | None:
+        """The next frame after ``heard`` at which ``tick`` has something to do, if the
+        clock is the plan's own (``now_of(frame)``: the clock at that frame): the headless
+        player's next step.  ``None``: nothing more will happen by itself."""
+        m = self.m
+        cur = m.current()
+        if cur is None or self.phase != "reading":
+            return None
+        due = [f for _, _, f in self._bots[self._bot_i:]]
+        if cur.closes is not None:
+            due.append(cur.closes)
+        settled = m.settled_at()
+        if settled is not None:
+            due.append(settled + self.settle_frames)
+        elif cur.poem in self._waits:
+            due.append(self._waits[cur.poem].end)
+        if cur.closes is None:
+            end = m.plan.frames
+            if self._finished_at is None:
+                due.append(end)
+            else:
+                due.append(_frame_when(lambda f: now_of(f) - self._finished_at >= self.take_s,
+                                       end))
+        later = [f for f in due if f > heard]
+        return min(later) if later else None
+
+    def _new_read(self, cur) -> None:
+        self._read_index = cur.index
+        self._bots = self.m.bot_touches()
+        self._bot_i = 0
+        self._heard_k = -1
+        self.dim = frozenset()
+        self.marks = {}
+        self._status_at = cur.start  # the last read's line stays until this 上の句 is heard
+        self.on_event("read", cur)
+
+    def _close(self, at: int | None) -> None:
+        m = self.m
+        closed = m.close_read(at)
+        self.on_event("closed", closed)
+        owed = closed.owed
+        if owed is None:
+            self._read_done(closed)
+            return
+        self._owed_poem = closed.poem
+        default = m.suggest_send(owed.sender, owed.count)
+        self.marks = {c: "send" for c in default}
+        who = "you owe" if len(self.humans) == 1 else f"{owed.sender} owes"
+        self.status = (f"{who} {owed.count} card{'s' if owed.count > 1 else ''}: pick on your "
+                       "side (Enter: the highlighted one)")
+
+    def _read_done(self, closed) -> None:
+        m = self.m
+        self._done.add(closed.poem)
+        self.marks = {}
+        took = closed.event.took
+        who = {"A": "A took it", "B": "B took it", "both": "simultaneous: to the owner"}.get(
+            took, "空札 (karafuda)" if m.deal.owner(closed.poem) is None else "nobody took it")
+        sends = self.game.sent(closed.event)
+        sent = f" · sent {', '.join(map(str, sends))}" if sends else ""
+        kim = closed.timing.get("kimariji", "") if closed.timing else ""
+        # what the read was, now that it is over (never while it is live: that would tell)
+        self.status = f"read {closed.index + 1}: {closed.poem} {kim} · {who}{sent}"
+        self.message = ""  # (the judgement's line belonged to the read now told)
+        self.on_event("done", closed)
+        if m.current() is None and m.owed_send() is None:
+            self._set_phase("over")
+
+    # -- input --------------------------------------------------------------------------------
+    def touch(self, player: str, card: int, frame: float | None):
+        """A human's touch on ``card`` heard at plan ``frame``: judged (a ``Judgement``), or,
+        while ``player`` owes a send, a card picked to send; ``None`` if it did nothing."""
+        if self.phase != "reading" or player not in self.humans:
+            return None
+        owed = self.m.owed_send()
+        if owed is not None:
+            self.pick(player, card)
+            return None
+        if frame is None:
+            return None
+        j = self.m.touch(player, card, int(round(frame)))
+        self._judged(j)
+        return j
+
+    def pick(self, player: str, card: int) -> None:
+        """``player`` picks ``card`` to send (the send is made once enough are picked)."""
+        owed = self.m.owed_send()
+        if owed is None or player != owed.sender or card == self._owed_poem:
+            return
+        if card not in self.m.board[owed.sender] or card in self._picked:
+            return
+        self._picked.append(card)
+        if len(self._picked) >= owed.count:
+            picked, self._picked = self._picked[:owed.count], []
+            self._send(owed.sender, picked)
+
+    def send_default(self) -> None:
+        """Send the highlighted cards (the bot's choice) for the human who owes a send."""
+        owed = self.m.owed_send()
+        if owed is not None and self.phase == "reading":
+            self._send(owed.sender, self.m.suggest_send(owed.sender, owed.count))
+
+    def _send(self, sender: str, cards) -> None:
+        self._read_done(self.m.send(sender, cards))
+
+    def _judged(self, j) -> None:
+        self.on_event("touch", j)
+        if j.verdict in ("take", "fault"):
+            self.marks[j.card] = j.verdict
+        if j.verdict in ("take", "fault", "miss"):
+            who = "you" if (len(self.humans) == 1 and j.player in self.humans) else j.player
+            react = "" if j.reaction_ms is None else f" {j.reaction_ms / 1000:+.2f} s"
+            self.message = f"{who}: {j.verdict}{react}"
+
+    # -- what the panels say ------------------------------------------------------------------
+    def panels(self) -> dict[str, str]:
+        """The side panels' text: ``near`` (A) and ``far`` (B)."""
+        m = self.m
+        st = m.state
+        out = {}
+        for p, name in (("A", "near"), ("B", "far")):
+            seat = m.seats[p]
+            if st.solo:
+                if p == "A":
+                    taken, missed, faults = st.solo_score()
+                    out[name] = (f"alone\n{self.game.left_alone(st, m.deal)} left\n{taken} taken\n"
+                                 f"{missed} missed\n{faults} fault{'s' if faults != 1 else ''}")
+                continue
+            who = {"human": "you" if len(self.humans) == 1 else f"player {p}",
+                   "bot": f"bot {seat.level}", "none": "(empty)"}[seat.kind]
+            out[name] = f"{p} · {who}\n{st.count(p)} {self.game.count_word}"
+        return out
+
+
+def _frame_when(holds: Callable[[float], bool], start: float) -> float:
+    """The first whole frame from ``start`` at which ``holds(frame)`` (a monotone test)."""
+    lo, hi = int(start), int(start) + 1
+    while not holds(hi):
+        lo, hi = hi, hi + 2 * (hi - lo)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if holds(mid) else (mid, hi)
+    return hi

@@ -1,0 +1,172 @@
+"""Bot-vs-bot matches replay exactly as before the practice session was pulled out of the
+board window (issue 23).
+
+``tests/data/practice_golden.json.gz`` holds what the code of commit 962ad8e (before
+``reader.practice.session`` existed) wrote for a fixed set of matches: kyogi (full and short
+deals) and goshiki (every colour), bots of every level against each other and a bot alone
+(``--vs none``), through the API (``headless.new_match`` + ``headless.play``) and through the
+command (``karuta practice --bot-vs-bot A,B --seed S --log F [--json]``, the tone voice and
+the built-in synthesiser).  It was made by running this file as a script at that commit
+(``python tests/test_practice_golden.py``): the old code cannot be run again here, so its
+outputs are stored, not recomputed.
+
+What must be the same: every read's event (who took, who touched which side, faults, sends),
+the ``karuta match replay --json`` summary, the command's printed report, and the whole log
+for goshiki.  What changed on purpose, and only that: a kyogi read now closes once the take
+has settled (``session.SETTLE_S`` after the take plus the simultaneous window), as it always
+did in the window; the headless player used to keep the read open to the next 上の句, so the
+old logs also list the loser's ``dead`` touches that came after that.  The check drops exactly
+those from the old kyogi logs and then wants the new log byte for byte.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+DATA = HERE / "data" / "practice_golden.json.gz"
+
+#: (rules, A level, B level or None for an empty seat, seed, cards, color)
+API_CASES = [
+    *[("kyogi", a, b, seed, None, None)
+      for seed, (a, b) in enumerate([(1, 5), (3, 3), (5, 2), (4, 4), (2, 1), (5, 5)], start=1)],
+    ("kyogi", 3, 4, 11, 5, None), ("kyogi", 5, 1, 12, 12, None), ("kyogi", 2, 2, 13, 50, None),
+    ("kyogi", 3, None, 14, None, None), ("kyogi", 5, None, 15, 8, None),
+    *[("goshiki", a, b, 20 + i, None, color) for i, (color, (a, b)) in enumerate(
+        zip(["blue", "pink", "yellow", "green", "orange"], [(1, 5), (3, 3), (5, 2), (4, 4), (2, 5)]))],
+    ("goshiki", 4, None, 30, None, "pink"), ("goshiki", 3, 2, 31, None, None),
+]
+
+#: command lines (after ``karuta practice``); ``{log}`` is the log file
+CLI_CASES = [
+    ["--bot-vs-bot", "2,4", "--seed", "7", "--voice", "tone", "--log", "{log}"],
+    ["--bot-vs-bot", "5,3", "--seed", "8", "--voice", "tone", "--log", "{log}", "--json"],
+    ["--bot-vs-bot", "1,5", "--seed", "9", "--cards", "6", "--log", "{log}", "--json"],
+    ["--bot-vs-bot", "4,4", "--seed", "10", "--rules", "goshiki", "--voice", "tone",
+     "--log", "{log}"],
+    ["--bot-vs-bot", "3,3", "--seed", "11", "--rules", "goshiki", "--color", "green",
+     "--log", "{log}", "--json"],
+]
+
+
+def api_case(rules, a, b, seed, cards, color) -> dict:
+    """One match through the API: its log text and replay summary."""
+    from audio.voice import ToneVoice
+    from reader.match import log as matchlog
+    from reader.practice import headless
+    from reader.practice.match import Seat
+
+    seats = {"A": Seat("bot", a), "B": Seat("bot", b) if b is not None else Seat("none")}
+    m = headless.new_match(rules, seats, seed, ToneVoice(), cards=cards, color=color)
+    headless.play(m)
+    return {"log": m.log_text(), "summary": matchlog.summary(m.match)}
+
+
+def cli_case(args, tmp: Path) -> dict:
+    """One match through ``karuta practice``: its log text and what it printed."""
+    log = tmp / "golden.jsonl"
+    if log.exists():
+        log.unlink()
+    exe = Path(sys.executable).parent / "karuta"
+    # (no user's configuration: the default voice is the built-in synthesiser)
+    env = {**os.environ, "KARUTA_CONFIG_DIR": str(tmp / "cfg"),
+           "KARUTA_DATA_DIR": str(tmp / "data")}
+    r = subprocess.run([str(exe), "practice", *[x.format(log=log) for x in args]],
+                       capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    return {"log": log.read_text(encoding="utf-8"), "stdout": r.stdout}
+
+
+def _key(case) -> str:
+    return json.dumps(case)
+
+
+def _without_late_dead(old_log: str) -> str:
+    """The old kyogi log less the touches the session no longer sees: ``dead`` ones at or
+    after the take's settling (take + simultaneous window + ``SETTLE_S``)."""
+    from reader.practice.session import SETTLE_S
+
+    lines = [json.loads(x) for x in old_log.splitlines()]
+    header = lines[0]
+    if header["rules"] != "kyogi":
+        return old_log
+    window = header["practice"]["simultaneous_ms"]
+    out = [lines[0]]
+    for line in lines[1:]:
+        timing = line.get("timing")
+        if timing:
+            takes = [t["ms"] for t in timing["touches"] if t["verdict"] == "take"]
+            if takes:
+                # (ms are rounded to 0.1 in the log; the session closes on frames)
+                closes = min(takes) + window + SETTLE_S * 1000
+                timing = {**timing, "touches": [
+                    t for t in timing["touches"]
+                    if not (t["verdict"] == "dead" and t["ms"] >= closes - 0.05)]}
+                line = {**line, "timing": timing}
+        out.append(line)
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out)
+
+
+def _events(log: str) -> list[dict]:
+    return [{k: v for k, v in json.loads(x).items() if k != "timing"}
+            for x in log.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def golden():
+    return json.loads(gzip.decompress(DATA.read_bytes()).decode("utf-8"))
+
+
+@pytest.mark.parametrize("case", API_CASES, ids=lambda c: "-".join(map(str, c)))
+def test_an_api_bot_match_replays_as_before(golden, case):
+    old = golden["api"][_key(case)]
+    new = api_case(*case)
+    assert new["summary"] == old["summary"]
+    assert _events(new["log"]) == _events(old["log"])
+    assert new["log"] == _without_late_dead(old["log"])
+
+
+@pytest.mark.parametrize("args", CLI_CASES, ids=lambda a: " ".join(a[:2] + a[3:4]))
+def test_a_bot_vs_bot_command_prints_and_logs_as_before(golden, args, tmp_path):
+    old = golden["cli"][_key(args)]
+    new = cli_case(args, tmp_path)
+    assert new["stdout"] == old["stdout"]
+    assert _events(new["log"]) == _events(old["log"])
+    assert new["log"] == _without_late_dead(old["log"])
+
+
+def test_the_golden_data_is_what_its_cases_name(golden):
+    # a case added here without regenerating the data would be skipped silently otherwise
+    assert set(golden["api"]) == {_key(c) for c in API_CASES}
+    assert set(golden["cli"]) == {_key(a) for a in CLI_CASES}
+    assert golden["made_at"] == "962ad8e"
+    old = [json.loads(v["log"].splitlines()[0]) for v in golden["api"].values()]
+    assert {h["rules"] for h in old} == {"kyogi", "goshiki"}
+
+
+def _generate() -> None:  # pragma: no cover - run once, at commit 962ad8e
+    import tempfile
+
+    made = subprocess.run(["git", "rev-parse", "--short=7", "HEAD"], capture_output=True,
+                          text=True, cwd=HERE, check=True).stdout.strip()
+    data = {"made_at": made, "api": {}, "cli": {}}
+    for case in API_CASES:
+        data["api"][_key(case)] = api_case(*case)
+    with tempfile.TemporaryDirectory() as tmp:
+        for args in CLI_CASES:
+            data["cli"][_key(args)] = cli_case(args, Path(tmp))
+    DATA.parent.mkdir(exist_ok=True)
+    DATA.write_bytes(gzip.compress(json.dumps(data, ensure_ascii=False, sort_keys=True)
+                                   .encode("utf-8"), mtime=0))
+    print(f"{DATA}: {len(data['api'])} API and {len(data['cli'])} command matches from {made}")
+
+
+if __name__ == "__main__":
+    _generate()
