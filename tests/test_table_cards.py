@@ -387,7 +387,7 @@ def test_judgement_value_and_flags_for_any_hand(seed, level, ability, hand_size,
                                 "cards": played, "limit": limit}, random.Random(1), S)
     j = res["judgement"]
     opened = j["opened"]
-    assert len(opened) == (max_cards - len(played) if limit else 0)
+    assert len(opened) == (max_cards - hand_size if limit else 0)   # what the hand lacks
     assert j["value"] == (ability // 2 if level == 0 else ability) + \
         sum(map(cards.value_of, played)) + sum(map(cards.value_of, opened))
     face = any(c != "JK" and c[1:] in ("J", "Q", "K", "A") for c in opened)

@@ -439,8 +439,9 @@ def test_a_drawn_card_of_a_scene_poem_counts_as_a_scene_card_used():
        raises=hst.lists(hst.integers(0, 2), min_size=60, max_size=60),
        passes=hst.lists(hst.booleans(), min_size=60, max_size=60))
 def test_contest_properties(seed, n, minimum, raises, passes):
-    """Declarations never go down; each failure drops exactly that participant; the ranking is
-    everyone once, the last one standing first, then the reverse order of dropping out."""
+    """Declarations never go below the previous one, failed or not (「直前の人が宣言した以上の
+    難易度で判定します」); each failure drops exactly that participant; the ranking is everyone
+    once, the last one standing first, then the reverse order of dropping out."""
     t = Table("genkan", {}, seed=seed)
     names = [f"p{i}" for i in range(n)]
     t.push({"do": "contest", "names": names, "attr": "男", "dice": 6, "min": minimum})
@@ -461,9 +462,8 @@ def test_contest_properties(seed, n, minimum, raises, passes):
             r = t.push({"do": "turn", "difficulty": floor + raises[step]})
             j = r["judgement"]
             assert j["who"] == who and j["difficulty"] >= floor
-            if j["success"]:
-                last = j["difficulty"]
-            else:
+            last = j["difficulty"]
+            if not j["success"]:
                 dropped.append(who)
         if "contest_over" in r:
             ranking = r["contest_over"]["ranking"]
