@@ -440,7 +440,7 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str], rules: int = 
         # 「もし戦闘以外で判定を行う必要性が出てきた時は、その瞬間にドロー５を行って判定し、
         #   パート終了時に全て捨てる。」 (seed 001, ▼ＮＰＣの手札の運用について)
         drew = _take(st, npc_hand, rng, notes)
-        st["hands"][who] = drew
+        st["hands"][who] = list(drew)
         notes.insert(0, f"NPC {who} holds no hand outside combat: draws {npc_hand} for the "
                         f"judgement: {_fmt(drew)}")
     hand = st["hands"].setdefault(key, [])
