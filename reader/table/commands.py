@@ -281,6 +281,9 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
     keys = {"act": ("sp",), "talk": ("sp",), "contest": ("min", "sp", "teams", "team"),
             "compose": ("of", "ku", "hand", "advice"), "score": ("gm", "pl", "scene")}.get(head, ())
     flags = {"compose": ("before",), "contest": ("join",)}.get(head, ())
+    if head == "contest" and rest and rest[0].lower() in ("join", "stop"):
+        head, rest = "contest " + rest[0].lower(), rest[1:]
+        keys, flags = (("team",) if head == "contest join" else ()), ()
     pos, kv, fl = _words(head, rest, keys, flags)
     sp = _int_or_name(kv["sp"]) if "sp" in kv else None
 
@@ -316,19 +319,6 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
         return {"do": "act", "who": pos[0], "attr": pos[1], "dice": _int_or_name(pos[2]),
                 "difficulty": _diff(pos[3]), "cards": cards, "special": special(cards)}
     if head == "contest":
-        if pos and pos[0].lower() == "stop":
-            _need(head, pos, 1, 1, "contest stop")
-            if kv or fl:
-                raise ActionError("contest stop takes no other words")
-            return {"do": "conteststop"}
-        if pos and pos[0].lower() == "join":
-            _need(head, pos, 2, 2, "contest join NAME[:DICE[:SP]] [team=T]")
-            if set(kv) - {"team"} or fl:
-                raise ActionError("contest join: it takes team= only")
-            names, each = _participants(pos[1])
-            if len(names) != 1:
-                raise ActionError("contest join: one name at a time")
-            return {"do": "contestjoin", "name": names[0], "team": kv.get("team"), **each.get(names[0], {})}
         if "team" in kv:
             raise ActionError("contest: unknown word 'team=' (teams=A:x,B:y; team= is for contest join)")
         usage = "contest A[:DICE[:SP]],B… ATTR [DICE] [min=N] [sp=N] [teams=A:x,B:y] [join]"
@@ -348,6 +338,15 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
         if each:
             a["each"] = each
         return a
+    if head == "contest stop":
+        _need(head, pos, 0, 0, "contest stop")
+        return {"do": "conteststop"}
+    if head == "contest join":
+        _need(head, pos, 1, 1, "contest join NAME[:DICE[:SP]] [team=T]")
+        names, each = _participants(pos[0])
+        if len(names) != 1:
+            raise ActionError("contest join: one name at a time")
+        return {"do": "contestjoin", "name": names[0], "team": kv.get("team"), **each.get(names[0], {})}
     if head == "turn":
         if pos and pos[0].lower() == "pass":
             _need(head, pos, 1, 1, "turn pass")
