@@ -454,7 +454,8 @@ Where the seed leaves the GM a choice (settings: play --set NAME=VALUE):
 \b
 Fixed readings (see reader/table/genkan.py): degree of success = margin + 1, x2 per
 matched 歌枕札; 持統天皇 and 式子内親王 count as 女 or 官僧, whichever is named; hand
-cards in a poem need a 《歌学》 success of their attribute (compose … hand=ATTR)."""
+cards in a poem need a 《歌学》 success of their attribute (compose … hand=ATTR); a 返歌
+to a whole poem of the hundred (poem NAME N) may take several of its ku."""
 
 CARDS_HELP = """Playing-card judgements: two packs with jokers, ドロー/オープン/リシャッフル,
 《限界突破》, criticals, opposed judgements.  The actions: '?' at the prompt.
@@ -465,7 +466,9 @@ Settings (play --set NAME=VALUE): jokers_per_pack=2 (or --jokers), packs=2,
 \b
 Fixed readings (see reader/table/cards.py): level 0 halves the ability rounding down;
 an unnamed joker is a 10; an opposed judgement where the passive side played no card is
-won by the active side unless it also played none; vs=N refers to one of the last 20."""
+won by the active side unless it also played none; vs=N refers to one of the last 20;
+《限界突破》 turns up level − cards held; an NPC judging outside combat with no hand draws
+5 first (they stay until partend); mod=±N never undoes an absolute failure."""
 
 table.add_command(_system_group("genkan", GENKAN_HELP))
 table.add_command(_system_group("cards", CARDS_HELP))

@@ -7,7 +7,8 @@ State (plain data)::
      "hands": {name: [card, ...]},   # PCs, NPCs holding a hand, and "GM" (combat)
      "people": {name: {"kind": "pc"|"npc", "mode": suit|None}},
      "combat": None | {"enemies": n, "told": [npc names whose 表出モード was told]},
-     "judgements": [summary, ...], "reshuffles": n}
+     "judgements": [summary, ...], "reshuffles": n,
+     "sheets": {name: {"abilities": {name: n}, "skills": {name: [level, ability name]}}}}
 
 Cards are strings: ``"♠A"``, ``"♥10"``, ``"♣J"``, ``"JK"`` (a joker).  The two packs make a
 multiset: two ``"♣J"`` may exist.  Every card is always in exactly one place (pile, discard or
@@ -24,15 +25,20 @@ Rules and the choices made where the seed leaves room:
 - Values: 2-10 as printed; J, Q, K, A are 10.  A joker is the card its user names (``JK=♠A``,
   ``JK=7``); unnamed it is a 10.  A joker turned up by 《限界突破》 (or a collapse cost) is a
   10 of any suit.
-- Hands: a PC draws 5 when added (``player``).  An NPC has no hand outside combat: ``npchand``
-  draws 5 for a judgement and ``partend`` discards every NPC hand.  ``combat N`` makes the GM
+- Hands: a PC draws 5 when added (``player``).  An NPC has no hand outside combat: when it
+  judges outside combat holding no card it first draws 5 (``npc_hand``; 「その瞬間にドロー５を
+  行って判定し」), keeps what is left for its next judgements, and ``partend`` discards every NPC
+  hand; ``npchand`` draws the 5 ahead of time.  ``combat N`` makes the GM
   draw ``N`` × ``settings.enemy_draw`` (5; ``per=`` adjusts one combat) into the hand "GM";
   NPCs judge from it during combat; ``combatend`` discards it.
 - A judgement: at most ``level`` cards (level 0: one card, and the ability is halved, rounded
-  down); value = cards + ability.  Playing no card while holding any is an absolute failure
-  that nothing can undo.  《限界突破》 (``limit``) only when the hand holds fewer cards than
-  the level allows: the missing cards are turned up (オープン) and added; any J, Q, K or A
-  turned up makes it an absolute failure.  Critical: not with 《限界突破》; a played Ace of
+  down); value = cards + ability + ``mod`` (steps 5-6: skills declared after the judgement
+  change the value; a modifier never undoes an absolute failure nor makes a critical).  Level
+  and ability may come from the person's sheet (``sheet``: a skill's level and the ability it
+  belongs to).  Playing no card while holding any is an absolute failure that nothing can
+  undo.  《限界突破》 (``limit``) only when the hand holds fewer cards than the level allows:
+  what the hand lacks (level − cards held, whatever was played) is turned up (オープン) and
+  added; any J, Q, K or A turned up makes it an absolute failure.  Critical: not with 《限界突破》; a played Ace of
   the character's 表出モード suit (or a joker named so); an NPC without a mode — or with one not
   told to the players at the start of this combat, or outside combat — criticals only with a
   played joker.  A critical is an absolute success and its value counts +30; an absolute
@@ -43,6 +49,9 @@ Rules and the choices made where the seed leaves room:
   active side loses whatever the passive side did; a passive side that played no card while
   holding cards loses (choice: this specific rule wins over the general one when both sides
   failed absolutely, unless the active side also played no card).
+- Rules versions (``settings["rules"]``, set by the store per action): 1 for the actions of a
+  save from before rules 2 — 《限界突破》 turned up level − cards *played*, and an NPC outside
+  combat judged from an empty hand — so an old save replays as it was played.
 """
 from __future__ import annotations
 

@@ -9,7 +9,8 @@ State (plain data)::
      "players": {name: {"kagaku": n, "hand": [no], "won": [no], "points": n}},
      "uta_pile": [no], "keys": [no], "scene": [no], "uta_discard": [no],   # torifuda
      "scene_no": n, "contest": None|{...}, "talk": None|{...}, "compose": None|{...},
-     "poems": [{id, player, mode, ku: [[no, k], ...], ...}], "judgements": n}
+     "poems": [{id, player, mode, ku: [[no, k], ...], ...}], "judgements": n,
+     "sheets": {name: {"知": n, "男": n, "歌学": n, ...}}}
 
 Every yomifuda is in exactly one of pile, discard, a hand or the cards drawn for a poem being
 composed; every torifuda in one of uta_pile, keys, scene, uta_discard or a player's won cards.
@@ -30,13 +31,19 @@ Rules, and the choices made where the seed leaves them to the GM (settings, see
   allowed any time, the GM's call).
 - 行為判定 (``act``): turn up 能力値＋文化値 cards; 達成値 = the cards of the named attribute
   among them and among the hand cards put out (at most the 特技 value); success when 達成値 ≥
-  the difficulty (簡単 1, ふつう 2, 難しい 3; higher is allowed for contests and 歌語り).
+  the difficulty (簡単 1, ふつう 2, 難しい 3; higher is allowed for contests and 歌語り; the
+  words are accepted too, with さらに難しい 4 and もっと難しい 5).  DICE and 特技 are numbers, or
+  names on the judge's sheet (``sheet WHO 知=3 男=2 歌学=2``): DICE 知 = 知 + the sheet's
+  文化値 of the judgement's attribute (判定値＝能力値＋文化値).
   Degree of success = 達成値 − difficulty + 1 (choice: 1 is a bare success), × 2^k for k
   cards of the judgement whose poem is a face-up scene card (``scene_match``: "all" cards of
   the judgement, default, or only "hand" cards); the player then takes those scene cards.
-- 対決判定 (``contest`` / ``turn``): the participants judge in order, each declaring a
-  difficulty at least the minimum and at least the previous declaration; a failure drops out
-  (``turn pass`` drops out without judging); rounds repeat until one is left.  Ranking: the
+- 対決判定 (``contest`` / ``turn``): the participants judge in order, each with their own
+  能力値＋文化値 and 特技 (``a:7:2``, else the shared values; names on the sheets allowed), each
+  declaring a difficulty at least the minimum and at least what the previous participant
+  declared, even if that one failed (「直前の人が宣言した以上」; setting ``contest_floor=success``:
+  at least the last successful declaration, as rules 1 did); a failure drops out (``turn
+  pass`` drops out without judging); rounds repeat until one is left.  Ranking: the
   last one first, then in reverse order of dropping.  Teams: the last one's team wins;
   ``contest stop`` ends it at a time limit (the team with most members left wins).  When
   the GM allows joining midway (``joinable``), ``contest join NAME`` adds a participant at
@@ -59,6 +66,12 @@ Rules, and the choices made where the seed leaves them to the GM (settings, see
   used go to the discards; 歌枕札 stay.
 - Scoring (``score``): GM 0-2, players 0-1 each, +1 per scene card used well; the sum is the
   poem's 敬慕点, added to the composer's total.
+- Poems from outside (``poem``): one of the hundred (``poem 小町 9``) or an NPC's poem of ku of
+  the hundred (``poem oni 12.1 45.2 …``), to be answered by a 返歌 or joined by a 連歌; not
+  scored.  In a 返歌 to a whole poem of the hundred its five ku stand for the five cards the
+  GM lays out, so more than one of them may be taken (each once).
+- Rules versions (``settings["rules"]``, set by the store per action): 1 for the actions of a
+  save from before rules 2 (the 対決判定 floor was the last successful declaration).
 """
 from __future__ import annotations
 
