@@ -372,7 +372,16 @@ def test_scoring_adds_keibo_points():
 # --- conservation over any sequence ----------------------------------------------------------------
 
 ACTIONS = hst.sampled_from(["scene", "act", "compose", "place", "refill", "undo", "key", "contest",
-                            "turn"])
+                            "turn", "poem", "henka", "sheet"])
+
+
+def _place_words(st) -> list[str]:
+    """The drawn cards' ku 1, 2, 3 … and, for a 返歌, ku 4 and 5 of the poem answered."""
+    cp = st["compose"] or {}
+    words = [f"{c}.{k}" for c, k in zip(cp.get("drawn", []), (1, 2, 3, 4, 5))]
+    if cp.get("of"):
+        words = words[:3] + [f"{n}.{k}" for n, k in st["poems"][cp["of"] - 1]["ku"][3:5]]
+    return words
 
 
 @settings(max_examples=40, deadline=None)
@@ -390,11 +399,14 @@ def test_no_card_lost_or_doubled(seed, ops):
             "act": {"do": "act", "who": "a", "attr": ["男", "女", "官僧"][n % 3], "dice": n,
                     "special": 1, "difficulty": 1 + n % 3, "cards": hand[:1]},
             "compose": {"do": "compose", "mode": "solo", "who": "b"},
-            "place": {"do": "place", "ku": [f"{c}.{k}" for c, k in
-                                            zip((st["compose"] or {}).get("drawn", []), (1, 2, 3, 4, 5))]},
+            "place": {"do": "place", "ku": _place_words(st)},
             "refill": {"do": "refill", "who": "b"},
             "key": {"do": "key", "no": 7 if n % 2 else 70},
-            "contest": {"do": "contest", "names": ["a", "b"], "attr": "男", "dice": n, "min": 1},
+            "contest": {"do": "contest", "names": ["a", "b", "oni"], "attr": "男", "dice": "知",
+                        "min": 1, "each": {"b": {"dice": n, "special": 1}, "oni": {"dice": 3}}},
+            "poem": {"do": "poem", "who": "oni", "no": 1 + n},
+            "henka": {"do": "compose", "mode": "henka", "who": "a", "of": len(st["poems"])},
+            "sheet": {"do": "sheet", "who": "a", "values": {"知": n % 5, "男": 1}},
             "turn": {"do": "turn", "difficulty": 1 + n % 4},
         }.get(op)
         try:
