@@ -345,10 +345,15 @@ def test_cards_sheet_mod_limit_and_npc_through_the_command(tmp_path):
     assert r["state"]["hands"]["tenjo"] == [hand[1]] and isinstance(r["state"]["pile"], int)
     opened = sum(cards_value(c) for c in j["opened"])
     assert j["value"] == 5 + cards_value(hand[0]) + opened - 2
-    # an NPC judging outside combat draws 5 first (and here plays none of them: absolute failure)
-    text = ok(do(save, "cards", "judge oni 感知 1 6 mod=+1")).stdout
-    assert "oni holds no hand outside combat: draws 5" in text and "ABSOLUTE FAILURE" in text
-    assert len(state(save, "cards")["hands"]["oni"]) == 5
+    # an NPC asked to judge outside combat draws 5 first; the GM then plays from them
+    r = json.loads(ok(do(save, "cards", "judge oni 感知 1 6 mod=+1", "--json")).stdout)
+    assert "oni holds no hand outside combat: draws 5" in r["result"]["text"]
+    drawn = r["result"]["drawn"]
+    assert r["result"]["judgement"] is None
+    assert state(save, "cards")["hands"]["oni"] == drawn
+    r = json.loads(ok(do(save, "cards", f"judge oni 感知 1 6 {drawn[0]} mod=+1", "--json")).stdout)
+    assert r["result"]["judgement"]["value"] == 6 + cards_value(drawn[0]) + 1
+    assert state(save, "cards")["hands"]["oni"] == drawn[1:]
 
 
 def cards_value(c):

@@ -460,15 +460,19 @@ def test_mod_is_the_skills_change_after_the_judgement():
 
 def test_an_npc_outside_combat_draws_five_when_it_must_judge():
     """「もし戦闘以外で判定を行う必要性が出てきた時は、その瞬間にドロー５を行って判定し、パート
-    終了時に全て捨てる。」  Its cards left stay until ``partend``; in combat it uses the GM's."""
+    終了時に全て捨てる。」  Asked to judge with no hand, it draws 5 (and the GM then picks its
+    cards); what is left stays until ``partend``; in combat it uses the GM's hand."""
     t = Table("cards", {}, seed=3)
     t.push({"do": "npc", "name": "oni"})
     top = t.state["pile"][:5]
+    with pytest.raises(ActionError, match="judge it without cards first"):
+        t.push({"do": "judge", "who": "oni", "level": 2, "ability": 6, "cards": top[:1]})
+    r = t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6, "cards": []})
+    assert r["drawn"] == top and r["judgement"] is None and t.state["judgements"] == []
+    assert "judge oni 感知 2 6 CARD…" in r["text"] and t.state["hands"]["oni"] == top
     r = t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6,
                 "cards": top[:2]})
-    assert r["npc_drew"] == top and "draws 5 for the judgement" in r["text"]
-    assert not r["judgement"]["absolute_failure"] and t.state["hands"]["oni"] == top[2:]
-    assert "npc_drew" not in t.state["judgements"][-1]       # the players' record has no hand
+    assert r["judgement"]["id"] == 1 and not r["judgement"]["absolute_failure"]
     t.push({"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": top[2:3]})
     assert t.state["hands"]["oni"] == top[3:]                 # no second draw while it holds cards
     t.push({"do": "partend"})
@@ -477,6 +481,11 @@ def test_an_npc_outside_combat_draws_five_when_it_must_judge():
     gm = list(t.state["hands"]["GM"])
     t.push({"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": gm[:1]})
     assert t.state["hands"]["GM"] == gm[1:] and not t.state["hands"].get("oni")
+    # rules 1 (saves from before): it judged from the empty hand
+    st = table_state([], people={"oni": {"kind": "npc", "mode": None}})
+    _, r = cards.apply(st, {"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": []},
+                       random.Random(1), dict(S, rules=1))
+    assert r["judgement"]["value"] == 6 and not r["judgement"]["absolute_failure"]
 
 
 def test_sheet_gives_the_level_and_the_ability_the_skill_belongs_to():
@@ -551,7 +560,9 @@ def test_deck_is_conserved_with_short_hands_npc_draws_and_mods(seed, ops):
                 r = t.push({"do": "judge", "who": who, "level": level, "ability": 3, "mod": mod,
                             "cards": hand[:min(play, need)], "limit": len(hand) < need and who == "a"})
                 j = r["judgement"]
-                if j["limit"]:
+                if j is None:                                      # the NPC drew its 5
+                    assert len(r["drawn"]) == 5 and who == "oni"
+                elif j["limit"]:
                     assert len(j["opened"]) == need - len(hand)
             elif op == "draw":
                 t.push({"do": "draw", "who": "a", "n": level})

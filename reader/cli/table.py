@@ -467,8 +467,9 @@ Settings (play --set NAME=VALUE): jokers_per_pack=2 (or --jokers), packs=2,
 Fixed readings (see reader/table/cards.py): level 0 halves the ability rounding down;
 an unnamed joker is a 10; an opposed judgement where the passive side played no card is
 won by the active side unless it also played none; vs=N refers to one of the last 20;
-《限界突破》 turns up level − cards held; an NPC judging outside combat with no hand draws
-5 first (they stay until partend); mod=±N never undoes an absolute failure."""
+《限界突破》 turns up level − cards held; judging an NPC outside combat that holds no card
+draws its 5 and stops (the next judge line plays from them; they stay until partend);
+mod=±N never undoes an absolute failure."""
 
 table.add_command(_system_group("genkan", GENKAN_HELP))
 table.add_command(_system_group("cards", CARDS_HELP))

@@ -25,10 +25,11 @@ Rules and the choices made where the seed leaves room:
 - Values: 2-10 as printed; J, Q, K, A are 10.  A joker is the card its user names (``JK=♠A``,
   ``JK=7``); unnamed it is a 10.  A joker turned up by 《限界突破》 (or a collapse cost) is a
   10 of any suit.
-- Hands: a PC draws 5 when added (``player``).  An NPC has no hand outside combat: when it
-  judges outside combat holding no card it first draws 5 (``npc_hand``; 「その瞬間にドロー５を
-  行って判定し」), keeps what is left for its next judgements, and ``partend`` discards every NPC
-  hand; ``npchand`` draws the 5 ahead of time.  ``combat N`` makes the GM
+- Hands: a PC draws 5 when added (``player``).  An NPC has no hand outside combat: a
+  ``judge`` of an NPC outside combat holding no card draws 5 (``npc_hand``; 「その瞬間にドロー５
+  を行って判定し」) and stops there, so the GM can choose its cards: the judgement is the next
+  ``judge`` line.  It keeps what is left for its next judgements, and ``partend`` discards
+  every NPC hand; ``npchand`` draws the 5 ahead of time.  ``combat N`` makes the GM
   draw ``N`` × ``settings.enemy_draw`` (5; ``per=`` adjusts one combat) into the hand "GM";
   NPCs judge from it during combat; ``combatend`` discards it.
 - A judgement: at most ``level`` cards (level 0: one card, and the ability is halved, rounded
@@ -427,8 +428,7 @@ def _from_sheet(st: dict, who: str, skill, level, ability) -> tuple:
     return level, ability
 
 
-def judge(st: dict, a: dict, rng: random.Random, notes: list[str], rules: int = 2,
-          npc_hand: int = 5) -> dict:
+def judge(st: dict, a: dict, rng: random.Random, notes: list[str], rules: int = 2) -> dict:
     """One judgement on the (copied) state ``st``; returns its summary."""
     who = a.get("who")
     key = _hand_key(st, who)
@@ -443,15 +443,6 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str], rules: int = 
         target = _count(target, "the target", 0, 999)
     specs = list(a.get("cards") or [])
     limit = bool(a.get("limit"))
-    drew: list[str] = []
-    if rules >= 2 and who != "GM" and key == who and st["people"][who]["kind"] == "npc" \
-            and not st["hands"].get(who):
-        # 「もし戦闘以外で判定を行う必要性が出てきた時は、その瞬間にドロー５を行って判定し、
-        #   パート終了時に全て捨てる。」 (seed 001, ▼ＮＰＣの手札の運用について)
-        drew = _take(st, npc_hand, rng, notes)
-        st["hands"][who] = list(drew)
-        notes.insert(0, f"NPC {who} holds no hand outside combat: draws {npc_hand} for the "
-                        f"judgement: {_fmt(drew)}")
     hand = st["hands"].setdefault(key, [])
     max_cards = max(level, 1)
     if len(specs) > max_cards:
@@ -501,8 +492,6 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str], rules: int = 
                "opened": opened, "limit": limit, "mod": mod, "value": base, "effective": effective,
                "target": target, "success": success, "critical": critical,
                "absolute_failure": absolute_failure, "no_card": no_card}
-    if drew:
-        summary["npc_drew"] = drew
     st["judgements"].append(summary)
     del st["judgements"][:-KEEP_JUDGEMENTS]
     return summary
@@ -538,8 +527,11 @@ def _judge_action(st, a, rng, settings, notes):
             ids = [j["id"] for j in st["judgements"]]
             raise ActionError(f"vs={against!r}: no such judgement" +
                               (f" (the last {len(ids)}: {ids[0]}-{ids[-1]})" if ids else " yet"))
-    s = judge(st, a, rng, notes, settings.get("rules", 2), settings["npc_hand"])
-    drew = s.pop("npc_drew", None)  # the GM's to see (the result), not in the table's record
+    who = a.get("who")
+    if settings.get("rules", 2) >= 2 and who != "GM" and _hand_key(st, who) == who and \
+            st["people"][who]["kind"] == "npc" and not st["hands"].get(who):
+        return _npc_draws_to_judge(st, a, rng, settings, notes)
+    s = judge(st, a, rng, notes, settings.get("rules", 2))
     parts = [f"judgement {s['id']}: {s['who']} {s['skill'] or ''} level {s['level']}".replace("  ", " "),
              f"ability {s['ability']}" + (" (halved: level 0)" if s["level"] == 0 else ""),
              f"played {_fmt(s['played'])}"]
@@ -558,8 +550,6 @@ def _judge_action(st, a, rng, settings, notes):
         parts.append(f"target {s['target']}: " + ("success" if s["success"] else "failure"))
     text = "; ".join(parts)
     result = {"judgement": s}
-    if drew:
-        result["npc_drew"] = drew
     if against is not None:
         side, why = opposed(act, s)
         winner = act["who"] if side == "active" else s["who"]
@@ -604,6 +594,25 @@ def sheet_text(sheet: dict) -> str:
     ab = " ".join(f"{k} {v}" for k, v in sheet["abilities"].items())
     sk = " ".join(f"{k} {lv} ({ab_})" for k, (lv, ab_) in sheet["skills"].items())
     return "; ".join(x for x in (ab, sk) if x) or "empty"
+
+
+def _npc_draws_to_judge(st, a, rng, settings, notes):
+    """「もし戦闘以外で判定を行う必要性が出てきた時は、その瞬間にドロー５を行って判定し、パート
+    終了時に全て捨てる。」 (▼ＮＰＣの手札の運用について): an NPC asked to judge outside combat
+    with no card in hand draws 5 first; the GM then chooses from them, so this action only
+    draws, and the judgement is the next line (no judgement is made or numbered here)."""
+    who = a["who"]
+    if a.get("cards"):
+        raise ActionError(f"NPC {who} holds no hand yet: judge it without cards first (it draws "
+                          f"{settings['npc_hand']}), then name the cards it plays from them")
+    got = _take(st, settings["npc_hand"], rng, notes)
+    st["hands"][who] = got
+    again = " ".join(str(x) for x in (who, a.get("skill") or "-",
+                                       "@" if a.get("level") is None else a.get("level"),
+                                       "" if a.get("level") is None else a.get("ability")) if x != "")
+    return {"text": f"NPC {who} holds no hand outside combat: draws {len(got)} to judge: "
+                    f"{_fmt(got)} — now the judgement with the cards it plays: judge {again} CARD…",
+            "drawn": got, "judgement": None}
 
 
 _ACTIONS = {

@@ -15,7 +15,7 @@ __all__ = ["parse", "Command", "HELP"]
 HELP = {
     "cards": """\
 player NAME [MODE]          a PC joins and draws 5 (MODE: 表出モード suit ♠ ♥ ♦ ♣ or s h d c)
-npc NAME [MODE]             an NPC (no hand outside combat: draws 5 when it judges)
+npc NAME [MODE]             an NPC (no hand outside combat: its first judge draws 5, then judge again)
 sheet WHO ABILITY=N … SKILL=LEVEL/ABILITY …    a character sheet, e.g. sheet tenjo 理力=12 思考=2/理力
 draw WHO [N]                ドローN (default 1)            open N     オープンN (to the discards)
 peek N                      look at the top N (they stay)  reshuffle  discards back, shuffle
