@@ -15,6 +15,7 @@ from reader.table.commands import Command, parse
     ("cards", "combat 2 pre=3", ["unknown word 'pre=3'", "per="]),
     ("cards", "draw a 2 3", ["unexpected word '3'"]),
     ("cards", "player a:3", ["one word without"]),
+    ("cards", "judge a x 1 3 t=標準", ["targets 16-20", "pick the number"]),   # 「※判定の難易度」
     ("genkan", "compose solo a hnad=男", ["unknown word 'hnad=男'", "hand=", "advice=", "before"]),
     ("genkan", "compose solo a befor", ["unexpected word 'befor'"]),
     ("genkan", "act a 男 5 2 mod=3", ["unknown word 'mod=3'", "sp="]),

@@ -204,13 +204,24 @@ def _parse_cards(head: str, rest: list[str]) -> dict:
         a = {"do": "judge", "who": pos[0], "skill": pos[1], "level": level, "ability": ability,
              "cards": cards, "limit": bool(fl)}
         if "t" in kv:
-            a["target"] = _int(kv["t"], "the target")
+            a["target"] = _target(kv["t"])
         if "vs" in kv:
             a["vs"] = _int(kv["vs"], "vs")
         if "mod" in kv:
             a["mod"] = _int(kv["mod"], "mod (the skills' + or − on the value)")
         return a
     raise ActionError(f"what is {head!r}? ('?' for help)")
+
+
+#: 「※判定の難易度」 (seed 001): ranges the GM picks a target from, not one number each
+TARGET_WORDS = {"とても簡単": "10-15", "標準": "16-20", "少し難しい": "21-25", "非常に難しい": "26 or more"}
+
+
+def _target(word: str) -> int:
+    if word in TARGET_WORDS:
+        raise ActionError(f"t={word}: the seed gives {word} as targets {TARGET_WORDS[word]}; "
+                          f"pick the number (t=N)")
+    return _int(word, "the target")
 
 
 def _cards_sheet(rest: list[str]) -> dict:
