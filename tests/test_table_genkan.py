@@ -586,6 +586,7 @@ def test_sheet_values_make_the_dice_and_the_special():
                  cards=[4, 40])
     j = r["judgement"]
     assert (j["dice"], j["special"], j["difficulty"]) == (5, 2, 2) and j["turned"] == [3, 8, 9, 1, 5]
+    assert "turns up 5 (sheet: 知 3 男 2 歌学 2)" in r["text"]
     _, r = run(st, do="act", who="ka", attr="官僧", dice="知", difficulty=1)
     assert r["judgement"]["dice"] == 4
     with pytest.raises(ActionError, match="no 文化値【女】"):

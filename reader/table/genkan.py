@@ -348,6 +348,10 @@ def _refill(st, name, settings, rng, notes) -> list[int]:
 def _judge(st, who, attr, dice, special, difficulty, hand_nos, rng, settings, notes) -> dict:
     """A 行為判定 on the (copied) state; returns its summary (and moves the cards)."""
     attr = _attr(attr)
+    sheet_words = [f"{x} {_sheet_of(st, who)[x]}" for x in
+                   ([dice, attr] if isinstance(dice, str) and not dice.lstrip("-").isdigit() else [])
+                   + ([special] if isinstance(special, str) and not special.lstrip("-").isdigit() else [])
+                   if x in _sheet_of(st, who)]
     dice, special = _resolve(st, who, attr, dice, special)
     difficulty = parse_difficulty(difficulty)
     player = st["players"].get(who)
@@ -374,11 +378,13 @@ def _judge(st, who, attr, dice, special, difficulty, hand_nos, rng, settings, no
     return {"who": who, "attr": attr, "dice": dice, "special": special, "difficulty": difficulty,
             "turned": turned, "hand_used": used, "counted": counted, "achievement": score,
             "success": success, "margin": score - difficulty, "scene_matched": matched,
-            "degree": degree, "refilled": refilled}
+            "degree": degree, "refilled": refilled,
+            **({"sheet": " ".join(sheet_words)} if sheet_words else {})}
 
 
 def _judge_text(j: dict, head: str) -> str:
     lines = [f"{head}: {j['who']} 【{j['attr']}】 turns up {j['dice']}"
+             + (f" (sheet: {j['sheet']})" if j.get("sheet") else "")
              + (f" + {len(j['hand_used'])} from the hand" if j["hand_used"] else "")
              + f": 達成値 {j['achievement']} vs difficulty {j['difficulty']} → "
              + (f"success by {j['margin']}, degree {j['degree']}" if j["success"]
