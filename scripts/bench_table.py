@@ -27,8 +27,14 @@ def cards_actions(rng: random.Random, t: Table) -> dict:
     who = rng.choice(["a", "b", "c"])
     hand = t.state["hands"].get(who, [])
     op = rng.random()
-    if op < 0.4:
+    if op < 0.2:
         return {"do": "judge", "who": who, "level": 2, "ability": 10, "cards": hand[:2]}
+    if op < 0.35:   # from the sheet, with a modifier and 《限界突破》 when the hand is short
+        return {"do": "judge", "who": who, "skill": "思考", "level": None, "ability": None,
+                "cards": hand[:2], "mod": 2, "limit": len(hand) < 2}
+    if op < 0.4:    # an NPC outside combat: draws 5 when its hand is empty
+        oni = t.state["hands"].get("oni", [])
+        return {"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": oni[:1]}
     if op < 0.7:
         return {"do": "draw", "who": who, "n": 2}
     if op < 0.9:
@@ -55,6 +61,10 @@ def session(system: str, n: int, folder: Path) -> tuple[float, float, float, flo
     t = Table(system, {}, seed=1)
     for name in ("a", "b", "c"):
         t.push({"do": "player", "name": name, **({"kagaku": 4} if system == "genkan" else {})})
+        if system == "cards":
+            t.push({"do": "sheet", "who": name, "abilities": {"理力": 12}, "skills": {"思考": [2, "理力"]}})
+    if system == "cards":
+        t.push({"do": "npc", "name": "oni"})
     save = folder / f"{system}.json"
     rng = random.Random(2)
     gen = genkan_actions if system == "genkan" else cards_actions

@@ -47,7 +47,7 @@ def test_cards_new_judge_json_and_log(tmp_path):
                                "--npc", "oni", "--json")).stdout)
     hand = out["state"]["hands"]["tenjo"]
     assert len(hand) == 5 and out["state"]["people"]["tenjo"]["mode"] == "♠"
-    assert len(out["state"]["pile"]) == 108 - 5
+    assert out["state"]["pile"] == 108 - 5          # a count: the order is no one's to see
     two = hand[:2]
     r = json.loads(ok(do(save, "cards", f"judge tenjo 思考 2 12 {two[0]} {two[1]} t=20", "--json")).stdout)
     j = r["result"]["judgement"]
@@ -306,3 +306,131 @@ def test_play_with_recite_reads_each_poem_as_it_is_placed(tmp_path):
     assert "poem #1 (単独)" in r.stdout and "recited poem #1" in r.stdout
     heard = read_wav_capture(cap)
     assert np.count_nonzero(np.abs(heard) > 1000) > 48000   # over a second of voice was played
+
+
+# --- issue 22/24: words, sheets, views, the seed's rules ------------------------------------------
+
+def test_mistyped_words_are_one_line_and_nothing_is_saved(tmp_path):
+    """A NAME=VALUE word the command does not take is refused with the words it does take."""
+    c, g = tmp_path / "c.json", tmp_path / "g.json"
+    ok(karuta("table", "cards", "new", c, "--seed", "3", "--player", "a:s"))
+    ok(karuta("table", "genkan", "new", g, "--seed", "3", "--player", "a:3", "--player", "b:3"))
+    card = state(c, "cards")["hands"]["a"][0]
+    before = {p: p.read_bytes() for p in (c, g, tmp_path / "c.json.log.txt", tmp_path / "g.json.log.txt")}
+    for save, system, line, words in [
+        (c, "cards", f"judge a x 1 3 {card[0]}2={card}", ["only a joker is named with '='"]),
+        (c, "cards", f"judge a x 1 3 {card} mdo=3", ["unknown word 'mdo=3'", "mod=", "t=", "vs="]),
+        (c, "cards", f"judge a x 1 3 {card} dif=2", ["unknown word 'dif=2'"]),
+        (c, "cards", f"judge a x 1 3 {card} mod=", ["no value"]),
+        (g, "genkan", "compose solo a hnad=男", ["unknown word 'hnad=男'", "hand=", "advice="]),
+        (g, "genkan", "act a 男 5 2 mod=3", ["unknown word 'mod=3'", "sp="]),
+        (g, "genkan", "act a 男 5 2 dif=", ["unknown word 'dif='"]),
+        (g, "genkan", "contest A:3,B:5", ["usage: contest"]),
+        (g, "genkan", "contest A:3:1:2,b 男", ["NAME:DICE:SP"]),
+    ]:
+        one_line_error(do(save, system, line), *words)
+    assert {p: p.read_bytes() for p in before} == before
+
+
+def test_cards_sheet_mod_limit_and_npc_through_the_command(tmp_path):
+    save = tmp_path / "c.json"
+    ok(karuta("table", "cards", "new", save, "--seed", "4", "--player", "tenjo:s", "--npc", "oni"))
+    ok(do(save, "cards", "sheet tenjo 理力=12 肉体=5 思考=2/理力 近接=4/肉体"))
+    hand = state(save, "cards")["hands"]["tenjo"]
+    ok(do(save, "cards", f"discard tenjo {' '.join(hand[2:])}"))
+    # 2 cards held at 《近接》 level 4: 《限界突破》 turns up the 2 the hand lacks, one card played
+    r = json.loads(ok(do(save, "cards", f"judge tenjo 近接 @ {hand[0]} limit mod=-2", "--json")).stdout)
+    j = r["result"]["judgement"]
+    assert (j["level"], j["ability"], j["mod"], len(j["opened"])) == (4, 5, -2, 2)
+    assert r["state"]["hands"]["tenjo"] == [hand[1]] and isinstance(r["state"]["pile"], int)
+    opened = sum(cards_value(c) for c in j["opened"])
+    assert j["value"] == 5 + cards_value(hand[0]) + opened - 2
+    # an NPC asked to judge outside combat draws 5 first; the GM then plays from them
+    r = json.loads(ok(do(save, "cards", "judge oni 感知 1 6 mod=+1", "--json")).stdout)
+    assert "oni holds no hand outside combat: draws 5" in r["result"]["text"]
+    drawn = r["result"]["drawn"]
+    assert r["result"]["judgement"] is None
+    assert state(save, "cards")["hands"]["oni"] == drawn
+    r = json.loads(ok(do(save, "cards", f"judge oni 感知 1 6 {drawn[0]} mod=+1", "--json")).stdout)
+    assert r["result"]["judgement"]["value"] == 6 + cards_value(drawn[0]) + 1
+    assert state(save, "cards")["hands"]["oni"] == drawn[1:]
+
+
+def cards_value(c):
+    return 10 if c == "JK" or c[1:] in ("J", "Q", "K", "A") else int(c[1:])
+
+
+def test_private_show_log_json_and_hidden_pile(tmp_path):
+    save = tmp_path / "c.json"
+    ok(karuta("table", "cards", "new", save, "--seed", "5", "--player", "a", "--player", "b"))
+    ok(do(save, "cards", "sheet b 理力=9"))
+    st = json.loads(ok(karuta("table", "cards", "show", save, "--json")).stdout)
+    assert isinstance(st["state"]["pile"], int) and st["seed"] == 5
+    a, b = st["state"]["hands"]["a"], st["state"]["hands"]["b"]
+    mine = json.loads(ok(karuta("table", "cards", "show", save, "--as", "a", "--json")).stdout)
+    assert mine["viewer"] == "a" and "seed" not in mine and "settings" not in mine
+    assert mine["state"]["hands"] == {"a": a} and mine["state"]["hand_counts"]["b"] == 5
+    shown = ok(karuta("table", "cards", "show", save, "--as", "a")).stdout
+    assert all(c in shown for c in a) and "b [pc, mode -]: 5 card(s)" in shown and "理力" not in shown
+    one_line_error(karuta("table", "cards", "show", save, "--as", "zz"), "no one called 'zz'")
+    # at the prompt: show NAME
+    r = ok(karuta("table", "cards", "play", "--save", save, "--resume", input="show b\nq\n"))
+    assert "(the view of b" in r.stdout and "sheet: 理力 9" in r.stdout
+    log = json.loads(ok(karuta("table", "cards", "log", save, "--json")).stdout)
+    assert [e["action"]["do"] for e in log["entries"]] == ["player", "player", "sheet"]
+    assert log["entries"][2]["result"]["text"] == "sheet b: 理力 9" and log["seed"] == 5
+
+
+def test_genkan_sheets_contest_values_words_and_an_outside_poem(tmp_path):
+    save = tmp_path / "g.json"
+    ok(karuta("table", "genkan", "new", save, "--seed", "8", "--player", "在五:3", "--player", "小町:3"))
+    ok(do(save, "genkan", "sheet 在五 知=3 男=2 歌学=2"))
+    r = json.loads(ok(do(save, "genkan", "act 在五 男 知 ふつう", "--json")).stdout)
+    j = r["result"]["judgement"]
+    assert (j["dice"], j["difficulty"], len(j["turned"])) == (5, 2, 5)
+    r = json.loads(ok(do(save, "genkan", "contest 在五:知,小町:4:1,oni:2 男 min=簡単", "--json")).stdout)
+    c = r["state"]["contest"]
+    assert c["dice"] == {"在五": 5, "小町": 4, "oni": 2} and c["special"]["小町"] == 1
+    r = json.loads(ok(do(save, "genkan", "turn 難しい", "--json")).stdout)
+    assert len(r["result"]["judgement"]["turned"]) == 5 and r["result"]["judgement"]["difficulty"] == 3
+    # whatever 在五 did, 小町 must declare at least 3 (the previous declaration)
+    one_line_error(do(save, "genkan", "turn ふつう"), "at least 3 (the previous declaration)")
+    ok(do(save, "genkan", "contest stop"))
+    r = ok(do(save, "genkan", "poem 小野小町 9"))
+    assert "poem #1 (from outside)" in r.stdout and "compose henka PLAYER of=1" in r.stdout
+    d = json.loads(ok(do(save, "genkan", "compose henka 在五 of=1", "--json")).stdout)["result"]["drawn"]
+    r = ok(do(save, "genkan", f"place 9.1 {d[0]}.2 9.3 {d[1]}.4 {d[2]}.5"))
+    assert "poem #2 (返歌) by 在五" in r.stdout
+    one_line_error(do(save, "genkan", "score 1 gm=2"), "from outside")
+    mine = json.loads(ok(karuta("table", "genkan", "show", save, "--as", "小町", "--json")).stdout)
+    assert isinstance(mine["state"]["players"]["在五"]["hand"], int)
+    assert isinstance(mine["state"]["players"]["小町"]["hand"], list) and mine["state"]["sheets"] == {}
+
+
+def test_an_old_save_replays_under_its_rules_and_goes_on_under_the_new(tmp_path):
+    """A save from before rules 2: its 《限界突破》 turned up level − cards played; it loads as it
+    was played, and the actions added after it follow the seed (level − cards held)."""
+    from reader.table.store import Table
+    t = Table("cards", {}, 6)
+    t.push({"do": "player", "name": "a"})
+    hand = t.state["hands"]["a"]
+    t.push({"do": "discard", "who": "a", "cards": hand[2:]})
+    d = dict(t.to_dict())
+    d.pop("rules")
+    d["actions"].append({"do": "judge", "who": "a", "level": 4, "ability": 5, "cards": [hand[0]],
+                         "limit": True})
+    save = tmp_path / "old.json"
+    save.write_text(json.dumps(d, ensure_ascii=False))
+    log = json.loads(ok(karuta("table", "cards", "log", save, "--json")).stdout)
+    assert len(log["entries"][2]["result"]["judgement"]["opened"]) == 3    # as it was played
+    ok(do(save, "cards", "draw a 1"))
+    r = json.loads(ok(do(save, "cards", "judge a x 4 5 " + state(save, "cards")["hands"]["a"][0]
+                         + " limit", "--json")).stdout)
+    assert len(r["result"]["judgement"]["opened"]) == 4 - 2
+    saved = json.loads(save.read_text())
+    assert saved["rules"] == 2 and saved["rules_1_actions"] == 3
+    # undoing into the old actions: what is added after follows the new rules
+    ok(do(save, "cards", "u"))
+    ok(do(save, "cards", "u"))
+    ok(do(save, "cards", "u"))
+    assert json.loads(save.read_text())["rules_1_actions"] == 2

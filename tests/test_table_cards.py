@@ -387,7 +387,7 @@ def test_judgement_value_and_flags_for_any_hand(seed, level, ability, hand_size,
                                 "cards": played, "limit": limit}, random.Random(1), S)
     j = res["judgement"]
     opened = j["opened"]
-    assert len(opened) == (max_cards - len(played) if limit else 0)
+    assert len(opened) == (max_cards - hand_size if limit else 0)   # what the hand lacks
     assert j["value"] == (ability // 2 if level == 0 else ability) + \
         sum(map(cards.value_of, played)) + sum(map(cards.value_of, opened))
     face = any(c != "JK" and c[1:] in ("J", "Q", "K", "A") for c in opened)
@@ -409,7 +409,8 @@ def test_a_bare_ace_is_taken_from_the_mode_suit_first():
 @given(actions=hst.lists(hst.tuples(
     hst.sampled_from(sorted(cards._ACTIONS)),
     hst.dictionaries(hst.sampled_from(["who", "name", "mode", "n", "cards", "all", "enemies", "per",
-                                       "level", "ability", "target", "limit", "vs", "skill"]),
+                                       "level", "ability", "target", "limit", "vs", "skill",
+                                       "mod", "abilities", "skills"]),
                      hst.one_of(hst.none(), hst.booleans(), hst.integers(-3, 120), hst.text(max_size=4),
                                 hst.lists(hst.text(max_size=4), max_size=4)), max_size=6)),
     max_size=8))
@@ -423,3 +424,156 @@ def test_any_malformed_action_is_refused_cleanly(actions):
         except ActionError:
             pass
         assert cards.card_count(t.state) == Counter(cards.full_deck(t.settings))
+
+
+# --- rules 2 (issue 24): what the seed says, checked against its text --------------------------
+
+def test_limit_break_turns_up_what_the_hand_lacks_not_what_was_not_played():
+    """「判定時に手札枚数が足りない場合、《限界突破》を行うことができる」「これは、足りない手札を
+    オープンＸで補うもの」: X is level − cards held.  2 cards held at level 4, one played: 2 turned up."""
+    st = table_state(["♦2", "♦3", "♦4"], hands={"pc": ["♣9", "♥5"]})
+    new, res = run(st, do="judge", who="pc", level=4, ability=5, cards=["♣9"], limit=True)
+    j = res["judgement"]
+    assert j["opened"] == ["♦2", "♦3"] and j["value"] == 5 + 9 + 2 + 3
+    assert new["hands"]["pc"] == ["♥5"] and new["pile"][0] == "♦4"
+    # rules 1 (saves from before the fix) turned up level − cards played: 3
+    _, old = cards.apply(st, {"do": "judge", "who": "pc", "level": 4, "ability": 5, "cards": ["♣9"],
+                              "limit": True}, random.Random(1), dict(S, rules=1))
+    assert old["judgement"]["opened"] == ["♦2", "♦3", "♦4"]
+
+
+def test_mod_is_the_skills_change_after_the_judgement():
+    """「５：判定直後に使用するスキルの宣言。６：スキルなどで判定値が増減し、値が確定する。」"""
+    st = table_state([], hands={"pc": ["♥3", "♠5", "♦9"]})
+    _, res = run(st, do="judge", who="pc", level=2, ability=10, cards=["3", "5"], target=20, mod=2)
+    j = res["judgement"]
+    assert j["value"] == 20 and j["mod"] == 2 and j["success"] and "mod +2" in res["text"]
+    _, res = run(st, do="judge", who="pc", level=2, ability=10, cards=["3", "5"], target=20, mod=-1)
+    assert res["judgement"]["value"] == 17 and res["judgement"]["success"] is False
+    # 「手札を出さないことによる絶対失敗が発生した場合、…いかなる手段によっても、その失敗を覆す
+    #   ことは出来ない」: no modifier undoes it
+    _, res = run(st, do="judge", who="pc", level=2, ability=10, cards=[], target=1, mod=99)
+    assert res["judgement"]["absolute_failure"] and res["judgement"]["effective"] == 0
+    with pytest.raises(ActionError, match="mod"):
+        run(st, do="judge", who="pc", level=2, ability=10, cards=["3"], mod="+2")
+
+
+def test_an_npc_outside_combat_draws_five_when_it_must_judge():
+    """「もし戦闘以外で判定を行う必要性が出てきた時は、その瞬間にドロー５を行って判定し、パート
+    終了時に全て捨てる。」  Asked to judge with no hand, it draws 5 (and the GM then picks its
+    cards); what is left stays until ``partend``; in combat it uses the GM's hand."""
+    t = Table("cards", {}, seed=3)
+    t.push({"do": "npc", "name": "oni"})
+    top = t.state["pile"][:5]
+    with pytest.raises(ActionError, match="judge it without cards first"):
+        t.push({"do": "judge", "who": "oni", "level": 2, "ability": 6, "cards": top[:1]})
+    r = t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6, "cards": []})
+    assert r["drawn"] == top and r["judgement"] is None and t.state["judgements"] == []
+    assert "judge oni 感知 2 6 CARD…" in r["text"] and t.state["hands"]["oni"] == top
+    r = t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6,
+                "cards": top[:2]})
+    assert r["judgement"]["id"] == 1 and not r["judgement"]["absolute_failure"]
+    t.push({"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": top[2:3]})
+    assert t.state["hands"]["oni"] == top[3:]                 # no second draw while it holds cards
+    t.push({"do": "partend"})
+    assert t.state["hands"].get("oni") == [] and Counter(t.state["discard"]) == Counter(top)
+    t.push({"do": "combat", "enemies": 1})
+    gm = list(t.state["hands"]["GM"])
+    t.push({"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": gm[:1]})
+    assert t.state["hands"]["GM"] == gm[1:] and not t.state["hands"].get("oni")
+    # rules 1 (saves from before): it judged from the empty hand
+    st = table_state([], people={"oni": {"kind": "npc", "mode": None}})
+    _, r = cards.apply(st, {"do": "judge", "who": "oni", "level": 1, "ability": 6, "cards": []},
+                       random.Random(1), dict(S, rules=1))
+    assert r["judgement"]["value"] == 6 and not r["judgement"]["absolute_failure"]
+
+
+def test_sheet_gives_the_level_and_the_ability_the_skill_belongs_to():
+    """「指定した技能のレベルの枚数以下のカードを手札から出す」「使用された技能の属する能力値を加算」
+    (the worked example: 天上滓花, 【思考】 2, 理力 12, plays 3 and 5: 20)."""
+    t = Table("cards", {}, seed=3)
+    t.push({"do": "player", "name": "tenjo", "mode": "♠"})
+    t.push({"do": "sheet", "who": "tenjo", "abilities": {"理力": 12, "肉体": 5},
+            "skills": {"思考": [2, "理力"]}})
+    hand = t.state["hands"]["tenjo"]
+    r = t.push({"do": "judge", "who": "tenjo", "skill": "思考", "level": None, "ability": None,
+                "cards": hand[:2], "target": 20})
+    j = r["judgement"]
+    assert (j["level"], j["ability"]) == (2, 12)
+    assert j["value"] == 12 + sum(map(cards.value_of, hand[:2])) or j["critical"]
+    r = t.push({"do": "judge", "who": "tenjo", "skill": "跳躍", "level": 1, "ability": "肉体",
+                "cards": hand[2:3]})
+    assert r["judgement"]["ability"] == 5
+    for action, msg in [({"skill": "近接", "level": None}, "no skill '近接'"),
+                        ({"skill": "x", "level": 1, "ability": "魔力"}, "no ability '魔力'")]:
+        with pytest.raises(ActionError, match=msg):
+            t.push(dict({"do": "judge", "who": "tenjo", "ability": None, "cards": []}, **action))
+    with pytest.raises(ActionError, match="not on tenjo's sheet"):
+        t.push({"do": "sheet", "who": "tenjo", "skills": {"近接": [2, "体力"]}})
+    assert t.state["sheets"]["tenjo"]["skills"] == {"思考": [2, "理力"]}
+
+
+def test_views_hide_the_pile_order_and_other_hands():
+    t = Table("cards", {}, seed=3)
+    t.push({"do": "player", "name": "a"})
+    t.push({"do": "player", "name": "b"})
+    t.push({"do": "sheet", "who": "b", "abilities": {"理力": 9}, "skills": {}})
+    gm = cards.view(t.state)
+    assert gm["pile"] == len(t.state["pile"]) and gm["hands"] == t.state["hands"]
+    a = cards.view(t.state, "a")
+    assert a["hands"] == {"a": t.state["hands"]["a"]} and a["hand_counts"] == {"a": 5, "b": 5}
+    assert a["sheets"] == {} and a["pile"] == len(t.state["pile"])
+    text = cards.describe(t.state, "a")
+    assert all(c in text for c in t.state["hands"]["a"])
+    assert "b [pc, mode -]: 5 card(s)" in text and "理力" not in text
+    with pytest.raises(ActionError, match="no one called"):
+        cards.view(t.state, "zz")
+
+
+RULES2_OPS = hst.one_of(
+    hst.tuples(hst.just("judge"), hst.integers(0, 5), hst.integers(0, 5), hst.integers(-5, 5)),
+    hst.tuples(hst.just("npcjudge"), hst.integers(0, 5), hst.integers(0, 5), hst.integers(-5, 5)),
+    hst.tuples(hst.sampled_from(["draw", "open", "discard", "partend", "combat", "undo"]),
+               hst.integers(1, 12), hst.just(0), hst.just(0)),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=hst.integers(0, 10_000), ops=hst.lists(RULES2_OPS, max_size=40))
+def test_deck_is_conserved_with_short_hands_npc_draws_and_mods(seed, ops):
+    """Every card in exactly one place through 《限界突破》 with short hands, NPC judgements that
+    draw, modifiers and undo; a 《限界突破》 turns up exactly level − hand."""
+    t = Table("cards", {}, seed=seed)
+    t.push({"do": "player", "name": "a", "mode": "♠"})
+    t.push({"do": "npc", "name": "oni"})
+    whole = Counter(cards.full_deck(t.settings))
+    for op, level, play, mod in ops:
+        st = t.state
+        try:
+            if op == "undo":
+                t.pop()
+            elif op in ("judge", "npcjudge"):
+                who = "a" if op == "judge" else "oni"
+                key = "GM" if who == "oni" and st["combat"] else who
+                hand = st["hands"].get(key, [])
+                need = max(level, 1)
+                r = t.push({"do": "judge", "who": who, "level": level, "ability": 3, "mod": mod,
+                            "cards": hand[:min(play, need)], "limit": len(hand) < need and who == "a"})
+                j = r["judgement"]
+                if j is None:                                      # the NPC drew its 5
+                    assert len(r["drawn"]) == 5 and who == "oni"
+                elif j["limit"]:
+                    assert len(j["opened"]) == need - len(hand)
+            elif op == "draw":
+                t.push({"do": "draw", "who": "a", "n": level})
+            elif op == "open":
+                t.push({"do": "open", "n": level})
+            elif op == "discard":
+                t.push({"do": "discard", "who": "a", "all": True})
+            elif op == "partend":
+                t.push({"do": "partend"})
+            else:
+                t.push({"do": "combat", "enemies": 1} if st["combat"] is None else {"do": "combatend"})
+        except ActionError:
+            pass
+        assert cards.card_count(t.state) == whole

@@ -372,7 +372,16 @@ def test_scoring_adds_keibo_points():
 # --- conservation over any sequence ----------------------------------------------------------------
 
 ACTIONS = hst.sampled_from(["scene", "act", "compose", "place", "refill", "undo", "key", "contest",
-                            "turn"])
+                            "turn", "poem", "henka", "sheet"])
+
+
+def _place_words(st) -> list[str]:
+    """The drawn cards' ku 1, 2, 3 … and, for a 返歌, ku 4 and 5 of the poem answered."""
+    cp = st["compose"] or {}
+    words = [f"{c}.{k}" for c, k in zip(cp.get("drawn", []), (1, 2, 3, 4, 5))]
+    if cp.get("of"):
+        words = words[:3] + [f"{n}.{k}" for n, k in st["poems"][cp["of"] - 1]["ku"][3:5]]
+    return words
 
 
 @settings(max_examples=40, deadline=None)
@@ -390,11 +399,14 @@ def test_no_card_lost_or_doubled(seed, ops):
             "act": {"do": "act", "who": "a", "attr": ["男", "女", "官僧"][n % 3], "dice": n,
                     "special": 1, "difficulty": 1 + n % 3, "cards": hand[:1]},
             "compose": {"do": "compose", "mode": "solo", "who": "b"},
-            "place": {"do": "place", "ku": [f"{c}.{k}" for c, k in
-                                            zip((st["compose"] or {}).get("drawn", []), (1, 2, 3, 4, 5))]},
+            "place": {"do": "place", "ku": _place_words(st)},
             "refill": {"do": "refill", "who": "b"},
             "key": {"do": "key", "no": 7 if n % 2 else 70},
-            "contest": {"do": "contest", "names": ["a", "b"], "attr": "男", "dice": n, "min": 1},
+            "contest": {"do": "contest", "names": ["a", "b", "oni"], "attr": "男", "dice": "知",
+                        "min": 1, "each": {"b": {"dice": n, "special": 1}, "oni": {"dice": 3}}},
+            "poem": {"do": "poem", "who": "oni", "no": 1 + n},
+            "henka": {"do": "compose", "mode": "henka", "who": "a", "of": len(st["poems"])},
+            "sheet": {"do": "sheet", "who": "a", "values": {"知": n % 5, "男": 1}},
             "turn": {"do": "turn", "difficulty": 1 + n % 4},
         }.get(op)
         try:
@@ -439,8 +451,9 @@ def test_a_drawn_card_of_a_scene_poem_counts_as_a_scene_card_used():
        raises=hst.lists(hst.integers(0, 2), min_size=60, max_size=60),
        passes=hst.lists(hst.booleans(), min_size=60, max_size=60))
 def test_contest_properties(seed, n, minimum, raises, passes):
-    """Declarations never go down; each failure drops exactly that participant; the ranking is
-    everyone once, the last one standing first, then the reverse order of dropping out."""
+    """Declarations never go below the previous one, failed or not (「直前の人が宣言した以上の
+    難易度で判定します」); each failure drops exactly that participant; the ranking is everyone
+    once, the last one standing first, then the reverse order of dropping out."""
     t = Table("genkan", {}, seed=seed)
     names = [f"p{i}" for i in range(n)]
     t.push({"do": "contest", "names": names, "attr": "男", "dice": 6, "min": minimum})
@@ -461,9 +474,8 @@ def test_contest_properties(seed, n, minimum, raises, passes):
             r = t.push({"do": "turn", "difficulty": floor + raises[step]})
             j = r["judgement"]
             assert j["who"] == who and j["difficulty"] >= floor
-            if j["success"]:
-                last = j["difficulty"]
-            else:
+            last = j["difficulty"]
+            if not j["success"]:
                 dropped.append(who)
         if "contest_over" in r:
             ranking = r["contest_over"]["ranking"]
@@ -479,7 +491,7 @@ VALUES = hst.one_of(hst.none(), hst.booleans(), hst.integers(-3, 120), hst.text(
                                                                                    hst.integers(), max_size=2))
 KEYS = ["who", "name", "kagaku", "attr", "dice", "special", "difficulty", "cards", "no", "names",
         "min", "teams", "pass", "target", "mode", "of", "ku", "before", "hand", "advice", "poem", "gm",
-        "players", "scene"]
+        "players", "scene", "each", "values"]
 
 
 @settings(max_examples=150, deadline=None)
@@ -496,3 +508,140 @@ def test_any_malformed_action_is_refused_cleanly(actions):
         except ActionError:
             pass
         check_conserved(t.state)
+
+
+# --- rules 2 (issue 24) ---------------------------------------------------------------------------
+
+def _contest_state(*names, pile_top=()):
+    st = state(pile_top=pile_top)
+    for n, card in zip(names, (40, 41, 42, 43)):   # full hands: no refill moves the 山札
+        st["pile"].remove(card)
+        st["players"][n] = {"kagaku": 1, "hand": [card], "won": [], "points": 0}
+    return st
+
+
+def test_contest_each_participant_turns_up_their_own_dice():
+    """「判定値＝能力値＋文化値」 is each participant's own: a turns up 2 cards, b 3, oni 1."""
+    st = _contest_state("a", "b", pile_top=[3, 4, 5, 6, 7, 9])
+    st, r = run(st, do="contest", names=["a", "b", "oni"], attr="男", min=1,
+                each={"a": {"dice": 2}, "b": {"dice": 3, "special": 1}, "oni": {"dice": 1}})
+    c = st["contest"]
+    assert c["dice"] == {"a": 2, "b": 3, "oni": 1} and c["special"] == {"a": 0, "b": 1, "oni": 0}
+    st, r = run(st, do="turn", difficulty=1)
+    assert r["judgement"]["turned"] == [3, 4]
+    st, r = run(st, do="turn", difficulty=1, cards=[41])          # b: 特技 1 allows one hand card
+    assert r["judgement"]["turned"] == [5, 6, 7] and r["judgement"]["hand_used"] == [41]
+    assert r["judgement"]["refilled"] == [9]
+    st, r = run(st, do="turn", difficulty=1)
+    assert len(r["judgement"]["turned"]) == 1
+    with pytest.raises(ActionError, match="oni's 能力値＋文化値"):
+        run(_contest_state("a"), do="contest", names=["a", "oni"], attr="男", each={"a": {"dice": 2}})
+    # the shared DICE still serves everyone without their own (and old saves' contests)
+    st2, _ = run(_contest_state("a"), do="contest", names=["a", "oni"], attr="男", dice=4,
+                 each={"oni": {"dice": 6}})
+    assert st2["contest"]["dice"] == {"a": 4, "oni": 6}
+
+
+def test_contest_floor_is_the_previous_declaration_even_a_failed_one():
+    """「二番手は一番手以上の難易度を宣言してから判定します」「直前の人が宣言した以上の難易度で
+    判定します」: after a fails at 3, b must declare at least 3 (setting contest_floor=success:
+    at least the last successful declaration, 1 here; rules 1 saves did that)."""
+    st = _contest_state("a", "b", "c", pile_top=[3, 9, 19, 20, 4, 5])
+    st, _ = run(st, do="contest", names=["a", "b", "c"], attr="男", dice=1, min=1)
+    st, r = run(st, do="turn", difficulty=1)                   # a: 3 男, success at 1
+    st, r = run(st, do="turn", difficulty=3)                   # b: 9 女, fails at 3
+    assert not r["judgement"]["success"] and "difficulty ≥ 3" in r["text"]
+    with pytest.raises(ActionError, match="at least 3 \\(the previous declaration\\)"):
+        run(st, do="turn", difficulty=2)
+    lenient = genkan.check_settings({"contest_floor": "success"})
+    for s in (lenient, dict(S, rules=1)):
+        st = _contest_state("a", "b", "c", pile_top=[3, 9, 19, 20, 4, 5])
+        st, _ = run(st, s=s, do="contest", names=["a", "b", "c"], attr="男", dice=1, min=1)
+        st, _ = run(st, s=s, do="turn", difficulty=1)
+        st, _ = run(st, s=s, do="turn", difficulty=3)
+        st, r = run(st, s=s, do="turn", difficulty=1)          # c: at least a's 1
+        assert r["judgement"]["difficulty"] == 1
+    with pytest.raises(ActionError, match="contest_floor"):
+        genkan.check_settings({"contest_floor": "never"})
+
+
+@pytest.mark.parametrize("word,n", [("簡単", 1), ("ふつう", 2), ("普通", 2), ("難しい", 3),
+                                    ("normal", 2), ("さらに難しい", 4), ("もっと難しい", 5), ("4", 4)])
+def test_difficulty_words_of_the_seed(word, n):
+    """「簡単：１ ふつう：２ 難しい：３」 and the 歌語り's 「さらに難しい（４点）」「もっと難しい（５点）」."""
+    st = state(pile_top=[3, 4, 5], players={"ka": (3, [])})
+    _, r = run(st, do="act", who="ka", attr="男", dice=3, difficulty=word)
+    assert r["judgement"]["difficulty"] == n
+    with pytest.raises(ActionError, match="ふつう"):
+        run(st, do="act", who="ka", attr="男", dice=3, difficulty="ややこしい")
+
+
+def test_sheet_values_make_the_dice_and_the_special():
+    """「その行為に関係する能力値、文化値、特技、難易度をＧＭが指定します」「判定値＝能力値＋文化値」:
+    act with the ability's name turns up 知 + the sheet's 文化値 of the attribute."""
+    st = state(pile_top=[3, 8, 9, 1, 5, 6], players={"ka": (3, [4, 57, 40])})
+    st, r = run(st, do="sheet", who="ka", values={"知": 3, "男": 2, "官": 1, "歌学": 2})
+    assert st["sheets"]["ka"] == {"知": 3, "男": 2, "官僧": 1, "歌学": 2}
+    new, r = run(st, do="act", who="ka", attr="男", dice="知", special="歌学", difficulty="ふつう",
+                 cards=[4, 40])
+    j = r["judgement"]
+    assert (j["dice"], j["special"], j["difficulty"]) == (5, 2, 2) and j["turned"] == [3, 8, 9, 1, 5]
+    assert "turns up 5 (sheet: 知 3 男 2 歌学 2)" in r["text"]
+    _, r = run(st, do="act", who="ka", attr="官僧", dice="知", difficulty=1)
+    assert r["judgement"]["dice"] == 4
+    with pytest.raises(ActionError, match="no 文化値【女】"):
+        run(st, do="act", who="ka", attr="女", dice="知", difficulty=1)
+    with pytest.raises(ActionError, match="no ability '体'"):
+        run(st, do="act", who="ka", attr="男", dice="体", difficulty=1)
+    # an NPC's sheet serves in a contest
+    st, _ = run(st, do="sheet", who="oni", values={"体": 4, "男": 1})
+    st, _ = run(st, do="contest", names=["ka", "oni"], attr="男", dice="知", min=1,
+                each={"oni": {"dice": "体"}})
+    assert st["contest"]["dice"] == {"ka": 5, "oni": 5}
+
+
+def test_henka_to_a_poem_of_the_hundred_and_to_an_npcs_poem():
+    """A 返歌 to one of the hundred (歌語り with a poet of the past) or to an NPC's poem:
+    「詠者は山札から３枚めくります。ＧＭは先の歌を構成する札を５枚並べておきます。」"""
+    st = state(pile_top=[10, 11, 12, 20, 21, 22], players={"ka": (3, [])})
+    st, r = run(st, do="poem", who="小町", no=9)
+    assert r["poem"]["ku"] == [[9, k] for k in range(1, 6)] and r["poem"]["mode"] == "outside"
+    st, _ = run(st, do="compose", mode="henka", who="ka", of=1)
+    # the five ku of poem 9 stand for the five cards laid out: several may be taken, each once
+    new, r = run(st, do="place", ku=["9.1", "10.2", "9.3", "11.4", "9.5"])
+    assert r["poem"]["of"] == 1 and r["poem"]["mode"] == "henka"
+    with pytest.raises(ActionError, match="placed twice"):
+        run(st, do="place", ku=["9.1", "10.2", "9.1", "11.4", "9.5"])
+    check_conserved(new)
+    with pytest.raises(ActionError, match="from outside"):
+        run(new, do="score", poem=1, gm=1)
+    # an NPC's poem: ku of the hundred, one per poem, 5-7-5-7-7
+    with pytest.raises(ActionError, match="not 5-7-5-7-7"):
+        run(new, do="poem", who="oni", ku=["1.2", "2.2", "3.3", "4.4", "5.5"])
+    with pytest.raises(ActionError, match="one ku from each"):
+        run(new, do="poem", who="oni", ku=["1.1", "1.2", "3.3", "4.4", "5.5"])
+    new, r = run(new, do="poem", who="oni", ku=["1.1", "2.2", "3.3", "4.4", "5.5"])
+    new, _ = run(new, do="compose", mode="henka", who="ka", of=r["poem"]["id"])
+    d = new["compose"]["drawn"]
+    with pytest.raises(ActionError, match="one ku only"):
+        run(new, do="place", ku=["1.1", "1.2", f"{d[0]}.3", f"{d[1]}.4", f"{d[2]}.5"])
+    new, r = run(new, do="place", ku=["1.1", "2.2", f"{d[0]}.3", f"{d[1]}.4", f"{d[2]}.5"])
+    assert genkan.summary(new).endswith("2 poem(s) composed")
+
+
+def test_private_view_shows_one_players_hand():
+    st = state(players={"ka": (3, [4, 57, 40]), "yo": (3, [1, 2, 3])}, s=genkan.check_settings({"keys": [17]}))
+    st["keys"] = [17]
+    st, _ = run(st, do="sheet", who="yo", values={"知": 2})
+    st, _ = run(st, do="compose", mode="solo", who="yo")
+    v = genkan.view(st, "ka")
+    assert v["players"]["ka"]["hand"] == [4, 57, 40] and v["players"]["yo"]["hand"] == 3
+    assert v["keys"] == 1 and v["sheets"] == {} and v["compose"]["drawn"] == 5
+    assert isinstance(v["pile"], int) and isinstance(v["uta_pile"], int)
+    text = genkan.describe(st, "ka")
+    assert "hand 3 card(s)" in text and "1 held by the GM" in text and "知" not in text
+    assert "drawn 5 cards" in text
+    gm = genkan.view(st)
+    assert gm["players"]["yo"]["hand"] == [1, 2, 3] and gm["pile"] == len(st["pile"])
+    with pytest.raises(ActionError, match="no player called"):
+        genkan.view(st, "zz")

@@ -11,7 +11,9 @@ playing-card judgement rules).  Each has the same subcommands:
 
 The save is rewritten atomically after every action and every undo (``reader.table.store``),
 beside it ``<save>.log.txt``, the GM's log.  ``--json`` on every command that changes the table
-prints ``{"action", "result", "state"}`` (``new``: ``{"state", "save"}``).
+prints ``{"action", "result", "state"}`` (``new``: ``{"state", "save"}``).  A state printed
+(``--json``) never holds the order of the face-down piles, only their counts (``view``);
+``show --as NAME`` is one player's view (their own hand; the others' counted).
 
 Import-light: the rules, the store and audio are imported inside the commands.
 """
@@ -215,6 +217,8 @@ class Prompt:
         if c.name == "help":
             return self.commands.HELP[self.table.system]
         if c.name == "show":
+            if c.args.get("who"):
+                return self.table.mod.describe(self.table.state, c.args["who"])
             return self.describe()
         if c.name == "log":
             return self.table.log_text().rstrip("\n") + f"\n(the log is also in {log_path(self.save)})"
@@ -279,7 +283,9 @@ def _system_group(system: str, title: str):
         click.option("--set", "sets", type=UTF8, multiple=True, metavar="NAME=VALUE",
                      help=("GM settings: start_hand=3, scene_cards=3, refill=true, reshuffle=true "
                            "(山札 out: reshuffle the discards), scene_match=all|hand (which cards of a "
-                           "judgement match the 歌枕札)." if system == "genkan" else
+                           "judgement match the 歌枕札), contest_floor=declared|success (対決判定: at "
+                           "least the previous declaration, as the seed says, or the last "
+                           "successful one)." if system == "genkan" else
                            "GM settings: jokers_per_pack=2, packs=2, start_hand=5, npc_hand=5, "
                            "enemy_draw=5 (GM cards per enemy in combat).")),
     ]
@@ -362,7 +368,8 @@ def _system_group(system: str, title: str):
         npcs = kw.pop("npcs", ())
         t = _new_table(system, save, seed, settings_from(kw), players, npcs)
         if as_json:
-            _json_out({"save": save, "seed": t.seed, "settings": t.settings, "state": t.state})
+            _json_out({"save": save, "seed": t.seed, "settings": t.settings,
+                       "state": t.mod.view(t.state)})
         else:
             click.echo(f"{system} table, seed {t.seed}, saved to {save}")
             click.echo(t.mod.describe(t.state))
@@ -394,38 +401,57 @@ def _system_group(system: str, title: str):
             t.save(save)
         if isinstance(parsed, commands.Command):
             if as_json:
-                _json_out({"action": {"do": "undo"}, "result": {"undone": action}, "state": t.state})
+                _json_out({"action": {"do": "undo"}, "result": {"undone": action},
+                           "state": t.mod.view(t.state)})
             else:
                 click.echo(f"undone: {action['do']}")
             return
         if as_json:
-            _json_out({"action": parsed, "result": result, "state": t.state})
+            _json_out({"action": parsed, "result": result, "state": t.mod.view(t.state)})
         else:
             click.echo(result["text"])
 
     @group.command("show")
     @click.argument("save", type=click.Path(dir_okay=False))
     @click.option("--json", "as_json", is_flag=True, help="Print the state as JSON.")
-    def show(save, as_json):
-        """The table now."""
+    @click.option("--as", "viewer", type=UTF8, default=None, metavar="NAME",
+                  help="Only what NAME may see: their own hand (and sheet), the others' hands "
+                       "as counts, no seed.")
+    def show(save, as_json, viewer):
+        """The table now (the GM's view: every hand; the piles' order is never shown)."""
         from reader.table.store import load
 
         t = load(save, system)
+        view = t.mod.view(t.state, viewer)      # checks NAME
         if as_json:
-            _json_out({"seed": t.seed, "settings": t.settings, "actions": len(t.actions),
-                       "state": t.state})
+            if viewer is None:
+                _json_out({"seed": t.seed, "settings": t.settings, "actions": len(t.actions),
+                           "state": view})
+            else:
+                _json_out({"viewer": viewer, "actions": len(t.actions), "state": view})
         else:
-            click.echo(t.mod.describe(t.state))
+            click.echo(t.mod.describe(t.state, viewer))
             if system == "genkan" and t.state["poems"]:
                 click.echo(t.mod.poems_text(t.state))
 
     @group.command("log")
     @click.argument("save", type=click.Path(dir_okay=False))
-    def log(save):
+    @click.option("--json", "as_json", is_flag=True,
+                  help='Print {"system", "seed", "settings", "entries": [{"n", "action", '
+                       '"result"}], "summary"} as JSON.')
+    def log(save, as_json):
         """The GM's log: every action and judgement, numbered."""
         from reader.table.store import load
 
-        click.echo(load(save, system).log_text(), nl=False)
+        t = load(save, system)
+        if as_json:
+            summary = getattr(t.mod, "summary", None)
+            _json_out({"system": system, "seed": t.seed, "settings": t.settings,
+                       "entries": [{"n": n, "action": a, "result": r}
+                                   for n, (a, r) in enumerate(zip(t.actions, t.results), 1)],
+                       "summary": summary(t.state) if summary and t.results else None})
+        else:
+            click.echo(t.log_text(), nl=False)
 
     if system == "genkan":
         @group.command("recite")
@@ -454,11 +480,14 @@ Where the seed leaves the GM a choice (settings: play --set NAME=VALUE):
   reshuffle=true    an empty 山札 takes the reshuffled discards (false: refuse)
   refill=true       one card back after each judgement, up to the 歌学 count
   scene_match=all   every card of a judgement can match a 歌枕札 (hand: only hand cards)
+  contest_floor=declared  対決判定: declare at least the previous declaration, even a
+                    failed one (the seed); success: at least the last successful one
   start_hand=3, scene_cards=3;  --key N,N the key cards;  --categories FILE another deck
 \b
 Fixed readings (see reader/table/genkan.py): degree of success = margin + 1, x2 per
 matched 歌枕札; 持統天皇 and 式子内親王 count as 女 or 官僧, whichever is named; hand
-cards in a poem need a 《歌学》 success of their attribute (compose … hand=ATTR)."""
+cards in a poem need a 《歌学》 success of their attribute (compose … hand=ATTR); a 返歌
+to a whole poem of the hundred (poem NAME N) may take several of its ku."""
 
 CARDS_HELP = """Playing-card judgements: two packs with jokers, ドロー/オープン/リシャッフル,
 《限界突破》, criticals, opposed judgements.  The actions: '?' at the prompt.
@@ -469,7 +498,10 @@ Settings (play --set NAME=VALUE): jokers_per_pack=2 (or --jokers), packs=2,
 \b
 Fixed readings (see reader/table/cards.py): level 0 halves the ability rounding down;
 an unnamed joker is a 10; an opposed judgement where the passive side played no card is
-won by the active side unless it also played none; vs=N refers to one of the last 20."""
+won by the active side unless it also played none; vs=N refers to one of the last 20;
+《限界突破》 turns up level − cards held; judging an NPC outside combat that holds no card
+draws its 5 and stops (the next judge line plays from them; they stay until partend);
+mod=±N never undoes an absolute failure."""
 
 table.add_command(_system_group("genkan", GENKAN_HELP))
 table.add_command(_system_group("cards", CARDS_HELP))

@@ -7,7 +7,8 @@ State (plain data)::
      "hands": {name: [card, ...]},   # PCs, NPCs holding a hand, and "GM" (combat)
      "people": {name: {"kind": "pc"|"npc", "mode": suit|None}},
      "combat": None | {"enemies": n, "told": [npc names whose 表出モード was told]},
-     "judgements": [summary, ...], "reshuffles": n}
+     "judgements": [summary, ...], "reshuffles": n,
+     "sheets": {name: {"abilities": {name: n}, "skills": {name: [level, ability name]}}}}
 
 Cards are strings: ``"♠A"``, ``"♥10"``, ``"♣J"``, ``"JK"`` (a joker).  The two packs make a
 multiset: two ``"♣J"`` may exist.  Every card is always in exactly one place (pile, discard or
@@ -24,15 +25,21 @@ Rules and the choices made where the seed leaves room:
 - Values: 2-10 as printed; J, Q, K, A are 10.  A joker is the card its user names (``JK=♠A``,
   ``JK=7``); unnamed it is a 10.  A joker turned up by 《限界突破》 (or a collapse cost) is a
   10 of any suit.
-- Hands: a PC draws 5 when added (``player``).  An NPC has no hand outside combat: ``npchand``
-  draws 5 for a judgement and ``partend`` discards every NPC hand.  ``combat N`` makes the GM
+- Hands: a PC draws 5 when added (``player``).  An NPC has no hand outside combat: a
+  ``judge`` of an NPC outside combat holding no card draws 5 (``npc_hand``; 「その瞬間にドロー５
+  を行って判定し」) and stops there, so the GM can choose its cards: the judgement is the next
+  ``judge`` line.  It keeps what is left for its next judgements, and ``partend`` discards
+  every NPC hand; ``npchand`` draws the 5 ahead of time.  ``combat N`` makes the GM
   draw ``N`` × ``settings.enemy_draw`` (5; ``per=`` adjusts one combat) into the hand "GM";
   NPCs judge from it during combat; ``combatend`` discards it.
 - A judgement: at most ``level`` cards (level 0: one card, and the ability is halved, rounded
-  down); value = cards + ability.  Playing no card while holding any is an absolute failure
-  that nothing can undo.  《限界突破》 (``limit``) only when the hand holds fewer cards than
-  the level allows: the missing cards are turned up (オープン) and added; any J, Q, K or A
-  turned up makes it an absolute failure.  Critical: not with 《限界突破》; a played Ace of
+  down); value = cards + ability + ``mod`` (steps 5-6: skills declared after the judgement
+  change the value; a modifier never undoes an absolute failure nor makes a critical).  Level
+  and ability may come from the person's sheet (``sheet``: a skill's level and the ability it
+  belongs to).  Playing no card while holding any is an absolute failure that nothing can
+  undo.  《限界突破》 (``limit``) only when the hand holds fewer cards than the level allows:
+  what the hand lacks (level − cards held, whatever was played) is turned up (オープン) and
+  added; any J, Q, K or A turned up makes it an absolute failure.  Critical: not with 《限界突破》; a played Ace of
   the character's 表出モード suit (or a joker named so); an NPC without a mode — or with one not
   told to the players at the start of this combat, or outside combat — criticals only with a
   played joker.  A critical is an absolute success and its value counts +30; an absolute
@@ -43,6 +50,9 @@ Rules and the choices made where the seed leaves room:
   active side loses whatever the passive side did; a passive side that played no card while
   holding cards loses (choice: this specific rule wins over the general one when both sides
   failed absolutely, unless the active side also played no card).
+- Rules versions (``settings["rules"]``, set by the store per action): 1 for the actions of a
+  save from before rules 2 — 《限界突破》 turned up level − cards *played*, and an NPC outside
+  combat judged from an empty hand — so an old save replays as it was played.
 """
 from __future__ import annotations
 
@@ -53,7 +63,7 @@ from collections import Counter
 from reader.table import ActionError
 
 __all__ = ["check_settings", "new_state", "apply", "full_deck", "parse_card", "value_of",
-           "card_count", "SUITS", "RANKS"]
+           "card_count", "describe", "view", "SUITS", "RANKS"]
 
 SUITS = ("♠", "♥", "♦", "♣")
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
@@ -92,7 +102,7 @@ def new_state(settings: dict, rng: random.Random) -> dict:
     pile = full_deck(settings)
     rng.shuffle(pile)
     return {"pile": pile, "discard": [], "hands": {}, "people": {}, "combat": None,
-            "judgements": [], "reshuffles": 0}
+            "judgements": [], "reshuffles": 0, "sheets": {}}
 
 
 def card_count(state: dict) -> Counter:
@@ -399,12 +409,35 @@ def _crit_cards(st: dict, who: str) -> tuple[str | None, bool]:
     return (p["mode"] if told else None), True
 
 
-def judge(st: dict, a: dict, rng: random.Random, notes: list[str]) -> dict:
+def _from_sheet(st: dict, who: str, skill, level, ability) -> tuple:
+    """(level, ability) of a judgement: given as numbers, or from WHO's sheet (``level`` None:
+    the skill's level and its ability; ``ability`` a name: that ability's value)."""
+    sheet = st.get("sheets", {}).get(who, {"abilities": {}, "skills": {}})
+    if level is None:
+        if skill not in sheet["skills"]:
+            known = ", ".join(sheet["skills"]) or "none"
+            raise ActionError(f"{who}'s sheet has no skill {skill!r} (skills: {known}): "
+                              f"give LEVEL ABILITY, or add it with sheet {who} {skill}=LEVEL/ABILITY")
+        level, ab_name = sheet["skills"][skill]
+        ability = ab_name if ability is None else ability
+    if isinstance(ability, str):
+        if ability not in sheet["abilities"]:
+            known = ", ".join(sheet["abilities"]) or "none"
+            raise ActionError(f"{who}'s sheet has no ability {ability!r} (abilities: {known})")
+        ability = sheet["abilities"][ability]
+    return level, ability
+
+
+def judge(st: dict, a: dict, rng: random.Random, notes: list[str], rules: int = 2) -> dict:
     """One judgement on the (copied) state ``st``; returns its summary."""
     who = a.get("who")
     key = _hand_key(st, who)
-    level = _count(a.get("level"), "the skill level", 0, 20)
-    ability = _count(a.get("ability"), "the ability value", 0, 999)
+    level, ability = _from_sheet(st, who, a.get("skill", ""), a.get("level"), a.get("ability"))
+    level = _count(level, "the skill level", 0, 20)
+    ability = _count(ability, "the ability value", 0, 999)
+    mod = a.get("mod", 0)
+    if isinstance(mod, bool) or not isinstance(mod, int) or not -999 <= mod <= 999:
+        raise ActionError(f"mod (a skill's +/- on the value) must be a whole number -999-999, not {mod!r}")
     target = a.get("target")
     if target is not None:
         target = _count(target, "the target", 0, 999)
@@ -422,14 +455,17 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str]) -> dict:
                           f"card(s), level {level} needs {max_cards}")
     opened: list[str] = []
     if limit:
-        missing = max_cards - len(played)
+        # 「判定時に手札枚数が足りない場合、《限界突破》を行うことができる」「足りない手札を
+        #   オープンＸで補う」 (seed 001, ４．): X is what the hand lacks, level − cards held.
+        #   (Rules 1 opened level − cards played.)
+        missing = max_cards - (held if rules >= 2 else len(played))
         if missing <= 0:
             raise ActionError("《限界突破》 would turn up nothing: all the cards were played")
         opened = _take(st, missing, rng, notes)
     no_card = not played and held > 0
     values = [value_of(c) if named is None else _named_value(named) for c, named in played]
     base = (ability // 2 if level == 0 else ability) + sum(values) + sum(10 if c == JOKER else value_of(c)
-                                                                      for c in opened)
+                                                                      for c in opened) + mod
     critical = False
     if not limit:
         for c, named in played:
@@ -453,7 +489,7 @@ def judge(st: dict, a: dict, rng: random.Random, notes: list[str]) -> dict:
     summary = {"id": (st["judgements"][-1]["id"] if st["judgements"] else 0) + 1, "who": who, "skill": a.get("skill", ""),
                "level": level, "ability": ability, "played": [c if n is None else f"{c}={n}"
                                                               for c, n in played],
-               "opened": opened, "limit": limit, "value": base, "effective": effective,
+               "opened": opened, "limit": limit, "mod": mod, "value": base, "effective": effective,
                "target": target, "success": success, "critical": critical,
                "absolute_failure": absolute_failure, "no_card": no_card}
     st["judgements"].append(summary)
@@ -491,12 +527,18 @@ def _judge_action(st, a, rng, settings, notes):
             ids = [j["id"] for j in st["judgements"]]
             raise ActionError(f"vs={against!r}: no such judgement" +
                               (f" (the last {len(ids)}: {ids[0]}-{ids[-1]})" if ids else " yet"))
-    s = judge(st, a, rng, notes)
+    who = a.get("who")
+    if settings.get("rules", 2) >= 2 and who != "GM" and _hand_key(st, who) == who and \
+            st["people"][who]["kind"] == "npc" and not st["hands"].get(who):
+        return _npc_draws_to_judge(st, a, rng, settings, notes)
+    s = judge(st, a, rng, notes, settings.get("rules", 2))
     parts = [f"judgement {s['id']}: {s['who']} {s['skill'] or ''} level {s['level']}".replace("  ", " "),
              f"ability {s['ability']}" + (" (halved: level 0)" if s["level"] == 0 else ""),
              f"played {_fmt(s['played'])}"]
     if s["limit"]:
         parts.append(f"《限界突破》 turned up {_fmt(s['opened'])}")
+    if s["mod"]:
+        parts.append(f"mod {s['mod']:+d}")
     parts.append(f"value {s['value']}")
     if s["critical"]:
         parts.append(f"CRITICAL: absolute success (counts {s['effective']})")
@@ -518,24 +560,105 @@ def _judge_action(st, a, rng, settings, notes):
     return result
 
 
+def _sheet(st, a, rng, settings, notes):
+    """A character sheet: abilities (``理力=12``) and skills with their level and the ability
+    they belong to (``思考=2/理力``: 「使用された技能の属する能力値を加算」, seed 001 ３．４).
+    Values given again replace the old ones; the rest of the sheet stays."""
+    who = a.get("who")
+    _person(st, who)
+    abilities, skills = a.get("abilities") or {}, a.get("skills") or {}
+    if not isinstance(abilities, dict) or not isinstance(skills, dict) or not (abilities or skills):
+        raise ActionError("sheet WHO ABILITY=N … SKILL=LEVEL/ABILITY …: give at least one value")
+    sheet = st.setdefault("sheets", {}).setdefault(who, {"abilities": {}, "skills": {}})
+    for name, v in abilities.items():
+        sheet["abilities"][_sheet_name(name)] = _count(v, f"ability {name}", 0, 999)
+    for name, v in skills.items():
+        if not isinstance(v, list) or len(v) != 2:
+            raise ActionError(f"skill {name}: LEVEL/ABILITY, e.g. {name}=2/理力")
+        level, ab = v
+        if _sheet_name(ab) not in sheet["abilities"]:
+            known = ", ".join(sheet["abilities"]) or "none yet"
+            raise ActionError(f"skill {name} belongs to ability {ab!r}, which is not on {who}'s "
+                              f"sheet (abilities: {known})")
+        sheet["skills"][_sheet_name(name)] = [_count(level, f"skill {name}'s level", 0, 20), ab]
+    return {"text": f"sheet {who}: " + sheet_text(sheet), "sheet": sheet}
+
+
+def _sheet_name(name) -> str:
+    if not isinstance(name, str) or not name.strip() or any(c in name for c in " =/:,@"):
+        raise ActionError(f"a sheet name is one word without = / : , @, not {name!r}")
+    return name
+
+
+def sheet_text(sheet: dict) -> str:
+    ab = " ".join(f"{k} {v}" for k, v in sheet["abilities"].items())
+    sk = " ".join(f"{k} {lv} ({ab_})" for k, (lv, ab_) in sheet["skills"].items())
+    return "; ".join(x for x in (ab, sk) if x) or "empty"
+
+
+def _npc_draws_to_judge(st, a, rng, settings, notes):
+    """「もし戦闘以外で判定を行う必要性が出てきた時は、その瞬間にドロー５を行って判定し、パート
+    終了時に全て捨てる。」 (▼ＮＰＣの手札の運用について): an NPC asked to judge outside combat
+    with no card in hand draws 5 first; the GM then chooses from them, so this action only
+    draws, and the judgement is the next line (no judgement is made or numbered here)."""
+    who = a["who"]
+    if a.get("cards"):
+        raise ActionError(f"NPC {who} holds no hand yet: judge it without cards first (it draws "
+                          f"{settings['npc_hand']}), then name the cards it plays from them")
+    got = _take(st, settings["npc_hand"], rng, notes)
+    st["hands"][who] = got
+    again = " ".join(str(x) for x in (who, a.get("skill") or "-",
+                                       "@" if a.get("level") is None else a.get("level"),
+                                       "" if a.get("level") is None else a.get("ability")) if x != "")
+    return {"text": f"NPC {who} holds no hand outside combat: draws {len(got)} to judge: "
+                    f"{_fmt(got)} — now the judgement with the cards it plays: judge {again} CARD…",
+            "drawn": got, "judgement": None}
+
+
 _ACTIONS = {
+    "sheet": _sheet,
     "player": _player, "npc": _npc, "draw": _draw, "open": _open, "peek": _peek,
     "discard": _discard, "reshuffle": _reshuffle_action, "npchand": _npchand,
     "partend": _partend, "combat": _combat, "combatend": _combatend, "judge": _judge_action,
 }
 
 
-def describe(st: dict) -> str:
-    """The table for the screen: pile, discards, every hand, combat."""
+def describe(st: dict, who: str | None = None) -> str:
+    """The table for the screen: pile, discards, hands, combat.  ``who`` None: the GM's view
+    (every hand); a name: that person's view (their own hand and sheet, the others' counts)."""
+    if who is not None:
+        _person(st, who)
     lines = [f"山札 {len(st['pile'])} · 捨て札 {len(st['discard'])} · reshuffles {st['reshuffles']}"
              + (f" · combat ({st['combat']['enemies']} enemies)" if st["combat"] else "")]
     for name, p in st["people"].items():
         hand = st["hands"].get(name)
         mode = p["mode"] or "-"
-        if p["kind"] == "pc" or hand:
-            lines.append(f"  {name} [{p['kind']}, mode {mode}]: {_fmt(hand or [])}")
+        if who is not None and name != who:
+            shown = f"{len(hand)} card(s)" if hand else ("no cards" if p["kind"] == "pc" else "no hand")
+        elif p["kind"] == "pc" or hand:
+            shown = _fmt(hand or [])
         else:
-            lines.append(f"  {name} [{p['kind']}, mode {mode}]: no hand")
+            shown = "no hand"
+        lines.append(f"  {name} [{p['kind']}, mode {mode}]: {shown}")
+        sheet = st.get("sheets", {}).get(name)
+        if sheet and (who is None or name == who):
+            lines.append(f"    sheet: {sheet_text(sheet)}")
     if "GM" in st["hands"]:
-        lines.append(f"  GM: {_fmt(st['hands']['GM'])}")
+        lines.append(f"  GM: {_fmt(st['hands']['GM']) if who is None else str(len(st['hands']['GM'])) + ' card(s)'}")
+    if who is not None:
+        lines.append(f"(the view of {who}: the others' hands are counted, not shown)")
     return "\n".join(lines)
+
+
+def view(st: dict, who: str | None = None) -> dict:
+    """The state as JSON for a screen: the 山札's order is never in it (only its count).
+    ``who`` a name: that person's view (own hand and sheet; the others' hands as counts)."""
+    out = dict(st, pile=len(st["pile"]))
+    if who is None:
+        return out
+    _person(st, who)
+    out["hands"] = {who: st["hands"].get(who, [])}
+    out["hand_counts"] = {n: len(h) for n, h in st["hands"].items()}
+    out["sheets"] = {k: v for k, v in st.get("sheets", {}).items() if k == who}
+    out["viewer"] = who
+    return out

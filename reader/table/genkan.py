@@ -9,7 +9,8 @@ State (plain data)::
      "players": {name: {"kagaku": n, "hand": [no], "won": [no], "points": n}},
      "uta_pile": [no], "keys": [no], "scene": [no], "uta_discard": [no],   # torifuda
      "scene_no": n, "contest": None|{...}, "talk": None|{...}, "compose": None|{...},
-     "poems": [{id, player, mode, ku: [[no, k], ...], ...}], "judgements": n}
+     "poems": [{id, player, mode, ku: [[no, k], ...], ...}], "judgements": n,
+     "sheets": {name: {"知": n, "男": n, "歌学": n, ...}}}
 
 Every yomifuda is in exactly one of pile, discard, a hand or the cards drawn for a poem being
 composed; every torifuda in one of uta_pile, keys, scene, uta_discard or a player's won cards.
@@ -30,13 +31,19 @@ Rules, and the choices made where the seed leaves them to the GM (settings, see
   allowed any time, the GM's call).
 - 行為判定 (``act``): turn up 能力値＋文化値 cards; 達成値 = the cards of the named attribute
   among them and among the hand cards put out (at most the 特技 value); success when 達成値 ≥
-  the difficulty (簡単 1, ふつう 2, 難しい 3; higher is allowed for contests and 歌語り).
+  the difficulty (簡単 1, ふつう 2, 難しい 3; higher is allowed for contests and 歌語り; the
+  words are accepted too, with さらに難しい 4 and もっと難しい 5).  DICE and 特技 are numbers, or
+  names on the judge's sheet (``sheet WHO 知=3 男=2 歌学=2``): DICE 知 = 知 + the sheet's
+  文化値 of the judgement's attribute (判定値＝能力値＋文化値).
   Degree of success = 達成値 − difficulty + 1 (choice: 1 is a bare success), × 2^k for k
   cards of the judgement whose poem is a face-up scene card (``scene_match``: "all" cards of
   the judgement, default, or only "hand" cards); the player then takes those scene cards.
-- 対決判定 (``contest`` / ``turn``): the participants judge in order, each declaring a
-  difficulty at least the minimum and at least the previous declaration; a failure drops out
-  (``turn pass`` drops out without judging); rounds repeat until one is left.  Ranking: the
+- 対決判定 (``contest`` / ``turn``): the participants judge in order, each with their own
+  能力値＋文化値 and 特技 (``a:7:2``, else the shared values; names on the sheets allowed), each
+  declaring a difficulty at least the minimum and at least what the previous participant
+  declared, even if that one failed (「直前の人が宣言した以上」; setting ``contest_floor=success``:
+  at least the last successful declaration, as rules 1 did); a failure drops out (``turn
+  pass`` drops out without judging); rounds repeat until one is left.  Ranking: the
   last one first, then in reverse order of dropping.  Teams: the last one's team wins;
   ``contest stop`` ends it at a time limit (the team with most members left wins).  When
   the GM allows joining midway (``joinable``), ``contest join NAME`` adds a participant at
@@ -59,6 +66,12 @@ Rules, and the choices made where the seed leaves them to the GM (settings, see
   used go to the discards; 歌枕札 stay.
 - Scoring (``score``): GM 0-2, players 0-1 each, +1 per scene card used well; the sum is the
   poem's 敬慕点, added to the composer's total.
+- Poems from outside (``poem``): one of the hundred (``poem 小町 9``) or an NPC's poem of ku of
+  the hundred (``poem oni 12.1 45.2 …``), to be answered by a 返歌 or joined by a 連歌; not
+  scored.  In a 返歌 to a whole poem of the hundred its five ku stand for the five cards the
+  GM lays out, so more than one of them may be taken (each once).
+- Rules versions (``settings["rules"]``, set by the store per action): 1 for the actions of a
+  save from before rules 2 (the 対決判定 floor was the last successful declaration).
 """
 from __future__ import annotations
 
@@ -72,7 +85,7 @@ from importlib import resources
 from reader.table import ActionError
 from reader.base.statefiles import decode_json
 
-__all__ = ["check_settings", "new_state", "apply", "categories", "attributes", "ATTRS",
+__all__ = ["check_settings", "new_state", "apply", "describe", "view", "categories", "attributes", "ATTRS",
            "FIVE", "SEVEN", "ku_text", "vertical", "poem_reading"]
 
 CATS = ("官", "男", "女", "僧")
@@ -88,10 +101,11 @@ _TALK_ALIASES = {"pc": "pc", "知人": "acquaintance", "acquaintance": "acquaint
                  "同時代": "contemporary", "contemporary": "contemporary", "stranger": "contemporary",
                  "過去": "past", "past": "past", "未来": "future", "future": "future"}
 DRAW = {"solo": 5, "senka": 5, "henka": 3, "renga": 3}
-MODES_JA = {"solo": "単独", "henka": "返歌", "renga": "連歌", "senka": "撰歌"}
+MODES_JA = {"solo": "単独", "henka": "返歌", "renga": "連歌", "senka": "撰歌", "outside": "外の歌"}
 
 DEFAULT_SETTINGS = {"start_hand": 3, "scene_cards": 3, "keys": [], "refill": True,
-                    "reshuffle": True, "scene_match": "all", "categories": {}}
+                    "reshuffle": True, "scene_match": "all", "categories": {},
+                    "contest_floor": "declared"}
 
 
 # --- categories --------------------------------------------------------------------------------
@@ -165,6 +179,9 @@ def check_settings(s: dict) -> dict:
             raise ActionError(f"setting {k} must be true or false, not {out[k]!r}")
     if out["scene_match"] not in ("all", "hand"):
         raise ActionError(f"setting scene_match must be all or hand, not {out['scene_match']!r}")
+    if out["contest_floor"] not in ("declared", "success"):
+        raise ActionError("setting contest_floor must be declared (the seed: at least the previous "
+                          f"declaration) or success, not {out['contest_floor']!r}")
     keys = out["keys"]
     if not isinstance(keys, list) or not all(_is_no(k) for k in keys) or len(set(keys)) != len(keys):
         raise ActionError(f"key cards must be distinct poem numbers 1-100, not {keys!r}")
@@ -184,7 +201,7 @@ def new_state(settings: dict, rng: random.Random) -> dict:
     rng.shuffle(uta)
     return {"pile": pile, "discard": [], "players": {}, "uta_pile": uta, "keys": keys,
             "scene": [], "uta_discard": [], "scene_no": 0, "contest": None, "talk": None,
-            "compose": None, "poems": [], "judgements": 0}
+            "compose": None, "poems": [], "judgements": 0, "sheets": {}}
 
 
 def yomifuda_places(st: dict) -> list[int]:
@@ -209,6 +226,58 @@ def _int(v, what, lo, hi) -> int:
     if isinstance(v, bool) or not isinstance(v, int) or not lo <= v <= hi:
         raise ActionError(f"{what} must be a whole number {lo}-{hi}, not {v!r}")
     return v
+
+
+#: 「簡単：１ ふつう：２ 難しい：３」 (■行為判定) and the 歌語り minima 「さらに難しい（４点）
+#: もっと難しい（５点）」 (■歌語り判定): a difficulty may be given as its word.
+DIFFICULTY_WORDS = {"簡単": 1, "かんたん": 1, "easy": 1, "ふつう": 2, "普通": 2, "normal": 2,
+                    "難しい": 3, "むずかしい": 3, "hard": 3, "さらに難しい": 4, "さらにむずかしい": 4,
+                    "もっと難しい": 5, "もっとむずかしい": 5}
+
+
+def parse_difficulty(v, what: str = "the difficulty") -> int:
+    """A difficulty 1-20, as a number or one of the seed's words (ふつう = 2 …)."""
+    if isinstance(v, str):
+        w = v.strip().lower()
+        if w in DIFFICULTY_WORDS:
+            return DIFFICULTY_WORDS[w]
+        try:
+            v = int(w)
+        except ValueError:
+            raise ActionError(f"{what} must be 1-20 or a word ({', '.join(DIFFICULTY_WORDS)}), "
+                              f"not {v!r}") from None
+    return _int(v, what, 1, 20)
+
+
+def _sheet_of(st, who) -> dict:
+    return st.get("sheets", {}).get(who, {}) if isinstance(who, str) else {}
+
+
+def _resolve(st, who, attr: str, dice, special) -> tuple[int, int]:
+    """(能力値＋文化値, 特技) of WHO: numbers as given, or names looked up on WHO's sheet
+    (DICE an ability: 「判定値＝能力値＋文化値」, that ability plus the sheet's 文化値 of the
+    judgement's attribute; 特技 a speciality's name: its value)."""
+    sheet = _sheet_of(st, who)
+
+    def look(name, what):
+        if name not in sheet:
+            known = ", ".join(sheet) or "no sheet"
+            raise ActionError(f"{who}'s sheet has no {what} {name!r} ({known}): give a number, or "
+                              f"add it with sheet {who} {name}=N")
+        return sheet[name]
+
+    if isinstance(dice, str):
+        try:
+            dice = int(dice)
+        except ValueError:
+            ability = look(dice, "ability")
+            dice = ability + look(attr, f"文化値【{attr}】")
+    if isinstance(special, str):
+        try:
+            special = int(special)
+        except ValueError:
+            special = look(special, "特技")
+    return _int(dice, "能力値＋文化値", 0, 100), _int(special, "the 特技 value", 0, 20)
 
 
 def _player(st, name) -> dict:
@@ -279,9 +348,12 @@ def _refill(st, name, settings, rng, notes) -> list[int]:
 def _judge(st, who, attr, dice, special, difficulty, hand_nos, rng, settings, notes) -> dict:
     """A 行為判定 on the (copied) state; returns its summary (and moves the cards)."""
     attr = _attr(attr)
-    dice = _int(dice, "能力値＋文化値", 0, 100)
-    special = _int(special, "the 特技 value", 0, 20)
-    difficulty = _int(difficulty, "the difficulty", 1, 20)
+    sheet_words = [f"{x} {_sheet_of(st, who)[x]}" for x in
+                   ([dice, attr] if isinstance(dice, str) and not dice.lstrip("-").isdigit() else [])
+                   + ([special] if isinstance(special, str) and not special.lstrip("-").isdigit() else [])
+                   if x in _sheet_of(st, who)]
+    dice, special = _resolve(st, who, attr, dice, special)
+    difficulty = parse_difficulty(difficulty)
     player = st["players"].get(who)
     hand = player["hand"] if player else []
     used = _hand_cards(hand, hand_nos, who)
@@ -306,11 +378,13 @@ def _judge(st, who, attr, dice, special, difficulty, hand_nos, rng, settings, no
     return {"who": who, "attr": attr, "dice": dice, "special": special, "difficulty": difficulty,
             "turned": turned, "hand_used": used, "counted": counted, "achievement": score,
             "success": success, "margin": score - difficulty, "scene_matched": matched,
-            "degree": degree, "refilled": refilled}
+            "degree": degree, "refilled": refilled,
+            **({"sheet": " ".join(sheet_words)} if sheet_words else {})}
 
 
 def _judge_text(j: dict, head: str) -> str:
     lines = [f"{head}: {j['who']} 【{j['attr']}】 turns up {j['dice']}"
+             + (f" (sheet: {j['sheet']})" if j.get("sheet") else "")
              + (f" + {len(j['hand_used'])} from the hand" if j["hand_used"] else "")
              + f": 達成値 {j['achievement']} vs difficulty {j['difficulty']} → "
              + (f"success by {j['margin']}, degree {j['degree']}" if j["success"]
@@ -393,6 +467,20 @@ def _key(st, a, rng, settings, notes):
 
 # --- contests ------------------------------------------------------------------------------------
 
+def _participant(st, c: dict, name: str, own: dict | None) -> None:
+    """Put NAME's own 能力値＋文化値 and 特技 into the contest: 「判定値、特技」 are each
+    participant's (「ＧＭが行為判定に必要な判定値、特技、最低難易度を宣言します」 names which
+    ones; every participant judges with their own values).  Given per participant (``a:7:2``),
+    else the contest's shared DICE / sp, numbers or names on the participant's sheet."""
+    own = own if isinstance(own, dict) else {}
+    dice = own.get("dice", c["shared"]["dice"])
+    special = own.get("special", c["shared"]["special"])
+    if dice is None:
+        raise ActionError(f"{name}'s 能力値＋文化値: give it per participant ({name}:N) or for "
+                          f"everyone (contest NAMES ATTR DICE)")
+    c["dice"][name], c["special"][name] = _resolve(st, name, c["attr"], dice, special or 0)
+
+
 def _contest(st, a, rng, settings, notes):
     if st["contest"] is not None:
         raise ActionError("a 対決判定 is already on (finish it, or 'contest stop')")
@@ -404,17 +492,37 @@ def _contest(st, a, rng, settings, notes):
     if not isinstance(teams, dict) or any(n not in names for n in teams) \
             or not all(isinstance(t, str) and t for t in teams.values()):
         raise ActionError("teams: every team member must be a participant, every team a name")
+    each = a.get("each") or {}
+    if not isinstance(each, dict) or any(n not in names for n in each):
+        raise ActionError("per-participant values must name participants")
+    # rules 1 (saves from before): the floor was the last *successful* declaration
+    floor = settings.get("contest_floor", "declared") if settings.get("rules", 2) >= 2 else "success"
     c = {"order": names, "active": list(names), "dropped": [], "turn": 0,
-         "min": _int(a.get("min", 1), "the minimum difficulty", 1, 20), "last": None,
-         "attr": _attr(a.get("attr")), "dice": _int(a.get("dice"), "能力値＋文化値", 0, 100),
-         "special": _int(a.get("special", 0), "the 特技 value", 0, 20), "teams": teams,
-         "joinable": bool(a.get("joinable", False))}
+         "min": parse_difficulty(a.get("min", 1), "the minimum difficulty"), "last": None,
+         "declared": None, "floor": floor, "attr": _attr(a.get("attr")),
+         "shared": {"dice": a.get("dice"), "special": a.get("special", 0)},
+         "dice": {}, "special": {}, "teams": teams, "joinable": bool(a.get("joinable", False))}
+    for n in names:
+        _participant(st, c, n, each.get(n))
     st["contest"] = c
-    return {"text": f"対決判定: {' → '.join(names)}; 【{c['attr']}】 {c['dice']} cards, 特技 "
-                    f"{c['special']}, minimum difficulty {c['min']}"
+    values = ", ".join(f"{n} {c['dice'][n]}/{c['special'][n]}" for n in names)
+    return {"text": f"対決判定: {' → '.join(names)}; 【{c['attr']}】 cards/特技: {values}; "
+                    f"minimum difficulty {c['min']}"
                     + (f"; teams {teams}" if teams else "")
                     + ("; joining midway allowed" if c["joinable"] else "; no joining midway"),
             "contest": c}
+
+
+def _floor(c: dict) -> tuple[int, str]:
+    """The least difficulty the next participant may declare, and why.  「二番手は一番手以上の
+    難易度を宣言してから判定します」「直前の人が宣言した以上の難易度で判定します」 (■対決判定 ３）):
+    at least what the previous participant declared, whether they succeeded or not (setting
+    ``contest_floor=declared``, the seed); ``success``: at least the last successful one."""
+    prev = c["last"] if c.get("floor") == "success" else c.get("declared")
+    if prev is not None and prev > c["min"]:
+        return prev, ("the previous declaration" if c.get("floor") != "success"
+                      else "the last successful declaration")
+    return c["min"], "the minimum"
 
 
 def _contest_next(c: dict, after: str) -> int:
@@ -457,13 +565,13 @@ def _turn(st, a, rng, settings, notes):
         text = f"対決判定: {who} drops out without judging"
         j = None
     else:
-        floor = max(c["min"], c["last"] or 0)
-        d = a.get("difficulty")
-        if isinstance(d, int) and not isinstance(d, bool) and d < floor:
-            raise ActionError(f"{who} must declare a difficulty of at least {floor}"
-                              + (" (the previous declaration)" if c["last"] and c["last"] >= c["min"]
-                                 else " (the minimum)"))
-        j = _judge(st, who, c["attr"], c["dice"], c["special"], d, a.get("cards"), rng, settings, notes)
+        floor, why = _floor(c)
+        d = parse_difficulty(a.get("difficulty"))
+        if d < floor:
+            raise ActionError(f"{who} must declare a difficulty of at least {floor} ({why})")
+        j = _judge(st, who, c["attr"], c["dice"][who], c["special"][who], d, a.get("cards"), rng,
+                   settings, notes)
+        c["declared"] = j["difficulty"]
         if j["success"]:
             c["last"] = j["difficulty"]
         else:
@@ -480,7 +588,7 @@ def _turn(st, a, rng, settings, notes):
             (f"; team {res['team']} wins" if res.get("team") else "")
     else:
         c["turn"] = _contest_next(c, who)
-        text += f"\nnext: {c['order'][c['turn']]} (difficulty ≥ {max(c['min'], c['last'] or 0)})"
+        text += f"\nnext: {c['order'][c['turn']]} (difficulty ≥ {_floor(c)[0]})"
     result["text"] = text
     return result
 
@@ -494,6 +602,7 @@ def _contest_join(st, a, rng, settings, notes):
     name = a.get("name")
     if not isinstance(name, str) or not name or name in c["order"]:
         raise ActionError(f"{name!r} cannot join: a new participant's name, please")
+    _participant(st, c, name, {k: a[k] for k in ("dice", "special") if a.get(k) is not None})
     c["order"].append(name)
     c["active"].append(name)
     team = a.get("team")
@@ -530,8 +639,8 @@ def _talk(st, a, rng, settings, notes):
     if t and t["who"] == who and t["target"] == target and t["attr"] != attr:
         raise ActionError(f"this 歌語り uses 【{t['attr']}】 until it ends ('talkend')")
     least = TALK_MIN[target]
-    d = a.get("difficulty", least)
-    if isinstance(d, int) and not isinstance(d, bool) and d < least:
+    d = parse_difficulty(a.get("difficulty", least))
+    if d < least:
         raise ActionError(f"歌語り with {target}: the difficulty is at least {least}, not {d}")
     j = _judge(st, who, attr, a.get("dice"), a.get("special", 0), d, a.get("cards"), rng, settings, notes)
     first = not (t and t["who"] == who and t["target"] == target)
@@ -640,8 +749,17 @@ def _place(st, a, rng, settings, notes):
     scene_used: list[int] = []
     if mode == "renga":  # the joined poem too takes one ku from each poem
         seen |= {n for n, _ in st["poems"][c["of"] - 1]["ku"]}
+    # 返歌 to a whole poem of the hundred (``poem NPC N``): its five ku stand for the five cards
+    # the GM lays out, so each of them may be taken (once) — a choice: the seed's 「各歌から
+    # 一句ずつしか選べません」 assumes the earlier poem was itself made of five cards.
+    whole = st["poems"][c["of"] - 1].get("whole") if c["of"] else None
+    taken: set[tuple[int, int]] = set()
     for no, k in picks:
-        if no in seen:
+        if no == whole and mode == "henka":
+            if (no, k) in taken:
+                raise ActionError(f"{no}.{k} is placed twice")
+            taken.add((no, k))
+        elif no in seen:
             raise ActionError(f"poem {no} gives one ku only" +
                               (" (the earlier ku use it already)" if mode == "renga" and
                                no in answered else ""))
@@ -661,7 +779,6 @@ def _place(st, a, rng, settings, notes):
                                   f"answered, 歌枕札, hand" + (", advice)" if mode != "senka" else ")"))
             _check_hand_card(no, c["advice"], "advice", cats)
             hand_used.setdefault(helper, []).append(no)
-    sounds = tuple(_sounds(k) for _, k in picks)
     ku = [list(p) for p in picks]
     if mode == "renga":
         earlier = st["poems"][c["of"] - 1]["ku"]
@@ -671,15 +788,7 @@ def _place(st, a, rng, settings, notes):
             raise ActionError("the 連歌 joined to the earlier ku goes "
                               + "-".join(map(str, whole)) + ": it must be 5-7-5-7-7 or 5-7-7-5-7")
     else:
-        want = PATTERNS["5-7-5-7-7"][:len(picks)]
-        if len(picks) < 5 and sounds == PATTERNS["5-7-7-5-7"][:len(picks)]:
-            want = sounds  # the opening of a 5-7-7-5-7 連歌
-        if sounds != want:
-            bad = next(i for i, (s, w) in enumerate(zip(sounds, want)) if s != w)
-            no, k = picks[bad]
-            raise ActionError(f"not 5-7-5-7-7: place {bad + 1} needs a {want[bad]}-sound ku "
-                              f"(ku {' or '.join(map(str, FIVE if want[bad] == 5 else SEVEN))} of a poem), "
-                              f"but {no}.{k} has {sounds[bad]}")
+        _check_shape(picks)
     if mode == "senka" and me["won"] and not (set(me["won"]) & {n for n, _ in picks}):
         raise ActionError(f"撰歌: {who} holds 歌枕札 ({', '.join(map(str, me['won']))}) and must use one")
     for name, nos in hand_used.items():
@@ -696,6 +805,20 @@ def _place(st, a, rng, settings, notes):
     text = f"poem #{pid} ({MODES_JA[mode]}) by {who}:\n" + poem_lines(entry)
     text += "\n" + vertical(entry)
     return {"text": text, "poem": entry}
+
+
+def _check_shape(picks) -> None:
+    """Ku (POEM, KU) in order must go 5-7-5-7-7 (or be the opening of a 5-7-7-5-7 連歌)."""
+    sounds = tuple(_sounds(k) for _, k in picks)
+    want = PATTERNS["5-7-5-7-7"][:len(picks)]
+    if len(picks) < 5 and sounds == PATTERNS["5-7-7-5-7"][:len(picks)]:
+        want = sounds  # the opening of a 5-7-7-5-7 連歌
+    if sounds != want:
+        bad = next(i for i, (s, w) in enumerate(zip(sounds, want)) if s != w)
+        no, k = picks[bad]
+        raise ActionError(f"not 5-7-5-7-7: place {bad + 1} needs a {want[bad]}-sound ku "
+                          f"(ku {' or '.join(map(str, FIVE if want[bad] == 5 else SEVEN))} of a poem), "
+                          f"but {no}.{k} has {sounds[bad]}")
 
 
 def poem_lines(entry: dict) -> str:
@@ -720,6 +843,8 @@ def poem_reading(entry: dict) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def _score(st, a, rng, settings, notes):
     entry = _poem_by_id(st, a.get("poem"))
+    if entry["mode"] == "outside":
+        raise ActionError(f"poem #{entry['id']} came from outside the table: no 敬慕点 for it")
     if entry["score"] is not None:
         raise ActionError(f"poem #{entry['id']} is already scored (undo to change it)")
     gm = _int(a.get("gm", 0), "the GM's points", 0, 2)
@@ -734,7 +859,64 @@ def _score(st, a, rng, settings, notes):
             "score": entry["score"]}
 
 
+def _sheet(st, a, rng, settings, notes):
+    """A character sheet (PC or NPC): 能力値 (``知=3``), 文化値 (``男=2 女=1 官僧=3``; 官 and 僧
+    are 官僧) and 特技 (``歌学=2``), kept for judgements that name them instead of numbers
+    (「その行為に関係する能力値、文化値、特技、難易度をＧＭが指定します」, ■行為判定).
+    Values given again replace the old ones; the rest of the sheet stays."""
+    who = a.get("who")
+    if not isinstance(who, str) or not who.strip() or any(ch in who for ch in " =:,"):
+        raise ActionError(f"a name is one word without = : ,, not {who!r}")
+    values = a.get("values")
+    if not isinstance(values, dict) or not values:
+        raise ActionError("sheet WHO NAME=N …: give at least one value (知=3 男=2 歌学=2)")
+    sheet = st.setdefault("sheets", {}).setdefault(who, {})
+    for k, v in values.items():
+        if not isinstance(k, str) or not k.strip() or any(ch in k for ch in " =:,"):
+            raise ActionError(f"a sheet value's name is one word, not {k!r}")
+        name = _ATTR_ALIASES.get(k.lower(), k) if k in ("官", "僧", "男", "女", "官僧") else k
+        sheet[name] = _int(v, f"{who}'s {k}", 0, 20)
+    return {"text": f"sheet {who}: " + sheet_text(sheet), "sheet": dict(sheet)}
+
+
+def sheet_text(sheet: dict) -> str:
+    return " ".join(f"{k} {v}" for k, v in sheet.items()) or "empty"
+
+
+def _outside(st, a, rng, settings, notes):
+    """A poem from outside the table, to be answered (返歌) or joined (連歌): one of the hundred
+    (``no``), or an NPC's poem made of ku of the hundred (``ku``: POEM.KU …, 5-7-5-7-7 or the
+    opening of one).  It gets the next poem number; no cards move (the GM lays out its cards:
+    「ＧＭは先の歌を構成する札を５枚並べておきます」, ○返歌を詠む)."""
+    who = a.get("who")
+    if not isinstance(who, str) or not who.strip() or " " in who:
+        raise ActionError(f"whose poem: a name, one word, not {who!r}")
+    if a.get("no") is not None:
+        no = a.get("no")
+        if not _is_no(no):
+            raise ActionError(f"{no!r} is not one of the hundred (1-100)")
+        ku = [[no, k] for k in range(1, 6)]
+        picks = [tuple(x) for x in ku]
+    else:
+        picks = [_parse_ku(x) for x in (a.get("ku") or [])]
+        if not 1 <= len(picks) <= 5:
+            raise ActionError("an NPC's poem is 1-5 ku (POEM.KU …), e.g. poem oni 12.1 45.2 3.3 4.4 5.5")
+        if len({n for n, _ in picks}) != len(picks):
+            raise ActionError("an NPC's poem takes one ku from each poem of the hundred")
+        _check_shape(picks)
+        ku = [list(p) for p in picks]
+    pid = len(st["poems"]) + 1
+    entry = {"id": pid, "who": who, "mode": "outside", "of": None, "ku": ku,
+             "new": [list(p) for p in picks], "scene_used": [], "advice": {}, "score": None,
+             "whole": a.get("no")}
+    st["poems"].append(entry)
+    what = f"poem {a['no']} of the hundred" if a.get("no") is not None else "a poem"
+    return {"text": f"poem #{pid} (from outside): {who}'s {what}, to answer with "
+                    f"compose henka PLAYER of={pid}:\n" + poem_lines(entry), "poem": entry}
+
+
 _ACTIONS = {
+    "sheet": _sheet, "poem": _outside,
     "player": _player_add, "kagaku": _kagaku, "refill": _refill_action, "scene": _scene,
     "key": _key, "act": _act, "contest": _contest, "turn": _turn, "conteststop": _contest_stop,
     "contestjoin": _contest_join,
@@ -756,29 +938,59 @@ def apply(state: dict, action: dict, rng: random.Random, settings: dict) -> tupl
     return st, result
 
 
-def describe(st: dict) -> str:
-    """The table for the screen: 山札, scene, players' hands, won cards and 敬慕点, what is on."""
+def describe(st: dict, who: str | None = None) -> str:
+    """The table for the screen: 山札, scene, players' hands, won cards and 敬慕点, what is on.
+    ``who`` None: the GM's view; a player's name: that player's view (their own hand and sheet;
+    the others' hands, the GM's key cards and the cards drawn for another's poem as counts)."""
+    if who is not None:
+        _player(st, who)
+    keys = (", ".join(map(str, st["keys"])) or "—") if who is None else f"{len(st['keys'])} held by the GM"
     lines = [f"山札 {len(st['pile'])} · 捨て札 {len(st['discard'])} · 歌枕 pile {len(st['uta_pile'])} · "
-             f"key cards {', '.join(map(str, st['keys'])) or '—'}",
+             f"key cards {keys}",
              f"scene {st['scene_no']}: " + ("; ".join(f"{n} 「{_poem(n).torifuda}」" for n in st["scene"])
                                             or "no 歌枕札 up")]
     for name, p in st["players"].items():
-        lines.append(f"  {name} (歌学 {p['kagaku']}, 敬慕点 {p['points']}): hand {_cards(p['hand'])}"
+        hand = _cards(p["hand"]) if who in (None, name) else f"{len(p['hand'])} card(s)"
+        lines.append(f"  {name} (歌学 {p['kagaku']}, 敬慕点 {p['points']}): hand {hand}"
                      + (f"; 歌枕札 {', '.join(map(str, p['won']))}" if p["won"] else ""))
+    for name, sheet in st.get("sheets", {}).items():
+        if who in (None, name):
+            lines.append(f"  sheet {name}: {sheet_text(sheet)}")
     c = st["contest"]
     if c:
-        lines.append(f"対決判定: next {c['order'][c['turn']]}, difficulty ≥ {max(c['min'], c['last'] or 0)}; "
+        lines.append(f"対決判定: next {c['order'][c['turn']]}, difficulty ≥ {_floor(c)[0]}; "
                      f"in: {', '.join(c['active'])}; out: {', '.join(c['dropped']) or '—'}")
     if st["talk"]:
         t = st["talk"]
         lines.append(f"歌語り: {t['who']} with {t['target']} 【{t['attr']}】, exchange {t['exchanges']}")
     if st["compose"]:
         cp = st["compose"]
-        lines.append(f"composing ({MODES_JA[cp['mode']]}) for {cp['who']}: drawn {', '.join(map(str, cp['drawn']))}"
+        drawn = ", ".join(map(str, cp["drawn"])) if who in (None, cp["who"]) else f"{len(cp['drawn'])} cards"
+        lines.append(f"composing ({MODES_JA[cp['mode']]}) for {cp['who']}: drawn {drawn}"
                      + (f" + poem #{cp['of']}" if cp["of"] else "") + f"; place {cp['ku']} ku")
     if st["poems"]:
         lines.append(f"poems composed: {len(st['poems'])}")
+    if who is not None:
+        lines.append(f"(the view of {who}: the others' hands are counted, not shown)")
     return "\n".join(lines)
+
+
+def view(st: dict, who: str | None = None) -> dict:
+    """The state as JSON for a screen: the order of the 山札 and of the 歌枕 pile is never in it
+    (only counts).  ``who`` a player: that player's view (own hand and sheet; the others'
+    hands, the GM's key cards and another's drawn cards as counts)."""
+    out = dict(st, pile=len(st["pile"]), uta_pile=len(st["uta_pile"]))
+    if who is None:
+        return out
+    _player(st, who)
+    out["players"] = {n: dict(p, hand=p["hand"] if n == who else len(p["hand"]))
+                      for n, p in st["players"].items()}
+    out["keys"] = len(st["keys"])
+    out["sheets"] = {k: v for k, v in st.get("sheets", {}).items() if k == who}
+    if st["compose"] and st["compose"]["who"] != who:
+        out["compose"] = dict(st["compose"], drawn=len(st["compose"]["drawn"]))
+    out["viewer"] = who
+    return out
 
 
 def poems_text(st: dict) -> str:
@@ -795,4 +1007,5 @@ def poems_text(st: dict) -> str:
 def summary(st: dict) -> str:
     """The closing line of the GM's log: 敬慕点 per player and the poems composed."""
     pts = ", ".join(f"{n} {p['points']}" for n, p in st["players"].items()) or "no players"
-    return f"so far: 敬慕点 {pts}; {len(st['poems'])} poem(s) composed"
+    n = sum(1 for e in st["poems"] if e["mode"] != "outside")
+    return f"so far: 敬慕点 {pts}; {n} poem(s) composed"

@@ -7,8 +7,14 @@ edited save that the rules refuse is one ``LogError`` naming the action.
 
 Save file (JSON, rewritten atomically after every action and every undo)::
 
-    {"karuta_table": 1, "system": "cards", "seed": 7, "settings": {...},
+    {"karuta_table": 1, "system": "cards", "seed": 7, "settings": {...}, "rules": 2,
      "actions": [{"do": "player", "name": "alice", "mode": "♠"}, ...]}
+
+``rules`` is the version of the rules the actions were taken under.  A save from before it
+existed (no ``rules``) was played under rules 1: its actions replay under rules 1 (so they deal
+the same cards and are accepted as they were), and the actions added after it under the current
+rules; such a save records how many actions are old (``"rules_1_actions": N``).  The rules
+modules read the version of the action at hand as ``settings["rules"]``.
 
 Beside it, ``<save>.log.txt``: one numbered line (or block) per action, as a GM reads it after
 the session.  ``Table.log_text()`` gives the same text.  Both are staged before either is
@@ -37,6 +43,8 @@ from reader.base.statefiles import decode_json
 __all__ = ["Table", "load", "locked", "log_path", "SYSTEMS", "FORMAT"]
 
 FORMAT = 1
+#: the rules version of new actions (1: before the seed-faithfulness fixes of issue 24)
+RULES = 2
 SYSTEMS = {"genkan": "reader.table.genkan", "cards": "reader.table.cards"}
 
 
@@ -76,6 +84,8 @@ class Table:
         self._results: list[dict] = []
         #: the save file's text as this table last read or wrote it (None: not yet)
         self.disk_text: str | None = None
+        #: the first ``rules_1_actions`` actions replay under rules 1 (a save from before rules 2)
+        self.rules_1_actions = 0
 
     @property
     def state(self) -> dict:
@@ -96,8 +106,10 @@ class Table:
             raise ActionError("an action is an object with a \"do\" name")
         action = copy.deepcopy(action)
         rng = rng_for(self.seed, len(self._actions) + 1)
+        rules = 1 if len(self._actions) < self.rules_1_actions else RULES
         try:
-            new, result = self.mod.apply(self._state, action, rng, self.settings)  # apply copies
+            new, result = self.mod.apply(self._state, action, rng,
+                                         dict(self.settings, rules=rules))  # apply copies
         except (TypeError, ValueError, KeyError, AttributeError, IndexError) as e:
             # an action of the wrong shape (a hand-edited save): refused like any other
             raise ActionError(f"a malformed {action.get('do')!r} action ({type(e).__name__}: {e})") from None
@@ -113,11 +125,16 @@ class Table:
         self._frozen.pop()
         self._state = marshal.loads(self._frozen[-1])
         self._results.pop()
-        return self._actions.pop()
+        action = self._actions.pop()
+        self.rules_1_actions = min(self.rules_1_actions, len(self._actions))
+        return action
 
     def to_dict(self) -> dict[str, Any]:
-        return {"karuta_table": FORMAT, "system": self.system, "seed": self.seed,
-                "settings": self.settings, "actions": list(self._actions)}
+        d = {"karuta_table": FORMAT, "system": self.system, "seed": self.seed,
+             "settings": self.settings, "rules": RULES, "actions": list(self._actions)}
+        if self.rules_1_actions:
+            d["rules_1_actions"] = self.rules_1_actions
+        return d
 
     def log_text(self) -> str:
         lines = [f"karuta table {self.system}, seed {self.seed}, settings "
@@ -178,6 +195,13 @@ def load(path: Path | str, system: str | None = None) -> Table:
         table = Table(d.get("system"), d.get("settings"), d.get("seed"))
     except KarutaError as e:
         raise LogError(f"{path}: {e}") from None
+    rules = d.get("rules", 1)
+    old = len(actions) if rules == 1 else d.get("rules_1_actions", 0)
+    if isinstance(rules, bool) or rules not in (1, RULES) or isinstance(old, bool) or not isinstance(old, int) \
+            or not 0 <= old <= len(actions):
+        raise LogError(f"{path}: \"rules\" must be 1 or {RULES} (with \"rules_1_actions\" "
+                       f"0-{len(actions)}), not {rules!r}")
+    table.rules_1_actions = old
     for n, a in enumerate(actions, 1):
         try:
             table.push(a)
