@@ -145,7 +145,7 @@ def enter_round(db, rnd, rng, knockout=False):
         n = len(tb["players"])
         while True:
             counts = [rng.randint(0, 8) for _ in range(n)]
-            if sum(counts) <= 20 and (not knockout or len(set(counts)) == n):
+            if sum(counts) <= (20 if knockout else 17) and (not knockout or len(set(counts)) == n):
                 break
         ok(karuta("tournament", "result", "-f", db, tb["table"], *counts))
 
@@ -153,7 +153,7 @@ def enter_round(db, rnd, rng, knockout=False):
 def test_a_whole_day_through_the_command(day, tmp_path):
     db = day
     rng = random.Random(5)
-    seen_pairs = set()
+    seen_pairs: dict = {}
     for r in (1, 2, 3):
         rnd = js("tournament", "pair", "-f", db)
         assert rnd["round"] == r and rnd["stage"] == "prelim"
@@ -163,8 +163,11 @@ def test_a_whole_day_through_the_command(day, tmp_path):
         for tb in rnd["tables"]:
             for i, a in enumerate(tb["players"]):
                 for b in tb["players"][i + 1:]:
-                    assert frozenset((a, b)) not in seen_pairs
-                    seen_pairs.add(frozenset((a, b)))
+                    # a block of 7 over 3 rounds: a rematch rather than a second three-player
+                    # table while others have had none, but never a third meeting
+                    # (schedule.worst_case(7, 3))
+                    seen_pairs[frozenset((a, b))] = seen_pairs.get(frozenset((a, b)), 0) + 1
+                    assert seen_pairs[frozenset((a, b))] <= 2
         # the pages of the round are written and name every player
         sheets = Path(rnd["pages"]["sheets"]).read_text()
         for n, _ in PLAYERS:
@@ -240,8 +243,8 @@ def test_results_by_name_faults_correct_and_undo(day):
 
 @pytest.mark.parametrize("args,words", [
     (["99", "9", "8"], ["table 99", "no such table", "tables 1-"]),
-    (["T", "21", "0"], ["21 cards", "only 20"]),
-    (["T", "12", "11"], ["12 + 11 = 23", "more than the 20"]),
+    (["T", "21", "0"], ["21 cards", "only 17 are read"]),
+    (["T", "9", "9"], ["9 + 9 = 18", "only 17 are read"]),
     (["T", "9"], ["give 2 counts, not 1"]),
     (["T", "9", "x"], ["'x' is not a number"]),
     (["T", "9", "8", "--fault", "誰か"], ["誰か did not play at this table"]),
@@ -403,7 +406,7 @@ def test_results_desk_line_by_line(day):
         f"{two[1]['players'][0].replace(' ', '')}=12",
         f"{trio['table']} 6 6 2",
         "99 1 2",                                      # no such table
-        f"{two[2]['table']} 30 1",                     # more than 20
+        f"{two[2]['table']} 9 9",                      # 18 cards, but 17 are read
         "m", "u", "s", "zz", "q", "1 2 3",             # nothing after q
     ]
     res = karuta("tournament", "desk", "-f", db, "--json", input_="\n".join(lines) + "\n")
@@ -414,7 +417,7 @@ def test_results_desk_line_by_line(day):
     assert out[2]["cards"] == [8, 8] and out[2]["faults"] == [b]
     assert out[3]["cards"] == [12, 3]
     assert out[4]["result"] == ["win", "win", "loss"]
-    assert "no such table" in out[5]["error"] and "only 20" in out[6]["error"]
+    assert "no such table" in out[5]["error"] and "only 17 are read" in out[6]["error"]
     assert two[2]["table"] in out[7]["missing"] and trio["table"] not in out[7]["missing"]
     assert out[8]["undone"]["table"] == trio["table"]
     assert set(out[9]) == {"A", "B"}

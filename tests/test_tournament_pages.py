@@ -75,7 +75,7 @@ def played(tmp_path):
     for r in (1, 2, 3):
         t.pair()
         for tb in t.tables(r):
-            counts = [rng.randint(0, 6) for _ in tb.seats]
+            counts = [rng.randint(0, 5) for _ in tb.seats]
             t.enter(tb.no, counts)
     t.pair()
     for tb in t.tables(4):
