@@ -37,8 +37,8 @@ from reader.tournament.store import Settings, Tournament  # noqa: E402
 
 def counts_for(rng: random.Random, n: int) -> list[int]:
     while True:
-        c = [rng.randint(0, 20 // n + 2) for _ in range(n)]
-        if sum(c) <= 20:
+        c = [rng.randint(0, 17 // n + 2) for _ in range(n)]
+        if sum(c) <= 17:  # 17 cards are read (a result above is refused)
             return c
 
 
