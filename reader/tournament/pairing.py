@@ -51,8 +51,8 @@ __all__ = ["Entrant", "pair_block", "pair_cost", "pairing_cost", "meet_cost", "t
            "trio_share", "REMATCH", "MEET_AGAIN", "MEET_STEP", "TRIO", "TRIO_STEP", "OVER_SHARE",
            "WIN_GAP", "SAME_GROUP", "EXACT_UP_TO"]
 
-# Tiers, each far above everything a whole round of the tiers below can cost (a round has at
-# most a few thousand pairs; wins differ by at most 20, so a win gap costs at most 400 steps).
+# Tiers, each far above everything a whole round of the tiers below can cost (a round has
+# fewer than a thousand pairs; wins differ by at most 20, so a win gap costs at most 400 steps).
 #: a player's three-player table beyond their share of the day (the day's three-player seats
 #: shared out, rounded up): a rule more than a cost, above everything else
 OVER_SHARE = 10**100
