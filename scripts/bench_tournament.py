@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import re
 import resource
 import shutil
 import statistics
@@ -37,8 +38,8 @@ from reader.tournament.store import Settings, Tournament  # noqa: E402
 
 def counts_for(rng: random.Random, n: int) -> list[int]:
     while True:
-        c = [rng.randint(0, 20 // n + 2) for _ in range(n)]
-        if sum(c) <= 20:
+        c = [rng.randint(0, 17 // n + 2) for _ in range(n)]
+        if sum(c) <= 17:  # 17 cards are read (a result above is refused)
             return c
 
 
@@ -71,6 +72,8 @@ def main() -> None:
             t0 = time.perf_counter()
             paths = pages.write_round(t, r, Path(d) / "pages")
             sheets_s.append(time.perf_counter() - t0)
+            if r == 6:  # the projector as the hall sees it: the round's pairings and standings
+                projector = pages.write_projector(t, "bench", Path(d) / "hall")
             for tb in t.tables(r):
                 c = counts_for(rng, len(tb.seats))
                 t0, c0 = time.perf_counter(), time.process_time()
@@ -114,6 +117,20 @@ def main() -> None:
                     dt = time.perf_counter() - t0
                     pages_n = pdf.read_bytes().count(b"/MediaBox")
                 print(f"score sheets as A4 PDF:   {dt:.2f} s with Chromium ({pages_n} pages)")
+                # the projector page lays itself out in the browser (screens fitted to the
+                # viewport): how long that takes, and into how many screens, at two sizes
+                for w, h in ((1920, 1080), (1280, 720)):
+                    with tempfile.TemporaryDirectory() as profile:
+                        out = subprocess.run(
+                            [exe, "--headless", "--no-sandbox", "--disable-gpu",
+                             "--disable-quic", "--no-first-run", "--hide-scrollbars",
+                             "--disable-background-networking", "--disable-component-update",
+                             "--disable-sync", f"--user-data-dir={profile}",
+                             f"--window-size={w},{h}", "--dump-dom", projector.as_uri()],
+                            capture_output=True, text=True, check=True, timeout=120).stdout
+                    lay = re.search(r'data-layout-ms="(\d+)" data-screens="(\d+)"', out)
+                    print(f"projector layout {w}x{h}: {lay.group(1)} ms in Chromium, "
+                          f"{lay.group(2)} screens (a new one each reload)")
         t.close()
     load = Path("/proc/loadavg").read_text().split()[0] if Path("/proc/loadavg").exists() else "?"
     print(f"load average during the run: {load} (a shared 2-core machine: timings are noisy)")

@@ -51,6 +51,22 @@ def text_of(dom_html: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", " ", dom_html))
 
 
+def sections(page: str, kind: str) -> str:
+    """The markup of the projector's screens of one kind ("standings" or "pairings")."""
+    return "".join(re.findall(rf'<section[^>]*data-kind="{kind}".*?</section>', page, re.S))
+
+
+def block_rows(page: str, kind: str, block: str) -> list[list[str]]:
+    """The cells of every row of one block on the projector (as the browser built the page),
+    heading and knock-out rows left out."""
+    part = re.findall(rf'<div class="blk" data-block="{block}"[^>]*>(.*?)(?=<div class="blk"|</section>)',
+                      sections(page, kind), re.S)
+    rows = re.findall(r'<div class="row(?![^"]*(?:head|ko))[^"]*"[^>]*>(.*?)</div>', "".join(part),
+                      re.S)
+    return [[text_of(c).strip() for c in re.findall(r"<span[^>]*>(.*?)</span>", r, re.S)]
+            for r in rows]
+
+
 def colours(png: Path) -> int:
     from PIL import Image
 
@@ -75,7 +91,7 @@ def played(tmp_path):
     for r in (1, 2, 3):
         t.pair()
         for tb in t.tables(r):
-            counts = [rng.randint(0, 6) for _ in tb.seats]
+            counts = [rng.randint(0, 5) for _ in tb.seats]
             t.enter(tb.no, counts)
     t.pair()
     for tb in t.tables(4):
@@ -93,13 +109,11 @@ def test_projector_page_shows_every_name_number_and_the_bracket(played, tmp_path
     # the markup in a name is shown as text, not obeyed
     assert "<b>小林</b> & 陽" in text and "<b>小林</b>" not in page
     for block, rows in played.standings().items():
-        m = re.search(rf'data-block="{block}".*?</table>', page, re.S)
-        assert m, block
-        cells = [text_of(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", m.group(0), re.S)]
-        for r in rows:
-            i = cells.index(r.name)
-            assert cells[i - 1].rstrip("=") == str(r.rank)
-            assert cells[i + 1:i + 5] == [str(r.wins), str(r.draws), str(r.losses), str(r.cards)]
+        shown = block_rows(page, "standings", block)
+        assert len(shown) == len(rows), block
+        for r, cells in zip(rows, shown):
+            assert cells[:6] == [f"{r.rank}{'=' if r.tied else ''}", r.name, str(r.wins),
+                                 str(r.draws), str(r.losses), str(r.cards)]
         # the semi-finals with their winners in bold
         for tb in played.tables(4):
             if tb.block == block:
@@ -121,7 +135,7 @@ def test_pairing_list_and_score_sheets_print_on_a4_in_ipaex_gothic(played, tmp_p
         assert row and all(html.escape(n, quote=False) in row.group(0) for n in tb.names)
     sheets_dom = dom(paths["sheets"])
     for tb in tables:
-        sheet = re.search(rf'<div class="sheet" data-table="{tb.no}">.*?</table>', sheets_dom, re.S)
+        sheet = re.search(rf'<div class="sheet" data-table="{tb.no}"[^>]*>.*?</table>', sheets_dom, re.S)
         assert sheet and f"第{tb.no}卓" in sheet.group(0)
         assert all(html.escape(n, quote=False) in sheet.group(0) for n in tb.names)
     for key, expect_pages in (("pairings", 1), ("sheets", -(-len(tables) // 4))):
@@ -156,10 +170,9 @@ def test_projector_page_follows_an_entry_made_through_the_command(tmp_path):
     karuta("result", tb["table"], 13, 4)
     text = text_of(dom(page))
     assert "結果 1/2 卓" in text
-    cells = [text_of(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", dom(page), re.S)]
     winner = tb["players"][0]
-    i = cells.index(winner)
-    assert cells[i - 1] == "1" and cells[i + 1:i + 5] == ["1", "0", "0", "13"]
+    rows = {r[1]: r for r in block_rows(dom(page), "standings", "A")}
+    assert rows[winner][:6] == ["1", winner, "1", "0", "0", "13"]
     karuta("undo")
     assert "結果 0/2 卓" in text_of(dom(page))
 
@@ -278,3 +291,221 @@ def test_projector_page_for_one_block(played):
         assert not any(r.name in text for r in st["B"]) and "B ブロック" not in text
     finally:
         b.close()
+
+
+# ---------------------------------------------------------------- issue 24: a hall's projector
+
+FAMILY = ["山田", "佐藤", "鈴木", "田中", "高橋", "伊藤", "渡辺", "中村", "小林", "加藤", "吉田",
+          "山本", "松本", "井上", "木村"]
+GIVEN = ["太郎", "花子", "一郎", "さくら", "健", "葵", "陽", "海", "空", "光", "凛", "翔太", "美咲"]
+
+
+def a_day(folder: Path, players: int, blocks: int, rounds_done: int, seed: int = 3) -> Tournament:
+    """``players`` players in ``blocks`` blocks, ``rounds_done`` rounds entered and the next
+    round paired (its results missing: the hall is looking for its tables)."""
+    rng = random.Random(seed)
+    names: set[str] = set()
+    while len(names) < players:
+        names.add(f"{rng.choice(FAMILY)} {rng.choice(GIVEN)}{rng.choice(GIVEN) * (rng.random() < .3)}")
+    rows = [PlayerRow(n, f"{i % 4 + 1}組") for i, n in enumerate(sorted(names))]
+    t = Tournament.create(folder / "t.sqlite", rows,
+                          Settings(seed=seed, title="第12回 広島県五色百人一首大会 小学生の部"),
+                          blocks=blocks)
+    for r in range(1, rounds_done + 1):
+        t.pair()
+        for tb in t.tables(r):
+            while True:
+                c = [rng.randint(0, 9) for _ in tb.seats]
+                if sum(c) <= 17:
+                    break
+            t.enter(tb.no, c)
+    t.pair()
+    return t
+
+
+SCREENS = """(() => {
+  const out = [];
+  for (let i = 0; i < window.karutaScreens; i++) {
+    window.karutaShow(i);
+    const s = document.querySelector(".screen.on");
+    const rows = [...s.querySelectorAll(".row:not(.head)")];
+    out.push({kind: s.dataset.kind, blocks: [...s.querySelectorAll(".blk")].map(b => b.dataset.block),
+              font: Math.min(...rows.map(r => parseFloat(getComputedStyle(r).fontSize))),
+              out: rows.filter(r => { const b = r.getBoundingClientRect();
+                                      return b.left < -1 || b.top < -1 || b.right > innerWidth + 1
+                                             || b.bottom > innerHeight + 1; }).length,
+              tables: rows.map(r => r.dataset.table).filter(x => x),
+              text: s.innerText});
+  }
+  return JSON.stringify(out);
+})()"""
+
+
+def projector_screens(b: Browser, url: str, width: int, height: int) -> list[dict]:
+    if b.session is None:
+        b.open("about:blank")
+    b.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+           deviceScaleFactor=1, mobile=False)
+    b.call("Page.navigate", url=url)
+    deadline = time.monotonic() + 30
+    while not b.js("typeof window.karutaScreens === 'number'"):
+        assert time.monotonic() < deadline, "the projector page did not lay itself out"
+        time.sleep(0.1)
+    return json.loads(b.js(SCREENS))
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory):
+    """Days of 1, 2 and 8 blocks (25, 24 and 200 players), two rounds entered, the third paired."""
+    out = {}
+    for blocks, players in ((1, 25), (2, 24), (8, 200)):
+        folder = tmp_path_factory.mktemp(f"b{blocks}")
+        t = a_day(folder, players, blocks, 2)
+        out[blocks] = (t, pages.write_projector(t, "10:42:00"))
+    yield out
+    for t, _ in out.values():
+        t.close()
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 8])
+def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path):
+    """At 1920x1080 and 1280x720, with 1, 2 and 8 blocks: every row of every screen inside the
+    viewport (nothing scrolls off), the text at least a 36th of the screen's height (1.56 % of
+    a 16:9 screen's width; it was 1.1 %), every block's standings and the current round's
+    pairings (every table, who sits there) on some screen; ?block= shows that block only,
+    larger."""
+    t, path = days[blocks]
+    tables = t.tables(t.current_round())
+    b = Browser(tmp_path / "profile")
+    try:
+        for width, height in ((1920, 1080), (1280, 720)):
+            screens = projector_screens(b, path.as_uri(), width, height)
+            for s in screens:
+                assert s["out"] == 0, (width, s["kind"], s["blocks"])
+                assert s["font"] >= height / 36 - 0.5, (width, s["font"])
+                assert s["font"] / width >= 0.0150
+            for kind in ("standings", "pairings"):
+                shown = [x for s in screens if s["kind"] == kind for x in s["blocks"]]
+                assert sorted(shown) == t.blocks(), (kind, shown)
+            seated = [x for s in screens if s["kind"] == "pairings" for x in s["tables"]]
+            assert sorted(map(int, seated)) == [tb.no for tb in tables]
+            text = "\n".join(s["text"] for s in screens if s["kind"] == "pairings")
+            assert all(n in text for tb in tables for n in tb.names)
+            # one block of several: only it, and larger
+            one = projector_screens(b, path.as_uri() + "?block=A", width, height)
+            assert {x for s in one for x in s["blocks"]} == {"A"}
+            if blocks > 1:
+                assert min(s["font"] for s in one) > min(s["font"] for s in screens)
+            shot = tmp_path / f"p{blocks}-{width}.png"
+            chromium("--screenshot=" + str(shot), f"--window-size={width},{height}",
+                     path.as_uri() + "?screen=0")
+            assert colours(shot) > 50
+    finally:
+        b.close()
+
+
+def test_projector_shows_standings_only_once_the_round_is_in(tmp_path):
+    t = a_day(tmp_path, 10, 1, 1)
+    for tb in t.tables(2):
+        t.enter(tb.no, [9, 8])
+    page = dom(pages.write_projector(t, "now"))
+    assert sections(page, "standings") and not sections(page, "pairings")
+    t.close()
+
+
+# ---------------------------------------------------------------- issue 24: the score sheets
+
+SHEET_LAYOUT = """(() => JSON.stringify([...document.querySelectorAll(".sheet")].map(s => ({
+  table: s.dataset.table, kind: s.dataset.kind,
+  sign_lines: s.querySelector(".sign").getClientRects().length,
+  sign_height: s.querySelector(".sign").getBoundingClientRect().height,
+  sign_font: parseFloat(getComputedStyle(s.querySelector(".sign")).fontSize),
+  broken: [...s.querySelectorAll(".nw")].filter(x => x.getClientRects().length > 1).map(x => x.textContent),
+  overflow: s.scrollHeight > s.clientHeight + 1}))))()"""
+
+
+def test_score_sheets_name_each_match_and_keep_their_lines_whole(tmp_path):
+    """The final round's sheets: the final headed 決勝, the third-place match 3位決定戦 (also in
+    the pairing list); knock-out sheets say "read one more" and offer no draw; three-player
+    preliminary sheets keep the signature on one line; a long title never splits
+    "A ブロック"; nothing runs off a sheet (A4 width, as printed)."""
+    rows = [PlayerRow(f"選手{i:02d}", "") for i in range(9)]
+    title = "第12回 広島県五色百人一首大会 小学生の部（高学年）個人戦 予選リーグ・決勝トーナメント"
+    t = Tournament.create(tmp_path / "t.sqlite", rows,
+                          Settings(rounds=1, seed=5, third_place=True, title=title))
+    t.pair()
+    for tb in t.tables(1):
+        t.enter(tb.no, [6, 5, 4][:len(tb.seats)])
+    prelim = pages.write_round(t, 1)
+    t.pair()
+    for tb in t.tables(2):
+        t.enter(tb.no, [9, 7])
+    t.pair()
+    final = pages.write_round(t, 3)
+    kinds = {tb.no: tb.kind for tb in t.tables(3)}
+    assert sorted(kinds.values()) == ["final", "third"]
+    page = dom(final["sheets"])
+    for no, kind in kinds.items():
+        sheet = text_of(re.search(rf'data-table="{no}".*?審判サイン', page, re.S).group(0))
+        head = re.search(rf'data-table="{no}".*?<h2>(.*?)</h2>', page, re.S).group(1)
+        assert text_of(head).split()[0] == pages.KIND_JA[kind]  # 決勝 or 3位決定戦
+        assert "引き分け" not in sheet and "分" not in sheet.replace("枚ずつに分け", "")
+        assert "1枚ずつ読み足し" in sheet
+    plist = dom(final["pairings"])
+    assert "決勝・3位決定戦" in text_of(plist)
+    for no, kind in kinds.items():
+        row = re.search(rf'data-table="{no}" data-kind="{kind}".*?</tr>', plist, re.S).group(0)
+        assert pages.KIND_JA[kind] in text_of(row)
+    pre = text_of(dom(prelim["sheets"]))
+    assert "引き分け" in pre and "勝 · 負 · 分" in pre
+    b = Browser(tmp_path / "profile")
+    try:
+        for path in (prelim["sheets"], final["sheets"]):
+            b.open("about:blank")
+            # the printed width: A4 less the 10 mm margins, at 96 px an inch
+            b.call("Emulation.setDeviceMetricsOverride", width=718, height=1000,
+                   deviceScaleFactor=1, mobile=False)
+            b.call("Emulation.setEmulatedMedia", media="print")
+            b.call("Page.navigate", url=path.as_uri())
+            deadline = time.monotonic() + 30
+            while b.js("document.readyState") != "complete" or not b.js(
+                    "document.querySelectorAll('.sheet').length"):
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+            for s in json.loads(b.js(SHEET_LAYOUT)):
+                assert s["sign_lines"] == 1 and s["sign_height"] < 2 * s["sign_font"], s
+                assert not s["broken"], s
+                assert not s["overflow"], s
+    finally:
+        b.close()
+
+
+def test_sheets_say_the_day_is_played_on_one_colour(tmp_path):
+    """Seed 004: from round 2 the preliminaries play on the cards the players before laid
+    out, so by default every preliminary round reads one colour, and the sheets say so."""
+    rows = [PlayerRow(f"選手{i:02d}", "") for i in range(6)]
+    t = Tournament.create(tmp_path / "t.sqlite", rows, Settings(rounds=3, seed=8))
+    colors = []
+    for r in (1, 2, 3):
+        info = t.pair()
+        colors.append(info["color"])
+        paths = pages.write_round(t, r)
+        text = text_of(dom(paths["sheets"]))
+        ja = text_of(dom(paths["pairings"]))
+        assert f"予選は全回戦 {pages.poems.COLOR_JA[info['color']]}" in text
+        assert (pages.LAID in text) == (r > 1) and (pages.FRESH in text) == (r == 1)
+        assert pages.LAID in ja or r == 1
+        for tb in t.tables(r):
+            t.enter(tb.no, [9, 8])
+    assert len(set(colors)) == 1
+    t.close()
+    t = Tournament.create(tmp_path / "u.sqlite", rows, Settings(rounds=3, seed=8,
+                                                                color_policy="each-round"))
+    seen = []
+    for r in (1, 2):
+        seen.append(t.pair()["color"])
+        assert pages.FRESH in text_of(dom(pages.write_round(t, r)["sheets"]))
+        for tb in t.tables(r):
+            t.enter(tb.no, [9, 8])
+    assert seen[0] != seen[1]
+    t.close()

@@ -118,8 +118,12 @@ def tournament():
 def _settings_text(t) -> str:
     s = t.status()
     blocks = ", ".join(f"{b} {n}" for b, n in s["blocks"].items())
+    colours = (f"colour {t.settings.colors[0]} all day"
+               if t.settings.color_policy == "one" else "colours " + ", ".join(
+                   dict.fromkeys(t.settings.colors[:t.settings.rounds])))
     lines = [f"{s['title']}: {s['players']} players in {len(s['blocks'])} blocks ({blocks}); "
-             f"{s['rounds']} preliminary rounds; seed {s['seed']}; file {s['file']}"]
+             f"{s['rounds']} preliminary rounds, {s['reads']} cards read, {colours}; "
+             f"seed {s['seed']}; file {s['file']}"]
     if s["round"]:
         miss = s["missing"]
         lines.append(f"round {s['round']} ({s['stage']}, {s['color']}): " +
@@ -148,7 +152,14 @@ def _settings_text(t) -> str:
               help="Number of blocks; players without a block are balanced over them.")
 @click.option("--rounds", type=int, default=6, show_default=True, help="Preliminary rounds.")
 @click.option("--colors", type=UTF8, default=None, metavar="C1,C2,...",
-              help="The colour of each round in order (default: a different colour each round).")
+              help="The colour of each round in order, or one colour for the whole day "
+                   "(default: one seeded colour all day: from round 2 on each table plays on "
+                   "the 20 cards the players before laid out).")
+@click.option("--color-each-round", is_flag=True,
+              help="A different colour each round (a seeded order of the five) instead.")
+@click.option("--reads", type=click.IntRange(1, 20), default=17, show_default=True,
+              help="Cards read in a match (seed 004: 17 of the colour's 20); a result's cards "
+                   "add up to at most this (plus tie-break cards in a knock-out match).")
 @click.option("--seed", type=int, default=None,
               help="Seed for blocks, pairings, lots and readings (printed when not given).")
 @click.option("--mix-groups/--no-mix-groups", default=True, show_default=True,
@@ -156,8 +167,8 @@ def _settings_text(t) -> str:
 @click.option("--third-place", is_flag=True, help="Play a third-place match per block.")
 @click.option("--title", type=UTF8, default="五色百人一首大会", show_default=True, help="Printed on every page.")
 @click.option("--resume", is_flag=True, help="Go on with the tournament already in --file.")
-def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, third_place, title,
-        resume):
+def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, reads, seed,
+        mix_groups, third_place, title, resume):
     """Start a tournament from a players' CSV (or --resume the one in the file)."""
     from reader.tournament import pages
     from reader.tournament.players import read_csv
@@ -184,9 +195,13 @@ def new(file, as_json, players_csv, blocks, rounds, colors, seed, mix_groups, th
     if not file:
         path.parent.mkdir(parents=True, exist_ok=True)
     color_list = tuple(c for c in (colors or "").replace("、", ",").split(",") if c.strip())
+    if color_list and color_each_round:
+        raise KarutaError("--colors gives the colours: leave out --color-each-round")
+    policy = "each-round" if color_each_round else "one"
     t = Tournament.create(path, rows, Settings(rounds=rounds, colors=color_list,
                                                mix_groups=mix_groups, third_place=third_place,
-                                               seed=seed, title=title), blocks=blocks)
+                                               seed=seed, title=title, reads=reads,
+                                               color_policy=policy), blocks=blocks)
     out = _projector(t, f"the tournament is saved in {path}")
     data = dict(t.status(), projector=str(out) if out else None)
     _emit(as_json, data, _settings_text(t) + (f"\nprojector page: {out}" if out else ""))
@@ -462,7 +477,8 @@ def export(file, as_json, csv_out, json_out):
 @click.option("--round", "round_no", type=NUMBER, default=None, help="Round (default: the current).")
 @click.option("--resume", is_flag=True, help="Continue this round's reading where it stopped.")
 @click.option("--tiebreak", type=click.IntRange(1, 3), default=None, metavar="N",
-              help="A knock-out tie: read the N-th extra card (18th, 19th, 20th of the order).")
+              help="A knock-out tie: read the N-th extra card (with 17 read: the 18th, 19th, "
+                   "20th of the order).")
 @click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
               help="Memorisation minutes (default 0.5 = 30 s, seed 004).")
 @click.option("--window", is_flag=True, help="In a large-text window instead of the terminal.")

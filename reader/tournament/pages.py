@@ -38,14 +38,40 @@ def pages_dir(db_path: Path) -> Path:
 
 def _round_title(t, round_no: int) -> str:
     stage = t.stage_of(round_no)
+    if stage == "final" and any(tb.kind == "third" for tb in t.tables(round_no)):
+        return "決勝・3位決定戦"
     return ROUND_JA[stage].format(n=round_no)
+
+
+FRESH = "札：20枚をよくきって10枚ずつに分け、ジャンケンに勝った方がどちらかを選ぶ。"
+LAID = "札：前の試合の後に並べてある20枚のまま始める（札は選べません）。"
+LAY_OUT = "終わったら札をよくきり、10枚ずつ並べておく。"
+
+
+def _cards_notes(t, round_no: int, color_ja: str) -> dict[str, str]:
+    """Per table kind, what the sheet says about the cards (seed 004: the players of round 1
+    and of the final shuffle and choose; from round 2 the preliminaries play on the cards the
+    players before laid out, so with one colour all day the reader reads that colour)."""
+    info = t.round_info(round_no)
+    prev = t.round_info(round_no - 1) if round_no > 1 else None
+    one = len(set(t.settings.colors[:t.settings.rounds])) == 1
+    prelim = (LAID if prev is not None and prev["stage"] == "prelim"
+              and prev["color"] == info["color"] else FRESH)
+    if one and info["color"] == t.settings.colors[0]:
+        prelim += f"予選は全回戦 {color_ja}。"
+    if round_no < t.settings.rounds:
+        prelim += LAY_OUT
+    return {"prelim": prelim, "semi": FRESH, "final": FRESH, "third": FRESH}
 
 
 def _common(t, round_no: int) -> dict:
     info = t.round_info(round_no)
-    return {"title": t.settings.title, "round_title": _round_title(t, round_no),
-            "color": info["color"], "color_ja": poems.COLOR_JA[info["color"]],
-            "reads": 17}
+    color_ja = poems.COLOR_JA[info["color"]]
+    round_title = _round_title(t, round_no)
+    return {"title": t.settings.title, "round_title": round_title,
+            "color": info["color"], "color_ja": color_ja, "reads": t.settings.reads,
+            "kind_title": dict(KIND_JA, prelim=round_title),
+            "cards_note": _cards_notes(t, round_no, color_ja)}
 
 
 def render_pairings(t, round_no: int) -> str:
@@ -58,9 +84,13 @@ def render_pairings(t, round_no: int) -> str:
     for rows in t.standings().values():
         for r in rows:
             wins[r.id] = r.wins
+    common = _common(t, round_no)
+    notes = list(dict.fromkeys(common["cards_note"][k] for k in
+                               dict.fromkeys(tb.kind for tb in tables)))
     return _env.get_template("pairings.html").render(
-        **_common(t, round_no), tables=tables, by_block=sorted(by_block.items()), groups=groups,
-        wins=wins, players=sum(len(tb.seats) for tb in tables))
+        **common, tables=tables, by_block=sorted(by_block.items()), groups=groups,
+        wins=wins, players=sum(len(tb.seats) for tb in tables), notes=notes,
+        knockout=any(tb.knockout for tb in tables))
 
 
 def render_sheets(t, round_no: int) -> str:
@@ -68,24 +98,48 @@ def render_sheets(t, round_no: int) -> str:
                                                   tables=t.tables(round_no))
 
 
+def _name_em(name: str) -> float:
+    """About how wide a name is, in em (a kanji or kana 1, a Latin letter or space 0.6)."""
+    import unicodedata
+
+    return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in name)
+
+
 def render_projector(t, updated: str = "") -> str:
+    """The projector page: while the current round's results are coming in, its pairings
+    (who sits where) per block, and the standings per block with the knock-out matches; the
+    page's script fits them to the screen (see projector.html)."""
     st = t.standings()
     cur = t.current_round()
+    pairings: list = []
+    pairings_title = ""
     if cur:
         info = t.round_info(cur)
-        missing = len(t.missing_results(cur))
-        total = len(t.tables(cur))
-        status = (f"{_round_title(t, cur)}（{poems.COLOR_JA[info['color']]}） · 結果 "
-                  f"{total - missing}/{total} 卓")
+        tables = t.tables(cur)
+        missing = sum(tb.counts is None for tb in tables)
+        color_ja = poems.COLOR_JA[info["color"]]
+        status = f"{_round_title(t, cur)}（{color_ja}） · 結果 {len(tables) - missing}/{len(tables)} 卓"
+        if missing:
+            by_block: dict[str, list] = {}
+            for tb in tables:
+                by_block.setdefault(tb.block, []).append(tb)
+            pairings = sorted(by_block.items())
+            pairings_title = f"{_round_title(t, cur)} 組み合わせ（{color_ja}）"
     else:
         status = "組み合わせ前"
+    done = min(cur, t.settings.rounds)
+    if done and t.missing_results(done):
+        done -= 1
+    standings_title = f"予選 順位（第{done}回戦まで）" if done else "予選 順位"
     bracket = {b: [] for b in st}
     for b, ms in t.knockout().items():
         bracket[b] = ms
     champions = t.champions()
+    name_em = {b: max([4.0] + [_name_em(r.name) for r in rows]) for b, rows in st.items()}
     return _env.get_template("projector.html").render(
         title=t.settings.title, status_line=status, updated=updated, refresh=REFRESH_S,
-        standings=list(st.items()),
+        standings=list(st.items()), pairings=pairings, pairings_title=pairings_title,
+        standings_title=standings_title, name_em=name_em,
         lots_shown={b: any(r.lot is not None for r in rows) for b, rows in st.items()},
         bracket=bracket, champions={b: champions.get(b) for b in st}, kind_ja=KIND_JA)
 

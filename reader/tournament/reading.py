@@ -2,7 +2,7 @@
 
 One reading serves every table of the round at once (seed 004): the round's colour, 30 s of
 memorisation (``reader.club``'s goshiki default), 「ご用意よければ 空札一枚」 and the karafuda
-poem, then 17 poems once through without waiting for slow tables.  ``p`` holds at the next
+poem, then 17 poems (the tournament's --reads) once through without waiting for slow tables.  ``p`` holds at the next
 silence while a referee's hand is up, exactly as ``karuta read --rules goshiki --live``.
 
 The reading's seed is the round's (recorded in the tournament file), so the same round always
@@ -22,7 +22,8 @@ from reader.tournament.errors import TournamentError
 
 __all__ = ["round_settings", "run_round_reading", "session_path"]
 
-READS = 17
+READS = 17  # the default; a tournament's own number is ``t.settings.reads``
+CARDS = 20
 
 
 def round_settings(color: str, *, speed: float | None = None, cards: int | None = None,
@@ -58,18 +59,24 @@ def run_round_reading(t, round_no: int | None, *, resume: bool, tiebreak: int | 
         raise TournamentError("no round is paired yet: `karuta tournament pair` first"
                               if not round_no else f"round {round_no} is not paired")
     color, seed = info["color"], info["reading_seed"]
-    settings = round_settings(color, speed=speed)
+    reads = t.settings.reads
+    settings = round_settings(color, speed=speed, cards=reads)
     if tiebreak:
         if info["stage"] == "prelim":
             raise TournamentError(f"round {round_no} is a preliminary round: a tie is a draw "
                                   "there (--tiebreak is for the semi-finals and the final)")
-        full, _ = build_reading(round_settings(color, speed=speed, cards=20), seed, voice_spec)
-        poem = full.order[READS + tiebreak - 1]
+        if reads + tiebreak > CARDS:
+            raise TournamentError(f"--tiebreak {tiebreak}: {reads} of the colour's {CARDS} "
+                                  f"cards are read, so {CARDS - reads} tie-break card"
+                                  f"{'' if CARDS - reads == 1 else 's'} at most")
+        full, _ = build_reading(round_settings(color, speed=speed, cards=CARDS), seed,
+                                voice_spec)
+        poem = full.order[reads + tiebreak - 1]
         settings = round_settings(color, speed=speed, cards=1, poems_spec=str(poem), joka=False)
         if memorize is None:
             memorize = 0.0
     echo(f"round {round_no} ({info['stage']}): {color} reading, seed {seed}"
-         + (f", tie-break card {READS + tiebreak}" if tiebreak else ""))
+         + (f", tie-break card {reads + tiebreak}" if tiebreak else ""))
 
     again = "`karuta tournament read --resume" + (f" --tiebreak {tiebreak}" if tiebreak else "")
     again += f" --round {round_no}`" if round_no != t.current_round() else "`"

@@ -21,9 +21,10 @@ from typing import Hashable, Iterable, Sequence
 from reader.match.rules import goshiki
 
 __all__ = ["TableResult", "table_outcome", "Row", "standings", "tie_groups_needing_lots",
-           "draw_lots", "semi_pairs", "MAX_CARDS", "SEATS"]
+           "draw_lots", "semi_pairs", "MAX_CARDS", "DEFAULT_READS", "SEATS"]
 
 MAX_CARDS = goshiki.CARDS
+DEFAULT_READS = goshiki.DEFAULT_READS
 SEATS = ("A", "B", "C")
 
 

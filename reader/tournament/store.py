@@ -38,7 +38,8 @@ from reader.tournament.players import PlayerRow, balance_blocks, clean_name
 from reader.base.sqldb import immediate
 from reader.base.statefiles import decode_json
 
-__all__ = ["Tournament", "Settings", "Table", "default_colors", "FORMAT", "VERSION"]
+__all__ = ["Tournament", "Settings", "Table", "default_colors", "COLOR_POLICIES", "FORMAT",
+           "VERSION"]
 
 FORMAT = "karuta-tournament"
 VERSION = 1
@@ -74,11 +75,20 @@ KIND_NAMES = {"prelim": "preliminary", "semi": "semi-final", "final": "final",
               "third": "third place"}
 
 
-def default_colors(seed: int, n: int) -> list[str]:
-    """A different colour each round: a seeded order of the five, repeated (so two rounds in
-    a row never share a colour)."""
+#: colour policies: one colour all day (seed 004: from round 2 on, each table plays on the 20
+#: cards the players before laid out, so the reader reads that colour), or a new colour each
+#: round (a seeded order of the five), or the list given with --colors
+COLOR_POLICIES = ("one", "each-round", "given")
+
+
+def default_colors(seed: int, n: int, policy: str = "one") -> list[str]:
+    """The colour of each of ``n`` rounds: one seeded colour throughout (``one``), or a
+    different colour each round (``each-round``: a seeded order of the five, repeated, so two
+    rounds in a row never share a colour)."""
     names = sorted(poems.COLORS)
     random.Random(f"{seed}/colors").shuffle(names)
+    if policy == "one":
+        return [names[0]] * n
     return [names[i % len(names)] for i in range(n)]
 
 
@@ -99,10 +109,21 @@ class Settings:
     third_place: bool = False
     seed: int = 0
     title: str = "五色百人一首大会"
+    #: cards read in a match (seed 004: 17 of the colour's 20); a result's cards add up to
+    #: at most this, plus the tie-break cards (up to the 20) in a knock-out match
+    reads: int = scoring.DEFAULT_READS
+    #: ``one`` colour all day (the default), ``each-round``, or ``given`` (``colors``)
+    color_policy: str = "one"
 
     def validate(self) -> None:
         if not 1 <= self.rounds <= 20:
             raise TournamentError(f"--rounds {self.rounds}: between 1 and 20 preliminary rounds")
+        if isinstance(self.reads, bool) or not 1 <= self.reads <= scoring.MAX_CARDS:
+            raise TournamentError(f"--reads {self.reads}: between 1 and {scoring.MAX_CARDS} "
+                                  "cards (a colour has 20)")
+        if self.color_policy not in COLOR_POLICIES:
+            raise TournamentError(f"colour policy {self.color_policy!r}: one of "
+                                  f"{', '.join(COLOR_POLICIES)}")
 
 
 @dataclass(frozen=True)
@@ -167,7 +188,11 @@ class Tournament:
         self.settings = Settings(rounds=self.meta["rounds"], colors=tuple(self.meta["colors"]),
                                  mix_groups=self.meta["mix_groups"],
                                  third_place=self.meta["third_place"], seed=self.meta["seed"],
-                                 title=self.meta["title"])
+                                 title=self.meta["title"],
+                                 # files written before these settings: 17 read, and the
+                                 # colours they recorded, round by round
+                                 reads=self.meta.get("reads", scoring.DEFAULT_READS),
+                                 color_policy=self.meta.get("color_policy", "given"))
 
     # ------------------------------------------------------------------ opening
     @staticmethod
@@ -193,16 +218,19 @@ class Tournament:
         if not path.parent.is_dir():
             raise TournamentError(f"cannot write {path}: folder {path.parent} does not exist")
         rows = balance_blocks(rows, blocks, random.Random(f"{settings.seed}/blocks"))
+        _check_blocks(rows)
         need = settings.rounds + 2
         colors = [parse_color(c) for c in settings.colors]
+        policy = settings.color_policy
         if colors:
             colors = [colors[i % len(colors)] for i in range(need)]
+            policy = "one" if len(set(colors)) == 1 else "given"
         else:
-            colors = default_colors(settings.seed, need)
+            colors = default_colors(settings.seed, need, policy)
         meta = {"format": FORMAT, "version": VERSION, "rounds": settings.rounds,
                 "colors": colors, "mix_groups": settings.mix_groups,
                 "third_place": settings.third_place, "seed": settings.seed,
-                "title": settings.title}
+                "title": settings.title, "reads": settings.reads, "color_policy": policy}
         tmp = path.with_name(path.name + ".new")
         tmp.unlink(missing_ok=True)
         try:
@@ -418,7 +446,7 @@ class Tournament:
             raise TournamentError(f"nobody to pair for round {nxt}")
         if color is None:
             color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
-                else default_colors(self.settings.seed, nxt)[-1]
+                else default_colors(self.settings.seed, nxt, self.settings.color_policy)[-1]
         reading_seed = random.Random(f"{self.settings.seed}/reading/{nxt}").randrange(1_000_000)
         self.db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?)",
                         (nxt, stage, color, reading_seed))
@@ -490,6 +518,7 @@ class Tournament:
         for res in self.prelim_results():
             for pid, kind in scoring.table_outcome(res.seats, res.counts).items():
                 wins[pid] += kind == "win"
+        before = self.tables(nxt - 1) if self.stage_of(nxt - 1) == "prelim" else []
         out = []
         for block in self.blocks():
             active = self._active(nxt, block)
@@ -503,7 +532,9 @@ class Tournament:
             ents = [pairing.Entrant(p["id"], wins[p["id"]], p["group"], trios[p["id"]])
                     for p in active]
             rng = random.Random(f"{self.settings.seed}/pair/{nxt}/{block}")
-            for t in pairing.pair_block(ents, met, rng, self.settings.mix_groups):
+            last = [tb.seats for tb in before if tb.block == block]
+            for t in pairing.pair_block(ents, met, rng, self.settings.mix_groups, last,
+                                        self.settings.rounds):
                 out.append((block, "prelim", t))
         return out
 
@@ -631,6 +662,11 @@ class Tournament:
         raise TournamentError(f"table {table_no}: round {round_no} has no such table "
                               f"(tables 1-{n})" if n else f"round {round_no} is not paired")
 
+    def max_cards(self, table: Table) -> int:
+        """The most cards a table's players can have taken together: the cards read, and in a
+        knock-out match the tie-break cards too (one at a time, up to the colour's 20)."""
+        return scoring.MAX_CARDS if table.knockout else self.settings.reads
+
     def check_result(self, table: Table, counts: Sequence[int],
                      faults: Iterable[int] = ()) -> tuple[tuple[int, ...], tuple[int, ...]]:
         where = f"table {table.no}"
@@ -638,15 +674,18 @@ class Tournament:
             raise TournamentError(f"{where} has {len(table.seats)} players "
                                   f"({', '.join(table.names)}): give {len(table.seats)} counts, "
                                   f"not {len(counts)}")
+        most = self.max_cards(table)
+        read = (f"{self.settings.reads} are read" if most == self.settings.reads else
+                f"{self.settings.reads} are read and at most {most - self.settings.reads} "
+                "tie-break cards")
         for n, name in zip(counts, table.names):
             if isinstance(n, bool) or not isinstance(n, int) or n < 0:
                 raise TournamentError(f"{where}: {n!r} cards for {name} is not a count")
-            if n > scoring.MAX_CARDS:
-                raise TournamentError(f"{where}: {n} cards for {name}, but a match has only "
-                                      f"{scoring.MAX_CARDS}")
-        if sum(counts) > scoring.MAX_CARDS:
+            if n > most:
+                raise TournamentError(f"{where}: {n} cards for {name}, but only {read}")
+        if sum(counts) > most:
             raise TournamentError(f"{where}: {' + '.join(map(str, counts))} = {sum(counts)} "
-                                  f"cards, more than the {scoring.MAX_CARDS} of a match")
+                                  f"cards, but only {read}")
         faults = tuple(faults)
         for f in faults:
             if f not in table.seats:
@@ -857,6 +896,7 @@ class Tournament:
                                for t in self.missing_results(r)],
                "next_color": (self.settings.colors[cur] if cur < len(self.settings.colors)
                               else None),
+               "reads": self.settings.reads, "color_policy": self.settings.color_policy,
                "champions": self.champions()}
         return out
 
@@ -870,6 +910,8 @@ class Tournament:
         rounds = [self.round_json(r) for r in range(1, self.current_round() + 1)]
         return {"title": self.settings.title, "seed": self.settings.seed,
                 "settings": {"rounds": self.settings.rounds, "colors": list(self.settings.colors),
+                             "color_policy": self.settings.color_policy,
+                             "reads": self.settings.reads,
                              "mix_groups": self.settings.mix_groups,
                              "third_place": self.settings.third_place},
                 "players": [{k: p[k] for k in ("name", "group", "block", "joined_round",
@@ -898,6 +940,22 @@ class Tournament:
                                 "" if t.outcome is None else t.outcome[i],
                                 int(pid in t.faults)])
         return buf.getvalue()
+
+
+def _check_blocks(rows: Sequence[PlayerRow]) -> None:
+    """Every block needs two players to pair (refused at ``new``, not at the first ``pair``)."""
+    if len(rows) < 2:
+        raise TournamentError(f"{len(rows)} player{'' if len(rows) == 1 else 's'}: a tournament "
+                              "needs at least two")
+    sizes: dict[str, list[str]] = defaultdict(list)
+    for r in rows:
+        sizes[r.block].append(r.name)
+    small = sorted(b for b, names in sizes.items() if len(names) < 2)
+    if small:
+        b = small[0]
+        raise TournamentError(f"block {b} would have one player ({sizes[b][0]}): a block needs "
+                              "at least two (fewer --blocks, or move players in the CSV's "
+                              "block column)")
 
 
 def _table_no(cell: str, where: str) -> int:
