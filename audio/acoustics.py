@@ -18,13 +18,22 @@ audio was made, so they measure recorded voices as well as the synthesized one.
   largest value in the search window.
 * ``vowel_onset``: where the first-formant band (450-1200 Hz) comes, after its dip at the
   consonant, within 6 dB of the vowel's level.
+* ``harvest_st``: the pitch track as issue 21 measured a human reader: WORLD's Harvest, 10 ms
+  frames, semitones over 100 Hz (NaN where unvoiced).
+* ``ku_opening``: how a ku (or a clip) opens: its first 150 ms of voice against the reciting
+  tone (the median pitch 0.45-1.2 s after the onset): the depth in semitones, how long it stays
+  low, how long the glide up takes, and the pitch range after it.
+* ``mel_flux_onset``: an onset measure independent of ``sharp_rise``: the first 1 ms step
+  near a time where the log-mel flux (the mean dB rise over 10 ms of 40 mel bands) reaches 6 dB;
+  None when there is no such rise.
 """
 from __future__ import annotations
 
 import numpy as np
 
 __all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return", "f0_semitones",
-           "sharp_rise", "vowel_onset", "window_db"]
+           "sharp_rise", "vowel_onset", "window_db", "harvest_st", "ku_opening", "mel_flux_onset",
+           "OPENS_LOW_ST"]
 
 
 def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):
@@ -177,6 +186,124 @@ def vowel_onset(x, rate: int, around: int, before_ms: float = 60.0, after_ms: fl
     if not len(hit):
         return around
     return int(min(centres[hit[0]], around + rate * after_ms / 1000))
+
+
+def harvest_st(x, rate: int, frame_ms: float = 10.0):
+    """(times in s, semitones over 100 Hz): WORLD's Harvest f0 every ``frame_ms`` (80-700 Hz),
+    NaN where unvoiced.  The measure issue 21 used on a human reader's recording."""
+    import pyworld as pw
+
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1))
+    if len(x) < rate // 20:
+        return np.zeros(0), np.zeros(0)
+    f0, t = pw.harvest(x, rate, f0_floor=80.0, f0_ceil=700.0, frame_period=frame_ms)
+    st = np.full(len(f0), np.nan)
+    v = f0 > 0
+    st[v] = 12 * np.log2(f0[v] / 100.0)
+    return t, st
+
+
+#: a ku "opens low" when its first 150 ms of voice sit at least this far under its reciting tone
+#: (the human reader of issue 21: -9 to -12 st, 7 of 7 ku; the two-level accent voice: +1.6)
+OPENS_LOW_ST = -6.0
+
+
+def ku_opening(x, rate: int, end: int | None = None, track=None) -> dict | None:
+    """How the sound in ``x`` (starting at a ku's onset, ending at ``end``, default its end)
+    opens, from the Harvest pitch (``track``: ``harvest_st(x[:end])``, if already made):
+
+    * ``depth_st``: the median pitch of the first 150 ms of voice (the first 15 voiced 10 ms
+      frames) minus the reciting tone, the median pitch 0.45-1.2 s after the onset;
+    * ``low_ms``: from the first voiced frame to the last frame within 1 st of the opening's
+      level before the glide (how long the first mora stays low); ``glide_ms``: from there to
+      the first frame within 1 st of the reciting tone (for a 10 st opening, 10 % to 90 % of
+      the way); both None when the ku does not open at least 2 st low or never gets there;
+    * ``after_range_st``: the pitch range (5-95 %) from the end of the glide (or 0.45 s) to
+      ``end``, and ``on_tone``: the share of its voiced frames within 2 st of the reciting tone
+      (one reciting tone: a small range, nearly all frames on the tone).
+
+    None when there is too little voice to say."""
+    end = len(x) if end is None else min(end, len(x))
+    t, st = track if track is not None else harvest_st(x[:end], rate)
+    if not len(t):
+        return None
+    voiced = np.nonzero(np.isfinite(st))[0]
+    ref = st[(t >= 0.45) & (t <= 1.2)]
+    ref = ref[np.isfinite(ref)]
+    if len(voiced) < 15 or len(ref) < 10:
+        return None
+    tone = float(np.median(ref))
+    rel = st - tone
+    first = voiced[:15]
+    first = first[t[first] <= t[voiced[0]] + 0.3]  # the first voice, not a later mora's
+    depth = float(np.median(rel[first]))
+    low_ms = glide_ms = None
+    glide_end = 0.45
+    fin = np.isfinite(rel)
+    if depth <= -2.0:
+        i0 = voiced[0]
+        # the glide's end: the first frame within 1 st of the tone from which the voice stays
+        # within 2.5 st of it for 100 ms (10 voiced frames); its start: the last frame before
+        # that still within 1 st of the opening (so stray frames on a consonant end neither)
+        for i in voiced[voiced > i0]:
+            nxt = rel[i:][fin[i:]][:10]
+            if abs(rel[i]) <= 1.0 and np.abs(nxt).max() <= 2.5:
+                low = np.nonzero(fin[:i] & (rel[:i] <= depth + 1.0))[0]
+                j = low[-1] if len(low) else i0
+                low_ms = float((t[j] - t[i0]) * 1000)
+                glide_ms = float((t[i] - t[j]) * 1000)
+                glide_end = float(t[i])
+                break
+    after = rel[(t >= glide_end) & fin]
+    if len(after) > 10:
+        rng = float(np.percentile(after, 95) - np.percentile(after, 5))
+        on_tone = float(np.mean(np.abs(after) <= 2.0))
+    else:
+        rng = on_tone = float("nan")
+    return {"depth_st": depth, "low_ms": low_ms, "glide_ms": glide_ms, "after_range_st": rng,
+            "on_tone": on_tone, "tone_st": tone}
+
+
+def _mel_filters(n_fft: int, rate: int, bands: int, lo_hz: float, hi_hz: float):
+    """Triangular mel filters (HTK mel scale), ``bands`` x (n_fft // 2 + 1), unit peak."""
+    def mel(f):
+        return 2595.0 * np.log10(1.0 + np.asarray(f) / 700.0)
+
+    def hz(m):
+        return 700.0 * (10 ** (np.asarray(m) / 2595.0) - 1.0)
+
+    edges = hz(np.linspace(mel(lo_hz), mel(hi_hz), bands + 2))
+    f = np.arange(n_fft // 2 + 1) * rate / n_fft
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    return np.maximum(0.0, np.minimum((f - lo) / (mid - lo), (hi - f) / (hi - mid)))
+
+
+def mel_flux_onset(x, rate: int, around: int, before_ms: float = 10.0, after_ms: float = 150.0,
+                   rise_db: float = 6.0, win_ms: float = 10.0):
+    """An onset near sample ``around`` found without ``sharp_rise``'s relative threshold: the
+    log-mel spectrum (40 bands, 60 Hz-12 kHz, 10 ms Hann windows zero-padded to 2048 points,
+    every 1 ms, floored 60 dB under its loudest), its flux (per band the dB rise against the
+    window 10 ms earlier, negative rises 0, the mean over the bands), and the first step in
+    [around - before, around + after] where the flux reaches ``rise_db`` (the first rise after
+    ``around``; one that starts up to ``before_ms`` earlier belongs to it).  The time is the
+    later window's centre (an abrupt onset from silence reads -4 ms).  Sample index, or None
+    when nothing in the span rises that much."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    win, hop, lag, n_fft = round(rate * win_ms / 1000), rate // 1000, 10, 2048
+    a = max(0, around - round(rate * before_ms / 1000) - win - lag * hop)
+    b = min(len(x), around + round(rate * after_ms / 1000) + win)
+    seg = x[a:b]
+    if len(seg) < win + lag * hop + 2:
+        return None
+    idx = np.arange(0, len(seg) - win + 1, hop)[:, None] + np.arange(win)[None, :]
+    spec = np.abs(np.fft.rfft(seg[idx] * np.hanning(win)[None, :], n=n_fft, axis=1)) ** 2
+    mel = 10 * np.log10(spec @ _mel_filters(n_fft, rate, 40, 60.0, 12000.0).T + 1e-12)
+    mel = np.maximum(mel, mel.max() - 60.0)
+    flux = np.maximum(0.0, mel[lag:] - mel[:-lag]).mean(axis=1)
+    times = a + (np.arange(len(flux)) + lag) * hop + win // 2  # the later window's centre
+    ok = (times >= around - rate * before_ms / 1000) & (times <= around + rate * after_ms / 1000)
+    hit = np.nonzero(ok & (flux >= rise_db))[0]
+    return int(times[hit[0]]) if len(hit) else None
 
 
 # ------------------------------------------------------------------------------------------------
