@@ -14,7 +14,7 @@ audio was made, so they measure recorded voices as well as the synthesized one.
   ending" of a ku-final vowel).
 * ``sharp_rise``: the acoustic onset near a time: the first 1 ms step where the rise of
   spectral energy (dB rises of 16 bands, 300 Hz-12 kHz, 8 ms windows, band power averaged over
-  10 ms) reaches half its largest value in the search window.
+  the last 14 ms) reaches half its largest value in the search window.
 * ``vowel_onset``: where the first-formant band (450-1200 Hz) comes, after its dip at the
   consonant, within 6 dB of the vowel's level.
 * ``harvest_st``: the pitch track as issue 21 measured a human reader: WORLD's Harvest, 10 ms
@@ -125,17 +125,18 @@ def _band_db(x, rate: int, lo_hz: float, hi_hz: float, bands: int, win_ms: float
     return 10 * np.log10(np.stack(cols, axis=1) + 1e-12), hop, win
 
 
-#: ms (1 ms frames) over which ``sharp_rise`` averages band power: one pitch period at 100 Hz
-_PULSE_MS = 10
+#: ms (1 ms frames) over which ``sharp_rise`` averages band power: two pitch periods of a ku's
+#: low opening (147 Hz, ``audio.chant.MELODY``)
+_PULSE_MS = 14
 
 
 def sharp_rise(x, rate: int, around: int, before_ms: float = 60.0, after_ms: float = 60.0):
     """The acoustic onset near sample ``around``: the first 1 ms step in [around - before,
     around + after] whose rise of spectral energy (the dB rises over 4 ms of 16 log-spaced
     bands from 300 Hz to 12 kHz, summed) reaches half the largest rise in that span.  Each
-    band's power is first averaged over the last ``_PULSE_MS`` (a pitch period at 100 Hz): with 8 ms
-    windows alone, a voice under ~250 Hz (a ku's low opening, 147 Hz) flutters from pitch pulse
-    to pitch pulse, and that flutter read as onsets.  Sample index (window centre)."""
+    band's power is first averaged over the last ``_PULSE_MS`` (two pitch periods at 147 Hz):
+    with 8 ms windows alone, a voice under ~250 Hz (a ku's low opening, 147 Hz) flutters from
+    pitch pulse to pitch pulse, and that flutter read as onsets.  Sample index (window centre)."""
     from scipy.ndimage import uniform_filter1d
 
     x = np.asarray(x, dtype=np.float64).reshape(-1)

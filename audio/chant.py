@@ -56,7 +56,7 @@ RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-8"
+VOICE_VERSION = "chant-9"
 
 
 @dataclass(frozen=True)
@@ -117,11 +117,11 @@ _CONS_CAP_DB = -5.0
 _HF_HZ = 3500
 #: vowel after vowel: the level falls ``_VV_DIP_DB`` over ``_VV_FALL_MS`` before the beat and
 #: comes back over ``_VV_RISE_MS`` centred on it; the same before the heard onset of a fricative
-#: or glide right after a vowel (``_DIP_CONS``: no closure, so no onset to hear without it)
+#: glide or nasal right after a vowel (``_DIP_CONS``: no closure, so no onset to hear without it)
 _VV_DIP_DB = -12.0
 _VV_FALL_MS = 35
 _VV_RISE_MS = 8
-_DIP_CONS = {"s", "sh", "h", "hy", "f", "z", "y", "w"}
+_DIP_CONS = {"s", "sh", "h", "hy", "f", "z", "y", "w", "n", "m", "ny", "my"}
 
 
 @dataclass(frozen=True)
@@ -572,7 +572,7 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, melody: Melody = 
     # a vowel (or ん) right after another mora's vowel is re-articulated on its beat, as a
     # reader separates morae: the level dips before the beat and comes back on it, so the mora
     # has an onset a listener hears (without it the vowel glides and no onset is heard); a
-    # fricative or glide after a vowel likewise, the level coming back where it is heard
+    # fricative, glide or nasal after a vowel likewise, the level coming back where it is heard
     fall, rise = _VV_FALL_MS * RATE // 1000, _VV_RISE_MS * RATE // 1000
     dip = 10 ** (_VV_DIP_DB / 20)
     heard = heard_onsets(des)
