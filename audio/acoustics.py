@@ -125,6 +125,11 @@ def _band_db(x, rate: int, lo_hz: float, hi_hz: float, bands: int, win_ms: float
     return 10 * np.log10(np.stack(cols, axis=1) + 1e-12), hop, win
 
 
+def _from(x, a: int, b: int):
+    """``x[a:b]``, silence where ``a`` is before the start (what is heard before a clip)."""
+    return np.concatenate([np.zeros(max(0, -a)), x[max(0, a):b]])
+
+
 #: ms (1 ms frames) over which ``sharp_rise`` averages band power: two pitch periods of a ku's
 #: low opening (147 Hz, ``audio.chant.MELODY``)
 _PULSE_MS = 14
@@ -140,9 +145,9 @@ def sharp_rise(x, rate: int, around: int, before_ms: float = 60.0, after_ms: flo
     from scipy.ndimage import uniform_filter1d
 
     x = np.asarray(x, dtype=np.float64).reshape(-1)
-    a = max(0, around - round(rate * (before_ms + 20) / 1000))
+    a = around - round(rate * (before_ms + 20 + _PULSE_MS) / 1000)
     b = min(len(x), around + round(rate * (after_ms + 20) / 1000))
-    s, hop, win = _band_db(x[a:b], rate, 300.0, 12000.0, 16)
+    s, hop, win = _band_db(_from(x, a, b), rate, 300.0, 12000.0, 16)
     if len(s) < 6:
         return around
     # the average of the last _PULSE_MS frames (trailing: an onset is not heard before it comes)
@@ -288,9 +293,9 @@ def mel_flux_onset(x, rate: int, around: int, before_ms: float = 10.0, after_ms:
     when nothing in the span rises that much."""
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     win, hop, lag, n_fft = round(rate * win_ms / 1000), rate // 1000, 10, 2048
-    a = max(0, around - round(rate * before_ms / 1000) - win - lag * hop)
+    a = around - round(rate * before_ms / 1000) - win - lag * hop
     b = min(len(x), around + round(rate * after_ms / 1000) + win)
-    seg = x[a:b]
+    seg = _from(x, a, b)
     if len(seg) < win + lag * hop + 2:
         return None
     idx = np.arange(0, len(seg) - win + 1, hop)[:, None] + np.arange(win)[None, :]
