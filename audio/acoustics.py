@@ -390,11 +390,8 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
                 out["hold_vs_shimo_lu"].append(short_lufs(body, rate) - integrated_lufs(x[:speech], rate))
         # ku by ku: the ends, the pitch, the vowel onsets
         morae = des.morae
-        start = 0
-        for n, m in enumerate(morae):
-            if not m.ku_end:
-                continue
-            ku = morae[start:n + 1]
+        for start, n in des.kus():
+            ku, m = morae[start:n + 1], morae[n]
             vend = (m.vend - (des.hold if n == len(morae) - 1 else 0)) * g
             out["ku_ends"] += 1
             if dip_and_return(x[max(0, vend - 150 * ms):vend], rate):
@@ -413,7 +410,6 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
             if len(iv) >= 2:
                 out["ku_onset_sd"].append(float(np.std(iv)))
                 out["onset_intervals"] += iv
-            start = n + 1
     f.close()
     return out
 

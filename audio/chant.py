@@ -143,6 +143,11 @@ class Design:
     speech: int  # frames before the hold
     beat: int  # frames from beat to beat (one mora)
 
+    def kus(self) -> list[tuple[int, int]]:
+        """Each ku's first and last mora (indices into ``morae``)."""
+        ends = [n for n, m in enumerate(self.morae) if m.ku_end]
+        return list(zip([0] + [e + 1 for e in ends[:-1]], ends))
+
 
 def _phone(label: str) -> str:
     return label.split("-", 1)[1].split("+", 1)[0]
@@ -458,11 +463,8 @@ def melody_st(des: Design, melody: Melody = MELODY):
     ramp = max(1.0, melody.glide_ms / 0.8 / _MS * scale)
     dip_half = max(1.0, melody.accent_dip_ms / 2 / _MS * scale)
     morae = des.morae
-    start = 0
-    for n, mp in enumerate(morae):
-        if not mp.ku_end:
-            continue
-        ku = morae[start:n + 1]
+    for start, n in des.kus():
+        ku, mp = morae[start:n + 1], morae[n]
         k0 = ku[0].onset - ku[0].closure
         k1 = mp.vend
         t = np.arange(k0, k1 + (1 if n == len(morae) - 1 else 0))
@@ -478,7 +480,6 @@ def melody_st(des: Design, melody: Melody = MELODY):
                 a, b = int(np.floor(m.onset - dip_half)), int(np.ceil(m.onset + dip_half))
                 tt = np.arange(max(a, k0), min(b, k1))
                 level[tt] -= melody.accent_dip_st * 0.5 * (1 + np.cos(np.pi * (tt - m.onset) / dip_half))
-        start = n + 1
     if des.hold:
         h0, end = des.speech, morae[-1].vend
         level[h0:end + 1] -= melody.yoin_fall_st * np.linspace(0, 1, end + 1 - h0)
