@@ -22,7 +22,8 @@ timeline:
   (found in the natural audio: the largest rise of high-band energy) to the vowel, the vowel's
   first and last frames one to one, its middle stretched (a nasal's vowel is looked for after
   its murmur).  A vowel (or ん) right after a vowel dips 12 dB before its beat and comes back
-  on it, so it is re-articulated there, as a reader separates morae.  A long middle (ku ends, the 余韻)
+  on it, so it is re-articulated there, as a reader separates morae; a fricative, glide or
+  nasal right after a vowel likewise, the level coming back where the mora is heard.  A long middle (ku ends, the 余韻)
   wanders slowly and smoothly over the vowel's steady part instead of repeating anything, so
   the held sound changes a little all the time and never loops.
 * **Pitch** (``MELODY``, a ``Melody``): a human karuta reader's melody (issue 21).  Each ku
