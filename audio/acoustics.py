@@ -12,19 +12,27 @@ audio was made, so they measure recorded voices as well as the synthesized one.
   the band's RMS).
 * ``dip_and_return``: a >= 10 dB dip followed by a return within a stretch (the "double
   ending" of a ku-final vowel).
-* ``f0_semitones``: voiced pitch (WORLD's DIO + StoneMask) in semitones over 100 Hz.
 * ``sharp_rise``: the acoustic onset near a time: the first 1 ms step where the rise of
-  spectral energy (dB rises of 16 bands, 300 Hz-12 kHz, 8 ms windows) reaches half its
-  largest value in the search window.
+  spectral energy (dB rises of 16 bands, 300 Hz-12 kHz, 8 ms windows, band power averaged over
+  the last 14 ms) reaches half its largest value in the search window.
 * ``vowel_onset``: where the first-formant band (450-1200 Hz) comes, after its dip at the
   consonant, within 6 dB of the vowel's level.
+* ``harvest_st``: the pitch track as issue 21 measured a human reader: WORLD's Harvest, 10 ms
+  frames, semitones over 100 Hz (NaN where unvoiced).
+* ``ku_opening``: how a ku (or a clip) opens: its first 150 ms of voice against the reciting
+  tone (the median pitch 0.45-1.2 s after the onset): the depth in semitones, how long it stays
+  low, how long the glide up takes, and the pitch range after it.
+* ``mel_flux_onset``: an onset measure independent of ``sharp_rise``: the first 1 ms step
+  near a time where the log-mel flux (the mean dB rise over 10 ms of 40 mel bands) reaches 6 dB;
+  None when there is no such rise.
 """
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return", "f0_semitones",
-           "sharp_rise", "vowel_onset", "window_db"]
+__all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return",
+           "sharp_rise", "vowel_onset", "window_db", "harvest_st", "ku_opening", "mel_flux_onset",
+           "OPENS_LOW_ST"]
 
 
 def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):
@@ -94,19 +102,6 @@ def dip_and_return(x, rate: int, depth_db: float = 10.0) -> bool:
     return bool(np.any((run_max - e >= depth_db) & (after_max - e >= depth_db)))
 
 
-def f0_semitones(x, rate: int):
-    """Voiced f0 (DIO + StoneMask, 5 ms frames) in semitones over 100 Hz; an empty array if none."""
-    import pyworld as pw
-
-    x = np.asarray(x, dtype=np.float64).reshape(-1)
-    if len(x) < rate // 10:
-        return np.zeros(0)
-    f0, t = pw.dio(x, rate, f0_floor=80.0, f0_ceil=700.0, frame_period=5.0)
-    f0 = pw.stonemask(x, f0, t, rate)
-    f0 = f0[f0 > 0]
-    return 12 * np.log2(f0 / 100.0)
-
-
 def _stft_db(x, rate: int, win_ms: float = 8.0, hop_ms: float = 1.0):
     win, hop = round(rate * win_ms / 1000), round(rate * hop_ms / 1000)
     if len(x) < win:
@@ -130,17 +125,34 @@ def _band_db(x, rate: int, lo_hz: float, hi_hz: float, bands: int, win_ms: float
     return 10 * np.log10(np.stack(cols, axis=1) + 1e-12), hop, win
 
 
+def _from(x, a: int, b: int):
+    """``x[a:b]``, silence where ``a`` is before the start (what is heard before a clip)."""
+    return np.concatenate([np.zeros(max(0, -a)), x[max(0, a):b]])
+
+
+#: ms (1 ms frames) over which ``sharp_rise`` averages band power: two pitch periods of a ku's
+#: low opening (147 Hz, ``audio.chant.MELODY``)
+_PULSE_MS = 14
+
+
 def sharp_rise(x, rate: int, around: int, before_ms: float = 60.0, after_ms: float = 60.0):
     """The acoustic onset near sample ``around``: the first 1 ms step in [around - before,
     around + after] whose rise of spectral energy (the dB rises over 4 ms of 16 log-spaced
-    bands from 300 Hz to 12 kHz, summed) reaches half the largest rise in that span.
-    Sample index (window centre)."""
+    bands from 300 Hz to 12 kHz, summed) reaches half the largest rise in that span.  Each
+    band's power is first averaged over the last ``_PULSE_MS`` (two pitch periods at 147 Hz):
+    with 8 ms windows alone, a voice under ~250 Hz (a ku's low opening, 147 Hz) flutters from
+    pitch pulse to pitch pulse, and that flutter read as onsets.  Sample index (window centre)."""
+    from scipy.ndimage import uniform_filter1d
+
     x = np.asarray(x, dtype=np.float64).reshape(-1)
-    a = max(0, around - round(rate * (before_ms + 20) / 1000))
+    a = around - round(rate * (before_ms + 20 + _PULSE_MS) / 1000)
     b = min(len(x), around + round(rate * (after_ms + 20) / 1000))
-    s, hop, win = _band_db(x[a:b], rate, 300.0, 12000.0, 16)
+    s, hop, win = _band_db(_from(x, a, b), rate, 300.0, 12000.0, 16)
     if len(s) < 6:
         return around
+    # the average of the last _PULSE_MS frames (trailing: an onset is not heard before it comes)
+    s = 10 * np.log10(uniform_filter1d(10 ** (s / 10), _PULSE_MS, axis=0, mode="nearest",
+                                       origin=_PULSE_MS // 2 - 1))
     s = np.maximum(s, s.max() - 60)  # ignore changes deep in the floor
     flux = np.maximum(0.0, s[4:] - s[:-4]).sum(axis=1)  # 4 ms apart
     centres = a + (np.arange(len(flux)) + 2) * hop + win // 2
@@ -179,6 +191,124 @@ def vowel_onset(x, rate: int, around: int, before_ms: float = 60.0, after_ms: fl
     return int(min(centres[hit[0]], around + rate * after_ms / 1000))
 
 
+def harvest_st(x, rate: int, frame_ms: float = 10.0):
+    """(times in s, semitones over 100 Hz): WORLD's Harvest f0 every ``frame_ms`` (80-700 Hz),
+    NaN where unvoiced.  The measure issue 21 used on a human reader's recording."""
+    import pyworld as pw
+
+    x = np.ascontiguousarray(np.asarray(x, dtype=np.float64).reshape(-1))
+    if len(x) < rate // 20:
+        return np.zeros(0), np.zeros(0)
+    f0, t = pw.harvest(x, rate, f0_floor=80.0, f0_ceil=700.0, frame_period=frame_ms)
+    st = np.full(len(f0), np.nan)
+    v = f0 > 0
+    st[v] = 12 * np.log2(f0[v] / 100.0)
+    return t, st
+
+
+#: a ku "opens low" when its first 150 ms of voice sit at least this far under its reciting tone
+#: (the human reader of issue 21: -9 to -12 st, 7 of 7 ku; the two-level accent voice: +1.6)
+OPENS_LOW_ST = -6.0
+
+
+def ku_opening(x, rate: int, end: int | None = None, track=None) -> dict | None:
+    """How the sound in ``x`` (starting at a ku's onset, ending at ``end``, default its end)
+    opens, from the Harvest pitch (``track``: ``harvest_st(x[:end])``, if already made):
+
+    * ``depth_st``: the median pitch of the first 150 ms of voice (the first 15 voiced 10 ms
+      frames) minus the reciting tone, the median pitch 0.45-1.2 s after the onset;
+    * ``low_ms``: from the first voiced frame to the last frame within 1 st of the opening's
+      level before the glide (how long the first mora stays low); ``glide_ms``: from there to
+      the first frame within 1 st of the reciting tone (for a 10 st opening, 10 % to 90 % of
+      the way); both None when the ku does not open at least 2 st low or never gets there;
+    * ``after_range_st``: the pitch range (5-95 %) from the end of the glide (or 0.45 s) to
+      ``end``, and ``on_tone``: the share of its voiced frames within 2 st of the reciting tone
+      (one reciting tone: a small range, nearly all frames on the tone).
+
+    None when there is too little voice to say."""
+    end = len(x) if end is None else min(end, len(x))
+    t, st = track if track is not None else harvest_st(x[:end], rate)
+    if not len(t):
+        return None
+    voiced = np.nonzero(np.isfinite(st))[0]
+    ref = st[(t >= 0.45) & (t <= 1.2)]
+    ref = ref[np.isfinite(ref)]
+    if len(voiced) < 15 or len(ref) < 10:
+        return None
+    tone = float(np.median(ref))
+    rel = st - tone
+    first = voiced[:15]
+    first = first[t[first] <= t[voiced[0]] + 0.3]  # the first voice, not a later mora's
+    depth = float(np.median(rel[first]))
+    low_ms = glide_ms = None
+    glide_end = 0.45
+    fin = np.isfinite(rel)
+    if depth <= -2.0:
+        i0 = voiced[0]
+        # the glide's end: the first frame within 1 st of the tone from which the voice stays
+        # within 2.5 st of it for 100 ms (10 voiced frames); its start: the last frame before
+        # that still within 1 st of the opening (so stray frames on a consonant end neither)
+        for i in voiced[voiced > i0]:
+            nxt = rel[i:][fin[i:]][:10]
+            if abs(rel[i]) <= 1.0 and np.abs(nxt).max() <= 2.5:
+                low = np.nonzero(fin[:i] & (rel[:i] <= depth + 1.0))[0]
+                j = low[-1] if len(low) else i0
+                low_ms = float((t[j] - t[i0]) * 1000)
+                glide_ms = float((t[i] - t[j]) * 1000)
+                glide_end = float(t[i])
+                break
+    after = rel[(t >= glide_end) & fin]
+    if len(after) > 10:
+        rng = float(np.percentile(after, 95) - np.percentile(after, 5))
+        on_tone = float(np.mean(np.abs(after) <= 2.0))
+    else:
+        rng = on_tone = float("nan")
+    return {"depth_st": depth, "low_ms": low_ms, "glide_ms": glide_ms, "after_range_st": rng,
+            "on_tone": on_tone, "tone_st": tone}
+
+
+def _mel_filters(n_fft: int, rate: int, bands: int, lo_hz: float, hi_hz: float):
+    """Triangular mel filters (HTK mel scale), ``bands`` x (n_fft // 2 + 1), unit peak."""
+    def mel(f):
+        return 2595.0 * np.log10(1.0 + np.asarray(f) / 700.0)
+
+    def hz(m):
+        return 700.0 * (10 ** (np.asarray(m) / 2595.0) - 1.0)
+
+    edges = hz(np.linspace(mel(lo_hz), mel(hi_hz), bands + 2))
+    f = np.arange(n_fft // 2 + 1) * rate / n_fft
+    lo, mid, hi = edges[:-2, None], edges[1:-1, None], edges[2:, None]
+    return np.maximum(0.0, np.minimum((f - lo) / (mid - lo), (hi - f) / (hi - mid)))
+
+
+def mel_flux_onset(x, rate: int, around: int, before_ms: float = 10.0, after_ms: float = 150.0,
+                   rise_db: float = 6.0, win_ms: float = 10.0):
+    """An onset near sample ``around`` found without ``sharp_rise``'s relative threshold: the
+    log-mel spectrum (40 bands, 60 Hz-12 kHz, 10 ms Hann windows zero-padded to 2048 points,
+    every 1 ms, floored 60 dB under its loudest), its flux (per band the dB rise against the
+    window 10 ms earlier, negative rises 0, the mean over the bands), and the first step in
+    [around - before, around + after] where the flux reaches ``rise_db`` (the first rise after
+    ``around``; one that starts up to ``before_ms`` earlier belongs to it).  The time is the
+    later window's centre (an abrupt onset from silence reads -4 ms).  Sample index, or None
+    when nothing in the span rises that much."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    win, hop, lag, n_fft = round(rate * win_ms / 1000), rate // 1000, 10, 2048
+    a = around - round(rate * before_ms / 1000) - win - lag * hop
+    b = min(len(x), around + round(rate * after_ms / 1000) + win)
+    seg = _from(x, a, b)
+    if len(seg) < win + lag * hop + 2:
+        return None
+    idx = np.arange(0, len(seg) - win + 1, hop)[:, None] + np.arange(win)[None, :]
+    spec = np.abs(np.fft.rfft(seg[idx] * np.hanning(win)[None, :], n=n_fft, axis=1)) ** 2
+    mel = 10 * np.log10(spec @ _mel_filters(n_fft, rate, 40, 60.0, 12000.0).T + 1e-12)
+    mel = np.maximum(mel, mel.max() - 60.0)
+    flux = np.maximum(0.0, mel[lag:] - mel[:-lag]).mean(axis=1)
+    times = a + (np.arange(len(flux)) + lag) * hop + win // 2  # the later window's centre
+    ok = (times >= around - rate * before_ms / 1000) & (times <= around + rate * after_ms / 1000)
+    hit = np.nonzero(ok & (flux >= rise_db))[0]
+    return int(times[hit[0]]) if len(hit) else None
+
+
 # ------------------------------------------------------------------------------------------------
 # a whole rendered reading, against its plan (scripts/bench_acoustic.py, tests)
 
@@ -209,7 +339,8 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
     out: dict = {"kami_lufs": [], "hold_vs_shimo_lu": [], "loop": [], "ripple": [], "true_peak": [],
                  "over_099": 0, "ku_ends": 0, "double_endings": 0, "ku_f0_range": [],
                  "ku_onset_sd": [], "onset_intervals": [], "heard_ma_err_ms": [],
-                 "decisive_err_ms": []}
+                 "decisive_err_ms": [], "decisive_flux_ms": [], "no_rise": [], "openings": [],
+                 "onset_openings": []}
     ms = rate // 1000
     prev_speech = None
     for i, s in enumerate(segs):
@@ -240,6 +371,11 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
         if "decisive_ms" in s:
             d = int(round(s["decisive_ms"] * rate / 1000)) - a
             out["decisive_err_ms"].append((sharp_rise(x, rate, d) - d) / ms)
+            rise = mel_flux_onset(x, rate, d)
+            if rise is None:
+                out["no_rise"].append(key)
+            else:
+                out["decisive_flux_ms"].append((rise - d) / ms)
         if des is None:
             continue
         g = 240
@@ -254,26 +390,26 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
                 out["hold_vs_shimo_lu"].append(short_lufs(body, rate) - integrated_lufs(x[:speech], rate))
         # ku by ku: the ends, the pitch, the vowel onsets
         morae = des.morae
-        start = 0
-        for n, m in enumerate(morae):
-            if not m.ku_end:
-                continue
-            ku = morae[start:n + 1]
+        for start, n in des.kus():
+            ku, m = morae[start:n + 1], morae[n]
             vend = (m.vend - (des.hold if n == len(morae) - 1 else 0)) * g
             out["ku_ends"] += 1
             if dip_and_return(x[max(0, vend - 150 * ms):vend], rate):
                 out["double_endings"] += 1
             k0 = ku[0].onset * g
-            st = f0_semitones(x[k0:vend], rate)
-            if len(st) > 10:
-                out["ku_f0_range"].append(float(np.percentile(st, 95) - np.percentile(st, 5)))
+            op = ku_opening(x[k0:vend], rate)
+            if op is not None:
+                out["openings"].append(op)
+                if start == 0:
+                    out["onset_openings"].append(op)
+                if np.isfinite(op["after_range_st"]):
+                    out["ku_f0_range"].append(op["after_range_st"])
             onsets = [(j, vowel_onset(x, rate, mm.beat * g)) for j, mm in enumerate(ku) if mm.cons]
             iv = [(t2 - t1) / ms / (j2 - j1) for (j1, t1), (j2, t2) in zip(onsets, onsets[1:])
                   if j2 - j1 == 1]
             if len(iv) >= 2:
                 out["ku_onset_sd"].append(float(np.std(iv)))
                 out["onset_intervals"] += iv
-            start = n + 1
     f.close()
     return out
 
@@ -302,9 +438,25 @@ def summary_lines(fig: dict) -> list[str]:
                  f"{fig['over_099']}   (target: <= -1 dBTP, none)")
     de, ke = fig["double_endings"], fig["ku_ends"]
     lines.append(f"double endings: {de} of {ke} ku ends ({100 * de / max(1, ke):.1f} %)   (target: <= 5 %)")
-    fr = fig["ku_f0_range"]
-    lines.append(f"pitch: per-ku f0 range (5-95 %) median {med(fr):.2f} st, 90 % {pct(fr, 90):.2f} st over "
-                 f"{len(fr)} ku   (target: median <= 4 st)")
+    oo, ops = fig["onset_openings"], fig["openings"]
+
+    def col(rows, k):
+        return [r[k] for r in rows if r[k] is not None and np.isfinite(r[k])]
+
+    low = sum(1 for r in oo if r["depth_st"] <= OPENS_LOW_ST)
+    low_all = sum(1 for r in ops if r["depth_st"] <= OPENS_LOW_ST)
+    lines.append(f"ku openings (Harvest, 10 ms; first 150 ms of voice - the tone 0.45-1.2 s on): 上の句/下の句 onsets "
+                 f"median {med(col(oo, 'depth_st')):+.1f} st, {low} of {len(oo)} open low (<= {OPENS_LOW_ST:.0f} st); "
+                 f"every ku median {med(col(ops, 'depth_st')):+.1f} st, {low_all} of {len(ops)}   "
+                 f"(target: median -10 ± 2 st, >= 90 % of onsets low; the human reader: -9.5 st, 7 of 7)")
+    lines.append(f"ku openings: low for median {med(col(ops, 'low_ms')):.0f} ms [{pct(col(ops, 'low_ms'), 10):.0f}, "
+                 f"{pct(col(ops, 'low_ms'), 90):.0f}], glide up (1 st off each end) median {med(col(ops, 'glide_ms')):.0f} ms "
+                 f"[{pct(col(ops, 'glide_ms'), 10):.0f}, {pct(col(ops, 'glide_ms'), 90):.0f}] (10 %, 90 %)   "
+                 f"(the human reader: low ~150-250 ms, glide ~150 ms)")
+    fr, on = fig["ku_f0_range"], col(ops, "on_tone")
+    lines.append(f"pitch after the glide: per-ku range (5-95 %) median {med(fr):.2f} st, 90 % {pct(fr, 90):.2f} st over "
+                 f"{len(fr)} ku; voiced frames within 2 st of the reciting tone: median {100 * med(on):.1f} %, "
+                 f"10 % of ku under {100 * pct(on, 10):.1f} %   (target: range median <= 4 st; one tone: median >= 90 %)")
     sd = fig["ku_onset_sd"]
     lines.append(f"vowel-onset intervals within a ku: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
                  f"({len(fig['onset_intervals'])} intervals, mean {float(np.mean(fig['onset_intervals'] or [np.nan])):.1f} ms)   "
@@ -317,6 +469,12 @@ def summary_lines(fig: dict) -> list[str]:
     ab = np.abs(de)
     lines.append(f"decisive onset, acoustic - plan: median {med(de):+.1f} ms, |err| median {med(ab):.1f} ms, "
                  f"90 % {pct(ab, 90):.1f} ms over {len(de)} cards   (target: median <= 10, 90 % <= 25 ms)")
+    fx, nr = fig["decisive_flux_ms"], fig["no_rise"]
+    miss = np.concatenate([np.abs(fx), np.full(len(nr), np.inf)])
+    lines.append(f"decisive onset, log-mel flux rise >= 6 dB - plan: median {med(fx):+.1f} ms, 90 % {pct(fx, 90):+.1f} ms, "
+                 f"range {min(fx, default=float('nan')):+.0f}..{max(fx, default=float('nan')):+.0f} ms; |err| 90 % "
+                 f"{float(np.percentile(miss, 90, method='higher')) if len(miss) else float('nan'):.1f} ms over {len(miss)} cards; no rise: {len(nr)}"
+                 f"{' (' + ', '.join(nr) + ')' if nr else ''}   (target: |err| 90 % <= 25 ms, a card with no rise a miss)")
     return lines
 
 

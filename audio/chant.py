@@ -22,13 +22,17 @@ timeline:
   (found in the natural audio: the largest rise of high-band energy) to the vowel, the vowel's
   first and last frames one to one, its middle stretched (a nasal's vowel is looked for after
   its murmur).  A vowel (or ん) right after a vowel dips 12 dB before its beat and comes back
-  on it, so it is re-articulated there, as a reader separates morae.  A long middle (ku ends, the 余韻)
+  on it, so it is re-articulated there, as a reader separates morae; a fricative, glide or
+  nasal right after a vowel likewise, the level coming back where the mora is heard.  A long middle (ku ends, the 余韻)
   wanders slowly and smoothly over the vowel's steady part instead of repeating anything, so
   the held sound changes a little all the time and never loops.
-* **Pitch**: two levels, a low reciting pitch ``low_hz`` and one ``step_st`` semitones higher
-  on the morae the word accent raises; steps only between morae (30 ms glides at the
-  consonant), a 0.5 st settle at each ku end, a slow random drift (sd 0.12 st) and a little
-  jitter; the 余韻 falls 0.8 st over its length.
+* **Pitch** (``MELODY``, a ``Melody``): a human karuta reader's melody (issue 21).  Each ku
+  opens low: its first mora sits ``opening_st`` (-10) semitones under the reciting tone
+  ``low_hz`` for ``low_ms`` (200 ms from its vowel's onset), then glides up (``glide_ms``,
+  150 ms from 10 % to 90 % of the way) to the reciting tone, which it keeps to the ku's end.
+  The word accent is kept only as small dips (``accent_dip_st``, 1 st) at the joins into morae
+  the accent lowers.  A slow random drift (sd 0.12 st) and a little jitter; the 余韻 falls
+  ``yoin_fall_st`` (0.8 st) over its length.
 * **Level**: consonant frames are capped against the vowels' level (a de-esser in the envelope:
   the high band of a consonant frame at most ``_HF_CAP_DB`` under the median vowel frame's
   power, its total at most ``_CONS_CAP_DB``); breaths are silent; the end fades gently
@@ -46,14 +50,44 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Design", "MoraPlan", "design", "heard_onsets", "natural", "render", "LEAD_MS", "HEARD_MS", "CLOSURE_MS",
+__all__ = ["Design", "MoraPlan", "Melody", "MELODY", "design", "heard_onsets", "natural", "render", "LEAD_MS", "HEARD_MS", "CLOSURE_MS",
            "FRAME", "VOICE_VERSION"]
 
 RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-7"
+VOICE_VERSION = "chant-9"
+
+
+@dataclass(frozen=True)
+class Melody:
+    """The chant's melody: the one place for its settings.
+
+    The defaults are a human reader's, measured in issue 21 on one reader's jo-ka (21 s,
+    WORLD Harvest pitch every 10 ms): every ku, 7 of 7, with or without a pause before it,
+    opens with its first mora 9-12 st (median 10 st) under the reciting tone for about
+    150-250 ms, glides up over ~150 ms into one reciting tone and keeps it to the ku's end,
+    with only 1-2 st dips at some mora joins.  Times are at 300 ms a mora and follow the pace."""
+
+    #: the first mora of each ku, semitones against the reciting tone
+    opening_st: float = -10.0
+    #: how long the opening stays low, from the first mora's vowel onset, ms
+    low_ms: float = 200.0
+    #: the glide up to the reciting tone, ms from 10 % to 90 % of the way (a straight glide in
+    #: semitones, so it lasts glide_ms / 0.8 in all)
+    glide_ms: float = 150.0
+    #: the word accent, kept as a dip this deep at the join into a mora the accent lowers
+    #: (after the glide); 0 for none
+    accent_dip_st: float = 1.0
+    #: how long such a dip lasts, ms (a raised cosine centred on the mora's consonant onset)
+    accent_dip_ms: float = 80.0
+    #: the 余韻's fall over its length, semitones
+    yoin_fall_st: float = 0.8
+
+
+#: the melody every clip is made with (the cache key includes it)
+MELODY = Melody()
 
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
@@ -83,10 +117,12 @@ _HF_CAP_DB = -14.0
 _CONS_CAP_DB = -5.0
 _HF_HZ = 3500
 #: vowel after vowel: the level falls ``_VV_DIP_DB`` over ``_VV_FALL_MS`` before the beat and
-#: comes back over ``_VV_RISE_MS`` centred on it
+#: comes back over ``_VV_RISE_MS`` centred on it; the same before the heard onset of a fricative
+#: glide or nasal right after a vowel (``_DIP_CONS``: no closure, so no onset to hear without it)
 _VV_DIP_DB = -12.0
 _VV_FALL_MS = 35
 _VV_RISE_MS = 8
+_DIP_CONS = {"s", "sh", "h", "hy", "f", "z", "y", "w", "n", "m", "ny", "my"}
 
 
 @dataclass(frozen=True)
@@ -106,6 +142,12 @@ class Design:
     frames: int  # 5 ms frames, the hold included
     hold: int  # frames of 余韻 after the last mora
     speech: int  # frames before the hold
+    beat: int  # frames from beat to beat (one mora)
+
+    def kus(self) -> list[tuple[int, int]]:
+        """Each ku's first and last mora (indices into ``morae``)."""
+        ends = [n for n, m in enumerate(self.morae) if m.ku_end]
+        return list(zip([0] + [e + 1 for e in ends[:-1]], ends))
 
 
 def _phone(label: str) -> str:
@@ -176,7 +218,7 @@ def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = 300,
     speech = out[-1].vend
     p = out[-1]
     out[-1] = MoraPlan(p.onset, p.beat, p.vend + hold, p.closure, p.cons, p.high, p.ku_end)
-    return Design(tuple(out), speech + hold, hold, speech)
+    return Design(tuple(out), speech + hold, hold, speech, T)
 
 
 def heard_onsets(des: Design) -> list[int]:
@@ -411,9 +453,44 @@ def _interp_frames(arr, pos):
     return arr[i] * (1 - f) + arr[j] * f
 
 
-def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 2.0,
+def melody_st(des: Design, melody: Melody = MELODY):
+    """The designed pitch, semitones against the reciting tone, one value per frame (``des.frames``
+    + 1), before smoothing, drift and jitter: each ku's low opening and glide, the accent dips,
+    the 余韻's fall.  Pure."""
+    D = des.frames
+    level = np.zeros(D + 1)
+    scale = des.beat / (300 / _MS)  # the melody's times follow the pace
+    low = melody.low_ms / _MS * scale
+    ramp = max(1.0, melody.glide_ms / 0.8 / _MS * scale)
+    dip_half = max(1.0, melody.accent_dip_ms / 2 / _MS * scale)
+    morae = des.morae
+    for start, n in des.kus():
+        ku, mp = morae[start:n + 1], morae[n]
+        k0 = ku[0].onset - ku[0].closure
+        k1 = mp.vend
+        t = np.arange(k0, k1 + (1 if n == len(morae) - 1 else 0))
+        g0 = ku[0].beat + low - 0.1 * ramp  # the glide starts; 10 % of the way at beat + low
+        u = np.clip((t - g0) / ramp, 0.0, 1.0)
+        level[t] = melody.opening_st * (1.0 - u)
+        glide_end = g0 + ramp
+        if melody.accent_dip_st:
+            for j in range(1, len(ku)):
+                m, prev = ku[j], ku[j - 1]
+                if m.high or not prev.high or m.onset - dip_half < glide_end:
+                    continue
+                a, b = int(np.floor(m.onset - dip_half)), int(np.ceil(m.onset + dip_half))
+                tt = np.arange(max(a, k0), min(b, k1))
+                level[tt] -= melody.accent_dip_st * 0.5 * (1 + np.cos(np.pi * (tt - m.onset) / dip_half))
+    if des.hold:
+        h0, end = des.speech, morae[-1].vend
+        level[h0:end + 1] -= melody.yoin_fall_st * np.linspace(0, 1, end + 1 - h0)
+    return level
+
+
+def render(script, des: Design, nat, *, low_hz: float = 262.0, melody: Melody = MELODY,
            half_tone: float = 0.0):
-    """Samples (float64, unnormalised) of ``des`` made from natural speech ``nat`` = (x, lens)."""
+    """Samples (float64, unnormalised) of ``des`` made from natural speech ``nat`` = (x, lens),
+    sung at ``melody`` on the reciting tone ``low_hz``."""
     import pyworld as pw
 
     x, lens = nat
@@ -427,13 +504,11 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
     D = des.frames
     src = np.zeros(D + 1)
     kind = np.zeros(D + 1, dtype=np.int8)  # 0 silence, 1 consonant, 2 vowel
-    level = np.zeros(D + 1)  # semitones over low_hz
     last = len(des.morae) - 1
     for n, (mp, phones) in enumerate(zip(des.morae, script.mora_phones)):
         v_lab = phones[-1]
         vs, ve = starts[v_lab], starts[v_lab] + lens[v_lab]
         r, va = onsets[n]
-        st = step_st if mp.high else 0.0
         if mp.cons:
             c_lab = phones[0]
             cs = starts[c_lab]
@@ -441,11 +516,9 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
                 k0, k1 = mp.onset - mp.closure, mp.onset
                 src[k0:k1] = cs + (np.arange(k1 - k0) + 0.5) * (max(0.0, r - cs) / (k1 - k0))
                 kind[k0:k1] = 1
-                level[k0:k1] = st
             k0, k1 = mp.onset, mp.beat
             src[k0:k1] = r + np.arange(k1 - k0) * ((va - r) / max(1, k1 - k0))
             kind[k0:k1] = 1
-            level[k0:k1] = st
             v0 = va  # the heard vowel onset falls on the beat
         else:
             v0 = va
@@ -454,17 +527,10 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
         src[k0:k1] = _vowel_map(k1 - k0, v0, float(ve), keep_tail=not is_last, rng=rng, power=npower)
         ph = _phone(script.labels[v_lab])
         kind[k0:k1] = 2 if ph in _VOWEL_PH else 0
-        level[k0:k1] = st
-        if mp.ku_end:  # settle at the ku end
-            m = min(k1 - k0, 40)
-            level[k1 - m:k1] -= 0.5 * np.linspace(0, 1, m)
-        if is_last and des.hold:
-            h0 = des.speech
-            level[h0:k1] -= 0.8 * np.linspace(0, 1, k1 - h0)
     src[D] = src[D - 1] if D else 0
     kind[D] = kind[D - 1] if D else 0
-    level[D] = level[D - 1] if D else 0
-    # pitch: 30 ms glides between levels, drift and jitter, in semitones
+    level = melody_st(des, melody)
+    # pitch: smoothed over 30 ms, drift and jitter, in semitones
     k = np.ones(6) / 6
     lev = np.convolve(np.pad(level, (3, 2), mode="edge"), k, mode="valid")[:D + 1]
     lev = lev + 0.12 * _smooth_noise(rng, D + 1, 30.0) + 0.03 * _smooth_noise(rng, D + 1, 1.5)
@@ -507,13 +573,15 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, step_st: float = 
     mask = np.minimum(mask, np.convolve(mask, ramp, mode="same") * 2)
     # a vowel (or ん) right after another mora's vowel is re-articulated on its beat, as a
     # reader separates morae: the level dips before the beat and comes back on it, so the mora
-    # has an onset a listener hears (without it the vowel glides and no onset is heard)
+    # has an onset a listener hears (without it the vowel glides and no onset is heard); a
+    # fricative, glide or nasal after a vowel likewise, the level coming back where it is heard
     fall, rise = _VV_FALL_MS * RATE // 1000, _VV_RISE_MS * RATE // 1000
     dip = 10 ** (_VV_DIP_DB / 20)
+    heard = heard_onsets(des)
     for n, mp in enumerate(des.morae):
-        if n == 0 or mp.cons or des.morae[n - 1].ku_end:
+        if n == 0 or des.morae[n - 1].ku_end or (mp.cons and mp.cons not in _DIP_CONS):
             continue
-        b = mp.beat * FRAME
+        b = heard[n]
         a0, a1 = max(0, b - fall - rise // 2), min(n_out, b + rise // 2)
         if a1 - a0 < fall + rise // 2:
             continue

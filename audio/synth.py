@@ -19,7 +19,8 @@ How a clip is made
    ``hold_ms``.
 3. **Synthesis** (``audio.chant``): pyopenjtalk's in-process HTS engine says the labels at its
    natural pace (no system binary); WORLD (pyworld) analyses it and resynthesises it on the
-   designed timeline with a designed two-level pitch, a 余韻 that wanders slowly over the
+   designed timeline with a designed melody (each ku opens low and glides up to one reciting
+   tone, as a human reader does: ``chant.MELODY``), a 余韻 that wanders slowly over the
    vowel's steady part (never a loop), consonants capped against the vowels (de-essing) and a
    gentle end.  The held sound is brought to the speech's loudness, then the speech to
    ``audio.loudness.TARGET_LUFS`` with the true peak under ``CEILING_DBTP`` (no limiter).
@@ -444,7 +445,8 @@ class SynthVoice:
       ku_end:     each ku's last mora lasts this many beats, less 50 ms (default 2.0)
       breath_ms:  silence after each ku but the item's last, at speed 1.0 (default 100)
       half_tone:  pitch shift in half-tones (default 0)
-      low_hz:     the reciting pitch (default 262 Hz); the higher one is ``step_st`` (2) above
+      low_hz:     the reciting tone (default 262 Hz); each ku opens under it (``melody``)
+      melody:     the chant's melody (default ``chant.MELODY``: a human reader's, issue 21)
       cache_dir:  clip cache folder (default $KARUTA_CACHE_DIR or the per-user cache) + /synth
       voice_file: .htsvoice file (default mei_normal inside the pyopenjtalk package)
       workers:    synthesis processes (default 2); 0 = synthesize in this process
@@ -459,7 +461,7 @@ class SynthVoice:
     grid = GRID
 
     def __init__(self, *, mora_ms: int = 300, ku_end: float = 2.0, breath_ms: int = 100,
-                 half_tone: float = 0.0, low_hz: float = 262.0, step_st: float = 2.0,
+                 half_tone: float = 0.0, low_hz: float = 262.0, melody=None,
                  cache_dir: str | os.PathLike | None = None,
                  voice_file: str | os.PathLike | None = None, workers: int = 2):
         self.mora_ms = mora_ms
@@ -467,7 +469,7 @@ class SynthVoice:
         self.breath_ms = breath_ms
         self.half_tone = float(half_tone)
         self.low_hz = float(low_hz)
-        self.step_st = float(step_st)
+        self._melody = melody  # None: chant.MELODY (chant is imported only when needed)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else _default_cache_dir() / "synth"
         self._voice_file = str(voice_file) if voice_file is not None else None
         self.workers = workers
@@ -482,8 +484,17 @@ class SynthVoice:
 
     def _config(self) -> tuple:
         return (("mora_ms", self.mora_ms), ("ku_end", self.ku_end), ("breath_ms", self.breath_ms),
-                ("half_tone", self.half_tone), ("low_hz", self.low_hz), ("step_st", self.step_st),
+                ("half_tone", self.half_tone), ("low_hz", self.low_hz), ("melody", self._melody),
                 ("cache_dir", str(self.cache_dir)), ("voice_file", self._voice_file))
+
+    @property
+    def melody(self):
+        """The chant's melody (``audio.chant.Melody``)."""
+        if self._melody is None:
+            from audio.chant import MELODY
+
+            return MELODY
+        return self._melody
 
     # ---- resources --------------------------------------------------------------------------
     def voice_path(self) -> str:
@@ -577,7 +588,7 @@ class SynthVoice:
         timed = self._time(item)
         h = hashlib.sha256()
         for part in (f"format={_FORMAT}", f"rate={SAMPLE_RATE}", f"versions={_versions()}",
-                     f"pitch={self.half_tone!r},{self.low_hz!r},{self.step_st!r}",
+                     f"pitch={self.half_tone!r},{self.low_hz!r},{self.melody!r}",
                      f"voice={_file_hash(self.voice_path())}", timed.ident):
             h.update(part.encode("utf-8"))
             h.update(b"\0")
@@ -643,7 +654,7 @@ class SynthVoice:
         sc = self._script(item.key, item.part)
         try:
             nat = chant.natural(sc.labels, self.voice_path())
-            y = chant.render(sc, timed.design, nat, low_hz=self.low_hz, step_st=self.step_st,
+            y = chant.render(sc, timed.design, nat, low_hz=self.low_hz, melody=self.melody,
                              half_tone=self.half_tone)
         except ImportError as e:
             raise SynthError(f"the synthesized voice needs the Python package {e.name}: "

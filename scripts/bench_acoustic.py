@@ -10,8 +10,13 @@ every figure of issue 11's targets with the target beside it:
 
   余韻: loop similarity (normalised autocorrelation at the best 15-60 ms lag), 20-60 Hz level
   ripple, loudness against its 下の句; 上の句 loudness spread; true peak and samples >= 0.99;
-  double endings at ku ends; per-ku pitch range; vowel-onset interval spread; heard 間 against
-  the set 間; the plan's decisive onset against the acoustic onset.
+  double endings at ku ends; vowel-onset interval spread; heard 間 against the set 間; the
+  plan's decisive onset against the acoustic onset (``sharp_rise``) and against an independent
+  one (the first log-mel flux rise >= 6 dB, ``mel_flux_onset``: issue 21), with the cards that
+  show no rise; and the melody of issue 21, measured as issue 21 measured a human reader
+  (WORLD Harvest, 10 ms): how each ku opens (the first 150 ms of voice against the reciting
+  tone 0.45-1.2 s on: depth, how many open low, how long low, the glide up) and the pitch after
+  the glide (its range, the share of voiced frames on the reciting tone).
 
 With --wav/--plan an existing rendering is measured instead (no render).  --cards N reads only
 N cards (for iterating; the figures of issue 11 are for the whole reading).

@@ -167,6 +167,52 @@ def test_timing_design_numbers(voice):
     assert fast.morae[2].beat - fast.morae[1].beat == 40  # 200 ms at 1.5x
 
 
+def test_melody_design():
+    """Issue 21: each ku opens ``opening_st`` under the reciting tone, stays there ``low_ms``
+    from its vowel's onset, glides up (10 % to 90 % in ``glide_ms``) and keeps the tone, the
+    accent left only as dips of at most ``accent_dip_st``; the times follow the pace."""
+    from audio import chant
+
+    m = chant.MELODY
+    assert (m.opening_st, m.low_ms, m.glide_ms) == (-10.0, 200.0, 150.0)  # the measured reader
+    for speed in (1.0, 1.5):
+        des = chant.design(script_for("2", "kami"), speed=speed)
+        lev = chant.melody_st(des)
+        scale = 1 / speed
+        starts = [0] + [n + 1 for n, mp in enumerate(des.morae[:-1]) if mp.ku_end]
+        for n in starts:
+            mp = des.morae[n]
+            b = mp.beat
+            low_end = b + round(m.low_ms * scale / 5)
+            assert np.all(lev[mp.onset:low_end - 6] == m.opening_st), (speed, n)
+            # 10 % and 90 % of the way, glide_ms apart
+            up = lev - m.opening_st
+            t10 = np.argmax(up[b:] >= 0.1 * -m.opening_st - 1e-9) + b
+            t90 = np.argmax(up[b:] >= 0.9 * -m.opening_st - 1e-9) + b
+            assert abs(t10 - low_end) <= 1 and abs((t90 - t10) * 5 - m.glide_ms * scale) <= 5
+            end = des.morae[starts[starts.index(n) + 1] - 1].vend if n != starts[-1] else des.speech
+            after = lev[b + round((m.low_ms + m.glide_ms / 0.8) * scale / 5) + 1:end]
+            assert after.max() <= 1e-9 and after.min() >= -m.accent_dip_st - 1e-9
+            assert np.mean(after == 0) > 0.8  # one reciting tone, a few dips
+    # the settings are the melody: another opening, another clip
+    low6 = chant.melody_st(chant.design(script_for("2", "kami")), chant.Melody(opening_st=-6.0))
+    assert low6[0] == -6.0
+
+
+def test_melody_settings_drive_the_sound(tmp_path):
+    from audio import acoustics, chant
+
+    item = SpeechItem("9", "kami")  # はなのいろは: a voiced first mora
+    ref = SynthVoice(cache_dir=tmp_path / "a", workers=0)
+    shallow = SynthVoice(cache_dir=tmp_path / "b", workers=0, melody=chant.Melody(opening_st=-5.0))
+    assert ref.cache_key(item) != shallow.cache_key(item) and ref.layout(item) == shallow.layout(item)
+    des = ref._time(item).design
+    end = des.morae[4].vend * 240  # the first ku
+    d_ref = acoustics.ku_opening(ref.samples(item)[:end].astype(float), RATE)["depth_st"]
+    d_shallow = acoustics.ku_opening(shallow.samples(item)[:end].astype(float), RATE)["depth_st"]
+    assert abs(d_ref + 10) <= 1.0 and abs(d_shallow + 5) <= 1.0, (d_ref, d_shallow)
+
+
 # ---- (b) layout == audio ------------------------------------------------------------------------
 
 ITEMS = [

@@ -5,7 +5,10 @@ fresh voice cache, then measured against its plan with ``audio.acoustics`` (the 
 acoustic benchmark uses): the held last sounds (余韻) do not loop and do not flutter and sit at
 the loudness of their 下の句, no sample and no inter-sample peak comes near full scale, and the
 間 a listener hears between the last sound of a 下の句 and the first of the next 上の句 is the
-set 間.  The detectors themselves are checked on signals with known answers.
+set 間.  The chant has a human reader's melody (issue 21): every ku opens about 10 semitones
+under the reciting tone, glides up in about 150 ms and keeps one tone; and the decisive onsets
+are where an independent measure (a log-mel flux rise) hears them.  The detectors themselves
+are checked on signals with known answers.
 """
 from __future__ import annotations
 
@@ -82,6 +85,29 @@ def test_decisive_onsets_where_heard(reading):
     err = np.abs(fig["decisive_err_ms"])
     assert len(err) == 4
     assert np.median(err) <= 10 and err.max() <= 25, fig["decisive_err_ms"]
+    # the independent measure hears a rise at every decisive onset, within 25 ms
+    assert fig["no_rise"] == [] and len(fig["decisive_flux_ms"]) == 4
+    assert np.abs(fig["decisive_flux_ms"]).max() <= 25, fig["decisive_flux_ms"]
+
+
+def test_each_ku_opens_low_and_glides_to_one_tone(reading):
+    """Issue 21, measured as on the human reader (Harvest, 10 ms): the first 150 ms of voice
+    of each ku sit about 10 st under the reciting tone (the former two-level voice: +1.6 st, no
+    onset low), the voice stays low ~200 ms, glides up in ~150 ms and then keeps one tone."""
+    _wav, _plan, fig = reading
+    onsets, every = fig["onset_openings"], fig["openings"]
+    assert len(onsets) == 8 and len(every) >= 16  # 4 cards: 上の句 and 下の句, and all their ku
+    depth = [o["depth_st"] for o in onsets]
+    assert -12.0 <= np.median(depth) <= -8.0, depth
+    assert sum(d <= ac.OPENS_LOW_ST for d in depth) >= 0.9 * len(depth), depth
+    assert sum(o["depth_st"] <= ac.OPENS_LOW_ST for o in every) >= 0.9 * len(every)
+    glides = [o["glide_ms"] for o in every if o["glide_ms"] is not None]
+    lows = [o["low_ms"] for o in every if o["low_ms"] is not None]
+    assert len(glides) >= 0.9 * len(every)
+    assert 100 <= np.median(glides) <= 200, glides
+    assert 150 <= np.median(lows) <= 300, lows
+    # one reciting tone after the glide: nearly every voiced frame within 2 st of it
+    assert np.median([o["on_tone"] for o in every]) >= 0.9
 
 
 # ---- the detectors find what they are made to find ------------------------------------------
@@ -104,6 +130,39 @@ def test_ripple_detector_measures_flutter():
     flutter = ac.ripple_db(tone * 10 ** (1.0 * np.sin(2 * np.pi * 40 * t) / 20), RATE)  # ±1 dB at 40 Hz
     assert steady < 0.2
     assert 1.5 < flutter < 2.5  # peak to peak 2 dB
+
+
+def _harmonic(f0_hz, rate=RATE):
+    """A voice-like harmonic tone following ``f0_hz`` (one value per sample)."""
+    phase = 2 * np.pi * np.cumsum(f0_hz) / rate
+    return 0.1 * sum(np.sin(k * phase) / k for k in range(1, 15))
+
+
+def test_opening_detector_measures_depth_and_glide():
+    ms = RATE // 1000
+    # 150 Hz for 250 ms, a straight 190 ms glide (in semitones) up to 262 Hz, held to 2 s
+    st = np.concatenate([np.zeros(250 * ms), np.linspace(0, 1, 190 * ms), np.ones(1560 * ms)])
+    depth = 12 * np.log2(150 / 262)
+    f0 = 262 * 2 ** (depth * (1 - st) / 12)
+    x = np.concatenate([np.zeros(50 * ms), _harmonic(f0)])
+    op = ac.ku_opening(x, RATE)
+    assert abs(op["depth_st"] - depth) < 0.5
+    assert 240 <= op["low_ms"] <= 300  # 250 ms, then 10 % of the glide
+    assert 120 <= op["glide_ms"] <= 180  # 10 % to 90 % of 190 ms: 152 ms
+    assert op["on_tone"] > 0.95 and op["after_range_st"] < 0.5
+    # a level voice opens at its tone: no low part, no glide
+    flat = ac.ku_opening(_harmonic(np.full(2 * RATE, 262.0)), RATE)
+    assert abs(flat["depth_st"]) < 0.3 and flat["glide_ms"] is None
+
+
+def test_mel_flux_onset():
+    ms = RATE // 1000
+    x = np.zeros(RATE)
+    x[400 * ms:] = _harmonic(np.full(RATE - 400 * ms, 220.0))
+    assert abs(ac.mel_flux_onset(x, RATE, 400 * ms) - 400 * ms) <= 8 * ms
+    # a slow 3 dB swell is no onset
+    y = _harmonic(np.full(RATE, 220.0)) * 10 ** (3 * np.linspace(0, 1, RATE) / 20)
+    assert ac.mel_flux_onset(y, RATE, RATE // 2) is None
 
 
 def test_heard_bounds():
