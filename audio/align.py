@@ -125,25 +125,27 @@ def _local_costs(A, B):
     return np.sqrt(np.maximum((A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T, 0.0))
 
 
-def dtw(A, B):
+def dtw(A, B, *, symmetric: bool = True):
     """Align feature rows of A (reference) with rows of B.  Returns (path_a, path_b, costs).
 
     Steps (1,1) adding twice the local Euclidean distance, (1,0) and (0,1) adding it once
-    (the symmetric form: a path's cost does not depend on how diagonal it is, so two readings
-    at very different paces align as well as two at the same pace).  Each row is solved at
-    once with a min-plus prefix scan, so the cost is O(len(A) * len(B)) in numpy.
+    and ``_STEP_PENALTY`` (the symmetric form: a path's cost does not depend on how diagonal
+    it is, so two readings at very different paces align as well as two at the same pace).
+    ``symmetric=False``: every step adds the distance once (diagonal paths preferred).  Each
+    row is solved at once with a min-plus prefix scan: O(len(A) * len(B)) in numpy.
     """
     import numpy as np
 
     C = _local_costs(A, B)
     n, m = C.shape
-    C1 = C + _STEP_PENALTY * C.mean()  # a step on one side only costs a little more
+    w = 2.0 if symmetric else 1.0
+    C1 = C + _STEP_PENALTY * C.mean() if symmetric else C  # a step on one side only costs more
     move = np.zeros((n, m), np.int8)  # 0 diag, 1 from (i-1, j), 2 from (i, j-1)
-    D = 2 * C[0, 0] + np.concatenate([[0.0], np.cumsum(C1[0, 1:])])
+    D = w * C[0, 0] + np.concatenate([[0.0], np.cumsum(C1[0, 1:])])
     move[0, 1:] = 2
     for i in range(1, n):
         prev = D
-        diag = np.concatenate([[np.inf], prev[:-1]]) + 2 * C[i]
+        diag = np.concatenate([[np.inf], prev[:-1]]) + w * C[i]
         vert = prev + C1[i]
         vert_better = vert <= diag
         A_ = np.where(vert_better, vert, diag)
@@ -344,10 +346,7 @@ def align(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None)
         if len(ia) < 2 or len(ib) < 2:  # a ku that is silence: align everything at once
             ia, ib = np.arange(len(ka)), np.arange(len(kb))
         pa, pb, _ = dtw(A[ia], B[ib])
-        first_b = np.zeros(len(ia), int)  # first recording frame each reference frame meets
-        order = np.argsort(pa, kind="stable")
-        uniq, idx = np.unique(pa[order], return_index=True)
-        first_b[uniq] = pb[order][idx]
+        first_b = _first_matches(pa, pb, len(ia))
         for m in morae:
             r = min(len(ia) - 1, int(np.searchsorted(ka[ia], ref_at[m])))
             j = first_b[r]
@@ -366,45 +365,26 @@ def align(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None)
     return Timeline(_morae_from_onsets([m.kana for m in ref_layout.morae], onsets, frames), conf, "dtw")
 
 
+def _first_matches(pa, pb, n: int):
+    """For each of the ``n`` reference frames, the first recording frame the path meets."""
+    import numpy as np
+
+    first_b = np.zeros(n, int)
+    order = np.argsort(pa, kind="stable")
+    uniq, idx = np.unique(pa[order], return_index=True)
+    first_b[uniq] = pb[order][idx]
+    return first_b
+
+
 def _plain_onsets(reference, ref_layout: Layout, recording, rate: int) -> list[int]:
     """Onsets by DTW of ``features`` (all 13 cepstra, silences kept), each step costing the
     same: exact (a few ms) on readings by the reference voice itself."""
-    import numpy as np
-
     A = features(reference, ref_layout.sample_rate)
-    B = features(recording, rate)
-    C = _local_costs(A, B)
-    n, m = C.shape
-    move = np.zeros((n, m), np.int8)
-    D = np.cumsum(C[0])
-    move[0, 1:] = 2
-    for i in range(1, n):
-        prev = D
-        diag = np.concatenate([[np.inf], prev[:-1]])
-        vert_better = prev <= diag
-        A_ = C[i] + np.where(vert_better, prev, diag)
-        S = np.cumsum(C[i])
-        key = A_ - S
-        run = np.minimum.accumulate(key)
-        D = S + run
-        row = np.where(vert_better, 1, 0).astype(np.int8)
-        row[key > run] = 2
-        move[i] = row
-    i, j = n - 1, m - 1
-    first_b = np.zeros(n, int)
-    while i > 0 or j > 0:
-        first_b[i] = j
-        mv = move[i, j]
-        if mv == 0:
-            i, j = i - 1, j - 1
-        elif mv == 1:
-            i -= 1
-        else:
-            j -= 1
-    first_b[0] = 0
+    pa, pb, _ = dtw(A, features(recording, rate), symmetric=False)
+    first_b = _first_matches(pa, pb, len(A))
     ref_hop = ref_layout.sample_rate * _HOP / _FEAT_RATE
     rec_hop = rate * _HOP / _FEAT_RATE
-    return [int(round(first_b[min(n - 1, int(round(mo.start / ref_hop)))] * rec_hop))
+    return [int(round(first_b[min(len(A) - 1, int(round(mo.start / ref_hop)))] * rec_hop))
             for mo in ref_layout.morae]
 
 
