@@ -1,16 +1,34 @@
 """Where each mora is in a recording: a mora timeline estimated by DTW (numpy only).
 
 A recorded clip is aligned with the synthesized reading of the same text, whose mora onsets
-are exact (``SynthVoice.layout``).  Both are turned into MFCC frames (10 ms hop, 32 ms window,
-40 log-mel bands, coefficients 0-12 with per-utterance mean and variance normalisation) and
-aligned by dynamic time warping; each reference mora onset is carried over the warping path
-into the recording.
+are exact (``SynthVoice.layout``), though the recording is another voice at another pace
+(a person, a neural TTS voice speaking ~130 ms a mora against the chant's 300 ms).
 
-Confidence (0-1) says how much to trust the timeline.  It compares the mean frame distance on
-the warping path with the mean distance between *all* frame pairs of the two clips: a clip
-that says the same morae as the reference follows a path much cheaper than average (ratio
-~0.3-0.5), a clip of some other text or noise does not (ratio > 0.7).  Long stretches where
-the path runs flat (one side frozen while the other moves more than 0.8 s) also lower it.
+1. Features: MFCC frames (10 ms hop, 32 ms window, 40 log-mel bands), cepstra 1-12 (the
+   level, c0, is left out), mean and variance normalised over each clip's kept frames.
+   Spectral envelope only: nothing here depends on the reference's melody.
+2. Pauses (frames 35 dB under the loud ones, or near a noisy recording's floor, for 80 ms
+   or more) are taken out of both clips: a reader who pauses after every ku, or never, or
+   long before the 下の句, aligns alike.
+3. Another speaker's vocal tract: the recording's filterbank is warped (x0.82-1.2) and the
+   warp whose DTW cost against the reference is lowest is used (vocal tract length
+   normalisation).
+4. With ``ku_sizes`` (morae per ku) and a recording that pauses at least as often as it
+   has ku boundaries, the pauses that end ku are chosen (nearest to where the ku would end
+   at an even pace, longer ones preferred) and each ku is aligned with its own ku of the
+   reference: no mora is carried across a ku boundary.
+5. DTW with symmetric steps (a step on one side costs a little more); each reference mora
+   onset is carried to the first recording frame the path meets, moved past a short
+   silence there (a mora is first heard at a sound).  A recording of the reference's own
+   voice (cost ratio below ``_SAME_VOICE``) takes its onsets from a plain DTW of all 13
+   cepstra, silences kept, which is exact to a few ms there.
+
+Confidence (0-1): the DTW cost against the reference over the lowest cost against the same
+reference scrambled (reversed; turned a third and two thirds round) -- the same speaker and
+sounds in the wrong order.  The reading of the text costs clearly less (ratio ~0.5 for this
+voice itself, ~0.7-0.9 for other voices); another text, noise or a tone about the same
+(>= ~0.93).  It is lowered by the share of morae the path squeezed under a quarter or spread
+over four times their expected length (a path forced through a text not said).
 
 Without a usable reference (no synthesizer), ``proportional`` spreads the reference layout
 over the clip linearly and reports confidence 0 with method "proportional".

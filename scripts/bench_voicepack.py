@@ -12,6 +12,12 @@ estimated 上の句 mora onsets match the truth (the builder's layout) with thei
 
     python scripts/bench_voicepack.py [--workdir DIR] [--tone] [--keep]
 
+``--foreign hts,hts-human,espeak,hts-fast`` instead builds 100-poem one-file packs by other
+readers (``scripts/foreign_pack.py``: uniform ku pauses of 0.2-0.6 s, stereo 24 kHz mp3 with
+leading silence), imports each as ``karuta voice add`` does and prints, per pack: poems split
+right (of 100), 上の句 below the confidence threshold (of 100), and the decisive onsets' error
+against the truth the generator knows (issue 21: <= 10 of 100 below the threshold).
+
 Targets (issue 4): check <= 5 s after the first import; import <= 60 s.
 """
 from __future__ import annotations
