@@ -4,9 +4,9 @@ A recorded clip is aligned with the synthesized reading of the same text, whose 
 are exact (``SynthVoice.layout``), though the recording is another voice at another pace
 (a person, a neural TTS voice speaking ~130 ms a mora against the chant's 300 ms).
 
-1. Features: MFCC frames (10 ms hop, 32 ms window, 40 log-mel bands), cepstra 1-12 (the
-   level, c0, is left out), mean and variance normalised over each clip's kept frames.
-   Spectral envelope only: nothing here depends on the reference's melody.
+1. Features: MFCC frames (10 ms hop, 32 ms window, 40 log-mel bands), cepstra 1-8 (the
+   level, c0, and the envelope's finer detail are left out), mean and variance normalised
+   over each clip's kept frames: nothing here depends on the reference's melody.
 2. Pauses (frames 35 dB under the loud ones, or near a noisy recording's floor, for 80 ms
    or more) are taken out of both clips: a reader who pauses after every ku, or never, or
    long before the 下の句, aligns alike.
@@ -25,8 +25,8 @@ are exact (``SynthVoice.layout``), though the recording is another voice at anot
 
 Confidence (0-1): the DTW cost against the reference over the lowest cost against the same
 reference scrambled (reversed; turned a third and two thirds round) -- the same speaker and
-sounds in the wrong order.  The reading of the text costs clearly less (ratio ~0.5 for this
-voice itself, ~0.7-0.9 for other voices); another text, noise or a tone about the same
+sounds in the wrong order.  The reading of the text costs clearly less (ratio ~0.3-0.55 for
+this voice itself, ~0.6-0.8 for other voices); another text, noise or a tone about the same
 (>= ~0.93).  It is lowered by the share of morae the path squeezed under a quarter or spread
 over four times their expected length (a path forced through a text not said).
 
@@ -53,10 +53,10 @@ _PAUSE_FRAMES = 8
 _KU_PAUSE_FRAMES = 12
 #: DTW cost over the cost with the reference scrambled: at or above _RATIO_NONE confidence 0,
 #: at or below _RATIO_SURE confidence 1
-_RATIO_NONE = 0.99
+_RATIO_NONE = 0.97
 _RATIO_SURE = 0.85
 #: under this ratio the recording is the reference's own voice
-_SAME_VOICE = 0.62
+_SAME_VOICE = 0.58
 #: extra cost of a (1,0) or (0,1) DTW step, times the mean local cost: among equally good
 #: paths through look-alike morae, the more even one
 _STEP_PENALTY = 0.2
@@ -232,9 +232,10 @@ def _voiced_frames(db):
 
 
 def _normalised(c, keep):
-    """Cepstra 1-12 of the kept frames, mean and variance normalised over them (c0, the
-    level, differs between readers and is left out)."""
-    c = c[keep][:, 1:]
+    """Cepstra 1-8 of the kept frames, mean and variance normalised over them (c0, the
+    level, differs between readers and is left out; so do the finer details of the envelope,
+    9-12: without them another voice fits its text better and other texts no better)."""
+    c = c[keep][:, 1:9]
     c = c - c.mean(axis=0)
     return c / (c.std(axis=0) + 1e-6)
 
@@ -282,8 +283,8 @@ def _ku_pauses(db, sizes):
 def _cost_ratio(A, B) -> float:
     """How much better the reference fits than the same reference scrambled (reversed, and
     turned a third and two thirds round): the same sounds, the same speaker, the wrong order.
-    A recording of the text costs clearly less (~0.7-0.9 by other voices, ~0.5 by this
-    voice itself); another text, noise or a tone costs about the same (>= ~0.93)."""
+    A recording of the text costs clearly less (~0.6-0.8 by other voices, ~0.3-0.55 by
+    this voice itself); another text, noise or a tone costs about the same (>= ~0.93)."""
     import numpy as np
 
     others = [A[::-1], np.roll(A, len(A) // 3, axis=0), np.roll(A, 2 * len(A) // 3, axis=0)]
