@@ -1,16 +1,34 @@
 """Where each mora is in a recording: a mora timeline estimated by DTW (numpy only).
 
 A recorded clip is aligned with the synthesized reading of the same text, whose mora onsets
-are exact (``SynthVoice.layout``).  Both are turned into MFCC frames (10 ms hop, 32 ms window,
-40 log-mel bands, coefficients 0-12 with per-utterance mean and variance normalisation) and
-aligned by dynamic time warping; each reference mora onset is carried over the warping path
-into the recording.
+are exact (``SynthVoice.layout``), though the recording is another voice at another pace
+(a person, a neural TTS voice speaking ~130 ms a mora against the chant's 300 ms).
 
-Confidence (0-1) says how much to trust the timeline.  It compares the mean frame distance on
-the warping path with the mean distance between *all* frame pairs of the two clips: a clip
-that says the same morae as the reference follows a path much cheaper than average (ratio
-~0.3-0.5), a clip of some other text or noise does not (ratio > 0.7).  Long stretches where
-the path runs flat (one side frozen while the other moves more than 0.8 s) also lower it.
+1. Features: MFCC frames (10 ms hop, 32 ms window, 40 log-mel bands), cepstra 1-8 (the
+   level, c0, and the envelope's finer detail are left out), mean and variance normalised
+   over each clip's kept frames: nothing here depends on the reference's melody.
+2. Pauses (frames 35 dB under the loud ones, or near a noisy recording's floor, for 80 ms
+   or more) are taken out of both clips: a reader who pauses after every ku, or never, or
+   long before the 下の句, aligns alike.
+3. Another speaker's vocal tract: the recording's filterbank is warped (x0.82-1.2) and the
+   warp whose DTW cost against the reference is lowest is used (vocal tract length
+   normalisation).
+4. With ``ku_sizes`` (morae per ku) and a recording that pauses at least as often as it
+   has ku boundaries, the pauses that end ku are chosen (nearest to where the ku would end
+   at an even pace, longer ones preferred) and each ku is aligned with its own ku of the
+   reference: no mora is carried across a ku boundary.
+5. DTW with symmetric steps (a step on one side costs a little more); each reference mora
+   onset is carried to the first recording frame the path meets, moved past a short
+   silence there (a mora is first heard at a sound).  A recording of the reference's own
+   voice (cost ratio below ``_SAME_VOICE``) takes its onsets from a plain DTW of all 13
+   cepstra, silences kept, which is exact to a few ms there.
+
+Confidence (0-1): the DTW cost against the reference over the lowest cost against the same
+reference scrambled (reversed; turned a third and two thirds round) -- the same speaker and
+sounds in the wrong order.  The reading of the text costs clearly less (ratio ~0.3-0.55 for
+this voice itself, ~0.6-0.8 for other voices); another text, noise or a tone about the same
+(>= ~0.93).  It is lowered by the share of morae the path squeezed under a quarter or spread
+over four times their expected length (a path forced through a text not said).
 
 Without a usable reference (no synthesizer), ``proportional`` spreads the reference layout
 over the clip linearly and reports confidence 0 with method "proportional".
@@ -21,13 +39,29 @@ from dataclasses import dataclass
 
 from audio.voice import Layout, Mora
 
-__all__ = ["Timeline", "features", "dtw", "align", "proportional", "LOW_CONFIDENCE"]
+__all__ = ["Timeline", "features", "dtw", "align", "proportional", "ku_sizes", "LOW_CONFIDENCE"]
 
 #: timelines below this are reported by ``karuta voice check``
 LOW_CONFIDENCE = 0.5
 _FEAT_RATE = 16000
 _HOP = 160  # 10 ms at 16 kHz
 _NFFT = 512
+#: frames 35 dB under the loud ones are silence; runs of 8 (80 ms) are pauses, left out of the
+#: alignment; runs of 12 (120 ms) may end a ku
+_SILENT_DB = 35.0
+_PAUSE_FRAMES = 8
+_KU_PAUSE_FRAMES = 12
+#: DTW cost over the cost with the reference scrambled: at or above _RATIO_NONE confidence 0,
+#: at or below _RATIO_SURE confidence 1
+_RATIO_NONE = 0.97
+_RATIO_SURE = 0.85
+#: under this ratio the recording is the reference's own voice
+_SAME_VOICE = 0.58
+#: extra cost of a (1,0) or (0,1) DTW step, times the mean local cost: among equally good
+#: paths through look-alike morae, the more even one
+_STEP_PENALTY = 0.2
+#: filterbank warps tried on a recording (vocal tract length normalisation)
+_WARPS = (0.82, 0.88, 0.94, 1.0, 1.06, 1.13, 1.2)
 
 
 @dataclass(frozen=True)
@@ -49,15 +83,17 @@ class Timeline:
 _MEL_CACHE: dict = {}
 
 
-def _mel_matrix(n_mels: int = 40, fmin: float = 80.0, fmax: float = 7600.0):
+def _mel_matrix(n_mels: int = 40, fmin: float = 80.0, fmax: float = 7600.0, warp: float = 1.0):
+    """Mel filterbank and DCT.  ``warp``: the filters' frequencies times ``warp`` (a speaker
+    whose formants lie ``warp`` times higher gives the cepstra of one whose do not)."""
     import numpy as np
 
-    key = (n_mels, fmin, fmax)
+    key = (n_mels, fmin, fmax, warp)
     if key in _MEL_CACHE:
         return _MEL_CACHE[key]
     mel = lambda f: 2595.0 * np.log10(1 + f / 700.0)  # noqa: E731
     inv = lambda m: 700.0 * (10 ** (m / 2595.0) - 1)  # noqa: E731
-    pts = inv(np.linspace(mel(fmin), mel(fmax), n_mels + 2))
+    pts = inv(np.linspace(mel(fmin), mel(fmax), n_mels + 2)) * warp
     freqs = np.fft.rfftfreq(_NFFT, 1 / _FEAT_RATE)
     fb = np.zeros((n_mels, len(freqs)))
     for i in range(n_mels):
@@ -69,8 +105,9 @@ def _mel_matrix(n_mels: int = 40, fmin: float = 80.0, fmax: float = 7600.0):
     return fb, dct
 
 
-def features(x, rate: int):
-    """MFCC frames (one per 10 ms) of ``x``: array (frames, 13), normalised per utterance."""
+def _cepstra(x, rate: int, warps=(1.0,)):
+    """(MFCC frames (frames, 13) for each filterbank warp, the level of each frame in dB),
+    10 ms a frame, not normalised."""
     import numpy as np
 
     from audio.decode import resample
@@ -83,36 +120,54 @@ def features(x, rate: int):
     idx = np.arange(_NFFT)[None, :] + _HOP * np.arange(n)[:, None]
     frames = y[idx] * np.hanning(_NFFT)
     power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
-    fb, dct = _mel_matrix()
-    logmel = np.log(power @ fb.T + 1e-8)
-    c = logmel @ dct.T
-    c -= c.mean(axis=0)
-    c /= c.std(axis=0) + 1e-6
-    return c
+    out = []
+    for w in warps:
+        fb, dct = _mel_matrix(warp=w)
+        out.append(np.log(power @ fb.T + 1e-8) @ dct.T)
+    fb, _ = _mel_matrix()
+    return out, 10 * np.log10((power @ fb.T).sum(axis=1) + 1e-12)
 
 
-def dtw(A, B):
-    """Align feature rows of A (reference) with rows of B.  Returns (path_a, path_b, costs).
+def features(x, rate: int):
+    """MFCC frames (one per 10 ms) of ``x``: array (frames, 13), normalised per utterance."""
+    (c,), _ = _cepstra(x, rate)
+    c = c - c.mean(axis=0)
+    return c / (c.std(axis=0) + 1e-6)
 
-    Steps (1,1), (1,0), (0,1), each adding the local Euclidean distance.  Each row is solved
-    at once with a min-plus prefix scan, so the cost is O(len(A) * len(B)) in numpy.
-    """
+
+def _local_costs(A, B):
     import numpy as np
 
     A = np.asarray(A, np.float64)
     B = np.asarray(B, np.float64)
-    C = np.sqrt(np.maximum(
-        (A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T, 0.0))
+    return np.sqrt(np.maximum((A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T, 0.0))
+
+
+def dtw(A, B, *, symmetric: bool = True):
+    """Align feature rows of A (reference) with rows of B.  Returns (path_a, path_b, costs).
+
+    Steps (1,1) adding twice the local Euclidean distance, (1,0) and (0,1) adding it once
+    and ``_STEP_PENALTY`` (the symmetric form: a path's cost does not depend on how diagonal
+    it is, so two readings at very different paces align as well as two at the same pace).
+    ``symmetric=False``: every step adds the distance once (diagonal paths preferred).  Each
+    row is solved at once with a min-plus prefix scan: O(len(A) * len(B)) in numpy.
+    """
+    import numpy as np
+
+    C = _local_costs(A, B)
     n, m = C.shape
+    w = 2.0 if symmetric else 1.0
+    C1 = C + _STEP_PENALTY * C.mean() if symmetric else C  # a step on one side only costs more
     move = np.zeros((n, m), np.int8)  # 0 diag, 1 from (i-1, j), 2 from (i, j-1)
-    D = np.cumsum(C[0])
+    D = w * C[0, 0] + np.concatenate([[0.0], np.cumsum(C1[0, 1:])])
     move[0, 1:] = 2
     for i in range(1, n):
         prev = D
-        diag = np.concatenate([[np.inf], prev[:-1]])
-        vert_better = prev <= diag
-        A_ = C[i] + np.where(vert_better, prev, diag)
-        S = np.cumsum(C[i])
+        diag = np.concatenate([[np.inf], prev[:-1]]) + w * C[i]
+        vert = prev + C1[i]
+        vert_better = vert <= diag
+        A_ = np.where(vert_better, vert, diag)
+        S = np.cumsum(C1[i])
         key = A_ - S
         run = np.minimum.accumulate(key)
         D = S + run
@@ -136,24 +191,104 @@ def dtw(A, B):
     return pa, pb, C
 
 
-def _confidence(pa, pb, C) -> float:
+def _dtw_cost(A, B) -> float:
+    """The cost of the best ``dtw`` path, per frame of both (no path kept)."""
     import numpy as np
 
-    path_cost = float(C[pa, pb].mean())
-    all_cost = float(C.mean()) + 1e-9
-    ratio = path_cost / all_cost
-    conf = float(np.clip((0.75 - ratio) / (0.75 - 0.45), 0.0, 1.0))
-    # long flat runs: one side frozen for > 0.8 s (80 frames) while the other moves
-    longest = 0
-    for p in (pa, pb):
-        same = np.flatnonzero(np.diff(p) == 0)
-        if len(same):
-            breaks = np.flatnonzero(np.diff(same) != 1)
-            runs = np.diff(np.concatenate([[-1], breaks, [len(same) - 1]]))
-            longest = max(longest, int(runs.max()))
-    if longest > 80:
-        conf *= max(0.0, 1.0 - (longest - 80) / 120.0)
-    return conf
+    C = _local_costs(A, B)
+    n, m = C.shape
+    C1 = C + _STEP_PENALTY * C.mean()
+    D = 2 * C[0, 0] + np.concatenate([[0.0], np.cumsum(C1[0, 1:])])
+    for i in range(1, n):
+        A_ = np.minimum(D + C1[i], np.concatenate([[np.inf], D[:-1]]) + 2 * C[i])
+        S = np.cumsum(C1[i])
+        D = S + np.minimum.accumulate(A_ - S)
+    return float(D[-1] / (n + m))
+
+
+def _silent_runs(db, min_frames: int):
+    """(start, end) frame runs at least ``min_frames`` long that are ``_SILENT_DB`` under the
+    loud frames (or within 6 dB of the noise floor of a noisy recording), and whether each
+    frame is such a silence."""
+    import numpy as np
+
+    loud = np.percentile(db, 95)
+    floor = np.sort(db)[: max(1, len(db) // 10)].mean()  # a noise floor, if there are pauses
+    sil = db < max(loud - _SILENT_DB, floor + 6.0 if floor < loud - 20.0 else -np.inf)
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], sil.astype(np.int8), [0]])))
+    runs = [(int(a), int(b)) for a, b in zip(edges[::2], edges[1::2]) if b - a >= min_frames]
+    return runs, sil
+
+
+def _voiced_frames(db):
+    """The frames kept for alignment: all but pauses (silences of ``_PAUSE_FRAMES`` or more;
+    a stop's closure is shorter and stays)."""
+    import numpy as np
+
+    keep = np.ones(len(db), bool)
+    for a, b in _silent_runs(db, _PAUSE_FRAMES)[0]:
+        keep[a:b] = False
+    return np.flatnonzero(keep) if keep.sum() >= 2 else np.arange(len(db))
+
+
+def _normalised(c, keep):
+    """Cepstra 1-8 of the kept frames, mean and variance normalised over them (c0, the
+    level, differs between readers and is left out; so do the finer details of the envelope,
+    9-12: without them another voice fits its text better and other texts no better)."""
+    c = c[keep][:, 1:9]
+    c = c - c.mean(axis=0)
+    return c / (c.std(axis=0) + 1e-6)
+
+
+def ku_sizes(item, layout: Layout) -> list[int] | None:
+    """How many of ``layout``'s morae each ku of ``item`` has (None if they do not add up)."""
+    from poems.kimariji import sound_morae
+
+    from audio.voice import reading_for
+
+    try:
+        sizes = [len(sound_morae([ku])) for ku in reading_for(item)]
+    except Exception:
+        return None
+    return sizes if sum(sizes) == len(layout.morae) and len(sizes) > 1 else None
+
+
+def _ku_pauses(db, sizes):
+    """The recording's pauses that end its ku (frame runs), chosen among its pauses of at
+    least ``_KU_PAUSE_FRAMES``: the set nearest to where the ku would end if every mora took
+    as long (longer pauses preferred).  None when it has too few pauses."""
+    import itertools
+
+    import numpy as np
+
+    runs, sil = _silent_runs(db, _KU_PAUSE_FRAMES)
+    spoken = np.flatnonzero(~sil)
+    if len(spoken) < 2:
+        return None
+    lo, hi = int(spoken[0]), int(spoken[-1])
+    runs = [(a, b) for a, b in runs if a > lo and b <= hi]
+    need = len(sizes) - 1
+    if len(runs) < need or len(runs) > 12:
+        return None
+    expect = lo + np.cumsum(sizes)[:-1] / sum(sizes) * (hi - lo)
+    best, best_score = None, np.inf
+    for comb in itertools.combinations(runs, need):
+        mid = np.array([(a + b) / 2 for a, b in comb])
+        score = float(np.abs(mid - expect).sum() - 0.5 * sum(b - a for a, b in comb))
+        if score < best_score:
+            best, best_score = list(comb), score
+    return best
+
+
+def _cost_ratio(A, B) -> float:
+    """How much better the reference fits than the same reference scrambled (reversed, and
+    turned a third and two thirds round): the same sounds, the same speaker, the wrong order.
+    A recording of the text costs clearly less (~0.6-0.8 by other voices, ~0.3-0.55 by
+    this voice itself); another text, noise or a tone costs about the same (>= ~0.93)."""
+    import numpy as np
+
+    others = [A[::-1], np.roll(A, len(A) // 3, axis=0), np.roll(A, 2 * len(A) // 3, axis=0)]
+    return _dtw_cost(A, B) / max(1e-9, min(_dtw_cost(X, B) for X in others))
 
 
 def _morae_from_onsets(kanas, onsets, frames: int) -> tuple[Mora, ...]:
@@ -183,31 +318,106 @@ def proportional(frames: int, ref_layout: Layout) -> Timeline:
                     0.0, "proportional")
 
 
-def align(recording, rate: int, reference, ref_layout: Layout) -> Timeline:
+def align(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None) -> Timeline:
     """Mora timeline of ``recording`` (float mono at ``rate``) from a reference reading.
 
     ``reference`` is the reference's samples at ``ref_layout.sample_rate`` whose mora onsets
     ``ref_layout`` gives exactly.  Onsets come back in frames of ``recording``.
+
+    Pauses (silences of 80 ms or more) are taken out of both before the DTW: a reader who
+    pauses between ku, or not, or longer, aligns alike, and a mora after a pause starts at the
+    first sound after it.  ``ku_sizes`` (morae per ku, see ``ku_sizes``): when the recording
+    has a pause for every ku boundary, each ku is aligned with its own ku of the reference
+    (the pauses that end ku are chosen among all pauses by where the ku would end at an even
+    pace), so no mora can be carried across a ku boundary.
     """
     import numpy as np
 
     frames = len(recording)
     if frames == 0 or not ref_layout.morae:
         return Timeline((), 0.0, "dtw")
-    A = features(reference, ref_layout.sample_rate)
-    B = features(recording, rate)
-    pa, pb, C = dtw(A, B)
+    (ca,), dba = _cepstra(reference, ref_layout.sample_rate)
+    cbs, dbb = _cepstra(recording, rate, _WARPS)
+    ka, kb = _voiced_frames(dba), _voiced_frames(dbb)
+    A = _normalised(ca, ka)
+    # another speaker's vocal tract: the recording's filterbank warped to fit the reference best
+    Bs = [_normalised(cb, kb) for cb in cbs]
+    costs = [_dtw_cost(A[::2], Bw[::2]) for Bw in Bs]
+    B = Bs[int(np.argmin(costs))]
     ref_hop = ref_layout.sample_rate * _HOP / _FEAT_RATE
     rec_hop = rate * _HOP / _FEAT_RATE
-    first_b = np.full(len(A), -1)
-    # first recording frame each reference frame is matched to
-    order = np.argsort(pa, kind="stable")
-    pa_s, pb_s = pa[order], pb[order]
-    uniq, idx = np.unique(pa_s, return_index=True)
-    first_b[uniq] = pb_s[idx]
-    onsets = []
-    for m in ref_layout.morae:
-        r = min(len(A) - 1, int(round(m.start / ref_hop)))
-        onsets.append(int(round(first_b[r] * rec_hop)))
-    conf = _confidence(pa, pb, C)
+    ref_at = [min(len(dba) - 1, int(round(m.start / ref_hop))) for m in ref_layout.morae]
+    n = len(ref_at)
+    # (reference frames, recording frames, morae) of each stretch aligned on its own
+    parts = [(0, len(dba), 0, len(dbb), range(n))]
+    bounds = _ku_pauses(dbb, ku_sizes) if ku_sizes and sum(ku_sizes) == n else None
+    if bounds is not None:
+        first = np.concatenate([[0], np.cumsum(ku_sizes)]).astype(int)
+        cut_a = [ref_at[first[k]] for k in range(1, len(ku_sizes))]
+        parts = [((cut_a[k - 1] if k else 0), (cut_a[k] if k < len(bounds) else len(dba)),
+                  (bounds[k - 1][1] if k else 0), (bounds[k][0] if k < len(bounds) else len(dbb)),
+                  range(first[k], first[k + 1])) for k in range(len(ku_sizes))]
+    onsets = [0] * n
+    quiet = _silent_runs(dbb, 1)[1]
+    for a0, a1, b0, b1, morae in parts:
+        ia = np.flatnonzero((ka >= a0) & (ka < a1))
+        ib = np.flatnonzero((kb >= b0) & (kb < b1))
+        if len(ia) < 2 or len(ib) < 2:  # a ku that is silence: align everything at once
+            ia, ib = np.arange(len(ka)), np.arange(len(kb))
+        pa, pb, _ = dtw(A[ia], B[ib])
+        first_b = _first_matches(pa, pb, len(ia))
+        for m in morae:
+            r = min(len(ia) - 1, int(np.searchsorted(ka[ia], ref_at[m])))
+            j = first_b[r]
+            # a mora is first heard at a sound: not in a short silence (a stop's closure, a
+            # breath too short to be a pause) that the path met first
+            while j + 1 < len(ib) and quiet[kb[ib[j]]] and j - first_b[r] < _PAUSE_FRAMES * 2:
+                j += 1
+            onsets[m] = int(round(kb[ib[j]] * rec_hop))
+    ratio = _cost_ratio(A, B)
+    if ratio < _SAME_VOICE:
+        # the reference's own voice (a pack made from it, re-timed): the plain alignment of
+        # whole cepstra, level included, is the more exact one there
+        onsets = _plain_onsets(reference, ref_layout, recording, rate)
+    conf = float(np.clip((_RATIO_NONE - ratio) / (_RATIO_NONE - _RATIO_SURE), 0.0, 1.0))
+    conf *= _even_pace(onsets, frames, ref_layout)
     return Timeline(_morae_from_onsets([m.kana for m in ref_layout.morae], onsets, frames), conf, "dtw")
+
+
+def _first_matches(pa, pb, n: int):
+    """For each of the ``n`` reference frames, the first recording frame the path meets."""
+    import numpy as np
+
+    first_b = np.zeros(n, int)
+    order = np.argsort(pa, kind="stable")
+    uniq, idx = np.unique(pa[order], return_index=True)
+    first_b[uniq] = pb[order][idx]
+    return first_b
+
+
+def _plain_onsets(reference, ref_layout: Layout, recording, rate: int) -> list[int]:
+    """Onsets by DTW of ``features`` (all 13 cepstra, silences kept), each step costing the
+    same: exact (a few ms) on readings by the reference voice itself."""
+    A = features(reference, ref_layout.sample_rate)
+    pa, pb, _ = dtw(A, features(recording, rate), symmetric=False)
+    first_b = _first_matches(pa, pb, len(A))
+    ref_hop = ref_layout.sample_rate * _HOP / _FEAT_RATE
+    rec_hop = rate * _HOP / _FEAT_RATE
+    return [int(round(first_b[min(len(A) - 1, int(round(mo.start / ref_hop)))] * rec_hop))
+            for mo in ref_layout.morae]
+
+
+def _even_pace(onsets, frames: int, ref_layout: Layout) -> float:
+    """1.0 when every mora took about the time the reference gives it (at the recording's
+    pace); less by the share of morae squeezed under a quarter or spread over four times
+    that: the mark of a path forced through a text the recording does not say."""
+    import numpy as np
+
+    if len(onsets) < 4:
+        return 1.0
+    got = np.diff(np.append(np.asarray(onsets, float), frames))[:-1]
+    want = np.diff([mo.start for mo in ref_layout.morae] + [ref_layout.frames])[:-1].astype(float)
+    r = got / np.maximum(want, 1.0)
+    r = r / max(1e-9, float(np.median(r)))
+    odd = float(np.mean((r < 0.25) | (r > 4.0)))
+    return float(np.clip(1.0 - 2.0 * odd, 0.0, 1.0))

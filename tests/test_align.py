@@ -175,3 +175,37 @@ def test_dtw_recovers_a_known_warp():
 def test_features_shape():
     f = features(np.zeros(RATE, np.float32), RATE)
     assert f.shape[1] == 13 and 95 <= f.shape[0] <= 100
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
+def test_another_voice_aligns_and_a_wrong_text_does_not(tmp_path):
+    """Issue 21: HTS at a speaking pace as another speaker (vocal tract 12 % longer, five
+    half-tones lower, uniform ku pauses) against the built-in chant: sure of its own text,
+    unsure of another's; the morae land near the known onsets."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from foreign_pack import HtsReader
+
+    from audio.decode import resample, trim_silence
+    from audio.synth import SynthVoice
+    from audio.align import ku_sizes
+
+    v = SynthVoice(cache_dir=tmp_path)
+    r = HtsReader(seed=3).read("12")
+    x = resample(r.x[: r.kami_end], r.rate, RATE)
+    s, e = trim_silence(x, RATE)
+    kami = x[s:e]
+    truth = np.array(r.kami_onsets) * RATE / r.rate - s
+    for key in ("12", "40"):
+        item = SpeechItem(key, "kami")
+        lay = v.layout(item)
+        t = align(kami, RATE, v.samples(item), lay, ku_sizes=ku_sizes(item, lay))
+        if key == "12":
+            assert t.confidence >= LOW_CONFIDENCE
+            err = onset_errors_ms(t, truth)
+            assert np.median(err) < 30 and np.percentile(err, 90) < 80, err.round()
+        else:
+            assert t.confidence < LOW_CONFIDENCE
+    v.close()

@@ -103,3 +103,28 @@ def test_karuta_voice_subprocess(env, source):
     assert r.stderr == "karuta: voice 'yamada' has 3 problems (listed above)\n", r.stderr
     r = run_karuta("voice", "use", "nobody", env=env)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("karuta: unknown voice")
+
+
+def test_render_with_a_folder_whose_name_is_taken(env, source, tmp_path):
+    """Issue 21: a folder used with --voice just works, even when an installed pack from
+    another folder has its reader's name; the installed pack is left as it was."""
+    code, out, exc = run("add", str(source), "--no-align")
+    assert code == 0, (out, exc)
+    installed = tmp_path / "data" / "voices" / "yamada" / "pack.json"
+    before = installed.read_bytes()
+    other = tmp_path / "elsewhere" / "yamada"
+    other.mkdir(parents=True)
+    for n in (1, 2):
+        for half in (1, 2):
+            sf.write(other / f"yamada_{n:03d}_{half}.wav", reading(freq=500 + 40 * n + 10 * half), RATE)
+    wav = tmp_path / "out.wav"
+    for _ in range(2):  # the second time reuses the private import
+        r = run_karuta("render", "--voice", str(other), "--poems", "1,2", "--no-joka", "--seed", "1",
+                       "--ma", "0.5", "--take", "0.5", "--out", str(wav), env=env)
+        assert r.returncode == 0, r.stderr
+        assert "--replace" not in r.stderr and "already installed" not in r.stderr
+    y, rate = sf.read(wav)
+    assert len(y) > 4 * rate
+    assert installed.read_bytes() == before  # the other folder's pack untouched
+    names = sorted(p.name for p in (tmp_path / "data" / "voices").iterdir())
+    assert len(names) == 2 and names[0] == "yamada" and names[1].startswith("yamada-")

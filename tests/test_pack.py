@@ -513,3 +513,67 @@ def test_layout_without_stored_timeline_still_has_morae(tmp_path):
     lay = VoicePack(pack.folder).layout(SpeechItem("1", "kami"))
     assert len(lay.morae) == len(ToneVoice().layout(SpeechItem("1", "kami")).morae)
     assert lay.morae[-1].end == lay.frames
+
+
+# ---- real packs from outside (issue 21): other voices, uniform ku pauses ----------------------
+
+def _foreign():
+    """scripts/foreign_pack.py: readers nobody here made, with the truth known."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "scripts" / "foreign_pack.py"
+    spec = importlib.util.spec_from_file_location("foreign_pack", path)
+    mod = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules.setdefault("foreign_pack", mod)
+    spec.loader.exec_module(sys.modules["foreign_pack"])
+    return sys.modules["foreign_pack"]
+
+
+def test_find_split_takes_the_pause_nearest_the_expected_end():
+    """Every ku pause alike (the longest is after the fourth ku): with the aligned end of the
+    上の句 the split is the pause after the third."""
+    kus = [tone(0.8, freq=300 + 60 * i) for i in range(5)]
+    pauses = [0.35, 0.3, 0.33, 0.45]
+    parts, ends = [], []
+    for k, p in zip(kus, pauses + [0]):
+        parts += [k, sil(p)]
+        ends.append(sum(len(x) for x in parts) - len(parts[-1]))
+    x = np.concatenate(parts)
+    a, _ = find_split(x, RATE)
+    assert abs(a - ends[3]) < 0.02 * RATE  # alone, the longest pause wins: the wrong one
+    a, b = find_split(x, RATE, expect=ends[2] + int(0.1 * RATE))
+    assert abs(a - ends[2]) < 0.02 * RATE and abs(b - (ends[2] + 0.33 * RATE)) < 0.02 * RATE
+
+
+@needs_ffmpeg
+@pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="needs pyworld")
+@pytest.mark.parametrize("style", ["uniform", "human"])
+def test_foreign_one_file_pack_split_and_aligned(tmp_path, style):
+    """Another voice (HTS at a speaking pace, another vocal tract and pitch), stereo 24 kHz
+    mp3 with leading silence, pauses alike between every ku (or a long one before the
+    下の句): every poem split after the third ku, every 上の句 aligned with confidence, the
+    decisive onsets near the truth."""
+    fp = _foreign()
+    keys = ["2", "5", "33", "87"]
+    truth = fp.write_pack(tmp_path / "src" / "neural", fp.HtsReader(style=style, seed=4), keys, seed=4)
+    pack = import_pack(tmp_path / "src" / "neural")
+    s = fp.score_pack(pack, truth)
+    assert sorted(s["split_right"]) == sorted(keys), s
+    assert s["low_confidence"] == [], [(k, pack.timeline(k, "kami").confidence) for k in keys]
+    d = np.abs(list(s["decisive_errors_ms"].values()))
+    assert len(d) >= 3 and np.median(d) < 40 and d.max() < 120, d
+    assert not [p for p in pack.problems() if p.kind in ("no split", "low confidence")]
+
+
+@needs_ffmpeg
+@pytest.mark.skipif(not _foreign().EspeakReader.available(), reason="needs espeak-ng (Japanese)")
+def test_espeak_one_file_pack_split(tmp_path):
+    """A formant synthesizer's uniform ku pauses: still split after the third ku."""
+    fp = _foreign()
+    keys = ["2", "5", "61"]
+    truth = fp.write_pack(tmp_path / "src" / "espeak", fp.EspeakReader(seed=5), keys, seed=5)
+    pack = import_pack(tmp_path / "src" / "espeak")
+    assert sorted(fp.score_pack(pack, truth)["split_right"]) == sorted(keys)

@@ -5,7 +5,9 @@ A **source** is a folder a player already has, in one of three layouts (rules.md
   wasuramoti     ``<reader>/<reader>_<NNN>_<1|2>.<ext>``   1 = 上の句 (kami), 2 = 下の句 (shimo)
   karuta-tools   ``<reader>/<NNN>_<1|2>.<ext>``
   one-file       ``<prefix>_<NNN>.<ext>`` (e.g. ``karuta_000.mp3``): kami and shimo in one file,
-                 split at the pause between them
+                 split at the pause where the 上の句 ends: the whole poem is aligned with the
+                 reference reading of its 上の句 and 下の句 and the pause nearest the end of the
+                 上の句's last mora wins (without a reference: the longest pause)
 
 NNN 000 is the jo-ka (key "joka"), 001-100 the poems (keys "1".."100").  Extensions: wav, flac,
 ogg, opus, mp3 (in-process) and m4a/aac (ffmpeg); see ``audio.decode``.
@@ -34,7 +36,7 @@ gain (loudness matching: every clip is brought to the loudness every voice uses,
 ``audio.loudness.TARGET_LUFS`` (BS.1770), lowered only where its true peak would pass
 ``CEILING_DBTP``; a clip too short to measure falls back to its speech-active RMS at -20 dBFS),
 what was found wrong, and the mora timeline with its confidence
-(``audio.align``: 上の句 clips are aligned by DTW with the synthesized reading; 下の句 clips
+(``audio.align``: 上の句 clips are aligned by DTW with the synthesized reading, ku by ku; 下の句 clips
 get the reference layout spread proportionally, method "proportional").  A copy of the source
 manifest, with ``imported_from``, is written as ``voice.toml``.
 

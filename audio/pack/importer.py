@@ -9,7 +9,7 @@ import shutil
 import threading
 from pathlib import Path
 
-from audio.voice import Layout, SpeechItem
+from audio.voice import Layout, Mora, SpeechItem
 from reader.base.errors import AudioFileError, KarutaError
 from audio.pack.common import (
     _order, _ref_layout, BUILTIN, clip_label, MAX_CLIP_S, MIN_CLIP_S, MIN_PAUSE_S, PACK_FORMAT,
@@ -40,13 +40,15 @@ def active_rms(x, rate: int) -> float:
     return float(np.sqrt(np.mean(act ** 2))) if len(act) else 0.0
 
 
-def find_split(x, rate: int) -> tuple[int, int] | None:
+def find_split(x, rate: int, expect: int | None = None) -> tuple[int, int] | None:
     """Where a one-file recording pauses between 上の句 and 下の句: (pause start, pause end).
 
     The pauses are runs of 10 ms frames 30 dB below the loud frames (or near the noise
-    floor) inside the spoken span.  The longest pause wins; pauses outside the middle of the
-    span (20-85 %) count a third of their length.  None when there is no pause of at least
-    ``MIN_PAUSE_S``.
+    floor) inside the spoken span, at least ``MIN_PAUSE_S`` long (None when there is none).
+    ``expect``: where the 上の句 is known to end (a sample, from the mora alignment of the
+    whole poem): the pause nearest to it wins (a reader who pauses alike after every ku has
+    no longest pause to go by).  Without it the longest pause wins; pauses outside the middle
+    of the span (20-85 %) count a third of their length.
     """
     import numpy as np
 
@@ -75,6 +77,9 @@ def find_split(x, rate: int) -> tuple[int, int] | None:
             length = j - k
             centre = (k + j) / 2 / span
             score = length * (1.0 if 0.2 <= centre <= 0.85 else 1 / 3)
+            if expect is not None:  # nearest to the expected end first, then the longer
+                gap = max(0, (first + k) * hop - expect, expect - (first + j) * hop)
+                score = length / (1.0 + gap / (0.05 * rate)) ** 2
             if length * hop >= MIN_PAUSE_S * rate and score > best_score:
                 best, best_score = (first + k, first + j), score
             k = j
@@ -83,6 +88,37 @@ def find_split(x, rate: int) -> tuple[int, int] | None:
     if best is None:
         return None
     return best[0] * hop, best[1] * hop
+
+
+def _expected_split(y, ref, key: str) -> int | None:
+    """Where the alignment of a whole one-file poem with the reference reading of its 上の句
+    and 下の句 ends the 上の句's last mora (a sample of ``y``); None without a reference or
+    when it cannot say."""
+    if ref is None:
+        return None
+    import numpy as np
+
+    from audio.align import align, ku_sizes
+    from audio.decode import trim_silence
+
+    try:
+        kami, shimo = SpeechItem(key, "kami"), SpeechItem(key, "shimo")
+        la, lb = ref.layout(kami), ref.layout(shimo)
+        xa = np.asarray(ref.samples(kami), np.float32)
+        xb = np.asarray(ref.samples(shimo), np.float32)
+        sizes_a, sizes_b = ku_sizes(kami, la), ku_sizes(shimo, lb)
+    except Exception:  # the reference cannot read this one: the longest pause decides
+        return None
+    gap = np.zeros(int(0.3 * la.sample_rate), np.float32)
+    off = len(xa) + len(gap)
+    both = Layout(off + len(xb), la.sample_rate,
+                  la.morae + tuple(Mora(m.kana, m.start + off, m.end + off) for m in lb.morae))
+    s, e = trim_silence(y, PACK_RATE)
+    if e - s < PACK_RATE // 2 or not la.morae or not lb.morae:
+        return None
+    t = align(y[s:e], PACK_RATE, np.concatenate([xa, gap, xb]), both,
+              ku_sizes=sizes_a + sizes_b if sizes_a and sizes_b else None)
+    return s + t.morae[len(la.morae)].start
 
 
 # -------------------------------------------------------------------------------------------
@@ -177,7 +213,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     import numpy as np
     import soundfile as sf
 
-    from audio.align import align, proportional
+    from audio.align import align, ku_sizes, proportional
     from audio.decode import decode, trim_silence
     from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
 
@@ -265,7 +301,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                                                      f"({len(y) * 1000 // PACK_RATE} ms)")]
             a, b = at, at
         else:
-            found = find_split(y, PACK_RATE)
+            found = find_split(y, PACK_RATE, _expected_split(y, ref, key))
             if found is None:
                 return [Problem(key, "no split", f"no pause between 上の句 and 下の句 in {rel}; "
                                                  f"set clips.\"{key}\".split_ms in voice.toml")]
@@ -273,6 +309,12 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         return store(key, "kami", y[:a], info, rel) + store(key, "shimo", y[b:], info, rel)
 
     jobs = sorted(source.files.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1]))
+    if ref is not None and hasattr(ref, "prefetch") and any(p == "both" for _, p in source.files):
+        try:  # one-file poems are split where the alignment of the whole poem ends the 上の句
+            ref.prefetch([SpeechItem(k, p) for (k, part) in source.files if part == "both"
+                          for p in ("kami", "shimo")])
+        except Exception:
+            pass
     from concurrent.futures import ThreadPoolExecutor
 
     nworkers = workers or min(4, os.cpu_count() or 1)
@@ -315,7 +357,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         if ref is not None and part in align_parts:
             try:
                 x, _ = sf.read(str(tmp / c["file"]), dtype="float32")
-                return k, align(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay)
+                return k, align(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay,
+                                ku_sizes=ku_sizes(SpeechItem(key, part), lay))
             except Exception as e:  # the reference cannot speak this one: estimate
                 t = proportional(c["frames"], lay)
                 return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")

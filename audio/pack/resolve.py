@@ -221,14 +221,42 @@ def _import_cached(src: Path) -> VoicePack:
     """A source folder given as --voice: reuse its import while the files are unchanged."""
     src_real = str(src.resolve())
     sig = _signature(src)
+    ours = None  # an earlier import of this very folder (files changed since: re-import it)
     for p in list_packs():
-        if isinstance(p, VoicePack) and p.meta.get("imported_from") == src_real \
-                and p.meta.get("source_signature") == sig:
-            return p
+        if isinstance(p, VoicePack) and p.meta.get("imported_from") == src_real:
+            if p.meta.get("source_signature") == sig:
+                return p
+            ours = p
     source = scan_source(src)
     if not source.files:
         raise KarutaError(f"{src}: not a voice pack and no clips found in it")
-    return import_pack(src)
+    if ours is not None:
+        return import_pack(src, name=ours.folder.name)
+    return import_pack(src, name=_private_name(src, source.reader))
+
+
+def _private_name(src: Path, reader: str) -> str:
+    """The name a folder used with ``--voice`` is installed under: the one ``voice add`` would
+    give it, or, when a pack from another folder has that name, that name and a short hash of
+    the folder's path (so using a folder never replaces nor is refused by another pack)."""
+    import hashlib
+
+    from audio.pack.importer import _pack_name
+    from audio.pack.scan import read_manifest
+
+    fields, _, _ = read_manifest(src / "voice.toml")
+    name = _pack_name(fields.get("name") or reader or src.resolve().name)
+    if name in BUILTIN:
+        name += "-pack"
+    taken = voices_dir() / name
+    if not taken.exists():
+        return name
+    try:
+        if VoicePack(taken).meta.get("imported_from") == str(src.resolve()):
+            return name
+    except KarutaError:
+        pass
+    return f"{name}-{hashlib.sha1(str(src.resolve()).encode()).hexdigest()[:8]}"
 
 
 # the other parts of the package (imported last: they import this one too)

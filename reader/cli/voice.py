@@ -56,7 +56,8 @@ def add_cmd(path, name, no_align, replace):
 
     \b
     Layouts: <reader>/<reader>_NNN_1.ogg and _2 (Wasuramoti), NNN_1.mp3 and NNN_2.mp3
-    (karuta-tools), name_000.mp3 ... name_100.mp3 (one file per poem, split at the pause).
+    (karuta-tools), name_000.mp3 ... name_100.mp3 (one file per poem, split at the pause
+    where the alignment of the poem ends the 上の句).
     NNN 000 is the jo-ka.  Formats: wav, flac, ogg, opus, mp3, m4a/aac (ffmpeg).
     Adding a folder again re-imports it (after editing its voice.toml, say).
     """

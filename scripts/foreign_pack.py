@@ -1,0 +1,324 @@
+#!/usr/bin/env python3
+"""Voice packs nobody here recorded, with the truth known: for ``bench_voicepack.py --foreign``
+and the tests.
+
+Two kinds of "other reader", both made from what a registry package gives:
+
+``HtsReader``   pyopenjtalk's HTS engine reading the poem at its natural speaking pace (not
+                the built-in chant: ~130 ms a mora, its own prosody), then changed with WORLD
+                (pyworld): another speaker's vocal tract (the spectral envelope's frequency
+                axis scaled by ``warp``), another pitch (``half_tone``), another speed
+                (``speed``; the frame track is resampled, so every time scales exactly).  The
+                truth: each mora's onset from the engine's label times (where it is first
+                heard after a silence; a consonant's label start elsewhere).
+``EspeakReader``  Debian's espeak-ng (a formant synthesizer) reading the kana of each ku; the
+                truth is each ku's span only (no mora onsets).
+
+Each ku is cut out at the engine's own pause and the poem put together again with the pauses
+a reader makes: ``uniform`` draws every pause between ku (the one between 上の句 and 下の句
+too) from 0.2-0.6 s, so the longest pause is no guide; ``human`` makes the pause before the
+下の句 1.0-1.6 s.  ``write_pack`` writes one file a poem (``NNN.mp3``), stereo 24 kHz mp3
+with 0.3-1.2 s of leading silence by default, and returns the truth per file.
+
+    python scripts/foreign_pack.py OUT_DIR [--voice hts|espeak] [--poems 1-100] ...
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+RATE = 48000
+
+
+@dataclass
+class Reading:
+    """One poem as a foreign reader says it (mono float32 at ``rate``) and what is known."""
+
+    x: np.ndarray
+    rate: int
+    #: per ku, (first sound, end of last sound) in samples
+    ku_spans: list[tuple[int, int]]
+    #: per mora of the 上の句 (``sound_morae``), where it is first heard, samples; None: unknown
+    kami_onsets: list[int] | None = None
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def kami_end(self) -> int:
+        return self.ku_spans[2][1]
+
+    @property
+    def shimo_start(self) -> int:
+        return self.ku_spans[3][0]
+
+
+def _pauses(rng, n_ku: int, style: str) -> list[float]:
+    """Seconds of silence after each ku but the last."""
+    p = list(rng.uniform(0.2, 0.6, n_ku - 1))
+    if style == "human" and n_ku == 5:
+        p[2] = float(rng.uniform(1.0, 1.6))
+    return p
+
+
+def _assemble(kus: list[np.ndarray], pauses: list[float], rate: int):
+    out, spans, pos = [], [], 0
+    for i, k in enumerate(kus):
+        spans.append((pos, pos + len(k)))
+        out.append(k)
+        pos += len(k)
+        if i < len(pauses):
+            n = int(round(pauses[i] * rate))
+            out.append(np.zeros(n, np.float32))
+            pos += n
+    return np.concatenate(out).astype(np.float32), spans
+
+
+class HtsReader:
+    """pyopenjtalk's HTS voice at its natural pace, as another speaker (see the module doc)."""
+
+    def __init__(self, *, warp: float = 0.88, half_tone: float = -5.0, speed: float = 1.0,
+                 style: str = "uniform", seed: int = 0, rate: int = 24000):
+        self.warp, self.half_tone, self.speed = warp, half_tone, speed
+        self.style, self.seed, self.rate = style, seed, rate
+        self.name = f"hts-w{warp:g}-st{half_tone:g}-x{speed:g}-{style}"
+
+    @staticmethod
+    def _heard(chant, sc, x, starts, lens) -> list[float]:
+        """Per mora, where it is first heard (natural 5 ms frames), as the built-in voice
+        defines it: a stop's burst, a fricative's start, after a vowel a nasal, flap or glide
+        at its release into the vowel (``chant.HEARD_MS`` before the vowel as heard), after a
+        pause its first sound."""
+        try:
+            got = chant._onsets(x, sc, starts, lens)
+        except Exception:
+            return [float(starts[ph[0]]) for ph in sc.mora_phones]
+        out = []
+        for n, (ph, (r, va)) in enumerate(zip(sc.mora_phones, got)):
+            cons = chant._phone(sc.labels[ph[0]]) if len(ph) == 2 else ""
+            after_pause = n == 0 or sc.ku_end[n - 1]
+            if cons in ("m", "n", "my", "ny", "r", "ry", "y", "w") and not after_pause:
+                r = max(r, va - chant.HEARD_MS.get(cons, 10) / 5.0)
+            out.append(float(r))
+        return out
+
+    def read(self, key: str) -> Reading:
+        import pyworld as pw
+        from scipy.signal import resample_poly
+
+        from audio import chant
+        from audio.synth import SynthVoice, script_for
+
+        sc = script_for(key, "whole")
+        x, lens = chant.natural(sc.labels, SynthVoice().voice_path())
+        starts = np.concatenate([[0], np.cumsum(lens)])  # 5 ms frames
+        heard = self._heard(chant, sc, x, starts, lens)
+        # another speaker: WORLD at 24 kHz, envelope warped, pitch shifted, time scaled
+        fs = self.rate
+        y = resample_poly(x, fs, RATE)
+        f0, t = pw.dio(y, fs, f0_floor=70.0, f0_ceil=700.0, frame_period=5.0)
+        f0 = pw.stonemask(y, f0, t, fs)
+        sp = pw.cheaptrick(y, f0, t, fs)
+        ap = pw.d4c(y, f0, t, fs)
+        bins = np.arange(sp.shape[1])
+        src = np.clip(bins * self.warp, 0, sp.shape[1] - 1)
+        sp = np.stack([np.interp(src, bins, row) for row in sp])
+        f0 = f0 * 2 ** (self.half_tone / 12)
+        n_out = int(round(len(f0) / self.speed))
+        pos = np.minimum(np.arange(n_out) * self.speed, len(f0) - 1)
+        idx = np.round(pos).astype(int)
+        f0, sp, ap = f0[idx], sp[idx], ap[idx]
+        z = pw.synthesize(f0, np.ascontiguousarray(sp), np.ascontiguousarray(ap), fs, 5.0)
+        z = (0.5 * z / (np.abs(z).max() + 1e-9)).astype(np.float32)
+        per = fs * 0.005 / self.speed  # output samples per natural 5 ms frame
+        # each ku: from its first phoneme to its last (the engine's pauses cut out)
+        kus, kstart, mora_ku = [], [], []
+        k_first = None
+        for m, ph in enumerate(sc.mora_phones):
+            if k_first is None:
+                k_first = m
+            if sc.ku_end[m]:
+                a = int(round(starts[sc.mora_phones[k_first][0]] * per))
+                b = int(round(starts[ph[-1] + 1] * per))
+                kus.append(z[a:b])
+                kstart.append(a)
+                mora_ku.extend([len(kus) - 1] * (m - k_first + 1))
+                k_first = None
+        rng = np.random.default_rng([self.seed, int(key) if key.isdigit() else 0])
+        out, spans = _assemble(kus, _pauses(rng, len(kus), self.style), fs)
+        n_kami = sum(1 for k in mora_ku if k < 3)
+        onsets = [spans[mora_ku[m]][0] + max(0, int(round(heard[m] * per)) - kstart[mora_ku[m]])
+                  for m in range(n_kami)]
+        return Reading(out, fs, spans, onsets, {"voice": self.name})
+
+
+class EspeakReader:
+    """Debian's espeak-ng reading each ku's kana (formant synthesis: nothing like HTS)."""
+
+    def __init__(self, *, wpm: int = 150, pitch: int = 40, variant: str = "", style: str = "uniform",
+                 seed: int = 0):
+        self.wpm, self.pitch, self.variant, self.style, self.seed = wpm, pitch, variant, style, seed
+        self.name = f"espeak{('-' + variant) if variant else ''}-{wpm}wpm-p{pitch}-{style}"
+
+    @staticmethod
+    def available() -> bool:
+        if not shutil.which("espeak-ng"):
+            return False
+        r = subprocess.run(["espeak-ng", "--voices=ja"], capture_output=True, text=True)
+        return " ja " in r.stdout
+
+    def _say(self, text: str):
+        import soundfile as sf
+
+        from audio.decode import trim_silence
+
+        with tempfile.TemporaryDirectory() as d:
+            wav = Path(d) / "ku.wav"
+            voice = "ja" + (f"+{self.variant}" if self.variant else "")
+            subprocess.run(["espeak-ng", "-v", voice, "-s", str(self.wpm), "-p", str(self.pitch),
+                            "-w", str(wav), text], check=True, capture_output=True)
+            y, rate = sf.read(str(wav), dtype="float32")
+        s, e = trim_silence(y, rate)
+        return y[s:e], rate
+
+    def read(self, key: str) -> Reading:
+        from audio.voice import text_for
+
+        kus, rate = [], 22050
+        for ku in text_for(key).reading:
+            y, rate = self._say(ku)
+            kus.append(y)
+        rng = np.random.default_rng([self.seed, int(key) if key.isdigit() else 0])
+        out, spans = _assemble(kus, _pauses(rng, len(kus), self.style), rate)
+        return Reading(0.5 * out / (np.abs(out).max() + 1e-9), rate, spans, None, {"voice": self.name})
+
+
+def write_pack(folder, reader, keys, *, fmt: str = "mp3", rate: int = 24000, channels: int = 2,
+               lead=(0.3, 1.2), tail: float = 0.5, seed: int = 0, workers: int = 2) -> dict:
+    """Write one file a poem (``NNN.<fmt>``) read by ``reader``; returns {key: truth} where a
+    truth holds the ``Reading``'s spans and onsets in samples at 48 kHz from the file's start."""
+    import soundfile as sf
+    from concurrent.futures import ThreadPoolExecutor
+
+    from audio.decode import resample
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    leads = {k: float(rng.uniform(*lead)) for k in keys}
+
+    def one(key):
+        r = reader.read(key)
+        lead_n = int(round(leads[key] * r.rate))
+        y = np.concatenate([np.zeros(lead_n, np.float32), r.x, np.zeros(int(tail * r.rate), np.float32)])
+        y = resample(y, r.rate, rate)
+        if channels == 2:  # not quite the same in both ears
+            y = np.stack([y, 0.9 * y], axis=1)
+        nnn = 0 if key == "joka" else int(key)
+        out = folder / f"{nnn:03d}.{fmt}"
+        if fmt in ("wav", "flac"):
+            sf.write(str(out), y, rate)
+        else:
+            wav = out.with_suffix(".src.wav")
+            sf.write(str(wav), y, rate, subtype="FLOAT")
+            codec = {"mp3": ["-c:a", "libmp3lame", "-b:a", "96k"], "ogg": ["-c:a", "libvorbis"]}[fmt]
+            subprocess.run(["ffmpeg", "-y", "-loglevel", "error", "-i", str(wav), *codec, str(out)],
+                           check=True)
+            wav.unlink()
+        to48 = RATE / r.rate
+        return key, {
+            "file": out.name,
+            "ku_spans": [(int(round((a + lead_n) * to48)), int(round((b + lead_n) * to48)))
+                         for a, b in r.ku_spans],
+            "kami_onsets": None if r.kami_onsets is None else
+            [int(round((o + lead_n) * to48)) for o in r.kami_onsets],
+        }
+
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        return dict(ex.map(one, keys))
+
+
+def score_pack(pack, truth: dict, *, tolerance_s: float = 0.3) -> dict:
+    """How an imported one-file pack came out against the truth ``write_pack`` returned.
+
+    A poem is split right when its 上の句 clip runs from the first ku's first sound to the
+    third ku's end (and its 下の句 clip from the fourth ku's start to the end) within
+    ``tolerance_s`` (a quiet first consonant or last sound may be trimmed; a split at another
+    pause is a whole ku and a pause off, 0.8 s or more).  Onset errors are those of
+    the 上の句 timeline against the known onsets (ms, signed: late is positive), all morae but
+    the first, and the decisive mora's (the last of the kimariji among all 100).
+    """
+    from audio.align import LOW_CONFIDENCE
+    from audio.voice import SpeechItem
+    from poems.kimariji import kimariji_length
+
+    kl = kimariji_length(range(1, 101))
+    right, low, errors, decisive, missing = [], [], [], {}, []
+    tol = tolerance_s * RATE
+    for key, t in truth.items():
+        spans = t["ku_spans"]
+        if not pack.has(key, "kami") or not pack.has(key, "shimo"):
+            missing.append(key)
+            continue
+        kami = pack.layout(SpeechItem(key, "kami")).frames
+        shimo = pack.layout(SpeechItem(key, "shimo")).frames
+        if abs(kami - (spans[2][1] - spans[0][0])) <= tol and abs(shimo - (spans[4][1] - spans[3][0])) <= tol:
+            right.append(key)
+        tl = pack.timeline(key, "kami")
+        if tl is None or tl.confidence < LOW_CONFIDENCE:
+            low.append(key)
+        if t["kami_onsets"] is not None and tl is not None and key in right:
+            got = np.array([m.start for m in tl.morae], float)
+            want = np.array(t["kami_onsets"], float)
+            want -= want[0]  # the clip starts at its first sound: where the first mora is heard
+            if len(got) == len(want):
+                err = (got - want) / RATE * 1000
+                errors.extend(err[1:])
+                if key.isdigit() and kl[int(key)] > 1:  # a 1-mora kimariji starts the clip
+                    decisive[key] = float(err[kl[int(key)] - 1])
+    return {"poems": len(truth), "split_right": right, "low_confidence": low, "missing": missing,
+            "onset_errors_ms": np.array(errors), "decisive_errors_ms": decisive}
+
+
+def summary(name: str, s: dict) -> str:
+    """Lines for a benchmark: split right, low confidence, onset errors."""
+    n = s["poems"]
+    out = [f"{name}: split right {len(s['split_right'])} of {n}; 上の句 below the confidence "
+           f"threshold {len(s['low_confidence'])} of {n}"
+           + (f"; {len(s['missing'])} poems not imported" if s["missing"] else "")]
+    e = np.abs(s["onset_errors_ms"])
+    d = np.abs(np.array(list(s["decisive_errors_ms"].values())))
+    if len(d):
+        out.append(f"    decisive onsets ({len(d)} poems): median {np.median(d):.1f} ms, 90% {np.percentile(d, 90):.1f} ms, "
+                   f"max {d.max():.0f} ms; within 10 ms {int((d <= 10).sum())}, within 30 ms {int((d <= 30).sum())}; "
+                   f"all onsets: median {np.median(e):.1f} ms, 90% {np.percentile(e, 90):.1f} ms")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--voice", choices=("hts", "espeak"), default="hts")
+    ap.add_argument("--poems", default="1-100", help="a range, e.g. 1-20")
+    ap.add_argument("--style", choices=("uniform", "human"), default="uniform")
+    ap.add_argument("--speed", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    a, _, b = args.poems.partition("-")
+    keys = [str(n) for n in range(int(a), int(b or a) + 1)]
+    reader = (HtsReader(speed=args.speed, style=args.style, seed=args.seed) if args.voice == "hts"
+              else EspeakReader(style=args.style, seed=args.seed))
+    truth = write_pack(args.out, reader, keys, seed=args.seed)
+    print(f"{len(truth)} files by {reader.name} in {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
