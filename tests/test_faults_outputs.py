@@ -149,6 +149,7 @@ def _all_bytes(root: Path) -> dict[str, str]:
 
 #: a new log, save or tournament over one of its own kind: "exists: ... --resume"
 SAME_KIND = {(("match", "keep"), "m.jsonl"), (("tournament", "new"), "t.sqlite"),
+             (("practice",), "p.jsonl"),
              *((("table", s, c), "g.json") for s in ("genkan", "cards") for c in ("new", "play"))}
 
 CASES = [(f"{' '.join(k[0])} {k[1]} = {name}", k, name)

@@ -115,17 +115,21 @@ def _new_table(system, save, seed, settings, players, npcs):
         check_output(log_path(save), "the save's log", same_kind="a table save's log")
     from reader.table.store import locked
 
+    _refuse_existing(save)  # before the lock too: taking it leaves its file beside the save
     if seed is None:
         seed = secrets.randbelow(1_000_000)
     t = Table(system, settings, seed)
     for a in _setup(system, players, npcs):
         t.push(a)
     with locked(save):  # two `new` on one name: the second finds the first's save
-        if os.path.exists(save):
-            raise KarutaError(f"{save} exists: continue it with --resume (play) or choose "
-                              "another --save")
+        _refuse_existing(save)
         t.save(save)
     return t
+
+
+def _refuse_existing(save) -> None:
+    if os.path.exists(save):
+        raise KarutaError(f"{save} exists: continue it with --resume (play) or choose another --save")
 
 
 def _json_out(obj) -> None:
