@@ -202,20 +202,6 @@ class Microphone:
         self.recording = True
 
     def stop_take(self) -> np.ndarray:
-        """End the take at the moment of the call: what the device had captured by then but
-        not yet delivered (its input latency, up to 0.5 s) is waited for and kept, so a key
-        pressed right at the end of the voice does not cut its last sound."""
-        import time
-
-        if self._stream is not None and self.recording:
-            try:
-                lat = float(self._stream.latency) + self.blocksize / self._rate_in
-            except Exception:  # a stream that is gone has nothing more to deliver
-                lat = 0.0
-            end = time.monotonic() + min(lat, 0.5)
-            while time.monotonic() < end:
-                self.pump()
-                time.sleep(0.005)
         self.pump()
         self.recording = False
         x = np.concatenate(self._take) if self._take else np.zeros(0, np.float32)
