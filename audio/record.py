@@ -102,9 +102,32 @@ class Level:
 class Microphone:
     """One input stream for a session; takes are cut from it (see the module doc)."""
 
-    def __init__(self, device=None, blocksize: int = 480, latency="high"):
+    def __init__(self, device=None, blocksize: int = 480, latency="high", open_stream=None):
+        """``open_stream``: instead of a PortAudio device, ``open_stream(callback)`` returns a
+        started stream (``time``, ``latency``, ``abort()``, ``close()``) that calls
+        ``callback(indata, frames, time_info, status)`` as PortAudio does (tests)."""
+        if open_stream is not None:
+            self._init_state(device, blocksize, latency, {"name": "stream", "index": None})
+            self._stream = open_stream(self._callback)
+            return
         sd = self._sdmod = _sd()
-        self.info = resolve_input_device(device)
+        self._init_state(device, blocksize, latency, resolve_input_device(device))
+        try:
+            sd.check_input_settings(device=self.device, channels=1, samplerate=RATE, dtype="float32")
+        except Exception:
+            self._rate_in = int(self.info.get("default_samplerate") or RATE)
+        try:
+            self._stream = sd.InputStream(samplerate=self._rate_in, blocksize=self.blocksize,
+                                          device=self.device, channels=1, dtype="float32",
+                                          latency=self._latency, callback=self._callback)
+            self._stream.start()
+        except Exception as e:
+            self.close()
+            raise DeviceError(f"no microphone found: cannot open {self.name!r} "
+                              f"({' '.join(str(e).split())})") from None
+
+    def _init_state(self, device, blocksize, latency, info) -> None:
+        self.info = info
         self.name = str(self.info.get("name", device))
         self.device = self.info["index"]
         self.rate = RATE
@@ -122,35 +145,27 @@ class Microphone:
         self._lock = threading.Lock()
         self._stream = None
         self._rate_in = RATE
-        try:
-            sd.check_input_settings(device=self.device, channels=1, samplerate=RATE, dtype="float32")
-        except Exception:
-            self._rate_in = int(self.info.get("default_samplerate") or RATE)
-        try:
-            self._stream = sd.InputStream(samplerate=self._rate_in, blocksize=self.blocksize,
-                                          device=self.device, channels=1, dtype="float32",
-                                          latency=self._latency, callback=self._callback)
-            self._stream.start()
-        except Exception as e:
-            self.close()
-            raise DeviceError(f"no microphone found: cannot open {self.name!r} "
-                              f"({' '.join(str(e).split())})") from None
+        # the take's span on the stream's clock (``stream.time``): the key that started it and
+        # the key that stopped it; blocks carry their capture time, so a take holds what the
+        # microphone heard between the two keys, whatever the device's input latency
+        self._t_from: float | None = None
+        self._t_to: float | None = None
+        self._heard_to = -math.inf  # capture time of the end of the newest block taken
 
-    # realtime: copy and queue, nothing else
+    # realtime: copy and queue (with the instant the block's first frame was captured)
     def _callback(self, indata, frames, time_info, status):
         if status.input_overflow:
             self.overflows += 1
-        self._q.put(indata[:, 0].copy())
+        self._q.put((indata[:, 0].copy(), float(time_info.inputBufferAdcTime)))
 
     def close(self):
         if self._stream is not None:
-            import sounddevice as sd
-
             try:
                 self._stream.abort()
                 self._stream.close()
-            except sd.PortAudioError:  # the device is already gone: nothing left to close
-                pass
+            except Exception as e:  # the device is already gone: nothing left to close
+                if type(e).__name__ != "PortAudioError":
+                    raise
             self._stream = None
 
     def __enter__(self):
@@ -171,18 +186,17 @@ class Microphone:
                 break
         if not got:
             return 0
-        x = np.concatenate(got)
-        if self._rate_in != RATE:
-            from audio.decode import resample
-
-            x = resample(x, self._rate_in, RATE).astype(np.float32)
+        x = self._resampled(np.concatenate([b for b, _ in got]))
         w = np.concatenate([self._window, x])[-WINDOW:]
         self._window = w
         peak = float(np.abs(w).max()) if len(w) else 0.0
         rms = float(np.sqrt(np.mean(np.square(w, dtype=np.float64)))) if len(w) else 0.0
         self.level.peak_db, self.level.rms_db = db(peak), db(rms)
         self.level.hold_db = max(self.level.hold_db, db(float(np.abs(x).max())))
+        if got[-1][1] > 0:
+            self._heard_to = got[-1][1] + len(got[-1][0]) / self._rate_in
         if self.recording:
+            x = self._resampled(np.concatenate([self._in_span(b, t) for b, t in got]))
             self._take.append(x)
             # voiced 50 ms windows inside the new audio (auto-stop looks at the last one)
             start = self._take_frames
@@ -194,22 +208,70 @@ class Microphone:
                     self._last_voiced = start + k + len(seg)
         return len(x)
 
+    def _resampled(self, x: np.ndarray) -> np.ndarray:
+        if self._rate_in == RATE or not len(x):
+            return x
+        from audio.decode import resample
+
+        return resample(x, self._rate_in, RATE).astype(np.float32)
+
+    def _in_span(self, block: np.ndarray, t: float) -> np.ndarray:
+        """The part of a block (first frame captured at stream time ``t``) inside the take's
+        span; the whole block when the device gives no capture times."""
+        if t <= 0:
+            return block
+        n = len(block)
+        a = 0 if self._t_from is None else min(n, max(0, math.ceil((self._t_from - t) * self._rate_in)))
+        b = n if self._t_to is None else min(n, max(0, math.ceil((self._t_to - t) * self._rate_in)))
+        return block[a:max(a, b)]
+
+    def _now(self) -> float | None:
+        """The stream's clock now (None when the stream is gone or has no clock)."""
+        try:
+            t = float(self._stream.time) if self._stream is not None else 0.0
+        except Exception:
+            return None
+        return t if t > 0 else None
+
     def start_take(self) -> None:
-        self.pump()  # what came before the key is not part of the take
+        """Start a take at the moment of the call: what the microphone heard before (still on
+        its way through the device's input latency) is not part of it."""
+        self.pump()
         self._take, self._take_frames = [], 0
         self._voiced, self._last_voiced = False, 0
         self.level.hold_db = FLOOR_DB
+        self._t_from, self._t_to = self._now(), None
         self.recording = True
+        self.pump()
 
     def stop_take(self) -> np.ndarray:
+        """End the take at the moment of the call: what the microphone heard until then but
+        the device has not delivered yet (its input latency) is waited for and kept, and
+        nothing heard after it is (a key pressed right at the end of the voice keeps its last
+        sound, and no more)."""
+        import time
+
+        t_to = self._now() if self.recording else None
+        if t_to is not None and self._heard_to > -math.inf:
+            self._t_to = t_to
+            try:
+                lat = float(self._stream.latency)
+            except Exception:
+                lat = 0.0
+            deadline = time.monotonic() + min(1.0, lat + 4 * self.blocksize / self._rate_in + 0.1)
+            while self._heard_to < t_to and time.monotonic() < deadline:
+                if not self.pump():
+                    time.sleep(0.003)
         self.pump()
         self.recording = False
+        self._t_from = self._t_to = None
         x = np.concatenate(self._take) if self._take else np.zeros(0, np.float32)
         self._take, self._take_frames = [], 0
         return x.astype(np.float32, copy=False)
 
     def cancel_take(self) -> None:
         self.recording = False
+        self._t_from = self._t_to = None
         self._take, self._take_frames = [], 0
 
     @property

@@ -99,6 +99,36 @@ class Listener(threading.Thread):
         self.proc.wait(timeout=5)
 
 
+def _robot_run_problems(screen: str, robot, cfg) -> list[str]:
+    """What is wrong with one calibrate run made with the listening robot (empty: nothing)."""
+    if "EXIT=0" not in screen:
+        return ["calibrate did not end with exit 0"]
+    out = []
+    if robot.heard != 12:
+        out.append(f"the robot heard {robot.heard} clicks, not 12")
+    saved = CalibrationStore(cfg / "calibration.json").get("sounddevice:pulse")
+    if saved is None:
+        return out + ["nothing saved"]
+    # the robot hears the sink ~5-10 ms late (parec) and tmux adds ~2-5 ms: a steady, small
+    # positive offset
+    if not (0 < saved["offset_ms"] < 60 and saved["spread_ms"] < 5):
+        out.append(f"offset/spread {saved}")
+    if saved["taps"] < 10:
+        out.append(f"{saved['taps']} taps used, not >= 10")
+    if f"sounddevice:pulse: offset {saved['offset_ms']:+.1f} ms" not in screen:
+        out.append("the saved offset is not on the screen")
+    # it waited for the timing to settle, counted down, and says how long that took
+    if not ("get ready…" in screen and "\n1\n" in screen and "timing settled after" in screen):
+        out.append("no settle / countdown lines")
+    elif not screen.index("get ready: ") < screen.index("sounddevice:pulse: offset"):
+        out.append("the countdown came after the result")
+    if not ("audio: no underruns" in screen or "underrun" in screen):
+        out.append("no line about underruns")
+    if not (saved["clicks"] == 12 and len(saved["history"]) == 1):
+        out.append(f"clicks/history {saved}")
+    return out
+
+
 @pytest.mark.realtime
 def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
     require_tool("parec", "pulseaudio-utils")
@@ -106,31 +136,32 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
     env = {"PULSE_SERVER": os.environ["PULSE_SERVER"],
            "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], "KARUTA_CONFIG_DIR": str(cfg),
            "TERM": "xterm"}
-    robot = Listener(pulse_server.env, lambda: tmux.keys("Space"))
-    robot.start()
-    try:
-        # one run: the robot's own path (parec chunks, tmux send-keys) spreads ~1 ms, above
-        # the 0.5 ms a run must reach to be kept at once (the repeats: test below)
-        tmux.start(karuta_argv("calibrate", "--device", "pulse", "--clicks", "12",
-                               "--interval", "0.4", "--attempts", "1"), env, tee=True)
-        tmux.wait_for("EXIT=", timeout=60)
-    finally:
-        robot.close()
-    screen = tmux.screen()
-    assert "EXIT=0" in screen, screen
-    assert robot.heard == 12, screen
-    saved = CalibrationStore(cfg / "calibration.json").get("sounddevice:pulse")
-    assert saved is not None, screen
-    # the robot hears the sink ~5-10 ms late (parec) and tmux adds ~2-5 ms: a steady, small
-    # positive offset
-    assert 0 < saved["offset_ms"] < 60 and saved["spread_ms"] < 5, saved
-    assert saved["taps"] >= 10
-    assert f"sounddevice:pulse: offset {saved['offset_ms']:+.1f} ms" in screen
-    # it waited for the timing to settle, counted down, and says how long that took
-    assert "get ready…" in screen and "\n1\n" in screen and "timing settled after" in screen
-    assert screen.index("get ready: ") < screen.index("sounddevice:pulse: offset")
-    assert "audio: no underruns" in screen or "underrun" in screen
-    assert saved["clicks"] == 12 and len(saved["history"]) == 1
+    # one run: the robot's own path (parec chunks, tmux send-keys) spreads ~1 ms, above
+    # the 0.5 ms a run must reach to be kept at once (the repeats: test below).  When the
+    # sound itself stalled (the machine starved the sound server: calibrate reports the
+    # underruns or gaps, and leaves out the taps after a gap, as it must) and the run came out
+    # short of what is checked, the measurement says nothing of calibrate: it is made once more
+    stalled = None
+    for attempt in (1, 2):
+        robot = Listener(pulse_server.env, lambda: tmux.keys("Space"))
+        robot.start()
+        try:
+            tmux.start(karuta_argv("calibrate", "--device", "pulse", "--clicks", "12",
+                                   "--interval", "0.4", "--attempts", "1"), env, tee=True)
+            tmux.wait_for("EXIT=", timeout=60)
+        finally:
+            robot.close()
+        screen = tmux.screen()
+        problems = _robot_run_problems(screen, robot, cfg)
+        machine_stalled = any(w in screen for w in ("the sound had a gap", "the sound had gaps",
+                                                    "karuta: audio: "))
+        if problems and machine_stalled and attempt == 1:
+            stalled = (problems, screen)
+            (cfg / "calibration.json").unlink(missing_ok=True)
+            continue
+        break
+    assert not problems, (problems, screen,
+                          f"(made twice: the first run's sound stalled: {stalled})" if stalled else "")
     r = subprocess.run(karuta_argv("calibrate", "--show"), capture_output=True, text=True,
                        env={**os.environ, "KARUTA_CONFIG_DIR": str(cfg)}, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("sounddevice:pulse: ")

@@ -146,10 +146,16 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     late = dac > dac[0] + 0.3
     rate = np.polyfit(dac[late], frames[late], 1)[0]
     assert abs(rate - 48000) < 48000 * 0.01
-    # frame_at maps each buffer's DAC time to its frame
-    k = int(np.flatnonzero(late)[5])
-    assert abs(out.frame_at(dac[k]) - frames[k]) < 0.01  # (wall-clock seconds: ~0.2 µs steps)
-    assert abs(out.frame_at(dac[k] + 0.001) - (frames[k] + 48)) < 0.01
+    # frame_at maps each buffer's DAC time to its frame (wall-clock seconds: ~0.2 µs steps),
+    # and 1 ms later 48 frames on.  A buffer whose DAC time a busy machine moved off the line
+    # by > 0.2 ms is mapped by the line instead (a clean CI run saw one 23.5 frames off): most
+    # buffers exactly, every one within what a player notices (±3 ms = 144 frames)
+    ks = np.flatnonzero(late)[5:]
+    off = np.array([out.frame_at(dac[k]) - frames[k] for k in ks])
+    off_1ms = np.array([out.frame_at(dac[k] + 0.001) - (frames[k] + 48) for k in ks])
+    for name, e in (("at a DAC time", off), ("1 ms after", off_1ms)):
+        assert np.median(np.abs(e)) < 0.01, (name, e)
+        assert np.abs(e).max() < 144, (name, e)
     # an independent observer: the sink's monitor heard exactly the rendered samples
     # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句)
     # (the monitor recording may begin a few ms into the reading: align on card 1's 上の句;
