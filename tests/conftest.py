@@ -19,6 +19,23 @@ def pytest_configure(config):
     _default_signals()
 
 
+#: what plays or measures in real time, and Chromium (several processes, more than a core
+#: while a page lays out): one xdist group, so they run one at a time on one worker and never
+#: beside each other (``scripts/test`` runs with ``--dist loadgroup``).  Clean runs with these
+#: side by side saw gaps in the sound (calibrate, the null sink's clock, the taps mapping).
+EXCLUSIVE = "realtime-and-chromium"
+_EXCLUSIVE_FIXTURES = {"pulse_server", "alsa_capture"}
+_EXCLUSIVE_MODULES = {"test_tournament_pages.py"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if (item.get_closest_marker("realtime") is not None
+                or _EXCLUSIVE_FIXTURES & set(getattr(item, "fixturenames", ()))
+                or item.path.name in _EXCLUSIVE_MODULES):
+            item.add_marker(pytest.mark.xdist_group(EXCLUSIVE))
+
+
 def _default_signals():
     """Tests send SIGINT/SIGHUP to the app and expect it to stop as a user's Ctrl-C or a closed
     terminal would.  A suite started in the background (``cmd &`` without job control, nohup)

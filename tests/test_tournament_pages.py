@@ -2,6 +2,10 @@
 page, the pairing list and the score sheets render, the names and numbers are in the page as
 the browser built it, screenshots are not blank, the print is A4 with IPAex Gothic embedded,
 and the projector page follows an entry made through the command.
+
+One browser serves the module (``browser``: started once, a fresh tab per page, ended with
+its whole process group when the module is done, pass or fail); starting Chromium per page
+cost most of this module's time.
 """
 from __future__ import annotations
 
@@ -11,8 +15,6 @@ import os
 import random
 import re
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -21,29 +23,19 @@ import pytest
 from cli_run import karuta_argv, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, require_tool
+from x_driver import end_app, start_app
 from reader.tournament import pages
 from reader.tournament.players import PlayerRow
 from reader.tournament.store import Settings, Tournament
 
+# (no crash reporter: its handler would detach from the browser's process group and could
+# outlive the browser for a moment, a process left behind)
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars"]
+         "--hide-scrollbars", "--disable-crash-reporter", "--disable-breakpad"]
 
 NAMES = ["山田 太郎", "佐藤 花子", "鈴木 一郎", "田中 次郎", "高橋 三郎", "伊藤 さくら", "渡辺 健",
          "中村 葵", "<b>小林</b> & 陽", "加藤 海", "吉田 空"]
-
-
-def chromium(*args, timeout=90) -> subprocess.CompletedProcess:
-    exe = require_tool("chromium")
-    with tempfile.TemporaryDirectory() as profile:
-        res = subprocess.run([exe, *FLAGS, f"--user-data-dir={profile}", *map(str, args)],
-                             capture_output=True, text=True, timeout=timeout)
-    assert res.returncode == 0, res.stderr[-2000:]
-    return res
-
-
-def dom(path: Path) -> str:
-    return chromium("--dump-dom", path.resolve().as_uri()).stdout
 
 
 def text_of(dom_html: str) -> str:
@@ -70,8 +62,8 @@ def block_rows(page: str, kind: str, block: str) -> list[list[str]]:
 def colours(png: Path) -> int:
     from PIL import Image
 
-    img = np.asarray(Image.open(png).convert("RGB"))
-    return len(np.unique(img.reshape(-1, 3), axis=0))
+    img = np.asarray(Image.open(png).convert("RGB")).reshape(-1, 3).astype(np.uint32)
+    return len(np.unique(img[:, 0] << 16 | img[:, 1] << 8 | img[:, 2]))
 
 
 def pdf_pages(pdf: bytes) -> list[tuple[float, float]]:
@@ -100,9 +92,9 @@ def played(tmp_path):
     t.close()
 
 
-def test_projector_page_shows_every_name_number_and_the_bracket(played, tmp_path):
+def test_projector_page_shows_every_name_number_and_the_bracket(played, tmp_path, browser):
     path = pages.write_projector(played, "10:42:00")
-    page = dom(path)
+    page = dom(browser, path)
     text = text_of(page)
     assert 'http-equiv="refresh"' in page and f'content="{pages.REFRESH_S}"' in page
     assert "第1回 テスト大会" in text and "10:42:00" in text
@@ -121,27 +113,25 @@ def test_projector_page_shows_every_name_number_and_the_bracket(played, tmp_path
                 assert re.search(r'class="win">' + re.escape(html.escape(tb.names[0], quote=False)),
                                  page)
     shot = tmp_path / "projector.png"
-    chromium("--screenshot=" + str(shot), "--window-size=1280,800", path.resolve().as_uri())
+    browser.screenshot(path.resolve().as_uri(), shot, 1280, 800)
     assert shot.stat().st_size > 10_000 and colours(shot) > 50
 
 
-def test_pairing_list_and_score_sheets_print_on_a4_in_ipaex_gothic(played, tmp_path):
+def test_pairing_list_and_score_sheets_print_on_a4_in_ipaex_gothic(played, tmp_path, browser):
     paths = pages.write_round(played, 3)
     tables = played.tables(3)
-    text = text_of(dom(paths["pairings"]))
+    text = text_of(dom(browser, paths["pairings"]))
     assert "予選 第3回戦" in text
     for tb in tables:
-        row = re.search(rf'data-table="{tb.no}".*?</tr>', dom(paths["pairings"]), re.S)
+        row = re.search(rf'data-table="{tb.no}".*?</tr>', dom(browser, paths["pairings"]), re.S)
         assert row and all(html.escape(n, quote=False) in row.group(0) for n in tb.names)
-    sheets_dom = dom(paths["sheets"])
+    sheets_dom = dom(browser, paths["sheets"])
     for tb in tables:
         sheet = re.search(rf'<div class="sheet" data-table="{tb.no}"[^>]*>.*?</table>', sheets_dom, re.S)
         assert sheet and f"第{tb.no}卓" in sheet.group(0)
         assert all(html.escape(n, quote=False) in sheet.group(0) for n in tb.names)
     for key, expect_pages in (("pairings", 1), ("sheets", -(-len(tables) // 4))):
-        pdf = tmp_path / f"{key}.pdf"
-        chromium("--no-pdf-header-footer", f"--print-to-pdf={pdf}", paths[key].resolve().as_uri())
-        data = pdf.read_bytes()
+        data = browser.pdf(paths[key])
         sizes = pdf_pages(data)
         assert len(sizes) == expect_pages, key
         for w, h in sizes:  # A4: 210 x 297 mm = 595 x 842 pt
@@ -149,7 +139,7 @@ def test_pairing_list_and_score_sheets_print_on_a4_in_ipaex_gothic(played, tmp_p
         assert re.search(rb"/BaseFont /[A-Z]{6}\+IPAexGothic", data), "the Japanese font is used"
 
 
-def test_projector_page_follows_an_entry_made_through_the_command(tmp_path):
+def test_projector_page_follows_an_entry_made_through_the_command(tmp_path, browser):
     csv = tmp_path / "p.csv"
     csv.write_text("name,group\n" + "".join(f"{n},1\n" for n in NAMES[:4]), encoding="utf-8")
     db = tmp_path / "t.sqlite"
@@ -165,21 +155,23 @@ def test_projector_page_follows_an_entry_made_through_the_command(tmp_path):
     karuta("new", "--players", csv, "--seed", 4)
     rnd = karuta("pair")
     page = tmp_path / "t-pages" / "standings.html"
-    assert "結果 0/2 卓" in text_of(dom(page))
+    assert "結果 0/2 卓" in text_of(dom(browser, page))
     tb = rnd["tables"][0]
     karuta("result", tb["table"], 13, 4)
-    text = text_of(dom(page))
+    text = text_of(dom(browser, page))
     assert "結果 1/2 卓" in text
     winner = tb["players"][0]
-    rows = {r[1]: r for r in block_rows(dom(page), "standings", "A")}
+    rows = {r[1]: r for r in block_rows(dom(browser, page), "standings", "A")}
     assert rows[winner][:6] == ["1", winner, "1", "0", "0", "13"]
     karuta("undo")
-    assert "結果 0/2 卓" in text_of(dom(page))
+    assert "結果 0/2 卓" in text_of(dom(browser, page))
 
 
 class Browser:
     """A headless Chromium driven over its DevTools pipe (``--remote-debugging-pipe``: JSON
-    messages ending in NUL on fds 3 and 4), enough to open a page and read its text."""
+    messages ending in NUL on fds 3 and 4): open a page in a fresh tab, read its DOM and text,
+    take a screenshot, print it to PDF.  Started in a process group of its own, and ended
+    with all of it (``close``)."""
 
     def __init__(self, profile: Path):
         exe = require_tool("chromium")
@@ -187,13 +179,14 @@ class Browser:
         self._from, from_w = os.pipe()
         cmd = " ".join([exe, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}",
                         "about:blank", f"3<&{to_r}", f"4>&{from_w}"])
-        self.proc = subprocess.Popen(["bash", "-c", "exec " + cmd], pass_fds=(to_r, from_w),
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = start_app(["bash", "-c", "exec " + cmd], pass_fds=(to_r, from_w),
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_r)
         os.close(from_w)
         self._buf = b""
         self._id = 0
         self.session = None
+        self.target = None
 
     def call(self, method: str, session: bool = True, timeout: float = 30, **params) -> dict:
         import select
@@ -220,23 +213,73 @@ class Browser:
                 self._buf += chunk
 
     def open(self, url: str) -> None:
-        target = self.call("Target.createTarget", session=False, url=url)["targetId"]
-        self.session = self.call("Target.attachToTarget", session=False, targetId=target,
+        """``url`` in a fresh tab (the last one closed: no state carries over)."""
+        if self.target is not None:
+            self.call("Target.closeTarget", session=False, targetId=self.target)
+        self.target = self.call("Target.createTarget", session=False, url=url)["targetId"]
+        self.session = self.call("Target.attachToTarget", session=False, targetId=self.target,
                                  flatten=True)["sessionId"]
 
     def js(self, expression: str):
         return self.call("Runtime.evaluate", expression=expression,
                          returnByValue=True)["result"].get("value")
 
-    def close(self) -> None:
-        from audio_fixtures import stop_process
+    def load(self, url: str, width: int = 1280, height: int = 800, timeout: float = 30) -> None:
+        """``url`` loaded (its load event passed) in a fresh tab of ``width`` x ``height``."""
+        self.open("about:blank")
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+        self.call("Page.navigate", url=url)
+        want = json.dumps(url)
+        deadline = time.monotonic() + timeout
+        while not self.js(f"location.href === {want} && document.readyState === 'complete'"):
+            assert time.monotonic() < deadline, f"{url} did not load"
+            time.sleep(0.05)
 
+    def dom(self, path: Path) -> str:
+        """The page's DOM as the browser built it (what ``chromium --dump-dom`` prints)."""
+        self.load(path.resolve().as_uri())
+        return self.js("document.documentElement.outerHTML")
+
+    def screenshot(self, url: str, png: Path, width: int, height: int) -> Path:
+        import base64
+
+        self.load(url, width, height)
+        png.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
+        return png
+
+    def pdf(self, path: Path) -> bytes:
+        """The page printed (no header or footer; the paper size the page asks for)."""
+        import base64
+
+        self.load(path.resolve().as_uri())
+        return base64.b64decode(self.call("Page.printToPDF", displayHeaderFooter=False,
+                                          preferCSSPageSize=True, timeout=60)["data"])
+
+    def close(self) -> None:
         for fd in (self._to, self._from):
             os.close(fd)
-        stop_process(self.proc)
+        end_app(self.proc)
 
 
-def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path):
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """The module's browser (a server its tests share: ended when the module is done)."""
+    from procguard import session_owned
+
+    with session_owned():
+        b = Browser(tmp_path_factory.mktemp("chromium") / "profile")
+    try:
+        yield b
+    finally:
+        b.close()
+
+
+def dom(browser: Browser, path: Path) -> str:
+    return browser.dom(path)
+
+
+def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path, browser):
     """A browser left on the projector page shows a new result within one refresh period,
     without anyone touching it (the page reloads itself from the rewritten file)."""
     csv = tmp_path / "p.csv"
@@ -254,43 +297,37 @@ def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path):
     karuta("new", "--players", csv, "--seed", 4)
     rnd = karuta("pair")
     page = tmp_path / "t-pages" / "standings.html"
-    b = Browser(tmp_path / "profile")
-    try:
-        b.open(page.as_uri())
-        deadline = time.monotonic() + 30
-        while "結果 0/2 卓" not in (b.js("document.body ? document.body.innerText : ''") or ""):
-            assert time.monotonic() < deadline, "the page did not load"
-            time.sleep(0.2)
-        b.js("window.__before = 1")
-        tb = rnd["tables"][0]
-        karuta("result", tb["table"], 11, 6)
-        t0 = time.monotonic()
-        while "結果 1/2 卓" not in (b.js("document.body ? document.body.innerText : ''") or ""):
-            assert time.monotonic() - t0 < pages.REFRESH_S + 15, "the page did not reload"
-            time.sleep(0.5)
-        assert b.js("typeof window.__before") == "undefined", "a real reload, from the file"
-        text = b.js("document.body.innerText")
-        assert tb["players"][0] in text and "11" in text
-    finally:
-        b.close()
+    b = browser
+    b.open(page.as_uri())
+    deadline = time.monotonic() + 30
+    while "結果 0/2 卓" not in (b.js("document.body ? document.body.innerText : ''") or ""):
+        assert time.monotonic() < deadline, "the page did not load"
+        time.sleep(0.2)
+    b.js("window.__before = 1")
+    tb = rnd["tables"][0]
+    karuta("result", tb["table"], 11, 6)
+    t0 = time.monotonic()
+    while "結果 1/2 卓" not in (b.js("document.body ? document.body.innerText : ''") or ""):
+        assert time.monotonic() - t0 < pages.REFRESH_S + 15, "the page did not reload"
+        time.sleep(0.5)
+    assert b.js("typeof window.__before") == "undefined", "a real reload, from the file"
+    text = b.js("document.body.innerText")
+    assert tb["players"][0] in text and "11" in text
 
 
-def test_projector_page_for_one_block(played):
+def test_projector_page_for_one_block(played, browser):
     """``standings.html?block=A`` shows block A only (one projector per block)."""
     path = pages.write_projector(played, "now")
     st = played.standings()
-    b = Browser(path.parent / "profile")
-    try:
-        b.open(path.as_uri() + "?block=A")
-        deadline = time.monotonic() + 30
-        while "A ブロック" not in (b.js("document.body ? document.body.innerText : ''") or ""):
-            assert time.monotonic() < deadline, "the page did not load"
-            time.sleep(0.2)
-        text = b.js("document.body.innerText")
-        assert all(r.name in text for r in st["A"])
-        assert not any(r.name in text for r in st["B"]) and "B ブロック" not in text
-    finally:
-        b.close()
+    b = browser
+    b.open(path.as_uri() + "?block=A")
+    deadline = time.monotonic() + 30
+    while "A ブロック" not in (b.js("document.body ? document.body.innerText : ''") or ""):
+        assert time.monotonic() < deadline, "the page did not load"
+        time.sleep(0.2)
+    text = b.js("document.body.innerText")
+    assert all(r.name in text for r in st["A"])
+    assert not any(r.name in text for r in st["B"]) and "B ブロック" not in text
 
 
 # ---------------------------------------------------------------- issue 24: a hall's projector
@@ -342,8 +379,7 @@ SCREENS = """(() => {
 
 
 def projector_screens(b: Browser, url: str, width: int, height: int) -> list[dict]:
-    if b.session is None:
-        b.open("about:blank")
+    b.open("about:blank")
     b.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
            deviceScaleFactor=1, mobile=False)
     b.call("Page.navigate", url=url)
@@ -368,7 +404,7 @@ def days(tmp_path_factory):
 
 
 @pytest.mark.parametrize("blocks", [1, 2, 8])
-def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path):
+def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path, browser):
     """At 1920x1080 and 1280x720, with 1, 2 and 8 blocks: every row of every screen inside the
     viewport (nothing scrolls off), the text at least a 36th of the screen's height (1.56 % of
     a 16:9 screen's width; it was 1.1 %), every block's standings and the current round's
@@ -376,39 +412,35 @@ def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path)
     larger."""
     t, path = days[blocks]
     tables = t.tables(t.current_round())
-    b = Browser(tmp_path / "profile")
-    try:
-        for width, height in ((1920, 1080), (1280, 720)):
-            screens = projector_screens(b, path.as_uri(), width, height)
-            for s in screens:
-                assert s["out"] == 0, (width, s["kind"], s["blocks"])
-                assert s["font"] >= height / 36 - 0.5, (width, s["font"])
-                assert s["font"] / width >= 0.0150
-            for kind in ("standings", "pairings"):
-                shown = [x for s in screens if s["kind"] == kind for x in s["blocks"]]
-                assert sorted(shown) == t.blocks(), (kind, shown)
-            seated = [x for s in screens if s["kind"] == "pairings" for x in s["tables"]]
-            assert sorted(map(int, seated)) == [tb.no for tb in tables]
-            text = "\n".join(s["text"] for s in screens if s["kind"] == "pairings")
-            assert all(n in text for tb in tables for n in tb.names)
-            # one block of several: only it, and larger
-            one = projector_screens(b, path.as_uri() + "?block=A", width, height)
-            assert {x for s in one for x in s["blocks"]} == {"A"}
-            if blocks > 1:
-                assert min(s["font"] for s in one) > min(s["font"] for s in screens)
-            shot = tmp_path / f"p{blocks}-{width}.png"
-            chromium("--screenshot=" + str(shot), f"--window-size={width},{height}",
-                     path.as_uri() + "?screen=0")
-            assert colours(shot) > 50
-    finally:
-        b.close()
+    b = browser
+    for width, height in ((1920, 1080), (1280, 720)):
+        screens = projector_screens(b, path.as_uri(), width, height)
+        for s in screens:
+            assert s["out"] == 0, (width, s["kind"], s["blocks"])
+            assert s["font"] >= height / 36 - 0.5, (width, s["font"])
+            assert s["font"] / width >= 0.0150
+        for kind in ("standings", "pairings"):
+            shown = [x for s in screens if s["kind"] == kind for x in s["blocks"]]
+            assert sorted(shown) == t.blocks(), (kind, shown)
+        seated = [x for s in screens if s["kind"] == "pairings" for x in s["tables"]]
+        assert sorted(map(int, seated)) == [tb.no for tb in tables]
+        text = "\n".join(s["text"] for s in screens if s["kind"] == "pairings")
+        assert all(n in text for tb in tables for n in tb.names)
+        # one block of several: only it, and larger
+        one = projector_screens(b, path.as_uri() + "?block=A", width, height)
+        assert {x for s in one for x in s["blocks"]} == {"A"}
+        if blocks > 1:
+            assert min(s["font"] for s in one) > min(s["font"] for s in screens)
+        shot = tmp_path / f"p{blocks}-{width}.png"
+        browser.screenshot(path.as_uri() + "?screen=0", shot, width, height)
+        assert colours(shot) > 50
 
 
-def test_projector_shows_standings_only_once_the_round_is_in(tmp_path):
+def test_projector_shows_standings_only_once_the_round_is_in(tmp_path, browser):
     t = a_day(tmp_path, 10, 1, 1)
     for tb in t.tables(2):
         t.enter(tb.no, [9, 8])
-    page = dom(pages.write_projector(t, "now"))
+    page = dom(browser, pages.write_projector(t, "now"))
     assert sections(page, "standings") and not sections(page, "pairings")
     t.close()
 
@@ -424,7 +456,7 @@ SHEET_LAYOUT = """(() => JSON.stringify([...document.querySelectorAll(".sheet")]
   overflow: s.scrollHeight > s.clientHeight + 1}))))()"""
 
 
-def test_score_sheets_name_each_match_and_keep_their_lines_whole(tmp_path):
+def test_score_sheets_name_each_match_and_keep_their_lines_whole(tmp_path, browser):
     """The final round's sheets: the final headed 決勝, the third-place match 3位決定戦 (also in
     the pairing list); knock-out sheets say "read one more" and offer no draw; three-player
     preliminary sheets keep the signature on one line; a long title never splits
@@ -444,43 +476,40 @@ def test_score_sheets_name_each_match_and_keep_their_lines_whole(tmp_path):
     final = pages.write_round(t, 3)
     kinds = {tb.no: tb.kind for tb in t.tables(3)}
     assert sorted(kinds.values()) == ["final", "third"]
-    page = dom(final["sheets"])
+    page = dom(browser, final["sheets"])
     for no, kind in kinds.items():
         sheet = text_of(re.search(rf'data-table="{no}".*?審判サイン', page, re.S).group(0))
         head = re.search(rf'data-table="{no}".*?<h2>(.*?)</h2>', page, re.S).group(1)
         assert text_of(head).split()[0] == pages.KIND_JA[kind]  # 決勝 or 3位決定戦
         assert "引き分け" not in sheet and "分" not in sheet.replace("枚ずつに分け", "")
         assert "1枚ずつ読み足し" in sheet
-    plist = dom(final["pairings"])
+    plist = dom(browser, final["pairings"])
     assert "決勝・3位決定戦" in text_of(plist)
     for no, kind in kinds.items():
         row = re.search(rf'data-table="{no}" data-kind="{kind}".*?</tr>', plist, re.S).group(0)
         assert pages.KIND_JA[kind] in text_of(row)
-    pre = text_of(dom(prelim["sheets"]))
+    pre = text_of(dom(browser, prelim["sheets"]))
     assert "引き分け" in pre and "勝 · 負 · 分" in pre
-    b = Browser(tmp_path / "profile")
-    try:
-        for path in (prelim["sheets"], final["sheets"]):
-            b.open("about:blank")
-            # the printed width: A4 less the 10 mm margins, at 96 px an inch
-            b.call("Emulation.setDeviceMetricsOverride", width=718, height=1000,
-                   deviceScaleFactor=1, mobile=False)
-            b.call("Emulation.setEmulatedMedia", media="print")
-            b.call("Page.navigate", url=path.as_uri())
-            deadline = time.monotonic() + 30
-            while b.js("document.readyState") != "complete" or not b.js(
-                    "document.querySelectorAll('.sheet').length"):
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
-            for s in json.loads(b.js(SHEET_LAYOUT)):
-                assert s["sign_lines"] == 1 and s["sign_height"] < 2 * s["sign_font"], s
-                assert not s["broken"], s
-                assert not s["overflow"], s
-    finally:
-        b.close()
+    b = browser
+    for path in (prelim["sheets"], final["sheets"]):
+        b.open("about:blank")
+        # the printed width: A4 less the 10 mm margins, at 96 px an inch
+        b.call("Emulation.setDeviceMetricsOverride", width=718, height=1000,
+               deviceScaleFactor=1, mobile=False)
+        b.call("Emulation.setEmulatedMedia", media="print")
+        b.call("Page.navigate", url=path.as_uri())
+        deadline = time.monotonic() + 30
+        while b.js("document.readyState") != "complete" or not b.js(
+                "document.querySelectorAll('.sheet').length"):
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        for s in json.loads(b.js(SHEET_LAYOUT)):
+            assert s["sign_lines"] == 1 and s["sign_height"] < 2 * s["sign_font"], s
+            assert not s["broken"], s
+            assert not s["overflow"], s
 
 
-def test_sheets_say_the_day_is_played_on_one_colour(tmp_path):
+def test_sheets_say_the_day_is_played_on_one_colour(tmp_path, browser):
     """Seed 004: from round 2 the preliminaries play on the cards the players before laid
     out, so by default every preliminary round reads one colour, and the sheets say so."""
     rows = [PlayerRow(f"選手{i:02d}", "") for i in range(6)]
@@ -490,8 +519,8 @@ def test_sheets_say_the_day_is_played_on_one_colour(tmp_path):
         info = t.pair()
         colors.append(info["color"])
         paths = pages.write_round(t, r)
-        text = text_of(dom(paths["sheets"]))
-        ja = text_of(dom(paths["pairings"]))
+        text = text_of(dom(browser, paths["sheets"]))
+        ja = text_of(dom(browser, paths["pairings"]))
         assert f"予選は全回戦 {pages.poems.COLOR_JA[info['color']]}" in text
         assert (pages.LAID in text) == (r > 1) and (pages.FRESH in text) == (r == 1)
         assert pages.LAID in ja or r == 1
@@ -504,7 +533,7 @@ def test_sheets_say_the_day_is_played_on_one_colour(tmp_path):
     seen = []
     for r in (1, 2):
         seen.append(t.pair()["color"])
-        assert pages.FRESH in text_of(dom(pages.write_round(t, r)["sheets"]))
+        assert pages.FRESH in text_of(dom(browser, pages.write_round(t, r)["sheets"]))
         for tb in t.tables(r):
             t.enter(tb.no, [9, 8])
     assert seen[0] != seen[1]
