@@ -62,3 +62,49 @@ def one_line_error(res: subprocess.CompletedProcess, *words: str) -> str:
     for w in words:
         assert w in lines[0], lines[0]
     return lines[0]
+
+
+def run_inproc(*args: str, env: dict | None = None, home: Path | None = None,
+               data_dir: Path | None = None, input: str | None = None,
+               cwd: Path | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """``run_karuta`` in this process: ``reader.cli.main(ARGS)`` with the same environment
+    (``karuta_env``), working folder and stdin, its stdout and stderr caught, its exit status
+    returned.  For pure commands (files in, files and text out: no sound, no window, no
+    signal, no terminal): a case then takes milliseconds instead of a Python start and the
+    app's imports.  An exception other than SystemExit escaping ``main`` is a traceback a user
+    would see: it propagates.  Each module that uses it keeps some cases through the real
+    entry point (``run_karuta``).  (``timeout``: accepted for ``run_karuta``'s signature.)"""
+    import contextlib
+    import io
+    import signal
+    import sys
+
+    import audio.quiet
+    from reader.cli import main
+
+    saved_env = dict(os.environ)
+    saved_cwd = os.getcwd()
+    saved_signals = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+    saved_stdin = sys.stdin
+    out, err = io.StringIO(), io.StringIO()
+    rc = 0
+    try:
+        os.environ.clear()
+        os.environ.update(karuta_env(env, home=home, data_dir=data_dir))
+        os.chdir(cwd or REPO)
+        sys.stdin = io.StringIO(input or "")
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main([str(a) for a in args])
+            except SystemExit as e:
+                rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.stdin = saved_stdin
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        audio.quiet.ENABLED = False
+        for s, h in saved_signals.items():
+            signal.signal(s, h)
+    return subprocess.CompletedProcess(["karuta", *map(str, args)], rc, out.getvalue(),
+                                       err.getvalue())

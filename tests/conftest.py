@@ -16,23 +16,37 @@ def pytest_configure(config):
         config.pluginmanager.register(procguard, "procguard")
     config.addinivalue_line(
         "markers", "realtime: plays in real time through a (null) sound server; slower")
+    config.addinivalue_line(
+        "markers", "entry_point: runs karuta through the installed command, a process a call "
+        "(where a module's other tests call it in-process: cli_run.run_inproc)")
     _default_signals()
 
 
-#: what plays or measures in real time, and Chromium (several processes, more than a core
-#: while a page lays out): one xdist group, so they run one at a time on one worker and never
-#: beside each other (``scripts/test`` runs with ``--dist loadgroup``).  Clean runs with these
-#: side by side saw gaps in the sound (calibrate, the null sink's clock, the taps mapping).
-EXCLUSIVE = "realtime-and-chromium"
-_EXCLUSIVE_FIXTURES = {"pulse_server", "alsa_capture"}
-_EXCLUSIVE_MODULES = {"test_tournament_pages.py"}
+#: Chromium (several processes, more than a core while a page lays out) and the tests that
+#: measure real-time sound to the millisecond: one xdist group, so they run one at a time on
+#: one worker and never beside each other (``scripts/test`` runs with ``--dist loadgroup``).
+#: Clean runs with these side by side saw gaps in the sound (calibrate, the null sink's clock,
+#: the taps mapping).  The other real-time tests (whole commands in tmux or a window, whose
+#: checks allow for a busy machine) run anywhere: all of them in one group would make that
+#: worker's share alone longer than the rest of the run.
+EXCLUSIVE = "chromium-and-timing"
+_CHROMIUM_MODULES = {"test_tournament_pages.py"}
+_TIMING_MODULES = {"test_taps.py", "test_calibrate.py", "test_output.py", "test_record.py",
+                   "test_window_taps.py"}
+
+
+def _exclusive(item) -> bool:
+    name = item.path.name
+    if name in _CHROMIUM_MODULES:
+        return True
+    return name in _TIMING_MODULES and (
+        item.get_closest_marker("realtime") is not None
+        or bool({"pulse_server", "alsa_capture"} & set(getattr(item, "fixturenames", ()))))
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if (item.get_closest_marker("realtime") is not None
-                or _EXCLUSIVE_FIXTURES & set(getattr(item, "fixturenames", ()))
-                or item.path.name in _EXCLUSIVE_MODULES):
+        if _exclusive(item):
             item.add_marker(pytest.mark.xdist_group(EXCLUSIVE))
 
 

@@ -1,4 +1,5 @@
-"""``karuta tournament`` end to end through the installed command (``python -m reader.cli``):
+"""``karuta tournament`` end to end through the command's ``main`` (in this process, the
+tests marked ``entry_point`` through the installed command, a process a call):
 a whole day on a real SQLite file, CSV imports in UTF-8 / BOM / Shift_JIS, results by seat,
 by name, from a `karuta match keep` goshiki log and from a CSV, corrections and undo, the
 semi-finals and final, exports, ``--json`` on every command, ``--resume`` after a kill, and
@@ -19,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import karuta_argv, run_karuta  # noqa: F401
+from cli_run import karuta_argv, run_inproc, run_karuta  # noqa: F401
 
 from reader.match import log as matchlog
 from reader.match.rules import goshiki
@@ -32,9 +33,23 @@ PLAYERS = [("山田 太郎", "1組"), ("佐藤 花子", "1組"), ("鈴木 一郎
            ("松本 凛", "1組")]
 
 
+#: the tests marked ``entry_point`` run ``karuta`` as a user does (the installed command, a
+#: process each); the others call it in this process (``cli_run.run_inproc``: the same
+#: ``main``, the same environment, milliseconds a call instead of a Python start)
+_THROUGH_THE_ENTRY_POINT = [False]
+
+
+@pytest.fixture(autouse=True)
+def _runner(request):
+    _THROUGH_THE_ENTRY_POINT[0] = request.node.get_closest_marker("entry_point") is not None
+    yield
+    _THROUGH_THE_ENTRY_POINT[0] = False
+
+
 def karuta(*args, env=None, timeout=60, cwd=None, input_=None):
-    return run_karuta(*map(str, args), env=env, timeout=timeout, cwd=cwd,
-                      input=input_ if input_ is not None else "")
+    run = run_karuta if _THROUGH_THE_ENTRY_POINT[0] else run_inproc
+    return run(*map(str, args), env=env, timeout=timeout, cwd=cwd,
+               input=input_ if input_ is not None else "")
 
 
 def ok(res):
@@ -125,6 +140,7 @@ def test_bad_players_csv_is_one_line_and_creates_nothing(tmp_path, content, word
     assert not db.exists() and not list(tmp_path.glob("t.sqlite*"))
 
 
+@pytest.mark.entry_point
 def test_not_text_and_missing_file(tmp_path):
     f = tmp_path / "p.csv"
     f.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\xfd")
@@ -348,6 +364,7 @@ def test_every_command_speaks_json(day, tmp_path):
         assert isinstance(data, dict), args
 
 
+@pytest.mark.entry_point
 def test_resume_after_kill_keeps_every_entry(day):
     db = day
     rnd = js("tournament", "pair", "-f", db)
@@ -390,6 +407,7 @@ def test_unknown_option_and_round_errors(day):
     one_line_error(karuta("tournament", "read", "-f", day), "no round is paired yet")
 
 
+@pytest.mark.entry_point
 def test_results_desk_line_by_line(day):
     """The desk: lines typed as sheets arrive; a bad line is one line and the desk goes on;
     the answers in --json are JSON lines; everything is in the file afterwards."""
