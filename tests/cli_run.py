@@ -108,3 +108,14 @@ def run_inproc(*args: str, env: dict | None = None, home: Path | None = None,
             signal.signal(s, h)
     return subprocess.CompletedProcess(["karuta", *map(str, args)], rc, out.getvalue(),
                                        err.getvalue())
+
+
+#: whether the running test is marked ``entry_point`` (set for each test by tests/conftest.py)
+THROUGH_THE_ENTRY_POINT = [False]
+
+
+def run_marked(*args: str, **kw) -> subprocess.CompletedProcess:
+    """``run_karuta`` (a process) in a test marked ``entry_point``, else ``run_inproc``: a
+    module of pure-command tests calls this, and marks the few that go through the installed
+    command as a user's shell does."""
+    return (run_karuta if THROUGH_THE_ENTRY_POINT[0] else run_inproc)(*args, **kw)

@@ -64,6 +64,16 @@ def _default_signals():
             signal.signal(sig, signal.SIG_DFL)
 
 
+@pytest.fixture(autouse=True)
+def _entry_point_mark(request):
+    """``cli_run.run_marked`` runs karuta as a process in tests marked ``entry_point``."""
+    import cli_run
+
+    cli_run.THROUGH_THE_ENTRY_POINT[0] = request.node.get_closest_marker("entry_point") is not None
+    yield
+    cli_run.THROUGH_THE_ENTRY_POINT[0] = False
+
+
 @pytest.fixture
 def tmux(tmp_path):
     """A private tmux server to run a terminal program in (tests/tmux_driver.py)."""

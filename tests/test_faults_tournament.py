@@ -19,11 +19,13 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import karuta_argv, karuta_env, run_karuta
+from cli_run import karuta_argv, karuta_env, run_marked
 
 
 def karuta(*args, input_=None, timeout=60):
-    return run_karuta(*map(str, args), input=input_ if input_ is not None else "",
+    """In this process, or a process of its own in the tests marked ``entry_point`` (another
+    karuta holding the file is another process)."""
+    return run_marked(*map(str, args), input=input_ if input_ is not None else "",
                       timeout=timeout)
 
 
@@ -62,6 +64,7 @@ def entries(t: Path) -> list[tuple]:
 
 
 # ------------------------------------------------------------------ case 5: two desks
+@pytest.mark.entry_point
 def test_two_results_for_one_table_at_once_the_second_is_refused(day):
     """Another desk holds the write lock while it enters 5-4 for table 1; this command,
     started meanwhile, enters 8-6 for the same table.  It must wait, then see 5-4 and refuse
@@ -83,6 +86,7 @@ def test_two_results_for_one_table_at_once_the_second_is_refused(day):
     assert [(r, t, c) for r, t, c, u in entries(day) if not u] == [(1, 1, "5,4")]
 
 
+@pytest.mark.entry_point
 def test_a_file_held_past_the_busy_timeout_is_one_line_and_nothing_changes(day):
     other = sqlite3.connect(day, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")

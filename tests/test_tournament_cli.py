@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import karuta_argv, run_inproc, run_karuta  # noqa: F401
+from cli_run import karuta_argv, run_karuta, run_marked  # noqa: F401
 
 from reader.match import log as matchlog
 from reader.match.rules import goshiki
@@ -33,23 +33,9 @@ PLAYERS = [("山田 太郎", "1組"), ("佐藤 花子", "1組"), ("鈴木 一郎
            ("松本 凛", "1組")]
 
 
-#: the tests marked ``entry_point`` run ``karuta`` as a user does (the installed command, a
-#: process each); the others call it in this process (``cli_run.run_inproc``: the same
-#: ``main``, the same environment, milliseconds a call instead of a Python start)
-_THROUGH_THE_ENTRY_POINT = [False]
-
-
-@pytest.fixture(autouse=True)
-def _runner(request):
-    _THROUGH_THE_ENTRY_POINT[0] = request.node.get_closest_marker("entry_point") is not None
-    yield
-    _THROUGH_THE_ENTRY_POINT[0] = False
-
-
 def karuta(*args, env=None, timeout=60, cwd=None, input_=None):
-    run = run_karuta if _THROUGH_THE_ENTRY_POINT[0] else run_inproc
-    return run(*map(str, args), env=env, timeout=timeout, cwd=cwd,
-               input=input_ if input_ is not None else "")
+    return run_marked(*map(str, args), env=env, timeout=timeout, cwd=cwd,
+                      input=input_ if input_ is not None else "")
 
 
 def ok(res):
