@@ -25,8 +25,9 @@ process's own ``multiprocessing`` children (a synthesis pool or the resource tra
 test made in-process lives as long as the worker; the run check below covers them).
 
 After pytest, ``python tests/procguard.py --after-run RUN`` (``scripts/test`` runs it) lists
-every process still carrying the run's mark, ends it and exits 1: the run fails when anything
-it started is left running.
+the processes tests left (from the log) and every process still carrying the run's mark, ends
+those and exits 1: the run fails when a test left anything running after it ended, or when
+anything the run started is still running.
 
 Linux only (``/proc``); only processes of this run are ever signalled.
 """
@@ -262,18 +263,21 @@ def _every_process_ended(request):
 # ---- the run check (scripts/test) -------------------------------------------------------------
 
 def after_run(run: str, log: Path | None) -> int:
-    """Say what the tests left (ended by the guard) and fail when anything of the run is still
-    running now that pytest has ended (then end it)."""
+    """Fail when a test left a process running after it ended (the guard ended it: listed
+    from the log), or when anything of the run is still running now that pytest has ended
+    (then end it).  Every test ends what it starts, pass or fail."""
+    rc = 0
     if log is not None and log.exists() and log.stat().st_size:
         lines = log.read_text(encoding="utf-8").splitlines()
         print(f"karuta tests: {len(lines)} process(es) left running by tests were ended "
-              "after their test:", file=sys.stderr)
+              "after their test (each test must end what it starts):", file=sys.stderr)
         for line in lines:
             print("  " + line, file=sys.stderr)
+        rc = 1
     mine = _ancestors()
     left = [p for p in marked(run) if p.pid not in mine]
     if not left:
-        return 0
+        return rc
     print(f"karuta tests: {len(left)} process(es) started by this run were still running "
           "after pytest ended (now ended):", file=sys.stderr)
     for p in left:

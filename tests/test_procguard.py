@@ -76,6 +76,15 @@ def test_every_process_a_test_started_is_ended_and_named(tmp_path):
         assert any(test in line and what in line for line in report.splitlines()), (test, report)
     assert "sleep 305" not in report  # a test that ends what it starts is not named
     assert "LeftBehind" in res.stdout  # the warning summary names them too
+    # the guard ended them, but the tests are still wrong: the run check fails the run
+    check = subprocess.run([sys.executable, str(TESTS / "procguard.py"), "--after-run", run,
+                            "--log", str(log)], capture_output=True, text=True, timeout=60)
+    assert check.returncode == 1, check.stderr
+    assert "test_forgets_its_process" in check.stderr and "sleep 301" in check.stderr
+    log.write_text("")  # a run whose tests each ended what they started passes
+    check = subprocess.run([sys.executable, str(TESTS / "procguard.py"), "--after-run", run,
+                            "--log", str(log)], capture_output=True, text=True, timeout=60)
+    assert (check.returncode, check.stderr) == (0, "")
 
 
 def test_strict_mode_makes_a_leak_an_error(tmp_path):
