@@ -44,10 +44,20 @@ def _exclusive(item) -> bool:
         or bool({"pulse_server", "alsa_capture"} & set(getattr(item, "fixturenames", ()))))
 
 
+def _uses_a_module_fixture(item) -> bool:
+    """Whether the test uses a module-scoped fixture (built once per process that runs the
+    module: the tests that share one go to one worker, so it is built once)."""
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs.values() if info is not None else ()
+    return any(d and d[-1].scope == "module" for d in defs)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _exclusive(item):
             item.add_marker(pytest.mark.xdist_group(EXCLUSIVE))
+        elif _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
 
 
 def _default_signals():
@@ -72,6 +82,15 @@ def _entry_point_mark(request):
     cli_run.THROUGH_THE_ENTRY_POINT[0] = request.node.get_closest_marker("entry_point") is not None
     yield
     cli_run.THROUGH_THE_ENTRY_POINT[0] = False
+
+
+@pytest.fixture(scope="session")
+def synth_cache(tmp_path_factory):
+    """A ``KARUTA_CACHE_DIR`` the test process's tests share (one per xdist worker), for tests
+    that use the synthesized voice but do not test its cache: a clip synthesized once (seconds
+    each) is read from disk by the next test that needs it, as a user's second run would.
+    Tests of the cache itself, and of what a first run shows, keep their own."""
+    return tmp_path_factory.mktemp("synth-cache")
 
 
 @pytest.fixture

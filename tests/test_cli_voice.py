@@ -27,9 +27,9 @@ def reading(seconds=2.0, freq=330.0):
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
+def env(tmp_path, monkeypatch, synth_cache):
     e = {"KARUTA_DATA_DIR": str(tmp_path / "data"), "KARUTA_CONFIG_DIR": str(tmp_path / "config"),
-         "KARUTA_CACHE_DIR": str(tmp_path / "cache")}
+         "KARUTA_CACHE_DIR": str(synth_cache)}
     for k, v in e.items():
         monkeypatch.setenv(k, v)
     return e

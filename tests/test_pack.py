@@ -25,10 +25,10 @@ needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg
 
 
 @pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch):
+def dirs(tmp_path, monkeypatch, synth_cache):
     monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(synth_cache))
     return tmp_path
 
 

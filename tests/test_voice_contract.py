@@ -16,8 +16,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:Dictionary.create:DeprecationWar
 
 
 @pytest.fixture(params=["tone", "synth"])
-def voice(request, tmp_path, monkeypatch):
-    monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
+def voice(request, tmp_path, monkeypatch, synth_cache):
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(synth_cache))
     if request.param == "tone":
         yield ToneVoice()
     else:
