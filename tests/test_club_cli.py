@@ -10,7 +10,7 @@
 """
 from __future__ import annotations
 
-from cli_run import one_line_error, run_karuta  # noqa: F401
+from cli_run import one_line_error, run_inproc, run_karuta  # noqa: F401
 
 import json
 import os
@@ -36,7 +36,9 @@ def karuta(*args, env=None, timeout=120):
 
 
 def plan_of(*args) -> dict:
-    res = karuta("plan", "--json", *args)
+    """The reading's plan (in this process: ``run_inproc``; what reads aloud goes through the
+    installed command)."""
+    res = run_inproc("plan", "--json", *args)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import karuta_argv, run_karuta  # noqa: F401
+from cli_run import karuta_argv, run_inproc, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, find_lead_in, pulse_server  # noqa: F401
 from test_club_cli import APPEND_ASOUNDRC, pulse_env
@@ -33,7 +33,9 @@ def karuta(*args, env=None, timeout=120):
 
 
 def js(*args, **kw):
-    res = karuta(*args, "--json", **kw)
+    """A pure command's JSON (the day set up, its status): in this process (``run_inproc``);
+    what reads aloud goes through the installed command (``karuta``)."""
+    res = run_inproc(*map(str, args), "--json", **kw)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
@@ -61,7 +63,7 @@ def memorisation_left(screen: str) -> int:
 
 
 def plan(*args) -> dict:
-    res = karuta("plan", "--json", *args)
+    res = run_inproc("plan", "--json", *map(str, args))
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
 
