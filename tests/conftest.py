@@ -22,42 +22,60 @@ def pytest_configure(config):
     _default_signals()
 
 
-#: Chromium (several processes, more than a core while a page lays out) and the tests that
-#: measure real-time sound to the millisecond: one xdist group, so they run one at a time on
-#: one worker and never beside each other (``scripts/test`` runs with ``--dist loadgroup``).
-#: Clean runs with these side by side saw gaps in the sound (calibrate, the null sink's clock,
-#: the taps mapping).  The other real-time tests (whole commands in tmux or a window, whose
-#: checks allow for a busy machine) run anywhere: all of them in one group would make that
-#: worker's share alone longer than the rest of the run.
+#: How the two xdist workers share the tests (``pytest_xdist_make_scheduler`` below; the
+#: scheduler sees only test ids, so the groups are by module):
+#:
+#: - Chromium (several processes, more than a core while a page lays out) and the modules that
+#:   measure real-time sound to the millisecond are one unit: they run one at a time on one
+#:   worker and never beside each other.  Clean runs with these side by side saw gaps in the
+#:   sound (calibrate, the null sink's clock, the taps mapping).  The other real-time tests
+#:   (whole commands in tmux or a window, whose checks allow for a busy machine) run anywhere:
+#:   all of them in one unit would make that worker's share alone longer than the rest.
+#: - A module with a module-scoped fixture is one unit (the fixture is built once, not once
+#:   per worker); collection fails if such a module is not listed here.
+#: - Every other test is a unit of its own (as ``--dist load``).
+#:
+#: (Not pytest-xdist's ``--dist loadgroup``: it marks a group by rewriting ``item._nodeid``,
+#: which pytest 9.2 no longer reads, so its groups are silently ignored.)
 EXCLUSIVE = "chromium-and-timing"
-_CHROMIUM_MODULES = {"test_tournament_pages.py"}
-_TIMING_MODULES = {"test_taps.py", "test_calibrate.py", "test_output.py", "test_record.py",
-                   "test_window_taps.py"}
+_EXCLUSIVE_MODULES = {"test_tournament_pages.py", "test_taps.py", "test_calibrate.py",
+                      "test_output.py", "test_record.py", "test_window_taps.py"}
+_MODULE_FIXTURE_MODULES = {"test_tournament_pages.py", "test_voice_acoustics.py",
+                           "test_practice_bots.py", "test_practice_golden.py", "test_torifuda.py"}
 
 
-def _exclusive(item) -> bool:
-    name = item.path.name
-    if name in _CHROMIUM_MODULES:
-        return True
-    return name in _TIMING_MODULES and (
-        item.get_closest_marker("realtime") is not None
-        or bool({"pulse_server", "alsa_capture"} & set(getattr(item, "fixturenames", ()))))
+def xdist_unit(nodeid: str) -> str:
+    """The scheduling unit of a test id (tests of one unit run in order on one worker)."""
+    module = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    if module in _EXCLUSIVE_MODULES:
+        return EXCLUSIVE
+    if module in _MODULE_FIXTURE_MODULES:
+        return module
+    return nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class UnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return xdist_unit(nodeid)
+
+    return UnitScheduling(config, log)
 
 
 def _uses_a_module_fixture(item) -> bool:
-    """Whether the test uses a module-scoped fixture (built once per process that runs the
-    module: the tests that share one go to one worker, so it is built once)."""
     info = getattr(item, "_fixtureinfo", None)
     defs = info.name2fixturedefs.values() if info is not None else ()
     return any(d and d[-1].scope == "module" for d in defs)
 
 
 def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if _exclusive(item):
-            item.add_marker(pytest.mark.xdist_group(EXCLUSIVE))
-        elif _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(item.path.name))
+    unlisted = sorted({i.path.name for i in items if _uses_a_module_fixture(i)}
+                      - _MODULE_FIXTURE_MODULES)
+    if unlisted:
+        raise pytest.UsageError(f"{', '.join(unlisted)}: a module-scoped fixture; add the module "
+                                "to _MODULE_FIXTURE_MODULES in tests/conftest.py (one xdist unit)")
 
 
 def _default_signals():
