@@ -155,13 +155,18 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
         problems = _robot_run_problems(screen, robot, cfg)
         machine_stalled = any(w in screen for w in ("the sound had a gap", "the sound had gaps",
                                                     "karuta: audio: "))
-        if problems and machine_stalled and attempt == 1:
+        # the robot itself late (a clean run under load 7 saw its taps spread ±8 ms with the
+        # sound steady): calibrate rightly says the run spread; the robot is timed once more
+        robot_jittered = len(problems) == 1 and problems[0].startswith("offset/spread") \
+            and "still spread" in screen
+        if problems and (machine_stalled or robot_jittered) and attempt == 1:
             stalled = (problems, screen)
             (cfg / "calibration.json").unlink(missing_ok=True)
             continue
         break
     assert not problems, (problems, screen,
-                          f"(made twice: the first run's sound stalled: {stalled})" if stalled else "")
+                          f"(made twice: the first run's sound or robot stalled: {stalled})"
+                          if stalled else "")
     r = subprocess.run(karuta_argv("calibrate", "--show"), capture_output=True, text=True,
                        env={**os.environ, "KARUTA_CONFIG_DIR": str(cfg)}, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("sounddevice:pulse: ")
