@@ -39,6 +39,15 @@ def test_an_unreadable_store_is_one_line_and_a_new_calibration_replaces_it(tmp_p
         store.load()
     store.save("x:y", CalibrationResult(1.0, 5, 0, 0.1))
     assert store.offset_ms("x:y") == 1.0
+    # the damaged file is not lost: kept beside it (the next one as -2), said by the command
+    assert store.kept_damaged == tmp_path / "calibration.json.damaged-1"
+    assert store.kept_damaged.read_text() == "{not json"
+    path.write_text('{"devices": {"a:b": {"offset_ms": "12"}}}')
+    store.save("x:y", CalibrationResult(2.0, 5, 0, 0.1))
+    assert (tmp_path / "calibration.json.damaged-2").read_text().startswith('{"devices"')
+    store.save("x:z", CalibrationResult(3.0, 5, 0, 0.1))  # a sound file: nothing more kept
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "calibration.json", "calibration.json.damaged-1", "calibration.json.damaged-2"]
 
 
 def test_click_track_layout_is_where_the_clicks_are():
