@@ -1,0 +1,123 @@
+"""One karuta at a time on a match log, a practice log or a club session.
+
+A log or session is held (its hidden ``.NAME.lock``, ``reader.base.files.hold``) for as long
+as a command plays or reads from it.  A second command on the same file ends at once with one
+line ``karuta: ... is in use by another karuta ...``, exit 1, and nothing written — not the log,
+not a ``previous.json``.  The cases are made repeatable by holding the lock in the test (or by
+a first ``match keep`` that waits at its prompt), never left to timing.
+"""
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+
+TONE = ("--voice", "tone")
+
+
+def karuta(tmp_path, *args, input=None):
+    env = {"KARUTA_DATA_DIR": str(tmp_path / "data"),
+           "KARUTA_CONFIG_DIR": str(tmp_path / "config"),
+           "KARUTA_CACHE_DIR": str(tmp_path / "cache")}
+    return run_karuta(*map(str, args), env=env, input=input, cwd=tmp_path)
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.endswith(".lock")}
+
+
+def test_two_practices_resuming_one_log(tmp_path):
+    """The second ``practice --resume`` on a log another karuta plays is refused, the log as
+    it was; once the first is done the same command goes on with the match."""
+    from reader.base.files import hold
+
+    log = tmp_path / "m.jsonl"
+    r = karuta(tmp_path, "practice", "--bot-vs-bot", "2,4", "--seed", "7", "--cards", "3",
+               "--log", log, *TONE)
+    assert r.returncode == 0, r.stderr
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:3]) + "\n")  # stopped after two reads
+    before = _files(tmp_path)
+    lock = hold(log, "the test's")
+    try:
+        argv = ("practice", "--resume", "--log", log, "--bot-vs-bot", "2,4", *TONE)
+        one_line_error(karuta(tmp_path, *argv), "m.jsonl", "in use by another karuta")
+        assert _files(tmp_path) == before, "the refused command wrote something"
+        # a new practice on that name is refused as before (it exists), a second at once too
+        one_line_error(karuta(tmp_path, "practice", "--log", log, "--bot-vs-bot", "1,1", *TONE),
+                       "exists", "--resume")
+    finally:
+        lock.release()
+    r = karuta(tmp_path, *argv)
+    assert r.returncode == 0, r.stderr
+    assert len(log.read_text().splitlines()) > 3, "the match went on once the log was free"
+
+
+def test_two_match_keeps_on_one_log(tmp_path):
+    """A real first ``match keep`` waiting at its prompt holds its log: a second one resuming
+    it is one line and writes nothing; after the first quits, the second works."""
+    log = tmp_path / "m.jsonl"
+    env = karuta_env({"KARUTA_DATA_DIR": str(tmp_path / "data")})
+    first = subprocess.Popen(karuta_argv("match", "keep", "--rules", "kyogi", "--seed", "3",
+                                         "--log", str(log)),
+                             env=env, cwd=tmp_path, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not log.exists() and time.monotonic() < deadline and first.poll() is None:
+            time.sleep(0.1)
+        assert log.exists() and first.poll() is None, first.communicate(timeout=5)
+        before = _files(tmp_path)
+        r = karuta(tmp_path, "match", "keep", "--resume", "--log", log, input="")
+        one_line_error(r, "m.jsonl", "in use by another karuta")
+        assert _files(tmp_path) == before
+    finally:
+        first.communicate(input="", timeout=60)
+    r = karuta(tmp_path, "match", "keep", "--resume", "--log", log, input="")
+    assert "in use" not in r.stderr, r.stderr
+
+
+def test_a_club_session_in_use_is_neither_resumed_nor_started_over(tmp_path):
+    """``read --resume`` and a new ``read --live`` on the session another club reading uses:
+    one line each; the session stays and no previous.json is made from it."""
+    from reader.base.files import hold
+
+    sess = tmp_path / "s.json"
+    sess.write_text('{"kind": "karuta-club-session", "version": 2, "note": "in use"}')
+    before = _files(tmp_path)
+    lock = hold(sess, "the test's")
+    try:
+        for args in (("--resume",), ("--live", "--memorize", "0", *TONE)):
+            r = karuta(tmp_path, "read", *args, "--session", sess, "--device", "karuta-no-such")
+            one_line_error(r, "s.json", "in use by another karuta")
+            assert _files(tmp_path) == before
+    finally:
+        lock.release()
+
+
+def test_an_interrupted_practice_says_how_to_go_on(tmp_path):
+    """Ctrl-C during a headless match: exit 130, the log holds every read before it (whole
+    JSON lines) and the line says how to continue; the resumed match completes it."""
+    import json
+    import signal
+
+    log = tmp_path / "m.jsonl"
+    env = karuta_env({"KARUTA_DATA_DIR": str(tmp_path / "data")})
+    p = subprocess.Popen(karuta_argv("practice", "--bot-vs-bot", "1,1", "--cards", "50",
+                                     "--seed", "9", *TONE, "--log", str(log)),
+                         env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    deadline = time.monotonic() + 60
+    while not log.exists() and time.monotonic() < deadline:
+        time.sleep(0.005)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, (p.returncode, err)
+    assert f"continue with: karuta practice --resume --log {log} --bot-vs-bot 1,1" in err, err
+    saved = [json.loads(x) for x in log.read_text().splitlines()]
+    r = karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "1,1", *TONE)
+    assert r.returncode == 0, r.stderr
+    assert [json.loads(x) for x in log.read_text().splitlines()][:len(saved)] == saved
