@@ -201,13 +201,19 @@ def test_stats_export_over_the_stats_database_keeps_the_history(tmp_path):
     assert [p["poem"] for p in json.loads(r.stdout)] == [7], "the history is still there"
 
 
-def test_tournament_export_over_the_tournament_keeps_it(tmp_path):
-    """Case 2 through the installed command: refused, no "wrote", the tournament goes on."""
-    players = tmp_path / "p.csv"
+def _tournament(tmp_path, players_name="p.csv") -> tuple[Path, Path]:
+    """(the organiser's players CSV, a tournament made from it) through the command."""
+    players = tmp_path / players_name
     players.write_text("名前,組,ブロック\n山田,1,A\n佐藤,2,A\n", encoding="utf-8")
     t = tmp_path / "t.sqlite"
     assert run_karuta("tournament", "new", "-f", str(t), "--players", str(players),
                       "--seed", "1").returncode == 0
+    return players, t
+
+
+def test_tournament_export_over_the_tournament_keeps_it(tmp_path):
+    """Case 2 through the installed command: refused, no "wrote", the tournament goes on."""
+    _, t = _tournament(tmp_path)
     before = t.read_bytes()
     r = run_karuta("tournament", "export", "-f", str(t), "--out", str(t))
     assert r.returncode == 1 and "wrote" not in r.stdout + r.stderr, (r.stdout, r.stderr)
@@ -314,13 +320,9 @@ def test_a_link_to_the_users_file_is_refused_too(inproc):
 
 
 def test_export_over_the_organisers_players_csv_through_the_command(tmp_path):
-    """The case as noticed, through the installed ``karuta``: the players' CSV stays; the
-    export each round to results.csv needs no flag; --replace is said and works."""
-    players = tmp_path / "players.csv"
-    players.write_text("名前,組,ブロック\n山田,1,A\n佐藤,2,A\n", encoding="utf-8")
-    t = tmp_path / "t.sqlite"
-    assert run_karuta("tournament", "new", "-f", str(t), "--players", str(players),
-                      "--seed", "1").returncode == 0
+    """The case as noticed, through the installed ``karuta``: the players' CSV stays (the
+    line names --replace); the export each round to results.csv needs no flag."""
+    players, t = _tournament(tmp_path, "players.csv")
     before = players.read_bytes()
     for opt in ("--csv", "--out"):
         r = run_karuta("tournament", "export", "-f", str(t), opt, str(players))
