@@ -333,3 +333,33 @@ def test_export_over_the_organisers_players_csv_through_the_command(tmp_path):
     for _ in range(2):
         r = run_karuta("tournament", "export", "-f", str(t), "--csv", str(results))
         assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("case_id,key", USER_CASES, ids=[c[0] for c in USER_CASES])
+def test_an_output_that_is_a_pipe_is_refused_and_stays_a_pipe(inproc, case_id, key):
+    """A FIFO (or a device: /dev/null as root) named as an output: the atomic rename would put
+    a regular file in its place.  One line, and the pipe is still a pipe."""
+    import os
+    import stat
+
+    root = inproc.root
+    fifo = root / ("pipe.png" if key[1] == "--plot" else "pipe")
+    os.mkfifo(fifo)
+    argv = [str(fifo) if a in ("FILE", "FILE.png") else a for a in OUTPUTS[key]]
+    rc, out, err = inproc(argv + (["--replace"] if _has_replace(key[0]) else []))
+    lines = err.strip().splitlines()
+    assert rc == 1 and len(lines) == 1 and lines[0].startswith("karuta: "), (rc, out, err)
+    assert str(fifo) in lines[0], lines[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the pipe was replaced by a file"
+
+
+def test_a_new_club_session_over_a_users_file_is_refused_not_moved(inproc):
+    """``read --live --session notes.json``: a new session moves the last session aside as
+    previous.json; a file that is no session is the user's and stays where it is."""
+    root = inproc.root
+    notes = root / "notes.json"
+    notes.write_text('{"my": "notes"}')
+    rc, out, err = inproc(["read", "--live", "--voice", "tone", "--device", "x",
+                           "--session", str(notes)])
+    assert rc == 1 and err.count("\n") == 1 and "karuta did not write it" in err, err
+    assert notes.read_text() == '{"my": "notes"}' and not (root / "previous.json").exists()

@@ -538,6 +538,17 @@ def _head(path: Path | str) -> bytes | None:
         return None
 
 
+def _special(path: Path | str) -> bool:
+    """Whether ``path`` (through its links) is there and is neither a file nor a folder."""
+    import stat as stat_
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat_.S_ISREG(mode) or stat_.S_ISDIR(mode))
+
+
 def check_output(path: Path | str, option: str | None, same_kind: str | None = None, *,
                  replace: bool | None = False, resume: str | None = None) -> None:
     """Refuse an output path (``--out``, ``--csv``, ``--plot``, a log to start, a page) where
@@ -569,6 +580,9 @@ def check_output(path: Path | str, option: str | None, same_kind: str | None = N
             raise OutputError(f"{opt}{path} exists and is not {same_kind}: give another "
                               "file name")
         return
+    if _special(path):  # a device or a pipe: a rename would put a file in its place
+        raise OutputError(f"{opt}{path} is not a regular file (a device or a pipe): give a "
+                          "file name")
     if what or replace:
         return
     head = _head(path)

@@ -260,6 +260,10 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
             _notice(voice)
 
         session = Path(session_path) if session_path else default_session_path()
+        if not resume:  # a new session: the last one becomes previous.json; any other file
+            from reader.base.statefiles import check_output  # is the user's: refused
+
+            check_output(session, "--session", same_kind="a club reading session", replace=None)
         if not resume or session.exists():  # (no session to resume: said by open_club)
             try:  # (as the session's first save would)
                 session.parent.mkdir(parents=True, exist_ok=True)
