@@ -226,7 +226,13 @@ class StatsDB:
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         except sqlite3.OperationalError as e:
-            raise KarutaError(f"cannot open the stats database {self.path}: {e}") from None
+            why = str(e)
+            if self.path.is_dir():
+                why = "it is a folder, not a database (move it away)"
+            elif os.path.islink(self.path) and not self.path.exists():
+                why = (f"it is a link to {os.readlink(self.path)}, which does not exist "
+                       "(mount it or fix the link)")
+            raise KarutaError(f"cannot open the stats database {self.path}: {why}") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
