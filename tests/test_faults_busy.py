@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+from audio_fixtures import pulse_server  # noqa: F401 (fixture)
 
 TONE = ("--voice", "tone")
 
@@ -121,3 +122,28 @@ def test_an_interrupted_practice_says_how_to_go_on(tmp_path):
     r = karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "1,1", *TONE)
     assert r.returncode == 0, r.stderr
     assert [json.loads(x) for x in log.read_text().splitlines()][:len(saved)] == saved
+
+
+def test_two_recorders_of_one_voice(pulse_server, tmp_path):
+    """``voice record mine`` while another karuta records ``mine`` (the test holds the
+    folder's lock): one line once the microphone is open, no take and no pack written."""
+    import subprocess as sp
+
+    from reader.base.files import hold
+
+    sp.run(["pactl", "set-default-source", f"{pulse_server.sink}.monitor"],
+           env=pulse_server.env, check=True)
+    data = tmp_path / "data"
+    stage = data / "recordings" / "mine"
+    stage.mkdir(parents=True)
+    env = {"KARUTA_DATA_DIR": str(data), "KARUTA_CONFIG_DIR": str(tmp_path / "cfg"),
+           "XDG_RUNTIME_DIR": pulse_server.env["XDG_RUNTIME_DIR"],
+           "PULSE_SERVER": pulse_server.env["PULSE_SERVER"], "HOME": pulse_server.env["HOME"]}
+    lock = hold(stage, "the test's")
+    try:
+        r = run_karuta("voice", "record", "mine", "--poems", "1", env=env, cwd=tmp_path,
+                       input="")
+        one_line_error(r, "recordings folder", "in use by another karuta")
+    finally:
+        lock.release()
+    assert not list(stage.glob("*.flac")) and not (data / "voices" / "mine").exists()
