@@ -161,6 +161,17 @@ class CalibrationStore:
 
     def save(self, key: str, result: CalibrationResult, *, input: str = "terminal",
              when: datetime | None = None) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CalibrationError(f"cannot create {self.path.parent}: {e.strerror}") from None
+        from reader.base.files import locked
+
+        # two calibrations at once (two devices): the second reads what the first saved
+        with locked(self.path, "the calibration file"):
+            self._save(key, result, input=input, when=when)
+
+    def _save(self, key, result, *, input, when) -> None:
         from reader.base.files import atomic_write_text
 
         self.kept_damaged = None
@@ -183,10 +194,6 @@ class CalibrationStore:
         history.append({k: entry.get(k) for k in ("offset_ms", "spread_ms", "taps", "date")})
         entry["history"] = history[-HISTORY:]
         devices[key] = entry
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise CalibrationError(f"cannot create {self.path.parent}: {e.strerror}") from None
         atomic_write_text(self.path, json.dumps({"version": 1, "devices": devices},
                                                 ensure_ascii=False, indent=1, sort_keys=True))
 
