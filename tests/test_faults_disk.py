@@ -205,3 +205,13 @@ def test_a_tournament_on_a_full_disk_says_the_disk_is_full(tmp_path):
         assert line.startswith("karuta: ") and "the disk is full" in line, line
         assert "nothing was changed" in line and "I/O" not in line
     assert files["t.sqlite"] == files["before"], "the tournament changed"
+
+
+def test_a_stats_database_in_a_read_only_folder_says_so(tmp_path):
+    """SQLite's "unable to open database file" is said as the read-only folder it is."""
+    shell = ('mkdir -p "$D/data" && $PY -c "import sys; from reader.drills.stats import StatsDB; '
+             'StatsDB(sys.argv[1]).close()" "$D/data/stats.sqlite3" && '
+             'mount -o remount,ro "$D" && $K stats; r=$?; mount -o remount,rw "$D"; (exit $r)')
+    rc, out, err, files = small_disk(tmp_path, 1024, shell)
+    one_line(rc, err, "stats.sqlite3", "is read-only", "KARUTA_DATA_DIR")
+    assert "data/stats.sqlite3" in files

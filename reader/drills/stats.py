@@ -185,6 +185,11 @@ def _sql_message(path: Path, e: sqlite3.Error) -> str:
     if "locked" in str(e) or "busy" in str(e):
         return (f"the stats database {path} is in use by another program (still locked after "
                 f"{BUSY_TIMEOUT_S:g} s): close it (another karuta drill?) and try again")
+    folder = path.parent
+    if "unable to open" in str(e) and folder.is_dir() and not os.access(folder, os.W_OK):
+        return (f"cannot use the stats database {path}: its folder {folder} is read-only "
+                "(SQLite keeps its journal beside the file): make it writable, or set "
+                "KARUTA_DATA_DIR to a folder you can write in")
     return f"cannot use the stats database {path}: {e}"
 
 
