@@ -167,11 +167,19 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         check_output(log_path, "--log", replace=True)
     if plan_out:
         check_output(plan_out, "--plan-out", replace=replace)
-    try:
-        if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
-            raise KarutaError(f"{log_path} exists: give a new file for --log")
-    except OSError as e:
-        raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
+    def refuse_a_log_there():
+        try:
+            if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
+                raise KarutaError(f"{log_path} exists: give a new file for --log")
+        except OSError as e:
+            raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
+
+    refuse_a_log_there()
+    if log_path:  # two drills on one new log would write into each other's
+        from reader.cli import hold_while_running
+
+        hold_while_running(log_path, "the drill log")
+        refuse_a_log_there()
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     seed = pick_seed(seed)
     output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
