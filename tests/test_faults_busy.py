@@ -81,18 +81,29 @@ def test_two_match_keeps_on_one_log(tmp_path):
     assert "in use" not in r.stderr, r.stderr
 
 
-def test_a_club_session_in_use_is_neither_resumed_nor_started_over(tmp_path):
+def test_a_club_session_in_use_is_neither_resumed_nor_started_over(pulse_server, tmp_path):
     """``read --resume`` and a new ``read --live`` on the session another club reading uses:
-    one line each; the session stays and no previous.json is made from it."""
+    one line each once the sound device is open; the session stays and no previous.json is
+    made from it."""
+    import json
+
     from reader.base.files import hold
 
     sess = tmp_path / "s.json"
-    sess.write_text('{"kind": "karuta-club-session", "version": 2, "note": "in use"}')
+    env = {"KARUTA_DATA_DIR": str(tmp_path / "data"),
+           "PULSE_SERVER": pulse_server.env["PULSE_SERVER"],
+           "XDG_RUNTIME_DIR": pulse_server.env["XDG_RUNTIME_DIR"]}
+    r = run_karuta("plan", "--voice", "tone", "--cards", "2", "--seed", "3", "--json")
+    order = json.loads(r.stdout)["order"]
+    sess.write_text(json.dumps({
+        "kind": "karuta-club-session", "version": 2, "seed": 3, "voice_spec": "tone",
+        "reading": {"rules": "kyogi", "cards": 2}, "order": order, "position": 1, "log": []}))
     before = _files(tmp_path)
     lock = hold(sess, "the test's")
     try:
-        for args in (("--resume",), ("--live", "--memorize", "0", *TONE)):
-            r = karuta(tmp_path, "read", *args, "--session", sess, "--device", "karuta-no-such")
+        for args in (("--resume",), ("--live", "--memorize", "0", "--cards", "2", *TONE)):
+            r = run_karuta("read", *args, "--session", str(sess), "--device", "pulse", env=env,
+                           cwd=tmp_path)
             one_line_error(r, "s.json", "in use by another karuta")
             assert _files(tmp_path) == before
     finally:

@@ -264,16 +264,18 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
             from reader.base.statefiles import check_output  # is the user's: refused
 
             check_output(session, "--session", same_kind="a club reading session", replace=None)
-        if not resume or session.exists():  # (no session to resume: said by open_club)
+
+        def claim():  # one club reading a session at a time (once the device is open)
             try:  # (as the session's first save would)
                 session.parent.mkdir(parents=True, exist_ok=True)
             except OSError as e:
                 raise KarutaError(f"cannot write session {session}: {e.strerror or e}") from None
-            hold_while_running(session, "the club session")  # one club reading at a time
+            hold_while_running(session, "the club session")
+
         open_club(reading_from_options(opts), resume=resume,
                   session_path=session_path, memorize=memorize, signals=signals, auto=auto,
                   device=device, backend=backend, window=window, echo=click.echo,
-                  bindings=bindings, on_built=_built)
+                  bindings=bindings, on_built=_built, claim=claim)
         return
     _device_first()
     p, voice = build(opts)
