@@ -160,20 +160,21 @@ def test_two_recorders_of_one_voice(pulse_server, tmp_path):
     assert not list(stage.glob("*.flac")) and not (data / "voices" / "mine").exists()
 
 
-def test_two_speed_drills_on_one_new_log(tmp_path):
-    """``drill speed --log taps.jsonl`` while another drill writes that log: one line before
-    the sound device is even asked for, nothing written."""
+def test_two_speed_drills_on_one_new_log(pulse_server, tmp_path):
+    """``drill speed --log taps.jsonl`` while another drill writes that log: one line once the
+    sound device is open, nothing written."""
     from reader.base.files import hold
 
     log = tmp_path / "taps.jsonl"
+    env = {"KARUTA_DATA_DIR": str(tmp_path / "data"),
+           "PULSE_SERVER": pulse_server.env["PULSE_SERVER"],
+           "XDG_RUNTIME_DIR": pulse_server.env["XDG_RUNTIME_DIR"]}
+    before = _files(tmp_path)
     lock = hold(log, "the test's")
     try:
-        r = karuta(tmp_path, "drill", "speed", *TONE, "--cards", "1", "--device",
-                   "karuta-no-such-device", "--log", log)
+        r = run_karuta("drill", "speed", *TONE, "--cards", "1", "--device", "pulse",
+                       "--log", str(log), env=env, cwd=tmp_path, input="")
         one_line_error(r, "taps.jsonl", "in use by another karuta")
     finally:
         lock.release()
-    assert not log.exists()
-    r = karuta(tmp_path, "drill", "speed", *TONE, "--cards", "1", "--device",
-               "karuta-no-such-device", "--log", log)
-    one_line_error(r, "karuta-no-such-device")  # free again: on to the device
+    assert not log.exists() and _files(tmp_path) == before

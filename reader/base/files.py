@@ -212,7 +212,7 @@ def _acquire(path: Path | str, what: str, wait: float):
     target = write_target(path)
     if not target.name:
         raise OutputError(f"cannot write {what} {str(path)!r}: it names no file")
-    if not target.is_dir():  # (a folder may be held too: a voice's recordings)
+    if not os.path.isdir(target):  # (a folder may be held too: a voice's recordings)
         _check_writable(Path(path), target)  # filelock would make a missing folder: never
     lp = lock_path(path)
     lock = filelock.FileLock(str(lp), timeout=wait)

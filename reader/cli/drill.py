@@ -175,14 +175,14 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
             raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
 
     refuse_a_log_there()
-    if log_path:  # two drills on one new log would write into each other's
+    selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
+    seed = pick_seed(seed)
+    output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
+    if log_path:  # two drills on one new log would write into each other's (held from now)
         from reader.cli import hold_while_running
 
         hold_while_running(log_path, "the drill log")
         refuse_a_log_there()
-    selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
-    seed = pick_seed(seed)
-    output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
     voice = make_voice(voice_spec)
     if voice.sample_rate != output.sample_rate:
         output = _open_output(backend, device, voice.sample_rate)

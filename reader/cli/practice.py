@@ -136,17 +136,19 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         _say_seed(m)
         return
     claim()
-    if log_file is not None and not resume:
-        headless.save(m, log_file)  # the deal is on disk before the first read
 
     def after(match, closed):
         if log_file is not None:
             headless.save(match, log_file)
 
     try:
+        if log_file is not None and not resume:
+            headless.save(m, log_file)  # the deal is on disk before the first read
         headless.play(m, on_read=after)
     except KeyboardInterrupt:  # (Ctrl-C, SIGTERM, SIGHUP) every read before it is saved
-        if log_file is not None:
+        import os
+
+        if log_file is not None and os.path.exists(log_file):
             click.echo(f"log saved to {log_file}; continue with: karuta practice --resume "
                        f"--log {log_file} --bot-vs-bot {bot_vs_bot}", err=True)
         raise
