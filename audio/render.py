@@ -40,7 +40,7 @@ from typing import Iterable, NamedTuple
 import numpy as np
 
 from reader.base.errors import AudioFileError, OutputError
-from reader.base.statefiles import check_output
+from reader.base.statefiles import OUTPUT_MARK, check_output
 from audio.plan import Plan, Segment
 
 __all__ = [
@@ -665,7 +665,7 @@ def render(plan: Plan, voice) -> np.ndarray:
 
 
 def render_to_file(plan: Plan, voice, path, fmt: str | None = None, subtype: str = "PCM_16",
-                   block: int = RENDER_BLOCK) -> Path:
+                   block: int = RENDER_BLOCK, replace: bool = False) -> Path:
     """Render ``plan`` with ``voice`` straight into ``path``, ``block`` frames at a time
     (memory stays flat).  Same format rules and errors as ``write_audio``."""
     cursor = PlanCursor(plan, voice, live=False, lookahead=4)
@@ -681,7 +681,7 @@ def render_to_file(plan: Plan, voice, path, fmt: str | None = None, subtype: str
             cursor.close()
 
     return write_audio(blocks(), plan.sample_rate, path, fmt=fmt, subtype=subtype,
-                       frames=plan.frames)
+                       frames=plan.frames, replace=replace)
 
 
 def _format_for(path: Path, fmt: str | None) -> str:
@@ -697,15 +697,15 @@ def _format_for(path: Path, fmt: str | None) -> str:
     return fmt
 
 
-def _check_target(path: Path) -> None:
+def _check_target(path: Path, replace: bool = False) -> None:
     try:
-        _check_target_(path)
+        _check_target_(path, replace)
     except OSError as e:  # a name too long, a folder we may not look into
         raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
 
 
-def _check_target_(path: Path) -> None:
-    check_output(path, "--out")
+def _check_target_(path: Path, replace: bool) -> None:
+    check_output(path, "--out", replace=replace)
     parent = path.parent
     if path.is_dir():
         raise OutputError(f"cannot write {path}: it is a folder")
@@ -744,7 +744,7 @@ def _as_blocks(samples) -> Iterable[np.ndarray]:
 
 
 def write_audio(samples, rate: int, path, fmt: str | None = None,
-                subtype: str = "PCM_16", frames: int | None = None) -> Path:
+                subtype: str = "PCM_16", frames: int | None = None, replace: bool = False) -> Path:
     """Write float32 mono audio to ``path``; returns the path.
 
     ``samples``: a numpy array, or an iterable of float32 blocks (a ``PlanCursor``, a
@@ -757,9 +757,10 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
     ``frames`` (when known): a WAV whose data would pass 4 GiB is written as RF64 (a WAV
     header cannot hold its length); without it such a WAV stops with ``OutputError``.
     The file gets the permissions of any new file (``umask``), not mkstemp's 0600.
+    An existing file karuta did not write is refused unless ``replace`` (``check_output``).
     """
     path = Path(path)
-    check_output(path, "--out")  # a file karuta keeps is said as such, before its extension
+    check_output(path, "--out", replace=replace)  # a file karuta keeps is said as such, first
     fmt = _format_for(path, fmt)
     subtype = subtype.upper()
     if subtype not in _SUBTYPES:
@@ -769,7 +770,7 @@ def write_audio(samples, rate: int, path, fmt: str | None = None,
     from reader.base.files import write_target
 
     path = write_target(path)  # a link is written through (the link stays)
-    _check_target(path)
+    _check_target(path, replace)
     encoder = _ffmpeg() if FORMATS[fmt] == "ffmpeg" else None
     _remove_stale_parts(path)
     try:
@@ -807,31 +808,10 @@ _BYTES = {"PCM_16": 2, "PCM_24": 3, "FLOAT": 4}
 
 
 def _remove_stale_parts(path: Path) -> None:
-    """Remove ``.NAME.PID-xxxx.part`` files of renders of ``path`` whose process is gone
-    (killed with SIGKILL, or the power went: nothing could clean up then)."""
-    import re
+    """Remove ``.NAME.PID-xxxx.part`` files of renders of ``path`` whose process is gone."""
+    from reader.base.files import remove_stale_temps
 
-    pattern = re.compile(re.escape(f".{path.name}.") + r"(\d+)-[^/]*\.part$")
-    try:
-        candidates = list(path.parent.glob(f".{glob_escape(path.name)}.*.part"))
-    except OSError:
-        return
-    for p in candidates:
-        m = pattern.match(p.name)
-        if not m or int(m.group(1)) == os.getpid():
-            continue
-        try:
-            os.kill(int(m.group(1)), 0)
-        except ProcessLookupError:
-            _unlink(p)
-        except OSError:
-            pass
-
-
-def glob_escape(name: str) -> str:
-    import glob
-
-    return glob.escape(name)
+    remove_stale_temps(path, ".part")
 
 
 def _unlink(p) -> None:
@@ -849,6 +829,10 @@ def _write_soundfile(samples, rate, tmp, fmt, subtype, name=None) -> None:
                          subtype=subtype)
     except (sf.LibsndfileError, RuntimeError) as e:
         raise OutputError(f"cannot write {fmt.upper()} {subtype}: {e}") from None
+    try:
+        f.software = OUTPUT_MARK  # karuta's own render may be replaced (check_output)
+    except (sf.LibsndfileError, RuntimeError):
+        pass
     written = 0
     try:
         _write_blocks(f, samples, fmt, subtype, written)
@@ -877,7 +861,8 @@ def _write_ffmpeg(samples, rate, tmp, fmt, encoder) -> None:
     codec = {"mp3": ["-f", "mp3", "-c:a", "libmp3lame", "-q:a", "2"],
              "ogg": ["-f", "ogg", "-c:a", "libvorbis", "-q:a", "5"]}[fmt]
     cmd = [encoder, "-hide_banner", "-loglevel", "error", "-y",
-           "-f", "s16le", "-ar", str(int(rate)), "-ac", "1", "-i", "pipe:0", *codec, tmp]
+           "-f", "s16le", "-ar", str(int(rate)), "-ac", "1", "-i", "pipe:0", *codec,
+           "-metadata", f"encoded_by={OUTPUT_MARK}", tmp]
     errlog = tempfile.TemporaryFile()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=errlog)
     try:

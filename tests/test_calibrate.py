@@ -39,6 +39,15 @@ def test_an_unreadable_store_is_one_line_and_a_new_calibration_replaces_it(tmp_p
         store.load()
     store.save("x:y", CalibrationResult(1.0, 5, 0, 0.1))
     assert store.offset_ms("x:y") == 1.0
+    # the damaged file is not lost: kept beside it (the next one as -2), said by the command
+    assert store.kept_damaged == tmp_path / "calibration.json.damaged-1"
+    assert store.kept_damaged.read_text() == "{not json"
+    path.write_text('{"devices": {"a:b": {"offset_ms": "12"}}}')
+    store.save("x:y", CalibrationResult(2.0, 5, 0, 0.1))
+    assert (tmp_path / "calibration.json.damaged-2").read_text().startswith('{"devices"')
+    store.save("x:z", CalibrationResult(3.0, 5, 0, 0.1))  # a sound file: nothing more kept
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != ".calibration.json.lock") == [
+        "calibration.json", "calibration.json.damaged-1", "calibration.json.damaged-2"]
 
 
 def test_click_track_layout_is_where_the_clicks_are():
@@ -358,3 +367,24 @@ def test_show_with_nothing_saved(tmp_path):
     r = subprocess.run(karuta_argv("calibrate", "--show"), capture_output=True, text=True,
                        env={**os.environ, "KARUTA_CONFIG_DIR": str(tmp_path)}, timeout=60)
     assert r.returncode == 0 and r.stdout.startswith("no calibrations saved yet")
+
+
+def test_two_calibrations_at_once_keep_both_devices(tmp_path):
+    """A second ``calibrate`` saving while the first is saving (the test holds the file's
+    lock and saves device a meanwhile): the second waits, reads a, and adds b."""
+    import sys
+    import time
+
+    from reader.base.files import locked
+
+    path = tmp_path / "calibration.json"
+    code = ("import sys; from reader.drills.calibrate import CalibrationStore, CalibrationResult; "
+            f"CalibrationStore(sys.argv[1]).save('b:dev', CalibrationResult(2.0, 5, 0, 0.1))")
+    with locked(path):
+        p = subprocess.Popen([sys.executable, "-c", code, str(path)])
+        time.sleep(2.0)  # long enough to have read and written, were it not waiting
+        assert p.poll() is None, "the second save did not wait"
+        CalibrationStore(path)._save("a:dev", CalibrationResult(1.0, 5, 0, 0.1),
+                                     input="terminal", when=None)
+    assert p.wait(timeout=60) == 0
+    assert CalibrationStore(path).load().keys() == {"a:dev", "b:dev"}

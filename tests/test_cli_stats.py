@@ -149,6 +149,37 @@ def test_unwritable_outputs_one_line(tmp_path):
     assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("karuta: cannot write")
 
 
+def test_a_plot_that_cannot_be_written_whole_leaves_the_previous_one(tmp_path):
+    """A disk that fills while the PNG is written (RLIMIT_FSIZE below the picture's size):
+    one line, the plot made before is there whole, no partial or temporary file."""
+    import resource
+
+    data_dir = tmp_path
+    with StatsDB(tmp_path / DB_NAME) as db:  # every poem: a large picture, a small database
+        sid = db.start_session("speed", T0)
+        for poem in range(1, 101):
+            db.record_tap(sid, poem, T0, kimariji="x", reaction_ms=200.0 + 7 * poem,
+                          from_kami_ms=900.0, correct=True)
+    out = tmp_path / "plot.png"
+    r = run_karuta(data_dir, "stats", "--plot", str(out))
+    assert r.returncode == 0, r.stderr
+    before = out.read_bytes()
+    # above what reading the database writes (SQLite's -shm grows by 32 KiB), below the PNG
+    limit = max((tmp_path / DB_NAME).stat().st_size, 32768) + 4096
+    assert len(before) > limit + 8192, (len(before), limit)
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    r = subprocess.run(cli_run.karuta_argv("stats", "--plot", str(out), "--all"),
+                       env=cli_run.karuta_env(data_dir=data_dir), capture_output=True, text=True,
+                       preexec_fn=small_disk, timeout=120)
+    assert r.returncode == 1 and len(r.stderr.splitlines()) == 1, r.stderr
+    assert r.stderr.startswith("karuta: cannot write") and "Traceback" not in r.stderr
+    assert out.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if "plot" in p.name) == ["plot.png"]
+
+
 def test_corrupt_database_moved_aside_and_reported(tmp_path):
     (tmp_path / DB_NAME).write_bytes(b"\x00garbage" * 1000)
     r = run_karuta(tmp_path, "stats")

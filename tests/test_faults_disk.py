@@ -188,3 +188,30 @@ def test_club_session_on_a_full_disk_says_where_the_saved_one_continues(tmp_path
     one_line(rc, err, "No space left", f"continues at card {saved['position'] + 1}/30",
              "karuta read --resume")
     assert 1 <= saved["position"] < 30 and len(saved["log"]) == saved["position"]
+
+
+def test_a_tournament_on_a_full_disk_says_the_disk_is_full(tmp_path):
+    """SQLite cannot even open the file for reading without room for its -shm file: its
+    "disk I/O error" is said as the full disk it is, for a result and for status alike."""
+    shell = ('$K tournament new -f "$D/t.sqlite" --players "$D/p.csv" --seed 1 >/dev/null && '
+             '$K tournament pair -f "$D/t.sqlite" >/dev/null && cp "$D/t.sqlite" "$D/before" && '
+             'fill; $K tournament result 1 9 7 -f "$D/t.sqlite"; r1=$?; '
+             '$K tournament status -f "$D/t.sqlite"; r2=$?; [ $r1 = 1 ] && [ $r2 = 1 ]')
+    players = "名前,組,ブロック\n" + "".join(f"選手{i},{i % 3 + 1},A\n" for i in range(6))
+    rc, out, err, files = small_disk(tmp_path, 1024, shell, {"p.csv": players})
+    lines = err.strip().splitlines()
+    assert rc == 0 and len(lines) == 2, err
+    for line in lines:
+        assert line.startswith("karuta: ") and "the disk is full" in line, line
+        assert "nothing was changed" in line and "I/O" not in line
+    assert files["t.sqlite"] == files["before"], "the tournament changed"
+
+
+def test_a_stats_database_in_a_read_only_folder_says_so(tmp_path):
+    """SQLite's "unable to open database file" is said as the read-only folder it is."""
+    shell = ('mkdir -p "$D/data" && $PY -c "import sys; from reader.drills.stats import StatsDB; '
+             'StatsDB(sys.argv[1]).close()" "$D/data/stats.sqlite3" && '
+             'mount -o remount,ro "$D" && $K stats; r=$?; mount -o remount,rw "$D"; (exit $r)')
+    rc, out, err, files = small_disk(tmp_path, 1024, shell)
+    one_line(rc, err, "stats.sqlite3", "is read-only", "KARUTA_DATA_DIR")
+    assert "data/stats.sqlite3" in files

@@ -433,3 +433,20 @@ def test_a_new_table_in_a_missing_folder_makes_no_folder(tmp_path):
     one_line_error(karuta(tmp_path, "table", "cards", "new", save, "--seed", "1"), "does not exist")
     one_line_error(karuta(tmp_path, "table", "cards", "new", "", "--seed", "1"))
     assert not (tmp_path / "no").exists()
+
+
+def test_a_killed_writers_temp_file_is_removed_by_the_next_save(tmp_path):
+    """SIGKILL between staging and renaming leaves ``.NAME.PID-xxxx.tmp``: the next save of
+    that file removes it (its process is gone); a live process's temp file is left alone."""
+    log = _practice_log(tmp_path)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".m.jsonl.{dead.pid}-abcd.tmp"
+    live = tmp_path / f".m.jsonl.{os.getpid()}-efgh.tmp"
+    for f in (stale, live):
+        f.write_text('{"rules": "kyogi", "A": [1')  # half a log
+    lines = log.read_text().splitlines()
+    log.write_text("\n".join(lines[:3]) + "\n")
+    ok(karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "2,4", *TONE))
+    assert not stale.exists() and live.exists()
+    assert len(log.read_text().splitlines()) > 3

@@ -201,16 +201,165 @@ def test_stats_export_over_the_stats_database_keeps_the_history(tmp_path):
     assert [p["poem"] for p in json.loads(r.stdout)] == [7], "the history is still there"
 
 
-def test_tournament_export_over_the_tournament_keeps_it(tmp_path):
-    """Case 2 through the installed command: refused, no "wrote", the tournament goes on."""
-    players = tmp_path / "p.csv"
+def _tournament(tmp_path, players_name="p.csv") -> tuple[Path, Path]:
+    """(the organiser's players CSV, a tournament made from it) through the command."""
+    players = tmp_path / players_name
     players.write_text("名前,組,ブロック\n山田,1,A\n佐藤,2,A\n", encoding="utf-8")
     t = tmp_path / "t.sqlite"
     assert run_karuta("tournament", "new", "-f", str(t), "--players", str(players),
                       "--seed", "1").returncode == 0
+    return players, t
+
+
+def test_tournament_export_over_the_tournament_keeps_it(tmp_path):
+    """Case 2 through the installed command: refused, no "wrote", the tournament goes on."""
+    _, t = _tournament(tmp_path)
     before = t.read_bytes()
     r = run_karuta("tournament", "export", "-f", str(t), "--out", str(t))
     assert r.returncode == 1 and "wrote" not in r.stdout + r.stderr, (r.stdout, r.stderr)
     assert r.stderr.startswith("karuta: ") and r.stderr.count("\n") == 1
     assert t.read_bytes() == before
     assert run_karuta("tournament", "status", "-f", str(t)).returncode == 0
+
+
+# ---------------------------------------------------------------------------- a user's file
+def _has_replace(path: tuple[str, ...]) -> bool:
+    """Whether ``karuta PATH`` has ``--replace`` (a new log, save or tournament never
+    replaces a file that is there, so those have none)."""
+    from reader.cli import cli
+
+    cmd = cli
+    for name in path:
+        cmd = cmd.get_command(click.Context(cmd), name)
+    return any(p.name == "replace" for p in cmd.params)
+
+
+#: outputs with --replace whose base writes them quickly (read and drill speed stop at the
+#: sound device first)
+REPLACEABLE = {
+    (("render",), "--out"), (("render",), "--plan-out"), (("stats",), "--out"),
+    (("stats",), "--plot"), (("tournament", "export"), "--csv"),
+    (("tournament", "export"), "--out"), (("table", "genkan", "recite"), "--out"),
+}
+#: a user's own file under each name (a player list, a picture, a recording of their own)
+USERS_FILE = "名前,組,ブロック\n山田,1,A\n佐藤,2,A\n".encode()
+
+
+def _user_file(root: Path, key) -> Path:
+    suffix = {"--plot": ".png", "--plan-out": ".json"}.get(key[1], ".wav" if key[0] in (
+        ("render",), ("table", "genkan", "recite")) else ".csv")
+    f = root / f"mine{suffix}"
+    f.write_bytes(USERS_FILE)
+    return f
+
+
+USER_CASES = [(f"{' '.join(k[0])} {k[1]}", k) for k in OUTPUTS]
+
+
+@pytest.mark.parametrize("case_id,key", USER_CASES, ids=[c[0] for c in USER_CASES])
+def test_an_output_over_a_file_the_user_made_is_refused(inproc, case_id, key):
+    """The organiser's players.csv given to ``export --csv`` by mistake: one line naming it
+    (and ``--replace`` where the command has it), exit 1, every file as it was."""
+    root = inproc.root
+    mine = _user_file(root, key)
+    argv = [str(mine) if a in ("FILE", "FILE.png") else a for a in OUTPUTS[key]]
+    before = _all_bytes(root)
+    rc, out, err = inproc(argv)
+    lines = err.strip().splitlines()
+    assert rc == 1 and len(lines) == 1 and lines[0].startswith("karuta: "), (rc, out, err)
+    assert str(mine) in lines[0] and "exists" in lines[0], lines[0]
+    # a new log is never written over a file (drill speed's --replace is for its plan)
+    assert ("--replace" in lines[0]) == (_has_replace(key[0]) and key[1] != "--log"), lines[0]
+    assert _all_bytes(root) == before
+    assert mine.read_bytes() == USERS_FILE
+
+
+def test_the_quick_cases_have_replace():
+    assert all(_has_replace(k[0]) for k in REPLACEABLE)
+    assert _has_replace(("read",)) and _has_replace(("drill", "speed"))
+
+
+@pytest.mark.parametrize("key", sorted(REPLACEABLE), ids=lambda k: f"{' '.join(k[0])} {k[1]}")
+def test_replace_writes_over_the_users_file_and_karutas_own_output_is_replaced(inproc, key):
+    """With ``--replace`` the file is written; a second run over what karuta wrote (an earlier
+    export, plot, render, plan) needs no ``--replace``: it can be made again."""
+    root = inproc.root
+    mine = _user_file(root, key)
+    argv = [str(mine) if a in ("FILE", "FILE.png") else a for a in OUTPUTS[key]]
+    if key[0] == ("stats",):
+        _state_files(root).close()  # some history to export and plot
+    rc, out, err = inproc(argv + ["--replace"])
+    assert rc == 0, (out, err)
+    first = mine.read_bytes()
+    assert first != USERS_FILE and len(first) > 20
+    from reader.base.statefiles import output_kind
+
+    assert output_kind(mine), f"karuta's own {mine.name} is not recognised as its own"
+    rc, out, err = inproc(argv)  # again, over karuta's own file: no --replace needed
+    assert rc == 0, (out, err)
+
+
+def test_an_empty_file_is_no_users_work(inproc):
+    """A file made empty beforehand (``touch``, ``mktemp``) holds nothing to lose."""
+    root = inproc.root
+    (root / "empty.csv").touch()
+    rc, out, err = inproc(["tournament", "export", "-f", str(root / "t.sqlite"),
+                           "--csv", str(root / "empty.csv")])
+    assert rc == 0, err
+    assert (root / "empty.csv").read_text().startswith("round,")
+
+
+def test_a_link_to_the_users_file_is_refused_too(inproc):
+    root = inproc.root
+    mine = root / "players-real.csv"
+    mine.write_bytes(USERS_FILE)
+    (root / "link.csv").symlink_to(mine)
+    rc, out, err = inproc(["tournament", "export", "-f", str(root / "t.sqlite"),
+                           "--csv", str(root / "link.csv")])
+    assert rc == 1 and "--replace" in err and mine.read_bytes() == USERS_FILE, err
+
+
+def test_export_over_the_organisers_players_csv_through_the_command(tmp_path):
+    """The case as noticed, through the installed ``karuta``: the players' CSV stays (the
+    line names --replace); the export each round to results.csv needs no flag."""
+    players, t = _tournament(tmp_path, "players.csv")
+    before = players.read_bytes()
+    for opt in ("--csv", "--out"):
+        r = run_karuta("tournament", "export", "-f", str(t), opt, str(players))
+        assert r.returncode == 1 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
+        assert "karuta did not write it" in r.stderr and "--replace" in r.stderr, r.stderr
+        assert players.read_bytes() == before
+    results = tmp_path / "results.csv"
+    for _ in range(2):
+        r = run_karuta("tournament", "export", "-f", str(t), "--csv", str(results))
+        assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("case_id,key", USER_CASES, ids=[c[0] for c in USER_CASES])
+def test_an_output_that_is_a_pipe_is_refused_and_stays_a_pipe(inproc, case_id, key):
+    """A FIFO (or a device: /dev/null as root) named as an output: the atomic rename would put
+    a regular file in its place.  One line, and the pipe is still a pipe."""
+    import os
+    import stat
+
+    root = inproc.root
+    fifo = root / ("pipe.png" if key[1] == "--plot" else "pipe")
+    os.mkfifo(fifo)
+    argv = [str(fifo) if a in ("FILE", "FILE.png") else a for a in OUTPUTS[key]]
+    rc, out, err = inproc(argv + (["--replace"] if _has_replace(key[0]) else []))
+    lines = err.strip().splitlines()
+    assert rc == 1 and len(lines) == 1 and lines[0].startswith("karuta: "), (rc, out, err)
+    assert str(fifo) in lines[0], lines[0]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode), "the pipe was replaced by a file"
+
+
+def test_a_new_club_session_over_a_users_file_is_refused_not_moved(inproc):
+    """``read --live --session notes.json``: a new session moves the last session aside as
+    previous.json; a file that is no session is the user's and stays where it is."""
+    root = inproc.root
+    notes = root / "notes.json"
+    notes.write_text('{"my": "notes"}')
+    rc, out, err = inproc(["read", "--live", "--voice", "tone", "--device", "x",
+                           "--session", str(notes)])
+    assert rc == 1 and err.count("\n") == 1 and "karuta did not write it" in err, err
+    assert notes.read_text() == '{"my": "notes"}' and not (root / "previous.json").exists()

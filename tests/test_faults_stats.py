@@ -163,3 +163,20 @@ def test_calibrate_show_with_fields_of_another_type(tmp_path):
     from reader.drills.calibrate import CalibrationStore
 
     assert CalibrationStore(tmp_path / "calibration.json").offset_ms("sounddevice:pulse") == 12.5
+
+
+@pytest.mark.parametrize("what", ["folder", "dangling link"])
+def test_a_stats_database_that_is_a_folder_or_a_dangling_link_is_said_so(tmp_path, what):
+    """Not SQLite's "unable to open database file": what the path is, and nothing made."""
+    from cli_run import one_line_error, run_karuta
+
+    db = tmp_path / "stats.sqlite3"
+    if what == "folder":
+        db.mkdir()
+        words = ("is a folder, not a database",)
+    else:
+        db.symlink_to(tmp_path / "disk" / "stats.db")
+        words = ("is a link to", "which does not exist")
+    for argv in (("stats",), ("drill", "memory", "--count", "1")):
+        one_line_error(run_karuta(*argv, data_dir=tmp_path, input=""), str(db), *words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.sqlite3"]

@@ -84,6 +84,35 @@ def test_session_starts_at_first_missing_and_walks(tmp_path):
     assert not full.done and full.current == clips[0]
 
 
+def test_a_retake_keeps_every_earlier_take_beside_it(tmp_path):
+    """Three takes of one clip: the newest is the take, the two before are NNN_H.take1/2.flac
+    (oldest first), which the pack import does not read as clips."""
+    from audio.pack.scan import scan_source
+
+    folder = tmp_path / "mine"
+    s = RecordSession("mine", clip_order((1,), joka=False), folder)
+    c = s.current
+    takes = [np.full(4800, v, np.float32) for v in (0.1, 0.2, 0.3)]
+    for x in takes:
+        s.save(c, x)
+    assert s.earlier[c] == folder / "001_1.take2.flac"
+
+    def level(name):
+        return float(np.mean(sf.read(folder / name, dtype="float32")[0]))
+
+    assert level("001_1.flac") == pytest.approx(0.3, abs=1e-3)
+    assert level("001_1.take1.flac") == pytest.approx(0.1, abs=1e-3)
+    assert level("001_1.take2.flac") == pytest.approx(0.2, abs=1e-3)
+    src = scan_source(folder)
+    assert set(src.files) == {("1", "kami")} and not src.problems, src.problems
+    # a take that cannot be saved leaves the one in place and no extra copy
+    (folder / "001_1.flac.tmp").mkdir()  # save_take's temporary name is taken
+    with pytest.raises(KarutaError):
+        s.save(c, np.full(4800, 0.4, np.float32))
+    assert level("001_1.flac") == pytest.approx(0.3, abs=1e-3)
+    assert not (folder / "001_1.take3.flac").exists()
+
+
 def test_session_names_and_foreign_packs(tmp_path, monkeypatch):
     monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
     for bad in ("", "a/b", "synth", "tone", "../x", "has space"):
@@ -247,6 +276,11 @@ def test_record_in_tmux_end_to_end(pulse_server, tmux, tmp_path):
     _play(pulse_server, tones[500])
     s = tmux.wait_for("1 上の句: take 2 saved")
     assert "takes 1/4" in s
+    # the first take is kept beside it, and the line says how to get it back
+    assert "the earlier take: 001_1.take1.flac (rename to 001_1.flac to restore)" in \
+        "".join(s.splitlines()), s
+    y, _ = sf.read(stage / "001_1.take1.flac")
+    assert _freq(y) == pytest.approx(300, abs=5)
     tmux.keys("p")  # play it back on the default output (the null sink)
     s = tmux.wait_for("playing 1 上の句")
     assert "cannot play" not in s

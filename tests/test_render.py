@@ -642,7 +642,7 @@ def test_a_failure_midway_leaves_nothing(tmp_path):
 
     (tmp_path / "old.wav").write_bytes(b"keep")
     with pytest.raises(RuntimeError):
-        write_audio(blocks(), 48000, tmp_path / "old.wav")
+        write_audio(blocks(), 48000, tmp_path / "old.wav", replace=True)  # the user's: --replace
     assert [p.name for p in tmp_path.iterdir()] == ["old.wav"]
     assert (tmp_path / "old.wav").read_bytes() == b"keep"
 

@@ -39,8 +39,13 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     atomic_write_texts([(path, text)])
 
 
+def atomic_write_bytes(path: Path | str, data: bytes) -> None:
+    """``atomic_write_text`` for bytes (a PNG, ...): the whole file or the one before."""
+    atomic_write_texts([(path, data)])
+
+
 def atomic_write_texts(files) -> None:
-    """Write several ``(path, text)`` files, each atomically, all or none as far as the disk
+    """Write several ``(path, text)`` files (``text`` may be ``bytes``), each atomically, all or none as far as the disk
     allows: every new version is written and synced to a temp file first, and only when all of
     them are on disk are they renamed into place (in the order given).  So a file that cannot
     be written (an unwritable folder, a full disk, a path that is a folder) is one
@@ -84,11 +89,13 @@ def _check_writable(path: Path, target: Path) -> Path:
     return folder
 
 
-def _stage(path: Path, target: Path, folder: Path, text: str) -> str:
+def _stage(path: Path, target: Path, folder: Path, text: str | bytes) -> str:
     """A synced temp file beside ``target`` holding ``text``, with the permissions ``target``
     has (or a new file's)."""
+    remove_stale_temps(target, ".tmp")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.{os.getpid()}-", suffix=".tmp",
+                                   dir=folder)
     except OSError as e:
         raise OutputError(f"cannot write {_named(path, target)}: {e.strerror}") from None
     try:
@@ -96,7 +103,8 @@ def _stage(path: Path, target: Path, folder: Path, text: str) -> str:
             os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         except OSError:
             share_like_new_file(tmp)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
+        with (os.fdopen(fd, "wb") if isinstance(text, bytes)
+              else os.fdopen(fd, "w", encoding="utf-8")) as f:
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
@@ -107,6 +115,30 @@ def _stage(path: Path, target: Path, folder: Path, text: str) -> str:
         _unlink(tmp)
         raise
     return tmp
+
+
+def remove_stale_temps(path: Path, suffix: str) -> None:
+    """Remove the ``.NAME.PID-xxxx<suffix>`` temp files of writes of ``path`` whose process is
+    gone (killed with SIGKILL, or the power went: nothing could clean up then); a live
+    process's are left alone.  ``suffix``: ".tmp" (``atomic_write_texts``), ".part" (renders)."""
+    import glob
+    import re
+
+    pattern = re.compile(re.escape(f".{path.name}.") + r"(\d+)-[^/]*" + re.escape(suffix) + "$")
+    try:
+        candidates = list(path.parent.glob(f".{glob.escape(path.name)}.*{suffix}"))
+    except OSError:
+        return
+    for p in candidates:
+        m = pattern.match(p.name)
+        if not m or int(m.group(1)) == os.getpid():
+            continue
+        try:
+            os.kill(int(m.group(1)), 0)
+        except ProcessLookupError:
+            _unlink(p)
+        except OSError:
+            pass
 
 
 def _unlink(path) -> None:
@@ -159,23 +191,40 @@ def locked(path: Path | str, what: str = "file", wait: float | None = None):
     turns, and neither writes over what the other saved.  Waits ``wait`` seconds (default
     ``LOCK_WAIT_S``) for another holder, then one ``OutputError``; the OS drops the lock of a
     killed process, so a crash never leaves the file locked."""
+    lock = _acquire(path, what, LOCK_WAIT_S if wait is None else wait)
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def hold(path: Path | str, what: str):
+    """Take ``path``'s lock (the one ``locked`` takes) for as long as a command plays or reads
+    from it — a practice match, a kept match, a club session — without waiting: a second
+    karuta on the same file is refused at once with one ``OutputError`` line, before it
+    writes anything.  Returns the held lock: ``.release()`` it (the OS does at exit)."""
+    return _acquire(path, what, 0)
+
+
+def _acquire(path: Path | str, what: str, wait: float):
     import filelock
 
     target = write_target(path)
     if not target.name:
         raise OutputError(f"cannot write {what} {str(path)!r}: it names no file")
-    _check_writable(Path(path), target)  # filelock would make a missing folder: never
+    if not os.path.isdir(target):  # (a folder may be held too: a voice's recordings)
+        _check_writable(Path(path), target)  # filelock would make a missing folder: never
     lp = lock_path(path)
-    lock = filelock.FileLock(str(lp), timeout=LOCK_WAIT_S if wait is None else wait)
+    lock = filelock.FileLock(str(lp), timeout=wait)
     try:
         lock.acquire()
     except filelock.Timeout:
+        if wait <= 0:
+            raise OutputError(f"{what} {path} is in use by another karuta (it holds {lp}): "
+                              "finish or quit that one first") from None
         raise OutputError(f"{what} {path} is being changed by another karuta (waited "
-                          f"{lock.timeout:g} s for {lp}): try again when it is done") from None
+                          f"{wait:g} s for {lp}): try again when it is done") from None
     except OSError as e:
         raise OutputError(f"cannot write {what} {path}: cannot lock it "
                           f"({e.strerror or e})") from None
-    try:
-        yield
-    finally:
-        lock.release()
+    return lock

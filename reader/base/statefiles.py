@@ -441,7 +441,6 @@ def state_file_kind(path: Path | str) -> str | None:
     file, a folder, a file of the user's).  Reads at most 4 KiB and writes nothing (an SQLite
     file is opened immutable: no journal, no WAL switch, no lock)."""
     import re
-    import stat as stat_
 
     p = Path(path)
     try:
@@ -454,19 +453,8 @@ def state_file_kind(path: Path | str) -> str | None:
             what = state_file_kind(base)
             if what:
                 return f"the SQLite journal of {what} ({base.name})"
-    try:
-        st = real.stat()
-    except (OSError, RuntimeError):  # not there (yet)
-        return None
-    if not stat_.S_ISREG(st.st_mode):  # a folder, a FIFO, a device: not a state file
-        return None
-    try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            head = os.read(fd, 4096)
-        finally:
-            os.close(fd)
-    except OSError:
+    head = _head(real)  # None: not there (yet), a folder, a FIFO, a device
+    if head is None:
         return None
     if head.startswith(_SQLITE_MAGIC):
         return _sqlite_kind(real)
@@ -495,14 +483,111 @@ def _sqlite_kind(path: Path) -> str:
     return "an SQLite database"
 
 
-def check_output(path: Path | str, option: str | None, same_kind: str | None = None) -> None:
-    """Refuse an output path (``--out``, ``--csv``, ``--plot``, a log to start, a page) that
-    is one of karuta's own state files — a tournament, the stats database, a match or
-    practice log, a session, a table save, the calibration — or any SQLite database: writing
-    there would replace what the user made.  One ``OutputError`` line, nothing written.  Every
-    command calls this before it changes anything (tests/test_faults_outputs.py).
-    ``same_kind``: a kind the caller answers itself (a match log to ``--resume``)."""
+#: what karuta writes into each file it makes FOR the user (an export, a page, a plot, a
+#: render, a plan), where the format has room for it: the PNG's and the audio's "software"
+#: tag, the page's generator meta.  Such a file can be made again, so it may be replaced.
+OUTPUT_MARK = "written by karuta"
+#: karuta's outputs told apart by how they begin (the first 4 KiB; the formats without a tag)
+_OUR_OUTPUTS = (
+    (r"^round,stage,color,table,block,kind,seat,name,group,cards,result,faulted\r?\n",
+     "a tournament CSV export"),
+    (r"^poem,kimariji,color,taps,correct,median_reaction_ms,", "a stats CSV export"),
+    (r'^\{\s*"title":[^\n]*\n?\s*"seed":\s*-?\d+,\s*"settings":\s*\{\s*"rounds":',
+     "a tournament JSON export"),
+    (r'^\{\s*"sample_rate":\s*\d+,\s*"rules":', "a reading plan"),
+    # older pages (before the generator meta) by their style sheet's first comment
+    (r"^<!DOCTYPE html>.*?(?:<meta name=\"generator\" content=\"" + OUTPUT_MARK + r"\">"
+     r"|/\* IPAex Gothic is installed by scripts/setup)", "a tournament page"),
+)
+#: formats that carry the mark in their first 4 KiB: PNG, WAV, RF64, FLAC, Ogg, MP3
+_TAGGED = (b"\x89PNG", b"RIFF", b"RF64", b"fLaC", b"OggS", b"ID3")
+
+
+def output_kind(path: Path | str) -> str | None:
+    """What ``path`` is, if it is a file karuta wrote for the user (see ``OUTPUT_MARK``):
+    e.g. "a tournament CSV export"; None for anything else.  Reads at most 4 KiB."""
+    import re
+
+    head = _head(path)
+    if head is None:
+        return None
+    if head.startswith(_TAGGED):
+        return "a file karuta wrote" if OUTPUT_MARK.encode() in head else None
+    text = head.decode("utf-8-sig", "replace")
+    for pattern, what in _OUR_OUTPUTS:
+        if re.match(pattern, text, re.DOTALL):
+            return what
+    return None
+
+
+def _head(path: Path | str) -> bytes | None:
+    """The first 4 KiB of the regular file at the end of ``path``'s links (None: no such
+    file, or a folder, a FIFO, a device, unreadable)."""
+    import stat as stat_
+
+    try:
+        real = Path(path).resolve()
+        if not stat_.S_ISREG(real.stat().st_mode):
+            return None
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        try:
+            return os.read(fd, 4096)
+        finally:
+            os.close(fd)
+    except (OSError, RuntimeError):
+        return None
+
+
+def _special(path: Path | str) -> bool:
+    """Whether ``path`` (through its links) is there and is neither a file nor a folder."""
+    import stat as stat_
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat_.S_ISREG(mode) or stat_.S_ISDIR(mode))
+
+
+def check_output(path: Path | str, option: str | None, same_kind: str | None = None, *,
+                 replace: bool | None = False, resume: str | None = None) -> None:
+    """Refuse an output path (``--out``, ``--csv``, ``--plot``, a log to start, a page) where
+    writing would replace what the user made; one ``OutputError`` line, nothing written.
+    Every command calls this before it changes anything (tests/test_faults_outputs.py).
+
+    * one of karuta's own state files — a tournament, the stats database, a match or practice
+      log, a session, a table save, the calibration — or any SQLite database: always refused
+      (``same_kind``: a kind the caller answers itself, e.g. a table save to go on with);
+    * ``resume`` (a new log: "--resume"): any file already there is refused, one of
+      ``same_kind`` with "continue it with --resume";
+    * another existing file: replaced only if karuta wrote it (``output_kind``: an export, a
+      page, a plot, a render — made again at will), if it is empty, or if ``replace`` (the
+      command's ``--replace``) is True; else refused, the line naming ``--replace`` unless
+      ``replace`` is None (a command without it).
+    """
+    opt = f"{option} " if option else ""
     what = state_file_kind(path)
     if what and what != same_kind:
-        raise OutputError(f"{option + ' ' if option else ''}{path} is {what}: writing there "
-                          "would replace it; give another file name")
+        raise OutputError(f"{opt}{path} is {what}: writing there would replace it; "
+                          "give another file name")
+    if resume:
+        if what:
+            raise OutputError(f"{path} exists: continue it with {resume}, or give another "
+                              "file name")
+        if os.path.isdir(path):
+            raise OutputError(f"{opt}{path} is a folder: give a file name")
+        if os.path.exists(path):
+            raise OutputError(f"{opt}{path} exists and is not {same_kind}: give another "
+                              "file name")
+        return
+    if _special(path):  # a device or a pipe: a rename would put a file in its place
+        raise OutputError(f"{opt}{path} is not a regular file (a device or a pipe): give a "
+                          "file name")
+    if what or replace:
+        return
+    head = _head(path)
+    if not head or output_kind(path):  # no file (or not a regular one), empty, or karuta's
+        return
+    raise OutputError(f"{opt}{path} exists and karuta did not write it: give another file name"
+                      + (" or add --replace to replace it" if replace is False else
+                         " or move it away"))

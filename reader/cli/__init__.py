@@ -33,6 +33,37 @@ _COMMANDS = {
 }
 
 
+def hold_while_running(path, what: str) -> None:
+    """Hold ``path``'s lock until this command ends (``reader.base.files.hold``): a second
+    karuta on the same log or session is one line, exit 1, nothing written."""
+    from reader.base.files import hold
+
+    click.get_current_context().call_on_close(hold(path, what).release)
+
+
+def claim_log(path, kind: str, *, new: bool, hold: bool = True) -> None:
+    """The log this command plays (``match keep``, ``practice``; ``kind``: "a match log"):
+    a ``new`` one is never started over a file that is there (``check_output``: its own kind
+    is "continue it with --resume", another is named), and one karuta plays a log at a time
+    (held until the command ends; checked again once held, as another may have begun it).
+    ``hold=False``: the check alone (a command that writes nothing, not even the lock's file,
+    before its sound device has opened calls this again then)."""
+    import os
+
+    from reader.base.statefiles import check_output
+
+    def refuse_a_file_there():
+        if new:
+            check_output(path, "--log", same_kind=kind, resume="--resume")
+
+    refuse_a_file_there()  # before the lock: its file would appear beside a refused name
+    if not hold:
+        return
+    if new or os.path.exists(path):  # (a log to resume that is not there: said when read)
+        hold_while_running(path, "the " + kind.removeprefix("a "))
+    refuse_a_file_there()
+
+
 def warn(message: str) -> None:
     """The one way a command tells the user something went wrong or is missing: one line
     ``karuta: message`` on stderr (errors end the same way, through ``main``)."""

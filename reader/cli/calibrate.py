@@ -76,6 +76,10 @@ def calibrate(device, backend, show, clicks, interval, window, attempts, max_spr
         return
     click.echo("")
     store.save(key, result, input=front.name)
+    if store.kept_damaged is not None:
+        from reader.cli import warn
+
+        warn(f"the damaged calibration file was kept as {store.kept_damaged}")
     click.echo(f"{key}: {result.describe()}")
     if result.spread_ms > max_spread:
         click.echo(f"karuta: the steadiest of {attempts} runs still spread ±{result.spread_ms:.2f} ms "

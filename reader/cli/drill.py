@@ -10,7 +10,7 @@ from reader.cli import warn
 
 from reader.cli.bounds import FINITE
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
-                                seed_option, voice_option)
+                                replace_option, seed_option, voice_option)
 
 import random
 from datetime import datetime, timezone
@@ -131,8 +131,9 @@ def _open_output(backend: str, device, rate: int):
               help="Write a JSON line per tap to this file (a new file).")
 @click.option("--plan-out", default=None, type=click.Path(dir_okay=False),
               help="Write the drill's plan as JSON.")
+@replace_option()
 def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
-          choices, device, backend, log_path, plan_out):
+          choices, device, backend, log_path, plan_out, replace):
     """Speed drill (grab timer): tap as soon as you know the poem, then say which.
 
     \b
@@ -162,17 +163,26 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         require_display()
     from reader.base.statefiles import check_output
 
-    for opt, path in (("--log", log_path), ("--plan-out", plan_out)):
-        if path:
-            check_output(path, opt)
-    try:
-        if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
-            raise KarutaError(f"{log_path} exists: give a new file for --log")
-    except OSError as e:
-        raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
+    if log_path:  # a new log: a file there is never replaced (said below; --replace: the plan)
+        check_output(log_path, "--log", replace=True)
+    if plan_out:
+        check_output(plan_out, "--plan-out", replace=replace)
+    def refuse_a_log_there():
+        try:
+            if log_path and Path(log_path).exists() and Path(log_path).stat().st_size:
+                raise KarutaError(f"{log_path} exists: give a new file for --log")
+        except OSError as e:
+            raise KarutaError(f"cannot write {log_path}: {e.strerror or e}") from None
+
+    refuse_a_log_there()
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     seed = pick_seed(seed)
     output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
+    if log_path:  # two drills on one new log would write into each other's (held from now)
+        from reader.cli import hold_while_running
+
+        hold_while_running(log_path, "the drill log")
+        refuse_a_log_there()
     voice = make_voice(voice_spec)
     if voice.sample_rate != output.sample_rate:
         output = _open_output(backend, device, voice.sample_rate)

@@ -99,7 +99,6 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
 def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
           announcer=None) -> None:
     """``karuta match keep`` after click has parsed the options."""
-    import os
     import random
     import sys
     import time
@@ -107,6 +106,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
 
     from reader.base.errors import DeviceError, KarutaError
     from reader.base.seeds import pick_seed
+    from reader.cli import claim_log
     from reader.match import log as matchlog
     from reader.match.keeper import Keeper, read_deal
     from reader.match.rules import BadDeal, goshiki, kyogi
@@ -118,6 +118,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             raise KarutaError("--resume needs --log FILE (the match to continue)")
         if seed is not None or deal_file is not None:
             raise KarutaError("--resume continues the deal in the log: leave out --seed/--deal")
+        claim_log(log_file, "a match log", new=False)  # one karuta plays a log at a time
         loaded = matchlog.load(log_file)
         if rules and rules != loaded.rules:
             raise KarutaError(f"{log_file} is a {loaded.rules} match, not {rules}")
@@ -142,11 +143,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             raise KarutaError(str(e)) from None
         if not log_file:
             log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
-        from reader.base.statefiles import check_output
-
-        if os.path.exists(log_file) and not os.path.isdir(log_file):
-            check_output(log_file, "--log", same_kind="a match log")  # another kind: say which
-        matchlog.refuse_existing(log_file)
+        claim_log(log_file, "a match log", new=True)  # never over a file; one karuta at a time
         st = loaded.match.state
         click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
                                        else "") + f", log {log_file}")

@@ -29,6 +29,13 @@ def colors_option(**kw):
                         help="A goshiki colour: blue pink yellow green orange (repeatable).", **kw)
 
 
+def replace_option():
+    """``--replace``: write over an existing output file karuta did not write (one it wrote,
+    an earlier export, page, plot or render, is replaced without it; ``check_output``)."""
+    return click.option("--replace", is_flag=True,
+                        help="Write over an existing output file that karuta did not write.")
+
+
 def seed_option(help: str = "Shuffle seed; the same seed gives the same order (printed when not given)."):
     return click.option("--seed", type=int, default=None, help=help)
 

@@ -106,12 +106,13 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     if color is not None and (rules or "kyogi") != "goshiki":
         raise KarutaError("--color applies to goshiki")
 
-    if log_file is not None and not resume:  # a new log: never over a file karuta keeps
-        from reader.base.statefiles import check_output
-        from reader.match.log import refuse_existing
+    from reader.cli import claim_log
 
-        check_output(log_file, "--log", same_kind="a practice log")  # another kind: say which
-        refuse_existing(log_file)  # forgetting --resume must not replace a match
+    def claim(hold=True):  # never over a file; one karuta plays a log at a time
+        if log_file is not None:
+            claim_log(log_file, "a practice log", new=not resume, hold=hold)
+
+    claim(hold=False)  # now; held once the sound device is open (window) or before a save
     voice = make_voice(voice_spec)
     if resume:
         if (rules is not None or cards is not None or color is not None or seed is not None
@@ -131,17 +132,26 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
         _play_in_window(m, log_file=log_file, hints=hints, device=device, fullscreen=fullscreen,
                    memorize=memorize, show_kimariji=show_kimariji, backend=backend,
-                   new_log=not resume)
+                   new_log=not resume, claim=claim)
         _say_seed(m)
         return
-    if log_file is not None and not resume:
-        headless.save(m, log_file)  # the deal is on disk before the first read
+    claim()
 
     def after(match, closed):
         if log_file is not None:
             headless.save(match, log_file)
 
-    headless.play(m, on_read=after)
+    try:
+        if log_file is not None and not resume:
+            headless.save(m, log_file)  # the deal is on disk before the first read
+        headless.play(m, on_read=after)
+    except KeyboardInterrupt:  # (Ctrl-C, SIGTERM, SIGHUP) every read before it is saved
+        import os
+
+        if log_file is not None and os.path.exists(log_file):
+            click.echo(f"log saved to {log_file}; continue with: karuta practice --resume "
+                       f"--log {log_file} --bot-vs-bot {bot_vs_bot}", err=True)
+        raise
     from reader.match import log as matchlog
 
     if as_json:
@@ -160,7 +170,7 @@ def _say_seed(m) -> None:
 
 def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fullscreen: bool = False,
         memorize: float | None = None, show_kimariji: bool = False,
-        backend: str = "sounddevice", on_event=None, new_log: bool = False):
+        backend: str = "sounddevice", on_event=None, new_log: bool = False, claim=None):
     """``karuta practice`` with a human seat: open the output (a missing device is one line,
     before any window and before anything is written), write a new log's deal (``new_log``),
     open the stats database, and play the match in the board window."""
@@ -175,14 +185,16 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     if not display_available():
         raise DeviceError(NO_DISPLAY)
     output = open_output(backend, device, m.plan.sample_rate)
-    if new_log and log_file is not None:
-        from reader.practice import headless
+    try:
+        if claim is not None:
+            claim()  # the log is held from now on (``claim_log``)
+        if new_log and log_file is not None:
+            from reader.practice import headless
 
-        try:
             headless.save(m, log_file)  # the deal is on disk before the first read
-        except KarutaError:
-            output.stop()
-            raise
+    except KarutaError:
+        output.stop()
+        raise
     key = device_key(output)
     calib = CalibrationStore().offset_ms(key)
     if calib is None:

@@ -15,7 +15,8 @@ from reader.cli import warn
 
 from reader.base.errors import KarutaError
 from reader.cli.options import (backend_option, colors_option, device_option, joka_option,
-                                poems_option, seed_option, stack, voice_option)
+                                poems_option, replace_option, seed_option, stack,
+                                voice_option)
 from reader.cli.bounds import FINITE, MAX_MEMORIZE_MIN, finite_range
 
 RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
@@ -66,11 +67,11 @@ def build(opts: dict):
     return build_reading(settings, pick_seed(seed), voice_spec)
 
 
-def _write_json(path: str, text: str) -> None:
+def _write_json(path: str, text: str, replace: bool) -> None:
     from reader.base.files import atomic_write_text
     from reader.base.statefiles import check_output
 
-    check_output(path, "--plan-out")
+    check_output(path, "--plan-out", replace=replace)
     atomic_write_text(Path(path), text)
 
 
@@ -122,7 +123,8 @@ def plan(as_json: bool, **opts):
 @click.option("--plan-out", default=None, type=click.Path(dir_okay=False), help="Also write the plan as JSON.")
 @click.option("--subtype", default=None, type=click.Choice(["PCM_16", "PCM_24", "FLOAT"]),
               help="WAV sample format (default PCM_16).")
-def render(out: str, plan_out: str | None, subtype: str | None, **opts):
+@replace_option()
+def render(out: str, plan_out: str | None, subtype: str | None, replace: bool, **opts):
     """Render the reading to a file: exactly what `karuta read --auto` plays."""
     from audio.render import render_to_file
 
@@ -132,17 +134,17 @@ def render(out: str, plan_out: str | None, subtype: str | None, **opts):
     from audio.render import _check_target
     from reader.base.statefiles import check_output
 
-    _check_target(Path(out))  # before the synthesis: a refused --out costs nothing
+    _check_target(Path(out), replace)  # before the synthesis: a refused --out costs nothing
     if plan_out:  # a plan that cannot be written must not cost a finished render
-        check_output(plan_out, "--plan-out")
-        _check_target(Path(plan_out))
+        check_output(plan_out, "--plan-out", replace=replace)
+        _check_target(Path(plan_out), replace)
     p, voice = build(opts)
     from reader.cli.progress import synthesize_ahead
 
     synthesize_ahead(p, voice)
-    render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16")
+    render_to_file(p, voice, Path(out), subtype=subtype or "PCM_16", replace=replace)
     if plan_out:
-        _write_json(plan_out, p.to_json(indent=1))
+        _write_json(plan_out, p.to_json(indent=1), replace)
     _notice(voice)
     click.echo(f"wrote {out}: {_clock(p.seconds)}, {len(p.order)} cards, {p.rules}, seed {p.seed}"
                + (f"; plan in {plan_out}" if plan_out else ""))
@@ -192,10 +194,11 @@ def _notice(voice) -> None:
               help="Club mode: the keys that step back a card (default b,left,backspace,pageup). "
                    "A key in both lists is refused; a list left at its default gives up the keys "
                    "the other one names.  p h r q s keep their meaning.")
+@replace_option()
 def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_out: str | None,
          live: bool, window: bool, resume: bool, session_path: str | None, memorize: float | None,
          signals: str | None, show_log: bool, next_keys: str | None, back_keys: str | None,
-         **opts):
+         replace: bool, **opts):
     """Read aloud on the sound device: jo-ka, then the shuffled poems.
 
     \b
@@ -235,13 +238,15 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
     if plan_out:  # before a session or anything else is written
         from reader.base.statefiles import check_output
 
-        check_output(plan_out, "--plan-out")
+        check_output(plan_out, "--plan-out", replace=replace)
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "
                           "(or --resume)")
     if club_mode:
+        from reader.cli import hold_while_running
         from reader.club.run import open_club
+        from reader.club.store import default_session_path
         from reader.ui.keys import key_bindings
 
         # given now: these keys (saved with the session); else a resumed session's own
@@ -251,17 +256,30 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         def _built(p, voice):
             if plan_out:
                 _device_first()
-                _write_json(plan_out, p.to_json(indent=1))
+                _write_json(plan_out, p.to_json(indent=1), replace)
             _notice(voice)
+
+        session = Path(session_path) if session_path else default_session_path()
+        if not resume:  # a new session: the last one becomes previous.json; any other file
+            from reader.base.statefiles import check_output  # is the user's: refused
+
+            check_output(session, "--session", same_kind="a club reading session", replace=None)
+
+        def claim():  # one club reading a session at a time (once the device is open)
+            try:  # (as the session's first save would)
+                session.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as e:
+                raise KarutaError(f"cannot write session {session}: {e.strerror or e}") from None
+            hold_while_running(session, "the club session")
 
         open_club(reading_from_options(opts), resume=resume,
                   session_path=session_path, memorize=memorize, signals=signals, auto=auto,
                   device=device, backend=backend, window=window, echo=click.echo,
-                  bindings=bindings, on_built=_built)
+                  bindings=bindings, on_built=_built, claim=claim)
         return
     _device_first()
     p, voice = build(opts)
     if plan_out:
-        _write_json(plan_out, p.to_json(indent=1))
+        _write_json(plan_out, p.to_json(indent=1), replace)
     _notice(voice)
     run_live(p, voice, auto=auto, device=device, backend=backend, echo=click.echo)

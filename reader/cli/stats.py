@@ -13,7 +13,8 @@ import click
 
 from reader.cli import warn
 
-from reader.base.errors import KarutaError, OutputError
+from reader.base.errors import KarutaError
+from reader.cli.options import replace_option
 
 
 def _ms(v: float | None) -> str:
@@ -96,12 +97,16 @@ def plot(rows, path: Path) -> None:
                 ax.set_ylabel("日")
             ax.set_xticks(list(xs), labels, rotation=90, fontsize=8 if len(data) > 40 else 10)
         fig.tight_layout()
-        try:
-            fig.savefig(path, format="png")
-        except OSError as e:
-            raise OutputError(f"cannot write {path}: {e.strerror or e}") from None
+        import io
+
+        from reader.base.files import atomic_write_bytes
+        from reader.base.statefiles import OUTPUT_MARK
+
+        png = io.BytesIO()  # drawn whole first: the file is the whole picture or the one before
+        fig.savefig(png, format="png", metadata={"Software": OUTPUT_MARK})
     finally:
         plt.close(fig)
+    atomic_write_bytes(path, png.getvalue())
 
 
 @click.command("stats")
@@ -112,7 +117,8 @@ def plot(rows, path: Path) -> None:
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="With --export: write to FILE instead of stdout.")
 @click.option("--all", "all_poems", is_flag=True, help="All 100 poems, not only those with data.")
-def stats(as_json, plot_path, export, out, all_poems):
+@replace_option()
+def stats(as_json, plot_path, export, out, all_poems, replace):
     """Per-poem practice statistics: taps, reaction times, anticipations, faults, memory state.
 
     \b
@@ -136,7 +142,7 @@ def stats(as_json, plot_path, export, out, all_poems):
 
     for opt, path in (("--out", out), ("--plot", plot_path)):
         if path is not None:  # before the database is opened: the stats database itself too
-            check_output(path, opt)
+            check_output(path, opt, replace=replace)
     with StatsDB() as db:
         if db.notice:
             warn(db.notice)

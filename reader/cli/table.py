@@ -20,7 +20,6 @@ Import-light: the rules, the store and audio are imported inside the commands.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import click
 
 from reader.base.errors import KarutaError
 from reader.cli.bounds import UTF8
+from reader.cli.options import replace_option
 from reader.base.statefiles import decode_json
 
 CTX = {"help_option_names": ["-h", "--help"]}
@@ -110,26 +110,24 @@ def _new_table(system, save, seed, settings, players, npcs):
     from reader.base.statefiles import check_output
     from reader.table.store import Table, log_path
 
-    check_output(save, "the save file", same_kind="a table save")  # another kind: say which
+    def refuse_existing():  # a save there (or another file) is never started over
+        check_output(save, "the save file", same_kind="a table save", resume="--resume (play)")
+
+    refuse_existing()  # before the lock too: taking it leaves its file beside the save
     if Path(save).name:  # (no name at all is said when the save is written)
-        check_output(log_path(save), "the save's log", same_kind="a table save's log")
+        check_output(log_path(save), "the save's log", same_kind="a table save's log",
+                     replace=None)
     from reader.table.store import locked
 
-    _refuse_existing(save)  # before the lock too: taking it leaves its file beside the save
     if seed is None:
         seed = secrets.randbelow(1_000_000)
     t = Table(system, settings, seed)
     for a in _setup(system, players, npcs):
         t.push(a)
     with locked(save):  # two `new` on one name: the second finds the first's save
-        _refuse_existing(save)
+        refuse_existing()
         t.save(save)
     return t
-
-
-def _refuse_existing(save) -> None:
-    if os.path.exists(save):
-        raise KarutaError(f"{save} exists: continue it with --resume (play) or choose another --save")
 
 
 def _json_out(obj) -> None:
@@ -233,7 +231,8 @@ class Prompt:
             return f"undone: {action['do']} (action {len(self.table.actions) + 1})"
         if c.name == "recite":
             entry = _poem_entry(self.table, c.args.get("poem"))
-            return recite(entry, c.args.get("out"), self.voice_spec, self.device)
+            return recite(entry, c.args.get("out"), self.voice_spec, self.device,
+                          c.args.get("replace", False))
         raise KarutaError(f"unknown command {c.name}")
 
 
@@ -248,7 +247,8 @@ def _poem_entry(t, no):
     return poems[no - 1]
 
 
-def recite(entry: dict, out: str | None, voice_spec: str | None, device) -> str:
+def recite(entry: dict, out: str | None, voice_spec: str | None, device,
+           replace: bool = False) -> str:
     """Recite a composed poem live, or render it to ``out``; returns the line to print."""
     from reader.reading.voices import make_voice
     from reader.table import genkan
@@ -257,7 +257,7 @@ def recite(entry: dict, out: str | None, voice_spec: str | None, device) -> str:
     voice = make_voice(voice_spec)
     text = genkan.vertical(entry)
     if out:
-        path = render_poem(entry, voice, out)
+        path = render_poem(entry, voice, out, replace=replace)
         return f"{text}\nrecited poem #{entry['id']} to {path}"
     from reader.base.errors import DeviceError
     from reader.reading.player import open_output
@@ -466,12 +466,13 @@ def _system_group(system: str, title: str):
         @click.option("--voice", "voice_spec", default=None, metavar="NAME|PATH",
                       help="synth (built-in), tone, or a voice pack (composed poems fall back to synth).")
         @click.option("--device", default=None, help="The sound device.")
-        def recite_cmd(save, poem, out, voice_spec, device):
+        @replace_option()
+        def recite_cmd(save, poem, out, voice_spec, device, replace):
             """Recite composed poem POEM (default: the last) with the reading voice."""
             from reader.table.store import load
 
             t = load(save, system)
-            click.echo(recite(_poem_entry(t, poem), out, voice_spec, device))
+            click.echo(recite(_poem_entry(t, poem), out, voice_spec, device, replace))
 
     return group
 

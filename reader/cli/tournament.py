@@ -14,6 +14,7 @@ import click
 
 from reader.base.errors import KarutaError
 from reader.cli.bounds import MAX_MEMORIZE_MIN, UTF8, finite_range
+from reader.cli.options import replace_option
 
 #: a round or table number (any larger is a typo; SQLite integers stop at 2**63)
 NUMBER = click.IntRange(1, 99_999)
@@ -175,10 +176,11 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
     from reader.tournament.store import Settings, Tournament
 
     path = Path(file) if file else _default_file()
-    if not resume:  # another kind of karuta file is said as such (a tournament: --resume)
-        from reader.base.statefiles import check_output
+    if not resume:  # any other file there is said as such (a tournament: the store's line)
+        from reader.base.statefiles import check_output, state_file_kind
 
-        check_output(path, "--file", same_kind="a karuta tournament file")
+        if state_file_kind(path) != "a karuta tournament file":
+            check_output(path, "--file", same_kind="a karuta tournament file", resume="--resume")
     if resume:
         t = _open(path)
         pages.write_projector(t, _now())
@@ -449,14 +451,15 @@ def page(file, as_json):
               help="All results, one row per player per table.")
 @click.option("--out", "json_out", type=click.Path(dir_okay=False), default=None,
               help="All results, players, standings and lots as JSON.")
-def export(file, as_json, csv_out, json_out):
+@replace_option()
+def export(file, as_json, csv_out, json_out, replace):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
     from reader.base.files import atomic_write_text
     from reader.base.statefiles import check_output
 
     for opt, path in (("--csv", csv_out), ("--out", json_out)):
         if path:
-            check_output(path, opt)
+            check_output(path, opt, replace=replace)
     if csv_out and json_out and Path(csv_out).resolve() == Path(json_out).resolve():
         raise KarutaError(f"--csv and --out are the same file ({csv_out}): give each its own")
     t = _open(file)

@@ -194,6 +194,10 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
     else:
         with Microphone(device) as mic:
             session.prepare()
+            from reader.cli import hold_while_running
+
+            # one recorder a voice at a time (a second one would interleave its takes)
+            hold_while_running(session.folder, f"voice {name!r}'s recordings folder")
             run_terminal(session, mic, stop_after=stop_after, player=Player(play_device))
     rescued, rescue = session.save_unsaved()
     if rescued:  # said first: building the pack may still fail

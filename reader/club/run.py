@@ -20,12 +20,13 @@ from reader.ui.keys import DEFAULT_KEYS, KeyBindings
 def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: float | None,
               signals: str | None, auto: bool, device, backend: str, window: bool,
               echo: Callable[[str], None], bindings: KeyBindings | None = None,
-              on_built: Callable | None = None) -> int:
+              on_built: Callable | None = None, claim: Callable | None = None) -> int:
     """Run a club session from the CLI; returns the number of cards read.  ``reading``:
     (settings, seed or None, voice spec) from the command line (with ``resume`` the saved
     session's settings and seed are used, and its voice unless ``--voice`` names one).  ``on_built(plan, voice)`` runs once both exist.  ``bindings``: the
     next/back keys (``--next-keys`` / ``--back-keys``), saved with the session; None: the
-    saved session's keys on ``--resume``, else the default keys."""
+    saved session's keys on ``--resume``, else the default keys.  ``claim()`` runs once the
+    sound device is open, before the session is written (the CLI holds the session there)."""
     if window:
         from reader.ui.window import require_display
 
@@ -65,6 +66,12 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         raise KarutaError("--memorize must not be negative")
     signals_s = parse_signals(signals, memorize) if memorize > 0 else ()
     output = open_output(backend, device, plan.sample_rate)  # before the last session is moved
+    if claim is not None:
+        try:
+            claim()
+        except BaseException:
+            output.stop()
+            raise
     if not resume and sf.path.exists():
         keep_previous(sf.path)
     message = ""

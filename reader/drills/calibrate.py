@@ -132,6 +132,8 @@ def analyze(taps_ms, clicks_ms, *, min_taps: int = MIN_TAPS, floor_ms: float = 1
 class CalibrationStore:
     def __init__(self, path: Path | None = None):
         self.path = Path(path) if path is not None else config_dir() / FILE_NAME
+        #: where ``save`` kept a damaged file it replaced (None: there was none)
+        self.kept_damaged: Path | None = None
 
     def load(self) -> dict[str, dict]:
         from reader.base.statefiles import StateFileError, load_json
@@ -147,7 +149,8 @@ class CalibrationStore:
                     if isinstance(v, dict) and _number(v.get("offset_ms"))}
         except (OSError, ValueError, KeyError, TypeError, StateFileError):
             raise CalibrationError(f"the calibration file {self.path} is unreadable: run "
-                                   f"`karuta calibrate` again (or delete it)") from None
+                                   f"`karuta calibrate` again (the damaged file is kept beside "
+                                   f"it) or delete it") from None
 
     def get(self, key: str) -> dict | None:
         return self.load().get(key)
@@ -158,12 +161,25 @@ class CalibrationStore:
 
     def save(self, key: str, result: CalibrationResult, *, input: str = "terminal",
              when: datetime | None = None) -> None:
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CalibrationError(f"cannot create {self.path.parent}: {e.strerror}") from None
+        from reader.base.files import locked
+
+        # two calibrations at once (two devices): the second reads what the first saved
+        with locked(self.path, "the calibration file"):
+            self._save(key, result, input=input, when=when)
+
+    def _save(self, key, result, *, input, when) -> None:
         from reader.base.files import atomic_write_text
 
+        self.kept_damaged = None
         try:
             devices = self.load()
-        except CalibrationError:
+        except CalibrationError:  # the damaged file is kept, never replaced unseen
             devices = {}
+            self.kept_damaged = self._keep_damaged()
         when = when or datetime.now(timezone.utc)
         entry = asdict(result)
         entry.pop("offsets")
@@ -178,12 +194,31 @@ class CalibrationStore:
         history.append({k: entry.get(k) for k in ("offset_ms", "spread_ms", "taps", "date")})
         entry["history"] = history[-HISTORY:]
         devices[key] = entry
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise CalibrationError(f"cannot create {self.path.parent}: {e.strerror}") from None
         atomic_write_text(self.path, json.dumps({"version": 1, "devices": devices},
                                                 ensure_ascii=False, indent=1, sort_keys=True))
+
+
+    def _keep_damaged(self) -> Path | None:
+        """Keep the damaged file as ``calibration.json.damaged-N`` (the next free N) before a
+        new one is written in its place; one ``CalibrationError`` if it cannot be kept."""
+        import os
+
+        from reader.base.files import write_target
+
+        target = write_target(self.path)
+        if not target.is_file():
+            return None  # a folder in its place is said when the new file cannot be written
+        n = 1
+        while os.path.lexists(target.with_name(f"{target.name}.damaged-{n}")):
+            n += 1
+        kept = target.with_name(f"{target.name}.damaged-{n}")
+        try:
+            os.link(target, kept)
+        except OSError as e:
+            raise CalibrationError(f"the calibration file {self.path} is damaged and cannot be "
+                                   f"kept as {kept.name} ({e.strerror or e}): nothing saved; "
+                                   "move it away and calibrate again") from None
+        return kept
 
 
 def _number(v) -> bool:

@@ -185,6 +185,11 @@ def _sql_message(path: Path, e: sqlite3.Error) -> str:
     if "locked" in str(e) or "busy" in str(e):
         return (f"the stats database {path} is in use by another program (still locked after "
                 f"{BUSY_TIMEOUT_S:g} s): close it (another karuta drill?) and try again")
+    folder = path.parent
+    if "unable to open" in str(e) and folder.is_dir() and not os.access(folder, os.W_OK):
+        return (f"cannot use the stats database {path}: its folder {folder} is read-only "
+                "(SQLite keeps its journal beside the file): make it writable, or set "
+                "KARUTA_DATA_DIR to a folder you can write in")
     return f"cannot use the stats database {path}: {e}"
 
 
@@ -226,7 +231,13 @@ class StatsDB:
         try:
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         except sqlite3.OperationalError as e:
-            raise KarutaError(f"cannot open the stats database {self.path}: {e}") from None
+            why = str(e)
+            if self.path.is_dir():
+                why = "it is a folder, not a database (move it away)"
+            elif os.path.islink(self.path) and not self.path.exists():
+                why = (f"it is a link to {os.readlink(self.path)}, which does not exist "
+                       "(mount it or fix the link)")
+            raise KarutaError(f"cannot open the stats database {self.path}: {why}") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
             version = conn.execute("PRAGMA user_version").fetchone()[0]

@@ -48,7 +48,7 @@ from reader.match.rules import goshiki, kyogi
 from reader.base.statefiles import decode_json
 
 __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary", "report",
-           "parse_header", "parse_read", "refuse_existing"]
+           "parse_header", "parse_read"]
 
 AnyMatch = Union[kyogi.KyogiMatch, goshiki.GoshikiMatch]
 
@@ -230,13 +230,6 @@ def dumps(match: AnyMatch, extra: dict | None = None) -> str:
     lines = [json.dumps(header_of(match, extra), ensure_ascii=False)]
     lines += [json.dumps(ev.to_json(), ensure_ascii=False) for ev in match.events]
     return "\n".join(lines) + "\n"
-
-
-def refuse_existing(path: str | os.PathLike) -> None:
-    """A new match never starts over an existing log (``match keep``, ``practice``): forgetting
-    ``--resume`` after a crash would otherwise replace the match it holds."""
-    if os.path.exists(path):
-        raise KarutaError(f"{path} exists: continue it with --resume, or choose another --log")
 
 
 def save(path: str | os.PathLike, match: AnyMatch, extra: dict | None = None) -> None:

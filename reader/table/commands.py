@@ -46,7 +46,7 @@ compose solo|henka|renga|senka WHO [of=POEM#] [ku=N] [before] [hand=ATTR] [advic
                             that lets hand cards (own / another player's) be used
 place 12.1 45.2 …           the ku in the new poem's order (POEM.KU; ku 1,3 = 5 sounds; 2,4,5 = 7)
 score POEM# gm=0-2 pl=N scene=N             敬慕点
-poems   recite [POEM#] [out=FILE.wav]   show [NAME] (NAME: only what that player may see)
+poems   recite [POEM#] [out=FILE.wav [replace]]   show [NAME] (NAME: only what that player may see)
 u undo   log   ? help   q quit (everything is saved after each action)""",
 }
 
@@ -145,10 +145,10 @@ def parse(system: str, line: str):
     if head in _SIMPLE and head not in ("show", "s"):
         raise ActionError(f"{head}: unexpected word {words[1]!r} ({head} takes none)")
     if head == "recite" and system == "genkan":
-        pos, kv, _ = _words("recite", words[1:], ("out",))
-        _need("recite", pos, 0, 1, "recite [POEM#] [out=FILE.wav]")
+        pos, kv, fl = _words("recite", words[1:], ("out",), ("replace",))
+        _need("recite", pos, 0, 1, "recite [POEM#] [out=FILE.wav [replace]]")
         return Command("recite", {"poem": _int(pos[0].lstrip("#"), "the poem number") if pos else None,
-                                  "out": kv.get("out")})
+                                  "out": kv.get("out"), **({"replace": True} if fl else {})})
     if system == "cards":
         return _parse_cards(head, words[1:])
     return _parse_genkan(head, words[1:])

@@ -34,10 +34,10 @@ def poem_plan(entry: dict, voice, *, speed: float = 1.0, hold_ms: int = HOLD_MS)
                 voice=getattr(voice, "name", ""))
 
 
-def render_poem(entry: dict, voice, out: Path | str, **kw) -> Path:
+def render_poem(entry: dict, voice, out: Path | str, replace: bool = False, **kw) -> Path:
     from audio.render import render_to_file
 
-    return render_to_file(poem_plan(entry, voice, **kw), voice, out)
+    return render_to_file(poem_plan(entry, voice, **kw), voice, out, replace=replace)
 
 
 def play_poem(entry: dict, voice, output, **kw) -> None:

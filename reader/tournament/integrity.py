@@ -199,6 +199,15 @@ def _COLORS():
     return poems.COLORS
 
 
+def _disk_full(folder: Path) -> bool:
+    import shutil
+
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024
+    except OSError:
+        return False
+
+
 def sql_error(path: Path, e: sqlite3.Error) -> TournamentError:
     """One line for an SQLite failure on the tournament file ``path``."""
     msg = str(e)
@@ -214,8 +223,11 @@ def sql_error(path: Path, e: sqlite3.Error) -> TournamentError:
     if "readonly" in msg or "read-only" in msg:
         return TournamentError(f"cannot write {path}: the file or its folder is read-only; "
                                "nothing was changed")
-    if "full" in msg:
-        return TournamentError(f"cannot write {path}: the disk is full; nothing was changed")
+    if "full" in msg or ("disk I/O error" in msg and _disk_full(folder)):
+        # (a disk too full for even SQLite's small -shm file is SQLite's "disk I/O error")
+        return TournamentError(f"cannot use {path}: the disk is full (SQLite needs room "
+                               "beside the file, even to read it): free some space; nothing "
+                               "was changed")
     if isinstance(e, (sqlite3.DatabaseError,)) and ("malformed" in msg or "not a database" in msg):
         return _damaged(path, msg)
     return TournamentError(f"cannot use {path}: {msg}")

@@ -167,7 +167,7 @@ def ready_folder(folder: Path, files: list[Path] = ()) -> Path:
     except OSError as e:
         raise OutputError(f"cannot write the pages in {folder}: {e.strerror or e}") from None
     for f in files:
-        check_output(f, "the page")
+        check_output(f, "the page", replace=None)
     return folder
 
 

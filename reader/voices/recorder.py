@@ -9,7 +9,9 @@ take yet.  Either way the session starts at the first clip with no take.
 
 **Where takes go**: every take is saved as it is made, as
 ``$KARUTA_DATA_DIR/recordings/<NAME>/NNN_1.flac`` (上の句) / ``NNN_2.flac`` (下の句), the
-karuta-tools layout that ``audio.pack`` imports, with a ``voice.toml`` naming the pack.  Quitting
+karuta-tools layout that ``audio.pack`` imports, with a ``voice.toml`` naming the pack.  A retake
+keeps the take it replaces as ``NNN_H.take1.flac``, ``take2`` ... (not read as clips; rename one
+back to ``NNN_H.flac`` to use it again), and the line saying the take was saved names it.  Quitting
 (or a crash) loses nothing: running the command again finds the takes and continues at the
 first missing clip.  On quit the pack ``$KARUTA_DATA_DIR/voices/<NAME>`` is (re)built from that
 folder with ``audio.pack.import_pack`` (also when an earlier session ended without it).
@@ -124,6 +126,8 @@ class RecordSession:
         self.unsaved: dict[Clip, object] = {}
         self.saved_now = 0
         self.takes: dict[Clip, int] = {}  # takes saved in this session, per clip
+        #: the take a new one replaced, kept beside it (``keep_earlier``), per clip
+        self.earlier: dict[Clip, Path] = {}
         first = self.first_missing()
         self.index = self.clips.index(first) if first is not None else 0
 
@@ -179,17 +183,54 @@ class RecordSession:
             raise KarutaError(f"cannot write {self.folder}: {e.strerror or e}") from None
 
     def save(self, clip: Clip, samples, warnings=()) -> Path:
-        """Save a take (replacing an earlier one) at once."""
+        """Save a take at once; a take already there is kept first (``keep_earlier``)."""
         from audio.record import save_take
 
         self.prepare()
-        p = save_take(self.path(clip), samples)
+        earlier = self.keep_earlier(clip)
+        try:
+            p = save_take(self.path(clip), samples)
+        except KarutaError:
+            if earlier is not None:  # the take is still in its place: no second copy
+                earlier.unlink(missing_ok=True)
+            raise
+        if earlier is not None:
+            self.earlier[clip] = earlier
         self.unsaved.pop(clip, None)
         self.states[clip] = "recorded"
         self.warnings[clip] = list(warnings)
         self.saved_now += 1
         self.takes[clip] = self.takes.get(clip, 0) + 1
         return p
+
+    def keep_earlier(self, clip: Clip) -> Path | None:
+        """A retake never loses the take before it: the file there is kept as
+        ``NNN_H.takeK.flac`` (K: 1, 2, ... the next free number) beside it — a name no pack
+        import reads; renaming it back to ``NNN_H.flac`` makes it the take again.  Returns
+        that path (None: no take yet); one ``KarutaError`` if it cannot be kept, so the
+        new take is kept in memory instead of replacing it."""
+        import os
+        import shutil
+
+        from reader.base.files import write_target
+
+        target = write_target(self.path(clip))  # a take that is a link: the file it names
+        try:
+            if not target.is_file() or target.stat().st_size == 0:
+                return None
+            stem = target.name.removesuffix(".flac")
+            k = 1
+            while os.path.lexists(target.with_name(f"{stem}.take{k}.flac")):
+                k += 1
+            kept = target.with_name(f"{stem}.take{k}.flac")
+            try:
+                os.link(target, kept)  # the same bytes under a second name: nothing copied
+            except OSError:
+                shutil.copy2(target, kept)
+        except OSError as e:
+            raise KarutaError(f"cannot keep the earlier take {target.name} "
+                              f"({e.strerror or e})") from None
+        return kept
 
     def keep_unsaved(self, clip: Clip, samples) -> None:
         """A take that could not be saved: kept in memory (``save_unsaved`` at quit)."""
@@ -403,6 +444,10 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
                 return
             message = (f"{c.label}: take {session.takes[c]} saved, {take.seconds:.2f} s "
                        f"(peak {take.peak_db:.1f} dBFS, {reason})")
+            earlier = session.earlier.pop(c, None)
+            if earlier is not None:
+                message += (f"; the earlier take: {earlier.name} (rename to "
+                            f"{session.path(c).name} to restore)")
             if take.warnings:
                 message += f"  ⚠ {', '.join(take.warnings)}"
             if "too loud" in take.warnings:
