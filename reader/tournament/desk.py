@@ -93,13 +93,13 @@ def handle(t, line: str) -> tuple[dict | None, str]:
                                                 f"{r.wins}勝 {r.cards}枚" for r in top))
         return ({b: [r.to_json() for r in rows] for b, rows in st.items()}, "\n".join(lines))
     if cmd == "p":
-        info = t.pair()
+        info = t.pair().to_json()
         text = f"round {info['round']} ({info['stage_name']}, {info['color']}): " + "; ".join(
             f"{x['table']}: {' v '.join(x['players'])}" for x in info["tables"])
         return info, text
     if cmd == "u":
         table = _table(rest[0]) if rest else None
-        r = t.undo(table)
+        r = t.undo(table).to_json()
         u, now = r["undone"], r["table"]
         return r, (f"undone round {u['round']} table {u['table']} "
                    f"{'-'.join(map(str, u['cards']))}" +
@@ -113,15 +113,16 @@ def handle(t, line: str) -> tuple[dict | None, str]:
     table = _table(head)
     faults = [tok[1:] for tok in rest if tok.startswith("!")]
     counts = [tok for tok in rest if not tok.startswith("!")]
-    r = enter_tokens(t, table, counts, faults, correct=correct)
+    r = enter_tokens(t, table, counts, faults, correct=correct).to_json()
     return r, _line(r)
 
 
 def enter_tokens(t, table: int, tokens, faults=(), round_no: int | None = None,
-                 correct: bool = False) -> dict:
+                 correct: bool = False):
     """Enter a result written as tokens: all counts in seat order (``9 7``) or all by name
     (``山田=9 佐藤=7``); ``faults``: names.  The desk and ``karuta tournament result`` both
-    come here."""
+    come here; returns the table (``rows.Table``)."""
+
     if not tokens:
         raise KarutaError(f"table {table}: give the cards each player took, e.g. "
                           f"`karuta tournament result {table} 9 7`")
@@ -138,5 +139,5 @@ def enter_tokens(t, table: int, tokens, faults=(), round_no: int | None = None,
     ids = []
     if faults:
         tb = t.table_at(round_no or t.current_round(), table)
-        ids = [t.seat_of(tb, f) for f in faults]
+        ids = [tb.seat_of(f) for f in faults]
     return t.enter(table, nums, ids, round_no, correct)

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Hashable, Iterable, Sequence
 
 
-__all__ = ["Entrant", "pair_block", "pair_cost", "pairing_cost", "meet_cost", "trio_cost",
+__all__ = ["Entrant", "pair_block", "history", "pair_round", "pair_cost", "pairing_cost", "meet_cost", "trio_cost",
            "trio_share", "REMATCH", "MEET_AGAIN", "MEET_STEP", "TRIO", "TRIO_STEP", "OVER_SHARE",
            "WIN_GAP", "SAME_GROUP", "EXACT_UP_TO"]
 
@@ -278,3 +278,46 @@ def _order(tables):
 
 def _seat(t):
     return tuple(sorted(t, key=lambda e: -e.wins))
+
+
+def history(tables: Iterable[Sequence[Hashable]]) -> tuple[dict[frozenset, int], dict]:
+    """From the preliminary tables played so far (seats): how often each pair met, and how
+    many three-player tables each player had."""
+    from collections import defaultdict
+
+    met: dict[frozenset, int] = defaultdict(int)
+    trios: dict = defaultdict(int)
+    for ps in tables:
+        for a, b in itertools.combinations(ps, 2):
+            met[frozenset((a, b))] += 1
+        if len(ps) == 3:
+            for p in ps:
+                trios[p] += 1
+    return met, trios
+
+
+def pair_round(blocks: dict[str, Sequence], played: Sequence, wins: dict, last: Sequence,
+               seed: int, round_no: int, mix_groups: bool, rounds: int) -> list:
+    """One preliminary round of every block: ``blocks``: block -> the players who play in it
+    (``rows.Player``); ``played``: the seats of every preliminary table so far; ``wins``:
+    player id -> wins so far; ``last``: the round before's tables (``rows.Table``; none if it
+    was not a preliminary round).  Returns ``(block, "prelim", seats)`` per table; the seed
+    only breaks ties (``random.Random(f"{seed}/pair/{round_no}/{block}")``)."""
+    from reader.tournament.errors import TournamentError
+
+    met, trios = history(played)
+    out = []
+    for block, active in blocks.items():
+        if not active:
+            continue
+        if len(active) == 1:
+            raise TournamentError(f"block {block} has one player left "
+                                  f"({active[0].name}): add a player to block {block} "
+                                  "(`karuta tournament add NAME --block "
+                                  f"{block}`) or withdraw them")
+        ents = [Entrant(p.id, wins.get(p.id, 0), p.group, trios[p.id]) for p in active]
+        rng = random.Random(f"{seed}/pair/{round_no}/{block}")
+        before = [tb.seats for tb in last if tb.block == block]
+        for t in pair_block(ents, met, rng, mix_groups, before, rounds):
+            out.append((block, "prelim", t))
+    return out
