@@ -326,34 +326,43 @@ def tables(file, as_json, round_no):
 @click.option("--log", "log_file", type=click.Path(dir_okay=False), default=None,
               help="A finished `karuta match keep` goshiki log for TABLE (seats A, B, C).")
 @click.option("--csv", "csv_file", type=click.Path(dir_okay=False), default=None,
-              help="Many tables at once: a CSV with table, name, cards (and fault) columns.")
-def result(file, as_json, table, counts, faults, round_no, correct, log_file, csv_file):
+              help="Many tables at once: a CSV with table, name, cards (and fault, tiebreak) "
+                   "columns.")
+@click.option("--tiebreak", type=click.IntRange(0, 19), default=0, metavar="N",
+              help="A knock-out match: the tie-break cards read in it after a tie (the cards "
+                   "add up to at most the cards read plus these).")
+def result(file, as_json, table, counts, faults, round_no, correct, log_file, csv_file,
+           tiebreak):
     """Enter a table's result: cards taken, in seat order (A B [C]) or NAME=N.
 
     \b
       karuta tournament result 12 9 7
       karuta tournament result 5 山田=8 佐藤=8 --fault 佐藤
+      karuta tournament result 3 9 8 --tiebreak 1    # a final, one card read after 8-8
       karuta tournament result 7 --log table7.jsonl
       karuta tournament result --csv round3.csv
     """
     if csv_file:
-        if table is not None or counts or log_file:
-            raise KarutaError("--csv enters many tables: give no TABLE, counts or --log with it")
+        if table is not None or counts or log_file or tiebreak:
+            raise KarutaError("--csv enters many tables: give no TABLE, counts, --log or "
+                              "--tiebreak with it (a tiebreak column gives those)")
         with _open(file) as t:
             done = [x.to_json() for x in t.enter_csv(csv_file, round_no, correct)]
         _emit(as_json, {"tables": done}, "\n".join(_table_line(x) for x in done))
         return
     if table is None:
         raise KarutaError("which table? e.g. `karuta tournament result 12 9 7`")
-    if log_file and counts:
-        raise KarutaError("--log gives the counts: give no counts with it")
+    if log_file and (counts or tiebreak):
+        raise KarutaError("--log gives the counts and the tie-break cards: give no counts or "
+                          "--tiebreak with it")
     with _open(file) as t:
         if log_file:
             r = t.enter_log(table, log_file, round_no, correct).to_json()
         else:
             from reader.tournament.desk import enter_tokens
 
-            r = enter_tokens(t, table, counts, faults, round_no, correct).to_json()
+            r = enter_tokens(t, table, counts, faults, round_no, correct,
+                             tiebreak).to_json()
     _emit(as_json, r, _table_line(r))
 
 

@@ -24,7 +24,8 @@ __all__ = ["RESULT_COLUMNS", "PAIRING_COLUMNS", "SheetResult", "read_results", "
 RESULT_COLUMNS = {"table": ("table", "卓", "卓番号", "テーブル"),
                   "name": ("name", "名前", "氏名", "選手名"),
                   "cards": ("cards", "枚数", "取り札", "取り札数"),
-                  "fault": ("fault", "お手つき")}
+                  "fault": ("fault", "お手つき"),
+                  "tiebreak": ("tiebreak", "tie-break", "読み足し", "延長")}
 PAIRING_COLUMNS = {k: RESULT_COLUMNS[k] for k in ("table", "name")}
 _YES = ("1", "yes", "y", "true", "○", "〇", "x", "有", "あり")
 
@@ -53,6 +54,8 @@ class SheetResult:
     table: int
     named: dict
     faults: tuple[str, ...]
+    #: tie-break cards read in this (knock-out) match: the largest written in its rows
+    tiebreak: int = 0
 
 
 def read_results(path: str | Path, tables: dict[int, Table], round_no: int) -> list[SheetResult]:
@@ -62,6 +65,7 @@ def read_results(path: str | Path, tables: dict[int, Table], round_no: int) -> l
     rows = sheet_rows(read_text(p), str(p), RESULT_COLUMNS, ("table", "name", "cards"))
     by_table: dict[int, dict[str, int]] = {}
     faults: dict[int, list[str]] = defaultdict(list)
+    tiebreak: dict[int, int] = defaultdict(int)
     seen: dict[str, tuple[int, int]] = {}
     for i, cell in rows:
         tno = table_no(cell["table"], f"{p} row {i}")
@@ -82,7 +86,14 @@ def read_results(path: str | Path, tables: dict[int, Table], round_no: int) -> l
         by_table.setdefault(tno, {})[nm] = n
         if cell["fault"].casefold() in _YES:
             faults[tno].append(nm)
-    return [SheetResult(tno, named, tuple(faults[tno])) for tno, named in by_table.items()]
+        if clean_name(cell["tiebreak"]):
+            try:
+                tiebreak[tno] = max(tiebreak[tno], int(clean_name(cell["tiebreak"])))
+            except ValueError:
+                raise TournamentError(f"{p} row {i}: {cell['tiebreak']!r} tie-break cards is "
+                                      "not a number") from None
+    return [SheetResult(tno, named, tuple(faults[tno]), tiebreak[tno])
+            for tno, named in by_table.items()]
 
 
 def read_tables(path: str | Path, players: Sequence[Player], round_no: int) -> list:

@@ -210,18 +210,19 @@ def finals(semis: Sequence, third_place: bool) -> list:
     return [(block, "final", winners)] + ([(block, "third", losers)] if third_place else [])
 
 
-def max_cards(knockout: bool, reads: int) -> int:
+def max_cards(knockout: bool, reads: int, tiebreak: int = 0) -> int:
     """The most cards a table's players can have taken together: the cards read, and in a
-    knock-out match the tie-break cards too (one at a time, up to the colour's 20)."""
-    return MAX_CARDS if knockout else reads
+    knock-out match the tie-break cards read in that match (one at a time after a tie)."""
+    return reads + (tiebreak if knockout else 0)
 
 
 def check_result(table, counts: Sequence[int], faults: Iterable[Hashable], reads: int,
-                 name_of) -> tuple[tuple[int, ...], tuple[Hashable, ...]]:
+                 name_of, tiebreak: int = 0) -> tuple[tuple[int, ...], tuple[Hashable, ...]]:
     """A table's result as written on its sheet, checked against the rules: one count per
-    seat, none negative, the cards no more than were read, a knock-out match not equal, the
-    faults by players of the table.  ``table``: a ``rows.Table``; ``name_of``: player id ->
-    name (for the message about a fault by someone else).  ``TournamentError`` if not."""
+    seat, none negative, the cards no more than were read (``reads``, and in a knock-out match
+    the ``tiebreak`` cards read in that match, up to the colour's 20), a knock-out match not
+    equal, the faults by players of the table.  ``table``: a ``rows.Table``; ``name_of``:
+    player id -> name (for a fault by someone else).  ``TournamentError`` if not."""
     from reader.tournament.errors import TournamentError
 
     where = f"table {table.no}"
@@ -229,17 +230,25 @@ def check_result(table, counts: Sequence[int], faults: Iterable[Hashable], reads
         raise TournamentError(f"{where} has {len(table.seats)} players "
                               f"({', '.join(table.names)}): give {len(table.seats)} counts, "
                               f"not {len(counts)}")
-    most = max_cards(table.knockout, reads)
-    read = (f"{reads} are read" if most == reads else
-            f"{reads} are read and at most {most - reads} tie-break cards")
+    if tiebreak and not table.knockout:
+        raise TournamentError(f"{where}: a preliminary match reads no tie-break cards (a tie "
+                              "is a draw)")
+    if isinstance(tiebreak, bool) or not 0 <= tiebreak <= MAX_CARDS - reads:
+        raise TournamentError(f"{where}: {tiebreak} tie-break cards, but {reads} of the "
+                              f"colour's {MAX_CARDS} are read: at most {MAX_CARDS - reads}")
+    most = max_cards(table.knockout, reads, tiebreak)
+    read = f"{reads} are read" + (f" and {tiebreak} tie-break card{'s' if tiebreak > 1 else ''}"
+                                  if tiebreak else "")
+    hint = (" (tie-break cards read in this match: give how many, e.g. --tiebreak 1)"
+            if table.knockout and not tiebreak else "")
     for n, name in zip(counts, table.names):
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise TournamentError(f"{where}: {n!r} cards for {name} is not a count")
         if n > most:
-            raise TournamentError(f"{where}: {n} cards for {name}, but only {read}")
+            raise TournamentError(f"{where}: {n} cards for {name}, but only {read}{hint}")
     if sum(counts) > most:
         raise TournamentError(f"{where}: {' + '.join(map(str, counts))} = {sum(counts)} "
-                              f"cards, but only {read}")
+                              f"cards, but only {read}{hint}")
     faults = tuple(faults)
     for f in faults:
         if f not in table.seats:

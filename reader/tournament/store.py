@@ -458,11 +458,12 @@ class Tournament:
         raise TournamentError(f"table {table_no}: round {round_no} has no such table "
                               f"(tables 1-{n})" if n else f"round {round_no} is not paired")
 
-    def check_result(self, table: Table, counts: Sequence[int], faults=()) -> tuple:
+    def check_result(self, table: Table, counts: Sequence[int], faults=(),
+                     tiebreak: int = 0) -> tuple:
         """``scoring.check_result`` with this tournament's cards read."""
         names = self.names()
         return scoring.check_result(table, counts, faults, self.settings.reads,
-                                    lambda f: names.get(f, f))
+                                    lambda f: names.get(f, f), tiebreak)
 
     def _check_editable(self, round_no: int, table_no: int, correct: bool) -> None:
         cur = self.current_round()
@@ -483,12 +484,14 @@ class Tournament:
 
     @_writes
     def enter(self, table_no: int, counts: Sequence[int], faults: Sequence[int] = (),
-              round_no: int | None = None, correct: bool = False, source: str = "sheet") -> Table:
-        """Enter one table's result (cards per seat, in seat order); returns the table."""
+              round_no: int | None = None, correct: bool = False, source: str = "sheet",
+              tiebreak: int = 0) -> Table:
+        """Enter one table's result (cards per seat, in seat order; ``tiebreak``: the cards
+        read after a tie in this knock-out match); returns the table."""
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
         table = self.table_at(round_no, table_no)
-        counts, faults = self.check_result(table, counts, faults)
+        counts, faults = self.check_result(table, counts, faults, tiebreak)
         self.db.execute("INSERT INTO entries(round, table_no, counts, faults, source) "
                         "VALUES (?, ?, ?, ?, ?)",
                         (round_no, table_no, _text(counts), _text(faults), source))
@@ -496,14 +499,15 @@ class Tournament:
 
     @_writes
     def enter_named(self, table_no: int, named: dict[str, int], faults: Sequence[str] = (),
-                    round_no: int | None = None, correct: bool = False) -> Table:
+                    round_no: int | None = None, correct: bool = False,
+                    tiebreak: int = 0) -> Table:
         """The same with names: ``{"山田": 9, "佐藤": 8}`` (any order)."""
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
         table = self.table_at(round_no, table_no)
         counts = _counts_by_name(table, named)
         return self.enter(table_no, counts, [table.seat_of(f) for f in faults], round_no,
-                          correct)
+                          correct, tiebreak=tiebreak)
 
     @_writes
     def enter_log(self, table_no: int, log_path: str | Path, round_no: int | None = None,
@@ -532,8 +536,10 @@ class Tournament:
         counts = [st.count(p) for p in st.players]
         faulted = {p for r in st.results for p in r.faults}
         faults = [table.seats[i] for i, p in enumerate(st.players) if p in faulted]
+        # the cards the log read beyond its reads: the tie-break cards of this match
+        tiebreak = max(0, len(st.results) - st.settings.reads)
         return self.enter(table_no, counts, faults, round_no, correct,
-                          source=f"log:{Path(log_path).name}")
+                          source=f"log:{Path(log_path).name}", tiebreak=tiebreak)
 
     @_writes
     def enter_csv(self, path: str | Path, round_no: int | None = None,
@@ -550,7 +556,8 @@ class Tournament:
                 self._check_editable(round_no, sheet.table, correct)
                 counts = _counts_by_name(t, sheet.named)
                 fs = [t.seat_of(f) for f in sheet.faults]
-                checked.append((sheet.table,) + self.check_result(t, counts, fs))
+                checked.append((sheet.table,) + self.check_result(t, counts, fs,
+                                                                  sheet.tiebreak))
             except TournamentError as e:
                 raise TournamentError(f"{p}: {e}") from None
         self.db.executemany("INSERT INTO entries(round, table_no, counts, faults, source) "
