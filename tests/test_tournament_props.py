@@ -140,7 +140,13 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
                 seatings = [p for p in partitions(ids, len(ids) % 2 == 1)
                             if {frozenset(x) for x in p} != before] or [ts]
                 best = min(badness(p, met, trios, share) for p in seatings)
-                assert badness(ts, met, trios, share) == best, (block, ts, best)
+                if badness(ts, met, trios, share) != best:
+                    # the look-ahead (issue 24): a round that keeps the rest of the day free
+                    # of rematches may cost more now, but it is itself clean
+                    assert len(ids) >= 8 and not any(
+                        met[frozenset((a, b))] for x in ts for i, a in enumerate(x)
+                        for b in x[i + 1:]), (block, ts, best)
+                    assert all(trios[p] < share for x in ts if len(x) == 3 for p in x)
                 assert {frozenset(x) for x in ts} != before or len(seatings) == 1, \
                     "never the round before again"
             for tb in tables:

@@ -26,24 +26,8 @@ from reader.tournament import pairing
 __all__ = ["partitions", "Day", "worst_case", "best_case", "bounds", "cheapest"]
 
 
-def partitions(items: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], ...]]:
-    """Every seating of ``items`` at tables of two, with exactly one table of three when their
-    number is odd."""
-    def rec(rest, trio):
-        if not rest:
-            if not trio:
-                yield ()
-            return
-        first, rest = rest[0], rest[1:]
-        for i, b in enumerate(rest):
-            for p in rec(rest[:i] + rest[i + 1:], trio):
-                yield ((first, b),) + p
-        if trio:
-            for i, j in itertools.combinations(range(len(rest)), 2):
-                others = tuple(x for k, x in enumerate(rest) if k not in (i, j))
-                for p in rec(others, False):
-                    yield ((first, rest[i], rest[j]),) + p
-    return rec(tuple(items), len(items) % 2 == 1)
+#: every seating of a block (one piece of code with the pairing's look-ahead)
+partitions = pairing.partitions
 
 
 @dataclass(frozen=True)
@@ -85,11 +69,56 @@ def _round_cost(n: int, rounds: int, idx, st: State, tables) -> int:
     return cost
 
 
+def _played(n: int, st: State) -> int:
+    """How many rounds ``st`` is after (each round seats the same number of pairs)."""
+    return sum(st.met) // (n // 2 + (2 if n % 2 else 0))
+
+
+def _keeps_clean(n: int, rounds: int, st: State, seatings: list) -> list:
+    """The pairing's look-ahead (``pairing._look_ahead``): while the rest of the day can be
+    played clean, only the seatings after which it still can (at the first floor of
+    three-player tables where a clean day exists)."""
+    if not 4 <= n <= pairing.LOOKAHEAD_UP_TO:
+        return seatings
+    left = rounds - _played(n, st) - 1
+    idx = pairing._bit_index(n)
+    pairs = list(itertools.combinations(range(n), 2))
+    unmet = sum(idx[p] for k, p in enumerate(pairs) if not st.met[k])
+    share = pairing.trio_share(n, rounds)
+    floor = 3 * rounds // n if n % 2 else 0
+    def clean(*a) -> bool:
+        ok = pairing.clean_day(n, *a)
+        if ok is None:  # the proof would not be one: say so rather than guess
+            raise RuntimeError(f"block of {n}: the look-ahead's search ran out of its budget")
+        return ok
+
+    for fl in ((floor, 0) if floor else (0,)):
+        if not clean(unmet, st.trios, left + 1, share, fl):
+            continue
+        out = []
+        for s in seatings:
+            used = 0
+            trios = list(st.trios)
+            for t in s:
+                for a, b in itertools.combinations(t, 2):
+                    used |= idx[a, b]
+                if len(t) == 3:
+                    for p in t:
+                        trios[p] += 1
+            if (not used & ~unmet and max(trios) <= (share if n % 2 else 0)
+                    and clean(unmet & ~used, tuple(trios), left, share, fl)):
+                out.append(s)
+        return out
+    return seatings
+
+
 def cheapest(n: int, rounds: int, st: State, seatings: list) -> list:
     """The seatings the pairing may choose from ``st``: not the round before (unless nothing
-    else exists), and of least cost above the wins."""
+    else exists), those that keep a clean day possible (the look-ahead, while one is), and
+    of those the least cost above the wins."""
     idx = _pair_index(n)
     allowed = [s for s in seatings if frozenset(map(frozenset, s)) != st.last] or seatings
+    allowed = _keeps_clean(n, rounds, st, allowed)
     costs = [_round_cost(n, rounds, idx, st, s) for s in allowed]
     low = min(costs)
     return [s for s, c in zip(allowed, costs) if c == low]
