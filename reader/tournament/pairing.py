@@ -425,11 +425,13 @@ def _rounds_in(n: int, unmet: int, trios: tuple, share: int, order: tuple) -> It
 
 
 def clean_day(n: int, unmet: int, trios: tuple[int, ...], left: int, share: int,
-              floor: int = 0, budget: int = LOOKAHEAD_BUDGET) -> bool | None:
+              floor: int = 0, budget: int = LOOKAHEAD_BUDGET,
+              first: list | None = None) -> bool | None:
     """Can ``left`` more rounds of players 0..n-1 be played with every pair meeting at most
     once more, only pairs in ``unmet`` (a bit mask, ``_bit_index``), nobody's three-player
     tables (``trios``) above ``share``, and at the end none below ``floor``?  None if the
-    search ran out of ``budget`` steps before it knew."""
+    search ran out of ``budget`` steps before it knew.  When it can, the first round of the
+    day found is appended to ``first`` (as a pairs mask and a trio mask)."""
     if n % 2 == 0:
         trios, share, floor = (0,) * n, 0, 0
     idx = _bit_index(n)
@@ -438,6 +440,7 @@ def clean_day(n: int, unmet: int, trios: tuple[int, ...], left: int, share: int,
     random.Random(n).shuffle(order)
     order = tuple(order)
     seen: dict = {}
+    chosen: dict = {}
     count = [0]
 
     def rec(unmet: int, trios: tuple, left: int) -> bool:
@@ -458,14 +461,18 @@ def clean_day(n: int, unmet: int, trios: tuple[int, ...], left: int, share: int,
                 nt = tuple(t + (trio >> p & 1) for p, t in enumerate(trios)) if trio else trios
                 if rec(unmet & ~pairs, nt, left - 1):
                     ok = True
+                    chosen[key] = (pairs, trio)
                     break
         seen[key] = ok
         return ok
 
     try:
-        return rec(unmet, tuple(trios), left)
+        ok = rec(unmet, tuple(trios), left)
     except _Budget:
         return None
+    if ok and left and first is not None:
+        first.append(chosen[unmet, tuple(trios), left])
+    return ok
 
 
 def _look_ahead(players: list[Entrant], met, mix_groups, share: int, left: int, floor: int,
@@ -498,7 +505,8 @@ def _look_ahead(players: list[Entrant], met, mix_groups, share: int, left: int, 
         return pairs, trio
 
     for fl in ((floor, 0) if floor else (0,)):
-        if not clean_day(n, unmet, trios, left + 1, share, fl):
+        witness: list = []
+        if not clean_day(n, unmet, trios, left + 1, share, fl, first=witness):
             continue
         pairs, trio = mask(tables)
         u, nt = after((pairs, trio))
@@ -518,4 +526,17 @@ def _look_ahead(players: list[Entrant], met, mix_groups, share: int, left: int, 
         for _, _, ts, u, nt in ranked:
             if clean_day(n, u, nt, left, share, fl):
                 return ts
+        # none of them confirmed within the budget: the first round of the day the search
+        # found (the rest of the day stays clean after it, by construction)
+        return [tuple(players[i] for i in t) for t in _decode(n, *witness[0])]
     return tables
+
+
+def _decode(n: int, pairs: int, trio: int) -> list[tuple[int, ...]]:
+    """The tables of a seating given as masks (``_rounds_in``)."""
+    trio_ps = tuple(p for p in range(n) if trio >> p & 1)
+    out = [trio_ps] if trio_ps else []
+    for (a, b), bit in _bit_index(n).items():
+        if a < b and pairs & bit and a not in trio_ps and b not in trio_ps:
+            out.append((a, b))
+    return out
