@@ -392,6 +392,12 @@ class _Budget(Exception):
     pass
 
 
+#: per (block size, share, floor): the states already searched (clean or not), and the first
+#: round found from the clean ones; shared by the rounds of a day and by the proofs
+_MEMO: dict = {}
+_MEMO_MAX = 1_000_000
+
+
 def _rounds_in(n: int, unmet: int, trios: tuple, share: int, order: tuple) -> Iterator:
     """Every seating of players 0..n-1 using only pairs in ``unmet`` (and, when ``n`` is odd,
     one trio of players below ``share``), as (pairs mask, trio mask); ``order``: the order
@@ -439,9 +445,12 @@ def clean_day(n: int, unmet: int, trios: tuple[int, ...], left: int, share: int,
     order = list(range(n))
     random.Random(n).shuffle(order)
     order = tuple(order)
-    seen: dict = {}
-    chosen: dict = {}
-    count = [0]
+    memo = _MEMO.setdefault((n, share, floor), ({}, {}))
+    if len(memo[0]) > _MEMO_MAX:
+        memo[0].clear()
+        memo[1].clear()
+    seen, chosen = memo  # what is known is known for good (a search cut short stores nothing
+    count = [0]          # it did not finish)
 
     def rec(unmet: int, trios: tuple, left: int) -> bool:
         if left == 0:
