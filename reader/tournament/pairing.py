@@ -366,18 +366,21 @@ def _seatings(n: int) -> tuple:
     """Every seating of players 0..n-1 as (bit mask of its pairs, bit mask of the trio's
     players, tables), in a fixed shuffled order (the search finds a day sooner than in
     lexicographic order, where the first rounds all seat 0 with 1)."""
-    idx = _bit_index(n)
-    out = []
-    for tables in partitions(tuple(range(n))):
-        pairs = trio = 0
-        for t in tables:
-            for a, b in itertools.combinations(t, 2):
-                pairs |= idx[a, b]
-            if len(t) == 3:
-                trio = sum(1 << p for p in t)
-        out.append((pairs, trio, tables))
+    out = [_masks(n, tables) + (tables,) for tables in partitions(tuple(range(n)))]
     random.Random(n).shuffle(out)
     return tuple(out)
+
+
+def _masks(n: int, tables) -> tuple[int, int]:
+    """A seating of players 0..n-1 as (bit mask of its pairs, bit mask of the trio)."""
+    idx = _bit_index(n)
+    pairs = trio = 0
+    for t in tables:
+        for a, b in itertools.combinations(t, 2):
+            pairs |= idx[a, b]
+        if len(t) == 3:
+            trio = sum(1 << p for p in t)
+    return pairs, trio
 
 
 @functools.lru_cache(maxsize=16)
@@ -504,14 +507,7 @@ def _look_ahead(players: list[Entrant], met, mix_groups, share: int, left: int, 
         return unmet & ~pairs, nt
 
     def mask(ts):
-        pairs = trio = 0
-        for t in ts:
-            ps = [pos[e.id] for e in t]
-            for a, b in itertools.combinations(ps, 2):
-                pairs |= idx[a, b]
-            if len(ps) == 3:
-                trio = sum(1 << p for p in ps)
-        return pairs, trio
+        return _masks(n, [[pos[e.id] for e in t] for t in ts])
 
     for fl in ((floor, 0) if floor else (0,)):
         witness: list = []

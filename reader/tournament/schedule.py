@@ -80,17 +80,7 @@ def _played(n: int, st: State) -> int:
 @functools.lru_cache(maxsize=16)
 def _by_mask(n: int) -> dict:
     """Every seating of ``n`` by its masks (``pairing._rounds_in``)."""
-    idx = pairing._bit_index(n)
-    out = {}
-    for s in partitions(tuple(range(n))):
-        pairs = trio = 0
-        for t in s:
-            for a, b in itertools.combinations(t, 2):
-                pairs |= idx[a, b]
-            if len(t) == 3:
-                trio = sum(1 << p for p in t)
-        out[pairs, trio] = s
-    return out
+    return {(pairs, trio): s for pairs, trio, s in pairing._seatings(n)}
 
 
 def _keeps_clean(n: int, rounds: int, st: State) -> list | None:
