@@ -109,3 +109,25 @@ def test_every_command_closes_its_connection(tmp_path, kept):
     left = [c for c in kept if not closed(c)]
     assert not left, f"{len(left)} of {len(kept)} connections left open"
     assert open_fds(db) == [] and open_fds(other) == []
+
+
+def test_tie_break_cards_from_a_results_csv(tmp_path):
+    """Issue 24: a knock-out result typed into a spreadsheet gives the tie-break cards read in
+    that match in a tiebreak (読み足し) column; without it, more cards than were read is
+    refused and nothing is entered."""
+    from reader.tournament.errors import TournamentError
+    from reader.tournament.players import PlayerRow
+    from reader.tournament.store import Settings, Tournament
+
+    rows = [PlayerRow(f"p{i}", "", "A") for i in range(3)]
+    with Tournament.create(tmp_path / "t.sqlite", rows, Settings(rounds=1, seed=5)) as t:
+        t.enter(1, [9, 5, 2], round_no=t.pair().no)
+        final = t.pair().tables[0]  # a block of 3: the top two play the final
+        a, b = final.names
+        sheet = tmp_path / "final.csv"
+        sheet.write_text(f"卓,名前,枚数\n1,{a},10\n1,{b},8\n", encoding="utf-8")
+        with pytest.raises(TournamentError, match="only 17 are read"):
+            t.enter_csv(sheet)
+        assert t.table_at(final.round, 1).counts is None
+        sheet.write_text(f"卓,名前,枚数,読み足し\n1,{a},10,1\n1,{b},8,1\n", encoding="utf-8")
+        assert t.enter_csv(sheet)[0].counts == (10, 8)
