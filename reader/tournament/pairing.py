@@ -506,6 +506,9 @@ def _look_ahead(players: list[Entrant], met, mix_groups, share: int, left: int, 
         nt = tuple(t + (trio >> p & 1) for p, t in enumerate(trios))
         return unmet & ~pairs, nt
 
+    def over(trio, nt) -> bool:  # a trio player beyond their share (others may be, after churn)
+        return any(nt[p] > share for p in range(n) if trio >> p & 1)
+
     def mask(ts):
         return _masks(n, [[pos[e.id] for e in t] for t in ts])
 
@@ -515,15 +518,14 @@ def _look_ahead(players: list[Entrant], met, mix_groups, share: int, left: int, 
             continue
         pairs, trio = mask(tables)
         u, nt = after((pairs, trio))
-        if not pairs & ~unmet and max(nt, default=0) <= share and clean_day(n, u, nt, left,
-                                                                             share, fl):
+        if not pairs & ~unmet and not over(trio, nt) and clean_day(n, u, nt, left, share, fl):
             return tables
         ranked = []
         for pairs, trio, seat in _seatings(n):
             if pairs & ~unmet:
                 continue
             u, nt = after((pairs, trio))
-            if max(nt, default=0) > share:
+            if over(trio, nt):
                 continue
             ts = [tuple(players[i] for i in t) for t in seat]
             ranked.append((_cost(ts, met, mix_groups, share), len(ranked), ts, u, nt))
