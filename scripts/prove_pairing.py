@@ -1,6 +1,6 @@
 """Prove what the pairing guarantees for small blocks over a whole day, whatever the results.
 
-    python scripts/prove_pairing.py               # blocks of 3-11, 6 rounds (~10 min)
+    python scripts/prove_pairing.py               # blocks of 3-11, 6 rounds (~2.5 min of CPU)
     python scripts/prove_pairing.py 5 7 --rounds 4
     python scripts/prove_pairing.py 11 --exhaustive-up-to 10   # 11 by the invariant (seconds)
 
