@@ -113,10 +113,9 @@ def tournament(tmp: Path, n: int) -> None:
     rows = [PlayerRow(name=f"選手{i}", group=f"{i % 12}組", block="") for i in range(n)]
     t = Tournament.create(path, rows, Settings(rounds=6, seed=1), blocks=max(1, n // 32))
     for _ in range(6):
-        info = t.pair()
-        for tb in info["tables"]:
-            k = len(tb["players"])
-            t.enter(tb["table"], [9, 8] if k == 2 else [6, 6, 5], round_no=info["round"])
+        rnd = t.pair()
+        for tb in rnd.tables:
+            t.enter(tb.no, [9, 8] if len(tb.seats) == 2 else [6, 6, 5], round_no=rnd.no)
     t.close()
     n_rows = sum(sqlite3.connect(path).execute(f"SELECT count(*) FROM {x}").fetchone()[0]
                  for x in ("players", "tables", "seats", "entries"))

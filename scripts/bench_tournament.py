@@ -59,7 +59,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         t = Tournament.create(Path(d) / "day.sqlite", rows, Settings(seed=a.seed),
                               blocks=a.blocks)
-        sizes = sorted(t.status()["blocks"].values())
+        sizes = sorted(n for _, n in t.status().blocks)
         print(f"{a.players} players in {a.blocks} blocks (sizes {sizes[0]}-{sizes[-1]}), "
               f"6 preliminary rounds, seed {a.seed}")
         pair_s, entry_s, page_s, sheets_s = [], [], [], []

@@ -149,7 +149,10 @@ def enter_round(db, rnd, rng, knockout=False):
             counts = [rng.randint(0, 8) for _ in range(n)]
             if sum(counts) <= (20 if knockout else 17) and (not knockout or len(set(counts)) == n):
                 break
-        ok(karuta("tournament", "result", "-f", db, tb["table"], *counts))
+        # past the 17 read, the tie-break cards read in the match
+        extra = max(0, sum(counts) - 17)
+        ok(karuta("tournament", "result", "-f", db, tb["table"], *counts,
+                  *(["--tiebreak", extra] if extra else [])))
 
 
 def test_a_whole_day_through_the_command(day, tmp_path):
@@ -510,9 +513,9 @@ def test_new_refuses_a_block_of_one(tmp_path, rows, args, words):
 
 def test_totals_are_bounded_by_the_cards_read(tmp_path):
     """Issue 24: 17 cards are read (seed 004), so 9-9 at a two-player table and 7-6-6 at a
-    three-player one are refused; a knock-out match may add tie-break cards (10-9 after the
-    18th and 19th card) but not pass the colour's 20; `--reads` changes the number, and the
-    sheets print it."""
+    three-player one are refused; a knock-out match adds the tie-break cards read in it (10-9
+    after the 18th and 19th card: --tiebreak 2, counted per match) but not past the colour's
+    20; `--reads` changes the number, and the sheets print it."""
     rows = [(n, "", "") for n, _ in PLAYERS[:5]]
     f = write_csv(tmp_path / "p.csv", rows)
     db = tmp_path / "t.sqlite"
@@ -531,13 +534,29 @@ def test_totals_are_bounded_by_the_cards_read(tmp_path):
     ok(karuta("tournament", "result", "-f", db, trio["table"], 7, 6, 4))
     final = js("tournament", "pair", "-f", db)  # a block of 5: the top two play the final
     tb = final["tables"][0]
-    one_line_error(karuta("tournament", "result", "-f", db, tb["table"], 11, 10),
-                   "11 + 10 = 21", "17 are read and at most 3 tie-break cards")
-    assert js("tournament", "result", "-f", db, tb["table"], 10, 9)["result"] == ["win", "loss"]
+    before = snapshot(db)
+    # no tie-break card read in this match: 10-9 is two cards too many
+    one_line_error(karuta("tournament", "result", "-f", db, tb["table"], 10, 9),
+                   "10 + 9 = 19", "only 17 are read", "--tiebreak")
+    one_line_error(karuta("tournament", "result", "-f", db, tb["table"], 10, 9, "--tiebreak", 1),
+                   "10 + 9 = 19", "17 are read and 1 tie-break card")
+    one_line_error(karuta("tournament", "result", "-f", db, tb["table"], 11, 10, "--tiebreak", 3),
+                   "11 + 10 = 21", "17 are read and 3 tie-break cards")
+    one_line_error(karuta("tournament", "result", "-f", db, tb["table"], 11, 10, "--tiebreak", 4),
+                   "4 tie-break cards", "at most 3")
+    # the desk says it the same way (+N: tie-break cards read)
+    out = ok(karuta("tournament", "desk", "-f", db, "--json",
+                    input_=f"{tb['table']} 10 9 +1\n")).stdout
+    assert "1 tie-break card" in json.loads(out.splitlines()[-1])["error"]
+    assert snapshot(db) == before
+    assert js("tournament", "result", "-f", db, tb["table"], 10, 9, "--tiebreak", 2)["result"] \
+        == ["win", "loss"]
     db2 = tmp_path / "u.sqlite"
     js("tournament", "new", "-f", db2, "--players", f, "--rounds", 1, "--seed", 2, "--reads", 20)
     rnd = js("tournament", "pair", "-f", db2)
     two = next(tb for tb in rnd["tables"] if len(tb["players"]) == 2)
+    one_line_error(karuta("tournament", "result", "-f", db2, two["table"], 9, 9, "--tiebreak", 1),
+                   "preliminary match reads no tie-break cards")
     assert js("tournament", "result", "-f", db2, two["table"], 10, 10)["result"] == ["draw", "draw"]
     assert "20枚読み" in Path(rnd["pages"]["sheets"]).read_text()
     assert js("tournament", "status", "-f", db2)["reads"] == 20

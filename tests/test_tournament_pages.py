@@ -517,11 +517,11 @@ def test_sheets_say_the_day_is_played_on_one_colour(tmp_path, browser):
     colors = []
     for r in (1, 2, 3):
         info = t.pair()
-        colors.append(info["color"])
+        colors.append(info.color)
         paths = pages.write_round(t, r)
         text = text_of(dom(browser, paths["sheets"]))
         ja = text_of(dom(browser, paths["pairings"]))
-        assert f"予選は全回戦 {pages.poems.COLOR_JA[info['color']]}" in text
+        assert f"予選は全回戦 {pages.poems.COLOR_JA[info.color]}" in text
         assert (pages.LAID in text) == (r > 1) and (pages.FRESH in text) == (r == 1)
         assert pages.LAID in ja or r == 1
         for tb in t.tables(r):
@@ -532,7 +532,7 @@ def test_sheets_say_the_day_is_played_on_one_colour(tmp_path, browser):
                                                                 color_policy="each-round"))
     seen = []
     for r in (1, 2):
-        seen.append(t.pair()["color"])
+        seen.append(t.pair().color)
         assert pages.FRESH in text_of(dom(browser, pages.write_round(t, r)["sheets"]))
         for tb in t.tables(r):
             t.enter(tb.no, [9, 8])

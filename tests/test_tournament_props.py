@@ -19,6 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from reader.tournament.players import PlayerRow
+from reader.tournament import files
 from reader.tournament.store import Settings, Tournament
 
 
@@ -99,10 +100,10 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
                 active = t.players(include_withdrawn=False)
                 by_block = defaultdict(list)
                 for p in active:
-                    by_block[p["block"]].append(p)
+                    by_block[p.block].append(p)
                 victim = rng.choice(active)
-                if len(by_block[victim["block"]]) > 2:
-                    t.withdraw(victim["name"])
+                if len(by_block[victim.block]) > 2:
+                    t.withdraw(victim.name)
                 t.add_player(f"late{r}", "g9", rng.choice(blocks[:len(sizes)]))
             # the history before this round, from the raw tables
             met, trios = defaultdict(int), defaultdict(int)
@@ -121,12 +122,12 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
                 last.clear()  # a player who left or joined makes the round differ anyway
             t.pair()
             tables = t.tables(r)
-            active = {p["id"]: p for p in t.players() if p["joined_round"] <= r and
-                      (p["withdrawn_round"] is None or p["withdrawn_round"] > r)}
+            active = {p.id: p for p in t.players() if p.joined_round <= r and
+                      (p.withdrawn_round is None or p.withdrawn_round > r)}
             seated = [p for tb in tables for p in tb.seats]
             assert sorted(seated) == sorted(active), "every active player plays, once"
             for tb in tables:
-                assert len({active[p]["block"] for p in tb.seats}) == 1, "pairing inside a block"
+                assert len({active[p].block for p in tb.seats}) == 1, "pairing inside a block"
                 assert len(tb.seats) in (2, 3)
             for block in {tb.block for tb in tables}:
                 ts = [tb.seats for tb in tables if tb.block == block]
@@ -139,7 +140,13 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
                 seatings = [p for p in partitions(ids, len(ids) % 2 == 1)
                             if {frozenset(x) for x in p} != before] or [ts]
                 best = min(badness(p, met, trios, share) for p in seatings)
-                assert badness(ts, met, trios, share) == best, (block, ts, best)
+                if badness(ts, met, trios, share) != best:
+                    # the look-ahead (issue 24): a round that keeps the rest of the day free
+                    # of rematches may cost more now, but it is itself clean
+                    assert len(ids) >= 8 and not any(
+                        met[frozenset((a, b))] for x in ts for i, a in enumerate(x)
+                        for b in x[i + 1:]), (block, ts, best)
+                    assert all(trios[p] < share for x in ts if len(x) == 3 for p in x)
                 assert {frozenset(x) for x in ts} != before or len(seatings) == 1, \
                     "never the round before again"
             for tb in tables:
@@ -155,7 +162,7 @@ def test_simulated_tournaments(sizes, seed, rounds, churn):
 
 
 def assert_standings_recount(t: Tournament, rounds: int) -> None:
-    data = t.export()
+    data = files.export_json(t)
     tally = defaultdict(lambda: [0, 0, 0, 0])  # wins, draws, losses, cards
     for r in data["rounds"][:rounds]:
         for tb in r["tables"]:
@@ -174,7 +181,7 @@ def assert_standings_recount(t: Tournament, rounds: int) -> None:
 
 def assert_bracket(t: Tournament, rounds: int) -> None:
     rng = random.Random(7)
-    info = t.pair()  # the semi-finals (or a final for a block of 2-3)
+    info = t.pair().to_json()  # the semi-finals (or a final for a block of 2-3)
     assert info["stage"] == "semi"
     st = t.standings()
     for block, rows in st.items():
@@ -205,15 +212,16 @@ def assert_bracket(t: Tournament, rounds: int) -> None:
         else:
             assert [x["players"] for x in ko] == [names[:2]] and ko[0]["kind"] == "final"
     # lots are reproducible: the same seed draws the same numbers
-    again = {(x["block"], x["name"]): x["number"] for x in t.lots()}
+    again = {(x.block, x.name): x.number for x in t.lots()}
     t.unpair()
     t.pair()
-    assert {(x["block"], x["name"]): x["number"] for x in t.lots()} == again
+    assert {(x.block, x.name): x.number for x in t.lots()} == again
     for tb in t.tables(rounds + 1):
-        t.enter(tb.no, random_counts(rng, len(tb.seats), True))
+        c = random_counts(rng, len(tb.seats), True)
+        t.enter(tb.no, c, tiebreak=max(0, sum(c) - 17))  # the cards read after a tie
     semis = [tb for tb in t.tables(rounds + 1) if tb.kind == "semi"]
     if semis:
-        final = t.pair()
+        final = t.pair().to_json()
         for block in {s.block for s in semis}:
             winners = [s.names[s.outcome.index("win")] for s in semis if s.block == block]
             losers = [s.names[s.outcome.index("loss")] for s in semis if s.block == block]
@@ -270,7 +278,7 @@ def test_groups_are_mixed_where_possible_and_only_when_asked():
                 t = Tournament.create(Path(d) / "t.sqlite", rows,
                                       Settings(seed=seed, mix_groups=mix))
                 t.pair()
-                groups = {p["id"]: p["group"] for p in t.players()}
+                groups = {p.id: p.group for p in t.players()}
                 same[mix] += sum(groups[tb.seats[0]] == groups[tb.seats[1]] for tb in t.tables(1))
                 t.close()
     assert same[True] == 0 and same[False] > 0
@@ -289,7 +297,7 @@ def test_small_blocks_go_straight_to_a_final():
         t.pair()
         for tb in t.tables(1):
             t.enter(tb.no, [5, 3, 1][:len(tb.seats)])
-        ko = t.pair()["tables"]
+        ko = t.pair().to_json()["tables"]
         kinds = {tb["block"]: sorted(x["kind"] for x in ko if x["block"] == tb["block"])
                  for tb in ko}
         assert kinds == {"A": ["final"], "B": ["semi", "semi"]}
@@ -297,7 +305,7 @@ def test_small_blocks_go_straight_to_a_final():
             t.enter(ko[0]["table"], [4, 4])
         for tb in ko:
             t.enter(tb["table"], [6, 2])
-        final = t.pair()["tables"]
+        final = t.pair().to_json()["tables"]
         assert [x["block"] for x in final] == ["B"]
         t.enter(final[0]["table"], [2, 9])
         assert set(t.champions()) == {"A", "B"}
@@ -323,7 +331,7 @@ def test_a_knockout_tie_broken_by_one_more_card_from_a_match_log():
         for tb in t.tables(1):
             t.enter(tb.no, [9, 4])
         semis = t.pair()
-        color, table = semis["color"], semis["tables"][0]["table"]
+        color, table = semis.color, semis.tables[0].no
         logs = {}
         for finals in (True, False):
             m = goshiki.GoshikiMatch.from_seed(1, color=color,
@@ -340,5 +348,5 @@ def test_a_knockout_tie_broken_by_one_more_card_from_a_match_log():
         with pytest.raises(TournamentError, match="cannot end equal"):
             t.enter_log(table, logs[False])
         r = t.enter_log(table, logs[True])
-        assert r["cards"] == [8, 9] and r["result"] == ["loss", "win"]
+        assert r.counts == (8, 9) and r.outcome == ("loss", "win")
         t.close()

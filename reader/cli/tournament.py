@@ -49,7 +49,8 @@ def _now() -> str:
 
 
 def _open(file):
-    from reader.tournament import pages
+    """The tournament in ``file``, to use in a ``with`` block (its connection is closed at the
+    end); after every change it rewrites the projector page."""
     from reader.tournament.store import Tournament
 
     path = Path(file) if file else _default_file()
@@ -117,7 +118,7 @@ def tournament():
 
 
 def _settings_text(t) -> str:
-    s = t.status()
+    s = t.status().to_json()
     blocks = ", ".join(f"{b} {n}" for b, n in s["blocks"].items())
     colours = (f"colour {t.settings.colors[0]} all day"
                if t.settings.color_policy == "one" else "colours " + ", ".join(
@@ -182,9 +183,9 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
         if state_file_kind(path) != "a karuta tournament file":
             check_output(path, "--file", same_kind="a karuta tournament file", resume="--resume")
     if resume:
-        t = _open(path)
-        pages.write_projector(t, _now())
-        _emit(as_json, t.status(), _settings_text(t))
+        with _open(path) as t:
+            pages.write_projector(t, _now())
+            _emit(as_json, t.status().to_json(), _settings_text(t))
         return
     if not players_csv:
         raise KarutaError("give the players: --players FILE.csv (columns name, group, block), "
@@ -200,37 +201,34 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
     if color_list and color_each_round:
         raise KarutaError("--colors gives the colours: leave out --color-each-round")
     policy = "each-round" if color_each_round else "one"
-    t = Tournament.create(path, rows, Settings(rounds=rounds, colors=color_list,
-                                               mix_groups=mix_groups, third_place=third_place,
-                                               seed=seed, title=title, reads=reads,
-                                               color_policy=policy), blocks=blocks)
-    out = _projector(t, f"the tournament is saved in {path}")
-    data = dict(t.status(), projector=str(out) if out else None)
-    _emit(as_json, data, _settings_text(t) + (f"\nprojector page: {out}" if out else ""))
+    with Tournament.create(path, rows, Settings(rounds=rounds, colors=color_list,
+                                                mix_groups=mix_groups, third_place=third_place,
+                                                seed=seed, title=title, reads=reads,
+                                                color_policy=policy), blocks=blocks) as t:
+        out = _projector(t, f"the tournament is saved in {path}")
+        data = dict(t.status().to_json(), projector=str(out) if out else None)
+        _emit(as_json, data, _settings_text(t) + (f"\nprojector page: {out}" if out else ""))
 
 
 @tournament.command()
 @_common
 def status(file, as_json):
     """Where the day stands: the round, its colour, tables still without a result."""
-    t = _open(file)
-    _emit(as_json, t.status(), _settings_text(t))
+    with _open(file) as t:
+        _emit(as_json, t.status().to_json(), _settings_text(t))
 
 
 @tournament.command()
 @_common
 def players(file, as_json):
     """List the players by block."""
-    t = _open(file)
-    ps = t.players()
-    rows = [{k: p[k] for k in ("name", "group", "block", "joined_round", "withdrawn_round")}
-            for p in ps]
-    text = "\n".join(f"{p['block']:>3}  {p['name']}  {p['group']}"
-                     + (f"  (withdrawn before round {p['withdrawn_round']})"
-                        if p["withdrawn_round"] else "")
-                     + (f"  (joined at round {p['joined_round']})" if p["joined_round"] > 1 else "")
+    with _open(file) as t:
+        ps = t.players()
+    text = "\n".join(f"{p.block:>3}  {p.name}  {p.group}"
+                     + (f"  (withdrawn before round {p.withdrawn_round})" if p.withdrawn else "")
+                     + (f"  (joined at round {p.joined_round})" if p.joined_round > 1 else "")
                      for p in ps)
-    _emit(as_json, {"players": rows}, text)
+    _emit(as_json, {"players": [p.to_json() for p in ps]}, text)
 
 
 @tournament.command()
@@ -240,10 +238,11 @@ def players(file, as_json):
 @click.option("--block", type=UTF8, default=None, help="Block (default: the smallest).")
 def add(file, as_json, name, group, block):
     """Add a player on the day (plays from the next round paired)."""
-    t = _open(file)
-    r = t.add_player(name, group, block)
-    _emit(as_json, r, f"added {r['name']} to block {r['block']}: plays from round "
-                      f"{r['plays_from_round']}")
+    with _open(file) as t:
+        p = t.add_player(name, group, block)
+    _emit(as_json, {"name": p.name, "group": p.group, "block": p.block,
+                    "plays_from_round": p.joined_round},
+          f"added {p.name} to block {p.block}: plays from round {p.joined_round}")
 
 
 @tournament.command()
@@ -251,13 +250,13 @@ def add(file, as_json, name, group, block):
 @click.argument("name", type=UTF8)
 def withdraw(file, as_json, name):
     """Withdraw a player: not paired from the next round on (results so far stay)."""
-    t = _open(file)
-    r = t.withdraw(name)
-    _emit(as_json, r, f"{r['name']} withdrawn: not paired from round "
-                      f"{r['not_paired_from_round']} on")
+    with _open(file) as t:
+        p = t.withdraw(name)
+    _emit(as_json, {"name": p.name, "not_paired_from_round": p.withdrawn_round},
+          f"{p.name} withdrawn: not paired from round {p.withdrawn_round} on")
 
 
-def _round_text(t, info: dict) -> str:
+def _round_text(info: dict) -> str:
     lines = [f"round {info['round']} ({info['stage_name']}), colour {info['color']}:"]
     for tb in info["tables"]:
         names = "  v  ".join(tb["players"])
@@ -284,28 +283,28 @@ def pair(file, as_json, out, color, tables_csv):
     from reader.tournament import pages
 
     folder = _out_folder(out)
-    t = _open(file)
-    target = folder or pages.pages_dir(t.path)  # writable, before the round is stored
-    pages.ready_folder(target, list(pages.round_paths(target, t.current_round() + 1).values()))
-    info = t.pair(color, tables_csv)
-    try:
-        paths = pages.write_round(t, info["round"], folder)
-    except KarutaError as e:
-        _emit(as_json, info, _round_text(t, info))
-        raise KarutaError(f"round {info['round']} is paired and saved, but its pages were not "
-                          f"written ({e}): `karuta tournament sheets` writes them (pairing "
-                          "again would pair the next round)") from None
+    with _open(file) as t:
+        target = folder or pages.pages_dir(t.path)  # writable, before the round is stored
+        pages.ready_folder(target, list(pages.round_paths(target, t.current_round() + 1).values()))
+        info = t.pair(color, tables_csv).to_json()
+        try:
+            paths = pages.write_round(t, info["round"], folder)
+        except KarutaError as e:
+            _emit(as_json, info, _round_text(info))
+            raise KarutaError(f"round {info['round']} is paired and saved, but its pages were "
+                              f"not written ({e}): `karuta tournament sheets` writes them "
+                              "(pairing again would pair the next round)") from None
     info["pages"] = {k: str(v) for k, v in paths.items()}
-    _emit(as_json, info, _round_text(t, info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")
+    _emit(as_json, info, _round_text(info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")
 
 
 @tournament.command()
 @_common
 def unpair(file, as_json):
     """Take back the newest round's pairing (only while it has no results)."""
-    t = _open(file)
-    r = t.unpair()
-    _emit(as_json, r, f"round {r['round']} unpaired")
+    with _open(file) as t:
+        r = t.unpair()
+    _emit(as_json, {"round": r, "unpaired": True}, f"round {r} unpaired")
 
 
 @tournament.command()
@@ -313,9 +312,9 @@ def unpair(file, as_json):
 @click.option("--round", "round_no", type=NUMBER, default=None, help="Which round (default: the current).")
 def tables(file, as_json, round_no):
     """Show a round's tables and the results entered."""
-    t = _open(file)
-    info = t.round_json(round_no or t.current_round())
-    _emit(as_json, info, _round_text(t, info))
+    with _open(file) as t:
+        info = t.round(round_no or t.current_round()).to_json()
+    _emit(as_json, info, _round_text(info))
 
 
 @tournament.command()
@@ -329,33 +328,43 @@ def tables(file, as_json, round_no):
 @click.option("--log", "log_file", type=click.Path(dir_okay=False), default=None,
               help="A finished `karuta match keep` goshiki log for TABLE (seats A, B, C).")
 @click.option("--csv", "csv_file", type=click.Path(dir_okay=False), default=None,
-              help="Many tables at once: a CSV with table, name, cards (and fault) columns.")
-def result(file, as_json, table, counts, faults, round_no, correct, log_file, csv_file):
+              help="Many tables at once: a CSV with table, name, cards (and fault, tiebreak) "
+                   "columns.")
+@click.option("--tiebreak", type=click.IntRange(0, 19), default=0, metavar="N",
+              help="A knock-out match: the tie-break cards read in it after a tie (the cards "
+                   "add up to at most the cards read plus these).")
+def result(file, as_json, table, counts, faults, round_no, correct, log_file, csv_file,
+           tiebreak):
     """Enter a table's result: cards taken, in seat order (A B [C]) or NAME=N.
 
     \b
       karuta tournament result 12 9 7
       karuta tournament result 5 山田=8 佐藤=8 --fault 佐藤
+      karuta tournament result 3 9 8 --tiebreak 1    # a final, one card read after 8-8
       karuta tournament result 7 --log table7.jsonl
       karuta tournament result --csv round3.csv
     """
-    t = _open(file)
     if csv_file:
-        if table is not None or counts or log_file:
-            raise KarutaError("--csv enters many tables: give no TABLE, counts or --log with it")
-        done = t.enter_csv(csv_file, round_no, correct)
+        if table is not None or counts or log_file or tiebreak:
+            raise KarutaError("--csv enters many tables: give no TABLE, counts, --log or "
+                              "--tiebreak with it (a tiebreak column gives those)")
+        with _open(file) as t:
+            done = [x.to_json() for x in t.enter_csv(csv_file, round_no, correct)]
         _emit(as_json, {"tables": done}, "\n".join(_table_line(x) for x in done))
         return
     if table is None:
         raise KarutaError("which table? e.g. `karuta tournament result 12 9 7`")
-    if log_file:
-        if counts:
-            raise KarutaError("--log gives the counts: give no counts with it")
-        r = t.enter_log(table, log_file, round_no, correct)
-    else:
-        from reader.tournament.desk import enter_tokens
+    if log_file and (counts or tiebreak):
+        raise KarutaError("--log gives the counts and the tie-break cards: give no counts or "
+                          "--tiebreak with it")
+    with _open(file) as t:
+        if log_file:
+            r = t.enter_log(table, log_file, round_no, correct).to_json()
+        else:
+            from reader.tournament.desk import enter_tokens
 
-        r = enter_tokens(t, table, counts, faults, round_no, correct)
+            r = enter_tokens(t, table, counts, faults, round_no, correct,
+                             tiebreak).to_json()
     _emit(as_json, r, _table_line(r))
 
 
@@ -371,8 +380,8 @@ def _table_line(r: dict) -> str:
 @click.option("--round", "round_no", type=NUMBER, default=None)
 def undo(file, as_json, table_no, round_no):
     """Undo the last result entered (a corrected result goes back to the one before)."""
-    t = _open(file)
-    r = t.undo(table_no, round_no)
+    with _open(file) as t:
+        r = t.undo(table_no, round_no).to_json()
     u = r["undone"]
     now = r["table"]
     text = (f"undone: round {u['round']} table {u['table']} {'-'.join(map(str, u['cards']))}; "
@@ -400,12 +409,13 @@ def _standings_text(st: dict) -> str:
 @click.option("--block", type=UTF8, default=None, help="Only this block.")
 def standings(file, as_json, block):
     """Standings per block: wins, then cards taken, then the lot (drawn when needed)."""
-    t = _open(file)
-    st = {b: [r.to_json() for r in rows] for b, rows in t.standings(block).items()}
-    if block and not st:
-        raise KarutaError(f"no block {block} (blocks: {', '.join(t.blocks())})")
-    ko = t.knockout()
-    data = {"standings": st, "knockout": ko, "lots": t.lots(), "champions": t.champions()}
+    with _open(file) as t:
+        st = {b: [r.to_json() for r in rows] for b, rows in t.standings(block).items()}
+        if block and not st:
+            raise KarutaError(f"no block {block} (blocks: {', '.join(t.blocks())})")
+        ko = {b: [m.to_json() for m in ms] for b, ms in t.knockout().items()}
+        data = {"standings": st, "knockout": ko, "lots": [x.to_json() for x in t.lots()],
+                "champions": t.champions()}
     text = _standings_text(st)
     for b, ms in ko.items():
         if block and b != block:
@@ -425,10 +435,10 @@ def sheets(file, as_json, round_no, out):
     from reader.tournament import pages
 
     folder = _out_folder(out)
-    t = _open(file)
-    r = round_no or t.current_round()
-    t.round_json(r)  # one-line error for a round that is not paired
-    paths = pages.write_round(t, r, folder)
+    with _open(file) as t:
+        r = round_no or t.current_round()
+        t.round(r)  # one-line error for a round that is not paired
+        paths = pages.write_round(t, r, folder)
     _emit(as_json, {k: str(v) for k, v in paths.items()},
           f"pairing list: {paths['pairings']}\nscore sheets: {paths['sheets']}")
 
@@ -439,8 +449,8 @@ def page(file, as_json):
     """Write the projector page (standings and bracket; it reloads itself) and print its path."""
     from reader.tournament import pages
 
-    t = _open(file)
-    p = pages.write_projector(t, _now())
+    with _open(file) as t:
+        p = pages.write_projector(t, _now())
     _emit(as_json, {"projector": str(p), "refresh_s": pages.REFRESH_S},
           f"{p}  (open it in a browser on the projector; it reloads every {pages.REFRESH_S} s)")
 
@@ -456,16 +466,18 @@ def export(file, as_json, csv_out, json_out, replace):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
     from reader.base.files import atomic_write_text
     from reader.base.statefiles import check_output
+    from reader.tournament import files
 
     for opt, path in (("--csv", csv_out), ("--out", json_out)):
         if path:
             check_output(path, opt, replace=replace)
     if csv_out and json_out and Path(csv_out).resolve() == Path(json_out).resolve():
         raise KarutaError(f"--csv and --out are the same file ({csv_out}): give each its own")
-    t = _open(file)
-    data = t.export()
+    with _open(file) as t:
+        data = files.export_json(t)
+        table_csv = files.export_csv(t) if csv_out else None
     if csv_out:
-        atomic_write_text(csv_out, t.export_csv())
+        atomic_write_text(csv_out, table_csv)
     if json_out:
         atomic_write_text(json_out, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     if not csv_out and not json_out:
@@ -496,11 +508,12 @@ def read(file, as_json, round_no, resume, tiebreak, memorize, window, device, ba
     p holds at the next silence while a referee's hand is up, q quits, --resume goes on)."""
     from reader.tournament.reading import run_round_reading
 
-    t = _open(file)
-    r = run_round_reading(t, round_no, resume=resume, tiebreak=tiebreak, memorize=memorize,
-                          window=window, device=device, backend=backend, voice_spec=voice_spec,
-                          speed=speed,
-                          echo=(lambda s: click.echo(s, err=True)) if as_json else click.echo)
+    with _open(file) as t:
+        r = run_round_reading(t, round_no, resume=resume, tiebreak=tiebreak, memorize=memorize,
+                              window=window, device=device, backend=backend,
+                              voice_spec=voice_spec, speed=speed,
+                              echo=(lambda s: click.echo(s, err=True)) if as_json
+                              else click.echo)
     if as_json:
         click.echo(json.dumps(r, ensure_ascii=False))
 
@@ -519,12 +532,16 @@ def desk(file, as_json):
     A bad line is answered with one line and changes nothing; the desk goes on.
     With --json every answer is one JSON line.
     """
+    with _open(file) as t:
+        _desk(t, as_json)
+
+
+def _desk(t, as_json: bool) -> None:
     import sqlite3
     import sys
 
     from reader.tournament import desk as dk
 
-    t = _open(file)
     if not as_json:
         click.echo(_settings_text(t))
         click.echo(dk.HELP)

@@ -9,6 +9,7 @@ laptop or a crash loses nothing: start the desk again and carry on).
     12 9 7            table 12: seat A took 9, seat B 7 (three numbers: a three-player table)
     12 山田=9 佐藤=7   the same by name (write 山田太郎 for 山田 太郎: a line splits at spaces)
     12 9 7 !佐藤       ... and 佐藤 faulted (! before each name that faulted)
+    3 9 8 +1          a knock-out match: 1 tie-break card was read after a tie
     c 12 8 8          correct table 12's result
     u                 undo the last entry      u 12   undo table 12's last entry
     m                 tables still without a result
@@ -26,7 +27,8 @@ from reader.base.errors import KarutaError
 
 __all__ = ["handle", "HELP", "Quit"]
 
-HELP = ("12 9 7 = table 12: A took 9, B 7 · 12 山田=9 佐藤=7 · !NAME = faulted · c 12 8 8 = "
+HELP = ("12 9 7 = table 12: A took 9, B 7 · 12 山田=9 佐藤=7 · !NAME = faulted · +N = N "
+        "tie-break cards read · c 12 8 8 = "
         "correct · u [TABLE] = undo · m = missing · s = standings · p = pair next round · "
         "q = quit")
 
@@ -93,13 +95,13 @@ def handle(t, line: str) -> tuple[dict | None, str]:
                                                 f"{r.wins}勝 {r.cards}枚" for r in top))
         return ({b: [r.to_json() for r in rows] for b, rows in st.items()}, "\n".join(lines))
     if cmd == "p":
-        info = t.pair()
+        info = t.pair().to_json()
         text = f"round {info['round']} ({info['stage_name']}, {info['color']}): " + "; ".join(
             f"{x['table']}: {' v '.join(x['players'])}" for x in info["tables"])
         return info, text
     if cmd == "u":
         table = _table(rest[0]) if rest else None
-        r = t.undo(table)
+        r = t.undo(table).to_json()
         u, now = r["undone"], r["table"]
         return r, (f"undone round {u['round']} table {u['table']} "
                    f"{'-'.join(map(str, u['cards']))}" +
@@ -112,16 +114,21 @@ def handle(t, line: str) -> tuple[dict | None, str]:
         head, *rest = rest
     table = _table(head)
     faults = [tok[1:] for tok in rest if tok.startswith("!")]
-    counts = [tok for tok in rest if not tok.startswith("!")]
-    r = enter_tokens(t, table, counts, faults, correct=correct)
+    extra = [tok[1:] for tok in rest if tok.startswith("+")]
+    if len(extra) > 1:
+        raise KarutaError("one +N (the tie-break cards read) per line")
+    counts = [tok for tok in rest if not tok.startswith(("!", "+"))]
+    r = enter_tokens(t, table, counts, faults, correct=correct,
+                     tiebreak=_int(extra[0]) if extra else 0).to_json()
     return r, _line(r)
 
 
 def enter_tokens(t, table: int, tokens, faults=(), round_no: int | None = None,
-                 correct: bool = False) -> dict:
+                 correct: bool = False, tiebreak: int = 0):
     """Enter a result written as tokens: all counts in seat order (``9 7``) or all by name
     (``山田=9 佐藤=7``); ``faults``: names.  The desk and ``karuta tournament result`` both
-    come here."""
+    come here; returns the table (``rows.Table``)."""
+
     if not tokens:
         raise KarutaError(f"table {table}: give the cards each player took, e.g. "
                           f"`karuta tournament result {table} 9 7`")
@@ -133,10 +140,10 @@ def enter_tokens(t, table: int, tokens, faults=(), round_no: int | None = None,
         for c in tokens:
             name, _, n = c.rpartition("=")
             named[name] = _int(unicodedata.normalize("NFKC", n))
-        return t.enter_named(table, named, faults, round_no, correct)
+        return t.enter_named(table, named, faults, round_no, correct, tiebreak)
     nums = [_int(unicodedata.normalize("NFKC", c)) for c in tokens]
     ids = []
     if faults:
         tb = t.table_at(round_no or t.current_round(), table)
-        ids = [t.seat_of(tb, f) for f in faults]
-    return t.enter(table, nums, ids, round_no, correct)
+        ids = [tb.seat_of(f) for f in faults]
+    return t.enter(table, nums, ids, round_no, correct, tiebreak=tiebreak)

@@ -55,9 +55,9 @@ def _cards_notes(t, round_no: int, color_ja: str) -> dict[str, str]:
     info = t.round_info(round_no)
     prev = t.round_info(round_no - 1) if round_no > 1 else None
     one = len(set(t.settings.colors[:t.settings.rounds])) == 1
-    prelim = (LAID if prev is not None and prev["stage"] == "prelim"
-              and prev["color"] == info["color"] else FRESH)
-    if one and info["color"] == t.settings.colors[0]:
+    prelim = (LAID if prev is not None and prev.stage == "prelim"
+              and prev.color == info.color else FRESH)
+    if one and info.color == t.settings.colors[0]:
         prelim += f"予選は全回戦 {color_ja}。"
     if round_no < t.settings.rounds:
         prelim += LAY_OUT
@@ -66,10 +66,10 @@ def _cards_notes(t, round_no: int, color_ja: str) -> dict[str, str]:
 
 def _common(t, round_no: int) -> dict:
     info = t.round_info(round_no)
-    color_ja = poems.COLOR_JA[info["color"]]
+    color_ja = poems.COLOR_JA[info.color]
     round_title = _round_title(t, round_no)
     return {"title": t.settings.title, "round_title": round_title,
-            "color": info["color"], "color_ja": color_ja, "reads": t.settings.reads,
+            "color": info.color, "color_ja": color_ja, "reads": t.settings.reads,
             "kind_title": dict(KIND_JA, prelim=round_title),
             "cards_note": _cards_notes(t, round_no, color_ja)}
 
@@ -79,7 +79,7 @@ def render_pairings(t, round_no: int) -> str:
     by_block: dict[str, list] = {}
     for tb in tables:
         by_block.setdefault(tb.block, []).append(tb)
-    groups = {p["id"]: p["group"] for p in t.players()}
+    groups = {p.id: p.group for p in t.players()}
     wins = {}
     for rows in t.standings().values():
         for r in rows:
@@ -117,7 +117,7 @@ def render_projector(t, updated: str = "") -> str:
         info = t.round_info(cur)
         tables = t.tables(cur)
         missing = sum(tb.counts is None for tb in tables)
-        color_ja = poems.COLOR_JA[info["color"]]
+        color_ja = poems.COLOR_JA[info.color]
         status = f"{_round_title(t, cur)}（{color_ja}） · 結果 {len(tables) - missing}/{len(tables)} 卓"
         if missing:
             by_block: dict[str, list] = {}
@@ -133,7 +133,7 @@ def render_projector(t, updated: str = "") -> str:
     standings_title = f"予選 順位（第{done}回戦まで）" if done else "予選 順位"
     bracket = {b: [] for b in st}
     for b, ms in t.knockout().items():
-        bracket[b] = ms
+        bracket[b] = [m.to_json() for m in ms]
     champions = t.champions()
     name_em = {b: max([4.0] + [_name_em(r.name) for r in rows]) for b, rows in st.items()}
     return _env.get_template("projector.html").render(

@@ -23,7 +23,8 @@ from typing import Sequence
 
 from reader.tournament.errors import TournamentError
 
-__all__ = ["PlayerRow", "read_csv", "parse_csv", "balance_blocks", "block_names", "clean_name"]
+__all__ = ["PlayerRow", "read_csv", "parse_csv", "balance_blocks", "block_names", "clean_name",
+           "check_blocks"]
 
 _COLUMNS = {
     "name": ("name", "名前", "player", "氏名", "選手名", "選手"),
@@ -196,3 +197,19 @@ def balance_blocks(rows: Sequence[PlayerRow], blocks: int | None,
         last_block_of_group[r.group].append(b)
         assigned[id(r)] = b
     return [r if r.block else PlayerRow(r.name, r.group, assigned[id(r)], r.row) for r in rows]
+
+
+def check_blocks(rows: Sequence[PlayerRow]) -> None:
+    """Every block needs two players to pair (refused at ``new``, not at the first ``pair``)."""
+    if len(rows) < 2:
+        raise TournamentError(f"{len(rows)} player{'' if len(rows) == 1 else 's'}: a tournament "
+                              "needs at least two")
+    sizes: dict[str, list[str]] = defaultdict(list)
+    for r in rows:
+        sizes[r.block].append(r.name)
+    small = sorted(b for b, names in sizes.items() if len(names) < 2)
+    if small:
+        b = small[0]
+        raise TournamentError(f"block {b} would have one player ({sizes[b][0]}): a block needs "
+                              "at least two (fewer --blocks, or move players in the CSV's "
+                              "block column)")

@@ -58,11 +58,11 @@ def run_round_reading(t, round_no: int | None, *, resume: bool, tiebreak: int | 
     if info is None:
         raise TournamentError("no round is paired yet: `karuta tournament pair` first"
                               if not round_no else f"round {round_no} is not paired")
-    color, seed = info["color"], info["reading_seed"]
+    color, seed = info.color, info.reading_seed
     reads = t.settings.reads
     settings = round_settings(color, speed=speed, cards=reads)
     if tiebreak:
-        if info["stage"] == "prelim":
+        if info.stage == "prelim":
             raise TournamentError(f"round {round_no} is a preliminary round: a tie is a draw "
                                   "there (--tiebreak is for the semi-finals and the final)")
         if reads + tiebreak > CARDS:
@@ -75,7 +75,7 @@ def run_round_reading(t, round_no: int | None, *, resume: bool, tiebreak: int | 
         settings = round_settings(color, speed=speed, cards=1, poems_spec=str(poem), joka=False)
         if memorize is None:
             memorize = 0.0
-    echo(f"round {round_no} ({info['stage']}): {color} reading, seed {seed}"
+    echo(f"round {round_no} ({info.stage}): {color} reading, seed {seed}"
          + (f", tie-break card {reads + tiebreak}" if tiebreak else ""))
 
     again = "`karuta tournament read --resume" + (f" --tiebreak {tiebreak}" if tiebreak else "")

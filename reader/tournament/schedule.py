@@ -7,8 +7,10 @@ again.  ``worst_case`` follows *every* such round from every reachable state, fo
 ``n`` players and ``rounds`` rounds, so what it reports holds for any results and any seed:
 the most times any pair meets, the most and fewest three-player tables a player gets, and
 whether a round ever repeats the round before.  States that differ only by the players'
-names are searched once (networkx isomorphism on the meeting multigraph, the three-player
+names are searched once (a nauty canonical form of the meeting multigraph, the three-player
 counts and the round before).
+
+The canonical forms need ``pynauty`` (a test dependency: only the proofs use this module).
 
 ``best_case`` searches every seating of every round instead (what a schedule made by hand
 could reach), for the small blocks where that is feasible; ``bounds`` gives the counting
@@ -16,6 +18,7 @@ limits no schedule can beat.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from math import ceil, comb
@@ -26,24 +29,8 @@ from reader.tournament import pairing
 __all__ = ["partitions", "Day", "worst_case", "best_case", "bounds", "cheapest"]
 
 
-def partitions(items: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], ...]]:
-    """Every seating of ``items`` at tables of two, with exactly one table of three when their
-    number is odd."""
-    def rec(rest, trio):
-        if not rest:
-            if not trio:
-                yield ()
-            return
-        first, rest = rest[0], rest[1:]
-        for i, b in enumerate(rest):
-            for p in rec(rest[:i] + rest[i + 1:], trio):
-                yield ((first, b),) + p
-        if trio:
-            for i, j in itertools.combinations(range(len(rest)), 2):
-                others = tuple(x for k, x in enumerate(rest) if k not in (i, j))
-                for p in rec(others, False):
-                    yield ((first, rest[i], rest[j]),) + p
-    return rec(tuple(items), len(items) % 2 == 1)
+#: every seating of a block (one piece of code with the pairing's look-ahead)
+partitions = pairing.partitions
 
 
 @dataclass(frozen=True)
@@ -85,11 +72,57 @@ def _round_cost(n: int, rounds: int, idx, st: State, tables) -> int:
     return cost
 
 
+def _played(n: int, st: State) -> int:
+    """How many rounds ``st`` is after (each round seats the same number of pairs)."""
+    return sum(st.met) // (n // 2 + (2 if n % 2 else 0))
+
+
+@functools.lru_cache(maxsize=16)
+def _by_mask(n: int) -> dict:
+    """Every seating of ``n`` by its masks (``pairing._rounds_in``)."""
+    return {(pairs, trio): s for pairs, trio, s in pairing._seatings(n)}
+
+
+def _keeps_clean(n: int, rounds: int, st: State) -> list | None:
+    """The pairing's look-ahead (``pairing._look_ahead``): while the rest of the day can be
+    played clean, the seatings after which it still can (at the first floor of three-player
+    tables where a clean day exists); None when no clean day is possible from ``st``."""
+    if not 4 <= n <= pairing.LOOKAHEAD_UP_TO:
+        return None
+    left = rounds - _played(n, st) - 1
+    idx = pairing._bit_index(n)
+    pairs = list(itertools.combinations(range(n), 2))
+    unmet = sum(idx[p] for k, p in enumerate(pairs) if not st.met[k])
+    share = pairing.trio_share(n, rounds) if n % 2 else 0
+    floor = 3 * rounds // n if n % 2 else 0
+    order = tuple(range(n))
+
+    def clean(*a) -> bool:
+        ok = pairing.clean_day(n, *a)
+        if ok is None:  # the proof would not be one: say so rather than guess
+            raise RuntimeError(f"block of {n}: the look-ahead's search ran out of its budget")
+        return ok
+
+    for fl in ((floor, 0) if floor else (0,)):
+        if not clean(unmet, st.trios, left + 1, share, fl):
+            continue
+        out = []
+        for used, trio in pairing._rounds_in(n, unmet, st.trios, share, order):
+            trios = tuple(t + (trio >> p & 1) for p, t in enumerate(st.trios))
+            if clean(unmet & ~used, trios, left, share, fl):
+                out.append(_by_mask(n)[used, trio])
+        return out
+    return None
+
+
 def cheapest(n: int, rounds: int, st: State, seatings: list) -> list:
     """The seatings the pairing may choose from ``st``: not the round before (unless nothing
-    else exists), and of least cost above the wins."""
+    else exists), those that keep a clean day possible (the look-ahead, while one is), and
+    of those the least cost above the wins."""
     idx = _pair_index(n)
-    allowed = [s for s in seatings if frozenset(map(frozenset, s)) != st.last] or seatings
+    allowed = _keeps_clean(n, rounds, st)  # (never the round before: its pairs have met)
+    if allowed is None:
+        allowed = [s for s in seatings if frozenset(map(frozenset, s)) != st.last] or seatings
     costs = [_round_cost(n, rounds, idx, st, s) for s in allowed]
     low = min(costs)
     return [s for s, c in zip(allowed, costs) if c == low]
@@ -108,39 +141,45 @@ def _play(n: int, idx, st: State, tables) -> State:
 
 
 class _Seen:
-    """States up to renaming the players: a Weisfeiler-Lehman hash, then an exact
-    isomorphism test against the states with the same hash."""
+    """States up to renaming the players, by a canonical form (nauty, through pynauty): the
+    players are vertices coloured by their three-player tables, and each pair that met or
+    sat together in the round before is a vertex between its two players, coloured by
+    (meetings, in the round before).  Two states are the same up to renaming exactly when
+    their colour classes and nauty certificates are equal.  (A Weisfeiler-Lehman hash with
+    a VF2 test on each collision took minutes: the meeting graphs of clean days are
+    regular, where that hash tells nothing apart.)"""
 
     def __init__(self, n: int):
         self.n = n
-        self.buckets: dict[str, list] = {}
+        self.keys: set = set()
         self.count = 0
+        self.pairs = list(itertools.combinations(range(n), 2))
 
-    def graph(self, st: State):
-        import networkx as nx
+    def key(self, st: State):
+        import pynauty
 
-        g = nx.Graph()
-        for p in range(self.n):
-            g.add_node(p, t=str(st.trios[p]))
         last = {frozenset(x) for t in st.last for x in itertools.combinations(t, 2)}
-        for k, (a, b) in enumerate(itertools.combinations(range(self.n), 2)):
-            if st.met[k] or frozenset((a, b)) in last:
-                g.add_edge(a, b, m=f"{st.met[k]}/{int(frozenset((a, b)) in last)}")
-        return g
+        edges = [(k, (st.met[k], int(frozenset(p) in last))) for k, p in enumerate(self.pairs)
+                 if st.met[k] or frozenset(p) in last]
+        colours: dict = {}
+        for p in range(self.n):
+            colours.setdefault(("player", st.trios[p]), set()).add(p)
+        adjacency: dict[int, list[int]] = {p: [] for p in range(self.n)}
+        for v, (k, label) in enumerate(edges, self.n):
+            a, b = self.pairs[k]
+            adjacency[v] = [a, b]
+            colours.setdefault(("pair", label), set()).add(v)
+        order = sorted(colours)
+        g = pynauty.Graph(self.n + len(edges), adjacency_dict=adjacency,
+                          vertex_coloring=[colours[c] for c in order])
+        return tuple((c, len(colours[c])) for c in order), pynauty.certificate(g)
 
     def add(self, st: State) -> bool:
         """True if ``st`` is new (and now remembered)."""
-        import networkx as nx
-        from networkx.algorithms.isomorphism import categorical_edge_match, \
-            categorical_node_match
-
-        g = self.graph(st)
-        h = nx.weisfeiler_lehman_graph_hash(g, node_attr="t", edge_attr="m", iterations=4)
-        same = self.buckets.setdefault(h, [])
-        nm, em = categorical_node_match("t", None), categorical_edge_match("m", None)
-        if any(nx.is_isomorphic(g, o, node_match=nm, edge_match=em) for o in same):
+        k = self.key(st)
+        if k in self.keys:
             return False
-        same.append(g)
+        self.keys.add(k)
         self.count += 1
         return True
 

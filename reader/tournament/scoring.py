@@ -21,11 +21,14 @@ from typing import Hashable, Iterable, Sequence
 from reader.match.rules import goshiki
 
 __all__ = ["TableResult", "table_outcome", "Row", "standings", "tie_groups_needing_lots",
-           "draw_lots", "semi_pairs", "MAX_CARDS", "DEFAULT_READS", "SEATS"]
+           "draw_lots", "semi_pairs", "MAX_CARDS", "DEFAULT_READS", "SEATS", "KIND_NAMES",
+           "check_result", "max_cards", "semi_finals", "finals"]
 
 MAX_CARDS = goshiki.CARDS
 DEFAULT_READS = goshiki.DEFAULT_READS
 SEATS = ("A", "B", "C")
+KIND_NAMES = {"prelim": "preliminary", "semi": "semi-final", "final": "final",
+              "third": "third place"}
 
 
 @dataclass(frozen=True)
@@ -170,3 +173,89 @@ def semi_pairs(top: Sequence[Hashable]) -> list[tuple[Hashable, Hashable]]:
     if len(top) < 4:
         raise ValueError("semi-finals need four players")
     return [(top[0], top[3]), (top[1], top[2])]
+
+
+def semi_finals(block: str, rows: Sequence[Row], seed: int) -> tuple[list, list]:
+    """A block's knock-out round after the preliminaries: ``(tables, lots)``, tables as
+    ``(block, kind, seats)`` (1 v 4 and 2 v 3, or a final of the top two in a block of 2-3),
+    lots as ``(block, player, number, seed)`` for the ties a lot decided (recorded).  ``rows``:
+    the block's standings (their ``lot`` is set for the players who drew)."""
+    tables: list = []
+    lots: list = []
+    rows = [r for r in rows if not r.withdrawn]
+    for group in tie_groups_needing_lots(rows):
+        lot_seed = f"{seed}/lot/{block}/" + ",".join(
+            str(r.id) for r in sorted(group, key=lambda r: r.id))
+        drawn = draw_lots(lot_seed, [r.id for r in group])
+        lots += [(block, pid, n, lot_seed) for pid, n in drawn.items()]
+        for r in group:
+            r.lot = drawn[r.id]
+    rows.sort(key=lambda r: (-r.wins, -r.cards, r.lot or 0))
+    top = [r.id for r in rows[:4]]
+    if len(top) == 4:
+        tables += [(block, "semi", pair) for pair in semi_pairs(top)]
+    elif len(top) >= 2:
+        tables.append((block, "final", (top[0], top[1])))
+    return tables, lots
+
+
+def finals(semis: Sequence, third_place: bool) -> list:
+    """The final (and the third-place match) of a block from its two decided semi-finals
+    (tables with ``seats`` and ``outcome``), as ``(block, kind, seats)``."""
+    if not semis:
+        return []
+    block = semis[0].block
+    winners = tuple(t.seats[t.outcome.index("win")] for t in semis)
+    losers = tuple(t.seats[t.outcome.index("loss")] for t in semis)
+    return [(block, "final", winners)] + ([(block, "third", losers)] if third_place else [])
+
+
+def max_cards(knockout: bool, reads: int, tiebreak: int = 0) -> int:
+    """The most cards a table's players can have taken together: the cards read, and in a
+    knock-out match the tie-break cards read in that match (one at a time after a tie)."""
+    return reads + (tiebreak if knockout else 0)
+
+
+def check_result(table, counts: Sequence[int], faults: Iterable[Hashable], reads: int,
+                 name_of, tiebreak: int = 0) -> tuple[tuple[int, ...], tuple[Hashable, ...]]:
+    """A table's result as written on its sheet, checked against the rules: one count per
+    seat, none negative, the cards no more than were read (``reads``, and in a knock-out match
+    the ``tiebreak`` cards read in that match, up to the colour's 20), a knock-out match not
+    equal, the faults by players of the table.  ``table``: a ``rows.Table``; ``name_of``:
+    player id -> name (for a fault by someone else).  ``TournamentError`` if not."""
+    from reader.tournament.errors import TournamentError
+
+    where = f"table {table.no}"
+    if len(counts) != len(table.seats):
+        raise TournamentError(f"{where} has {len(table.seats)} players "
+                              f"({', '.join(table.names)}): give {len(table.seats)} counts, "
+                              f"not {len(counts)}")
+    if tiebreak and not table.knockout:
+        raise TournamentError(f"{where}: a preliminary match reads no tie-break cards (a tie "
+                              "is a draw)")
+    if isinstance(tiebreak, bool) or not 0 <= tiebreak <= MAX_CARDS - reads:
+        raise TournamentError(f"{where}: {tiebreak} tie-break cards, but {reads} of the "
+                              f"colour's {MAX_CARDS} are read: at most {MAX_CARDS - reads}")
+    most = max_cards(table.knockout, reads, tiebreak)
+    read = f"{reads} are read" + (f" and {tiebreak} tie-break card{'s' if tiebreak > 1 else ''}"
+                                  if tiebreak else "")
+    hint = (" (tie-break cards read in this match: give how many, e.g. --tiebreak 1)"
+            if table.knockout and not tiebreak else "")
+    for n, name in zip(counts, table.names):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TournamentError(f"{where}: {n!r} cards for {name} is not a count")
+        if n > most:
+            raise TournamentError(f"{where}: {n} cards for {name}, but only {read}{hint}")
+    if sum(counts) > most:
+        raise TournamentError(f"{where}: {' + '.join(map(str, counts))} = {sum(counts)} "
+                              f"cards, but only {read}{hint}")
+    faults = tuple(faults)
+    for f in faults:
+        if f not in table.seats:
+            raise TournamentError(f"{where}: {name_of(f)} did not play at this table "
+                                  f"({', '.join(table.names)})")
+    try:
+        table_outcome(table.seats, counts, table.knockout)
+    except ValueError as e:
+        raise TournamentError(f"{where} ({KIND_NAMES[table.kind]}): {e}") from None
+    return tuple(counts), tuple(dict.fromkeys(faults))

@@ -1,42 +1,44 @@
-"""The tournament day in one SQLite file: players, rounds, tables, results, lots.
+"""The tournament day in one SQLite file: players, rounds, tables, results, lots (storage
+only: the rules are in ``day``, ``pairing`` and ``scoring``, the CSV and export files in
+``files``).
 
-Every change is one transaction, committed before the call returns (WAL journal,
-``synchronous=FULL``): a crash, a closed lid or a flat battery a moment later loses nothing,
-and ``karuta tournament ... --resume`` goes on from the file.  Bad input raises
-``TournamentError`` before anything is written, so a refused entry changes nothing.
-
-Rounds::
-
-    1 .. R        preliminary rounds (R = 6 by default), paired inside each block
-    R + 1         semi-finals: per block 1 v 4 and 2 v 3 (after lots for ties, recorded)
-    R + 2         final per block (and the third-place match, a setting)
-
-A block with 2 or 3 players left goes straight to a final of its top two.
+Every change is one transaction (``BEGIN IMMEDIATE``, its checks read inside it), committed
+before the call returns (WAL journal, ``synchronous=FULL``): a crash, a closed lid or a flat
+battery a moment later loses nothing, and ``karuta tournament ... --resume`` goes on from the
+file.  Bad input raises ``TournamentError`` before anything is written, so a refused entry
+changes nothing.  A ``Tournament`` holds one connection: use it as a context manager (``with
+Tournament.open(path) as t:``) or ``close`` it; nothing else opens one (``integrity.identify``
+reads a foreign file read-only and immutable, and closes it).
 
 Results are entries on a stack (``entries``): a correction is a new entry for the same table,
 ``undo`` marks the newest entry undone, and a table's result is its newest live entry, so the
 standings always follow from the raw entries (tests recount them).
 
+What the store hands out are typed rows (``reader.tournament.rows``: ``Player``, ``Table``,
+``Round``, ``Lot``, ``Undone``, ``Status``) and ``scoring.Row`` standings.
+
 Who calls what: ``reader.cli.tournament`` (thin) -> ``Tournament`` -> ``pairing``,
-``scoring`` (pure) and ``pages`` (HTML), after every change ``Tournament.changed`` rewrites
-the projector page.
+``scoring`` and ``day`` (pure) and ``files``; after every change ``on_change`` rewrites the
+projector page.
 """
 from __future__ import annotations
 
+import functools
 import json
 import random
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-import poems
-from reader.tournament import integrity, pairing, scoring
-from reader.tournament.errors import TournamentError
-from reader.tournament.players import PlayerRow, balance_blocks, clean_name
 from reader.base.sqldb import immediate
 from reader.base.statefiles import decode_json
+from reader.tournament import files, integrity, pairing, scoring
+from reader.tournament.day import (COLOR_POLICIES, Settings, default_colors, parse_color,
+                                   round_colors)
+from reader.tournament.errors import TournamentError
+from reader.tournament.players import PlayerRow, balance_blocks, check_blocks, clean_name
+from reader.tournament.rows import STAGE_NAMES, Lot, Player, Round, Status, Table, Undone
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "COLOR_POLICIES", "FORMAT",
            "VERSION"]
@@ -64,98 +66,11 @@ CREATE TABLE lots(block TEXT NOT NULL, player INTEGER NOT NULL REFERENCES player
     number INTEGER NOT NULL, seed TEXT NOT NULL, PRIMARY KEY(block, player));
 """
 
-RESULT_COLUMNS = {"table": ("table", "卓", "卓番号", "テーブル"),
-                  "name": ("name", "名前", "氏名", "選手名"),
-                  "cards": ("cards", "枚数", "取り札", "取り札数"),
-                  "fault": ("fault", "お手つき")}
-PAIRING_COLUMNS = {k: RESULT_COLUMNS[k] for k in ("table", "name")}
-
-STAGE_NAMES = {"prelim": "preliminary", "semi": "semi-finals", "final": "final"}
-KIND_NAMES = {"prelim": "preliminary", "semi": "semi-final", "final": "final",
-              "third": "third place"}
-
-
-#: colour policies: one colour all day (seed 004: from round 2 on, each table plays on the 20
-#: cards the players before laid out, so the reader reads that colour), or a new colour each
-#: round (a seeded order of the five), or the list given with --colors
-COLOR_POLICIES = ("one", "each-round", "given")
-
-
-def default_colors(seed: int, n: int, policy: str = "one") -> list[str]:
-    """The colour of each of ``n`` rounds: one seeded colour throughout (``one``), or a
-    different colour each round (``each-round``: a seeded order of the five, repeated, so two
-    rounds in a row never share a colour)."""
-    names = sorted(poems.COLORS)
-    random.Random(f"{seed}/colors").shuffle(names)
-    if policy == "one":
-        return [names[0]] * n
-    return [names[i % len(names)] for i in range(n)]
-
-
-def parse_color(name: str) -> str:
-    ja = {v: k for k, v in poems.COLOR_JA.items()}
-    key = ja.get(name.strip(), name.strip().lower())
-    if key not in poems.COLORS:
-        raise TournamentError(f"unknown colour {name!r}: one of {', '.join(poems.COLORS)} "
-                              f"(or {' '.join(poems.COLOR_JA.values())})")
-    return key
-
-
-@dataclass(frozen=True)
-class Settings:
-    rounds: int = 6
-    colors: tuple[str, ...] = ()
-    mix_groups: bool = True
-    third_place: bool = False
-    seed: int = 0
-    title: str = "五色百人一首大会"
-    #: cards read in a match (seed 004: 17 of the colour's 20); a result's cards add up to
-    #: at most this, plus the tie-break cards (up to the 20) in a knock-out match
-    reads: int = scoring.DEFAULT_READS
-    #: ``one`` colour all day (the default), ``each-round``, or ``given`` (``colors``)
-    color_policy: str = "one"
-
-    def validate(self) -> None:
-        if not 1 <= self.rounds <= 20:
-            raise TournamentError(f"--rounds {self.rounds}: between 1 and 20 preliminary rounds")
-        if isinstance(self.reads, bool) or not 1 <= self.reads <= scoring.MAX_CARDS:
-            raise TournamentError(f"--reads {self.reads}: between 1 and {scoring.MAX_CARDS} "
-                                  "cards (a colour has 20)")
-        if self.color_policy not in COLOR_POLICIES:
-            raise TournamentError(f"colour policy {self.color_policy!r}: one of "
-                                  f"{', '.join(COLOR_POLICIES)}")
-
-
-@dataclass(frozen=True)
-class Table:
-    round: int
-    no: int
-    block: str
-    kind: str
-    seats: tuple[int, ...]
-    names: tuple[str, ...]
-    #: the table's live result (cards per seat), or None
-    counts: tuple[int, ...] | None = None
-    faults: tuple[int, ...] = ()
-    outcome: tuple[str, ...] | None = None
-
-    @property
-    def knockout(self) -> bool:
-        return self.kind != "prelim"
-
-    def to_json(self) -> dict:
-        return {"round": self.round, "table": self.no, "block": self.block, "kind": self.kind,
-                "players": list(self.names), "cards": None if self.counts is None
-                else list(self.counts), "result": None if self.outcome is None
-                else list(self.outcome),
-                "faults": [self.names[self.seats.index(f)] for f in self.faults]}
-
 
 def _writes(method):
     """A method that changes the file: all of it (its checks too) runs in one ``_tx``, an
     SQLite failure is one line, and ``on_change`` runs after the commit (once, however the
     methods call each other)."""
-    import functools
 
     @functools.wraps(method)
     def wrapper(self, *a, **kw):
@@ -172,10 +87,23 @@ def _writes(method):
     return wrapper
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None, timeout=integrity.BUSY_TIMEOUT_S)
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=FULL")
+        conn.execute("PRAGMA foreign_keys=ON")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class Tournament:
-    """One tournament file.  ``Tournament.create(path, rows, settings)`` or
-    ``Tournament.open(path)``; every method that changes something commits before it
-    returns and then calls ``on_change`` (the CLI rewrites the projector page there)."""
+    """One tournament file, one connection.  ``Tournament.create(path, rows, settings)`` or
+    ``Tournament.open(path)``, both best in a ``with`` block (the connection is closed at its
+    end, whatever happens); every method that changes something commits before it returns and
+    then calls ``on_change`` (the CLI rewrites the projector page there)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, meta: dict | None = None):
         self.path = path
@@ -185,24 +113,15 @@ class Tournament:
             m = dict(conn.execute("SELECT key, value FROM meta"))
             meta = {k: decode_json(v) for k, v in m.items()}
         self.meta = meta
-        self.settings = Settings(rounds=self.meta["rounds"], colors=tuple(self.meta["colors"]),
-                                 mix_groups=self.meta["mix_groups"],
-                                 third_place=self.meta["third_place"], seed=self.meta["seed"],
-                                 title=self.meta["title"],
-                                 # files written before these settings: 17 read, and the
-                                 # colours they recorded, round by round
-                                 reads=self.meta.get("reads", scoring.DEFAULT_READS),
-                                 color_policy=self.meta.get("color_policy", "given"))
+        self.settings = Settings.from_meta(meta)
+
+    def __enter__(self) -> "Tournament":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # ------------------------------------------------------------------ opening
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        conn = sqlite3.connect(str(path), isolation_level=None, timeout=integrity.BUSY_TIMEOUT_S)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=FULL")
-        conn.execute("PRAGMA foreign_keys=ON")
-        return conn
-
     @classmethod
     def create(cls, path: str | Path, rows: Sequence[PlayerRow], settings: Settings,
                blocks: int | None = None) -> "Tournament":
@@ -218,35 +137,28 @@ class Tournament:
         if not path.parent.is_dir():
             raise TournamentError(f"cannot write {path}: folder {path.parent} does not exist")
         rows = balance_blocks(rows, blocks, random.Random(f"{settings.seed}/blocks"))
-        _check_blocks(rows)
-        need = settings.rounds + 2
-        colors = [parse_color(c) for c in settings.colors]
-        policy = settings.color_policy
-        if colors:
-            colors = [colors[i % len(colors)] for i in range(need)]
-            policy = "one" if len(set(colors)) == 1 else "given"
-        else:
-            colors = default_colors(settings.seed, need, policy)
-        meta = {"format": FORMAT, "version": VERSION, "rounds": settings.rounds,
-                "colors": colors, "mix_groups": settings.mix_groups,
-                "third_place": settings.third_place, "seed": settings.seed,
-                "title": settings.title, "reads": settings.reads, "color_policy": policy}
+        check_blocks(rows)
+        meta = dict({"format": FORMAT, "version": VERSION},
+                    **round_colors(settings).to_meta())
         tmp = path.with_name(path.name + ".new")
         tmp.unlink(missing_ok=True)
         try:
-            conn = cls._connect(tmp)
+            conn = _connect(tmp)
         except sqlite3.Error as e:
             raise TournamentError(f"cannot create {path}: {e}") from None
-        with conn:
-            conn.execute("BEGIN")
-            for stmt in SCHEMA.strip().split(";"):
-                if stmt.strip():
-                    conn.execute(stmt)
-            conn.executemany("INSERT INTO meta VALUES (?, ?)",
-                             [(k, json.dumps(v, ensure_ascii=False)) for k, v in meta.items()])
-            conn.executemany("INSERT INTO players(name, grp, block) VALUES (?, ?, ?)",
-                             [(r.name, r.group, r.block) for r in rows])
-        conn.close()
+        try:
+            with conn:
+                conn.execute("BEGIN")
+                for stmt in SCHEMA.strip().split(";"):
+                    if stmt.strip():
+                        conn.execute(stmt)
+                conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                                 [(k, json.dumps(v, ensure_ascii=False))
+                                  for k, v in meta.items()])
+                conn.executemany("INSERT INTO players(name, grp, block) VALUES (?, ?, ?)",
+                                 [(r.name, r.group, r.block) for r in rows])
+        finally:
+            conn.close()
         for suffix in ("-wal", "-shm"):
             Path(str(tmp) + suffix).unlink(missing_ok=True)
         tmp.rename(path)  # the file appears whole, or not at all
@@ -264,7 +176,7 @@ class Tournament:
                                   "`karuta tournament new --players FILE.csv`)")
         integrity.identify(path)  # before anything could change a byte of someone else's file
         try:
-            conn = cls._connect(path)
+            conn = _connect(path)
         except sqlite3.Error as e:
             raise integrity.sql_error(path, e) from None
         try:
@@ -295,28 +207,29 @@ class Tournament:
             self.on_change(self)
 
     # ------------------------------------------------------------------ players
-    def players(self, include_withdrawn: bool = True) -> list[dict]:
+    def players(self, include_withdrawn: bool = True) -> list[Player]:
         q = ("SELECT id, name, grp, block, joined_round, withdrawn_round FROM players "
              "ORDER BY block, id")
-        out = [{"id": i, "name": n, "group": g, "block": b, "joined_round": j,
-                "withdrawn_round": w} for i, n, g, b, j, w in self.db.execute(q)]
-        return [p for p in out if include_withdrawn or p["withdrawn_round"] is None]
+        out = [Player(*row) for row in self.db.execute(q)]
+        return [p for p in out if include_withdrawn or not p.withdrawn]
 
     def blocks(self) -> list[str]:
         return [b for (b,) in self.db.execute("SELECT DISTINCT block FROM players ORDER BY block")]
 
-    def player_id(self, name: str) -> int:
+    def player(self, name: str) -> Player:
         nm = clean_name(name)
-        row = self.db.execute("SELECT id FROM players WHERE name = ?", (nm,)).fetchone()
+        row = self.db.execute("SELECT id, name, grp, block, joined_round, withdrawn_round "
+                              "FROM players WHERE name = ?", (nm,)).fetchone()
         if row is None:
             raise TournamentError(f"no player called {nm}")
-        return row[0]
+        return Player(*row)
 
     def names(self) -> dict[int, str]:
         return dict(self.db.execute("SELECT id, name FROM players"))
 
     @_writes
-    def add_player(self, name: str, group: str = "", block: str | None = None) -> dict:
+    def add_player(self, name: str, group: str = "", block: str | None = None) -> Player:
+        """A player added on the day: plays from the next round paired."""
         nm, grp = clean_name(name), clean_name(group)
         if not nm:
             raise TournamentError("a player needs a name")
@@ -327,7 +240,7 @@ class Tournament:
         if not block:
             sizes = defaultdict(int, {b: 0 for b in self.blocks()})
             for p in self.players(include_withdrawn=False):
-                sizes[p["block"]] += 1
+                sizes[p.block] += 1
             block = min(sizes, key=lambda b: (sizes[b], b)) if sizes else "A"
         block = clean_name(block)
         if block not in self.blocks():
@@ -335,41 +248,41 @@ class Tournament:
         joined = self.current_round() + 1
         self.db.execute("INSERT INTO players(name, grp, block, joined_round) "
                         "VALUES (?, ?, ?, ?)", (nm, grp, block, joined))
-        return {"name": nm, "group": grp, "block": block, "plays_from_round": joined}
+        return self.player(nm)
 
     @_writes
-    def withdraw(self, name: str) -> dict:
-        pid = self.player_id(name)
-        row = self.db.execute("SELECT withdrawn_round FROM players WHERE id = ?", (pid,)).fetchone()
-        if row[0] is not None:
-            raise TournamentError(f"{clean_name(name)} has already withdrawn "
-                                  f"(before round {row[0]})")
-        from_round = self.current_round() + 1
+    def withdraw(self, name: str) -> Player:
+        """Not paired from the next round on (results so far stay)."""
+        p = self.player(name)
+        if p.withdrawn:
+            raise TournamentError(f"{p.name} has already withdrawn "
+                                  f"(before round {p.withdrawn_round})")
         self.db.execute("UPDATE players SET withdrawn_round = ? WHERE id = ?",
-                        (from_round, pid))
-        return {"name": clean_name(name), "not_paired_from_round": from_round}
-
-    def _active(self, round_no: int, block: str | None = None) -> list[dict]:
-        return [p for p in self.players() if p["joined_round"] <= round_no
-                and (p["withdrawn_round"] is None or p["withdrawn_round"] > round_no)
-                and (block is None or p["block"] == block)]
+                        (self.current_round() + 1, p.id))
+        return self.player(p.name)
 
     # ------------------------------------------------------------------ rounds
     def current_round(self) -> int:
         return self.db.execute("SELECT COALESCE(MAX(no), 0) FROM rounds").fetchone()[0]
 
     def stage_of(self, round_no: int) -> str | None:
-        r = self.settings.rounds
-        if 1 <= round_no <= r:
-            return "prelim"
-        return {r + 1: "semi", r + 2: "final"}.get(round_no)
+        return self.settings.stage_of(round_no)
 
-    def round_info(self, round_no: int) -> dict | None:
+    def round(self, round_no: int) -> Round:
+        """A paired round with its tables; ``TournamentError`` if it is not paired."""
         row = self.db.execute("SELECT stage, color, reading_seed FROM rounds WHERE no = ?",
                               (round_no,)).fetchone()
         if row is None:
-            return None
-        return {"round": round_no, "stage": row[0], "color": row[1], "reading_seed": row[2]}
+            cur = self.current_round()
+            raise TournamentError(f"there is no round {round_no} (rounds 1-{cur} are paired)"
+                                  if cur else "no round is paired yet: `karuta tournament pair`")
+        return Round(round_no, row[0], row[1], row[2], tuple(self.tables(round_no)))
+
+    def round_info(self, round_no: int) -> Round | None:
+        """The round without its tables, or None if it is not paired."""
+        row = self.db.execute("SELECT stage, color, reading_seed FROM rounds WHERE no = ?",
+                              (round_no,)).fetchone()
+        return None if row is None else Round(round_no, *row)
 
     def tables(self, round_no: int) -> list[Table]:
         names = self.names()
@@ -409,11 +322,10 @@ class Tournament:
         return [t.no for t in self.tables(round_no) if t.counts is None]
 
     @_writes
-    def pair(self, color: str | None = None, tables_csv: str | Path | None = None) -> dict:
-        """Pair the next round (preliminary, semi-finals or final); returns its description.
+    def pair(self, color: str | None = None, tables_csv: str | Path | None = None) -> Round:
+        """Pair the next round (preliminary, semi-finals or final) and return it.
         ``color``: this round's colour instead of the one set at the start; ``tables_csv``:
-        a preliminary round's tables given by hand (columns table, name; see
-        ``_manual_tables``)."""
+        a preliminary round's tables given by hand (``files.read_tables``)."""
         if color is not None:
             color = parse_color(color)
         cur = self.current_round()
@@ -428,25 +340,34 @@ class Tournament:
         if stage is None:
             raise TournamentError("the tournament is over: the finals are played "
                                   "(`karuta tournament export` writes all results)")
+        lots: list = []
         if tables_csv is not None:
             if stage != "prelim":
                 raise TournamentError(f"round {nxt} is the {STAGE_NAMES.get(stage, stage)}: its "
                                       "tables follow from the standings, not from a file")
-            tables, lots = self._manual_tables(tables_csv, nxt), []
+            tables = files.read_tables(tables_csv, self.players(), nxt)
         elif stage == "prelim":
-            tables, lots = self._pair_prelim(nxt), []
+            tables = self._pair_prelim(nxt)
         elif stage == "semi":
-            tables, lots = self._pair_semis(nxt)
+            tables = []
+            for block, rows in self.standings().items():
+                t, lt = scoring.semi_finals(block, rows, self.settings.seed)
+                tables += t
+                lots += lt
         else:
-            tables, lots = self._pair_final(nxt), []
+            semis: dict[str, list[Table]] = defaultdict(list)
+            for t in self.tables(nxt - 1):
+                if t.kind == "semi":
+                    semis[t.block].append(t)
+            tables = [x for ts in semis.values()
+                      for x in scoring.finals(ts, self.settings.third_place)]
         if not tables and stage == "final":
             raise TournamentError("the tournament is over: every block's final is played "
                                   "(`karuta tournament export` writes all results)")
         if not tables:
             raise TournamentError(f"nobody to pair for round {nxt}")
         if color is None:
-            color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
-                else default_colors(self.settings.seed, nxt, self.settings.color_policy)[-1]
+            color = self.settings.color_of(nxt)
         reading_seed = random.Random(f"{self.settings.seed}/reading/{nxt}").randrange(1_000_000)
         self.db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?)",
                         (nxt, stage, color, reading_seed))
@@ -455,11 +376,12 @@ class Tournament:
             self.db.executemany("INSERT INTO seats VALUES (?, ?, ?, ?)",
                                 [(nxt, no, i, p) for i, p in enumerate(seats)])
         self.db.executemany("INSERT INTO lots VALUES (?, ?, ?, ?)", lots)
-        return self.round_json(nxt)
+        return self.round(nxt)
 
     @_writes
-    def unpair(self) -> dict:
-        """Take back the newest round's pairing while no result is entered for it."""
+    def unpair(self) -> int:
+        """Take back the newest round's pairing while no result is entered for it; returns
+        the round taken back."""
         cur = self.current_round()
         if not cur:
             raise TournamentError("no round is paired yet")
@@ -475,183 +397,57 @@ class Tournament:
         self.db.execute("DELETE FROM rounds WHERE no = ?", (cur,))
         if stage == "semi":
             self.db.execute("DELETE FROM lots")
-        return {"round": cur, "unpaired": True}
+        return cur
 
-    def _history(self, upto: int):
-        """Preliminary history before round ``upto``: met counts, trio counts."""
-        met: dict[frozenset, int] = defaultdict(int)
-        trios: dict[int, int] = defaultdict(int)
+    def _seatings(self, upto: int) -> dict[tuple[int, int], list[int]]:
+        """The seats of every table of the preliminary rounds before ``upto``."""
         seats: dict[tuple[int, int], list[int]] = defaultdict(list)
-        for r, t, p in self.db.execute("SELECT round, table_no, player FROM seats WHERE round < ? "
-                                       "ORDER BY round, table_no, seat", (upto,)):
-            if self.stage_of(r) == "prelim":
-                seats[r, t].append(p)
-        for ps in seats.values():
-            for i in range(len(ps)):
-                for j in range(i + 1, len(ps)):
-                    met[frozenset((ps[i], ps[j]))] += 1
-            if len(ps) == 3:
-                for p in ps:
-                    trios[p] += 1
-        return met, trios
+        for r, t, p in self.db.execute("SELECT round, table_no, player FROM seats WHERE "
+                                       "round < ? AND round <= ? ORDER BY round, table_no, seat",
+                                       (upto, self.settings.rounds)):
+            seats[r, t].append(p)
+        return seats
 
     def prelim_results(self) -> list[scoring.TableResult]:
-        seats: dict[tuple[int, int], list[int]] = defaultdict(list)
-        blocks = {}
-        for r, t, p in self.db.execute("SELECT round, table_no, player FROM seats "
-                                       "WHERE round <= ? ORDER BY round, table_no, seat",
-                                       (self.settings.rounds,)):
-            seats[r, t].append(p)
-        for r, t, b in self.db.execute("SELECT round, no, block FROM tables WHERE round <= ?",
-                                       (self.settings.rounds,)):
-            blocks[r, t] = b
-        out = []
-        for (r, t), (counts, faults) in self._live_entries().items():
-            if (r, t) in seats:
-                out.append(scoring.TableResult(r, t, blocks[r, t], tuple(seats[r, t]), counts,
-                                               faults))
-        return out
+        seats = self._seatings(self.settings.rounds + 1)
+        blocks = dict(((r, t), b) for r, t, b in self.db.execute(
+            "SELECT round, no, block FROM tables WHERE round <= ?", (self.settings.rounds,)))
+        return [scoring.TableResult(r, t, blocks[r, t], tuple(seats[r, t]), counts, faults)
+                for (r, t), (counts, faults) in self._live_entries().items() if (r, t) in seats]
 
     def _pair_prelim(self, nxt: int) -> list[tuple[str, str, tuple[int, ...]]]:
-        met, trios = self._history(nxt)
         wins: dict[int, int] = defaultdict(int)
         for res in self.prelim_results():
             for pid, kind in scoring.table_outcome(res.seats, res.counts).items():
                 wins[pid] += kind == "win"
         before = self.tables(nxt - 1) if self.stage_of(nxt - 1) == "prelim" else []
-        out = []
-        for block in self.blocks():
-            active = self._active(nxt, block)
-            if not active:
-                continue
-            if len(active) == 1:
-                raise TournamentError(f"block {block} has one player left "
-                                      f"({active[0]['name']}): add a player to block {block} "
-                                      "(`karuta tournament add NAME --block "
-                                      f"{block}`) or withdraw them")
-            ents = [pairing.Entrant(p["id"], wins[p["id"]], p["group"], trios[p["id"]])
-                    for p in active]
-            rng = random.Random(f"{self.settings.seed}/pair/{nxt}/{block}")
-            last = [tb.seats for tb in before if tb.block == block]
-            for t in pairing.pair_block(ents, met, rng, self.settings.mix_groups, last,
-                                        self.settings.rounds):
-                out.append((block, "prelim", t))
-        return out
-
-    def _manual_tables(self, path: str | Path, nxt: int) -> list[tuple[str, str, tuple[int, ...]]]:
-        """A round's tables from a CSV (one row per player: table, name; seats in row order).
-        Every player due to play must be at exactly one table of 2 or 3 players of one block;
-        the first bad row or table is one line, and nothing is written."""
-        from reader.tournament.players import read_text, sheet_rows
-
-        p = Path(path)
-        rows = sheet_rows(read_text(p), str(p), PAIRING_COLUMNS, ("table", "name"))
-        players = {p_["name"]: p_ for p_ in self.players()}
-        active = {p_["id"] for p_ in self._active(nxt)}
-        seats: dict[int, list[int]] = {}
-        seen: dict[str, tuple[int, int]] = {}
-        for i, cell in rows:
-            where = f"{p} row {i}"
-            tno = _table_no(cell["table"], where)
-            nm = clean_name(cell["name"])
-            if nm not in players:
-                raise TournamentError(f"{where}: no player called {nm}")
-            if nm in seen:
-                t0, r0 = seen[nm]
-                raise TournamentError(f"{where}: {nm} is in two tables ({t0} on row {r0} and "
-                                      f"{tno})" if t0 != tno else f"{where}: {nm} is twice in "
-                                      f"table {tno}")
-            seen[nm] = (tno, i)
-            if players[nm]["id"] not in active:
-                raise TournamentError(f"{where}: {nm} does not play in round {nxt} (withdrawn)")
-            seats.setdefault(tno, []).append(players[nm]["id"])
-        names = self.names()
-        left = [names[x] for x in sorted(active - {players[n]["id"] for n in seen})]
-        if left:
-            raise TournamentError(f"{p}: no table for {', '.join(left[:5])}"
-                                  + (f" and {len(left) - 5} more" if len(left) > 5 else ""))
-        gap = [n for n in range(1, len(seats) + 1) if n not in seats]
-        if gap:
-            raise TournamentError(f"{p}: tables are numbered 1-{len(seats)}: no table {gap[0]} "
-                                  f"but a table {max(seats)}")
-        by_id = {p_["id"]: p_ for p_ in players.values()}
-        out = []
-        for tno in sorted(seats):
-            ids = seats[tno]
-            if not 2 <= len(ids) <= 3:
-                raise TournamentError(f"{p}: table {tno} has {len(ids)} player"
-                                      f"{'s' if len(ids) != 1 else ''} (2 or 3 play at a table)")
-            blocks = sorted({by_id[x]["block"] for x in ids})
-            if len(blocks) > 1:
-                raise TournamentError(f"{p}: table {tno} mixes blocks {' and '.join(blocks)}")
-            out.append((blocks[0], "prelim", tuple(ids)))
-        return out
+        players = self.players()
+        blocks = {b: [p for p in players if p.block == b and p.plays_in(nxt)]
+                  for b in self.blocks()}
+        return pairing.pair_round(blocks, list(self._seatings(nxt).values()), wins, before,
+                                  self.settings.seed, nxt, self.settings.mix_groups,
+                                  self.settings.rounds)
 
     def standings(self, block: str | None = None) -> dict[str, list[scoring.Row]]:
         """Per block, the preliminary standings (recomputed from the live entries)."""
         by_block: dict[str, list[scoring.TableResult]] = defaultdict(list)
         for r in self.prelim_results():
             by_block[r.block].append(r)
-        lots = defaultdict(dict)
+        lots: dict[str, dict[int, int]] = defaultdict(dict)
         for b, p, n in self.db.execute("SELECT block, player, number FROM lots"):
             lots[b][p] = n
         out = {}
         players = self.players()
-        for b in sorted({p["block"] for p in players}):
+        for b in sorted({p.block for p in players}):
             if block is not None and b != block:
                 continue
-            ps = [(p["id"], p["name"], p["group"], p["withdrawn_round"] is not None)
-                  for p in players if p["block"] == b]
+            ps = [(p.id, p.name, p.group, p.withdrawn) for p in players if p.block == b]
             out[b] = scoring.standings(ps, by_block[b], lots[b])
         return out
 
     def prelims_done(self) -> bool:
         r = self.settings.rounds
         return self.current_round() >= r and not self.missing_results(r)
-
-    def _pair_semis(self, nxt: int):
-        tables, lots = [], []
-        for block, rows in self.standings().items():
-            rows = [r for r in rows if not r.withdrawn]
-            for group in scoring.tie_groups_needing_lots(rows):
-                seed = f"{self.settings.seed}/lot/{block}/" + ",".join(
-                    str(r.id) for r in sorted(group, key=lambda r: r.id))
-                drawn = scoring.draw_lots(seed, [r.id for r in group])
-                lots += [(block, pid, n, seed) for pid, n in drawn.items()]
-                for r in group:
-                    r.lot = drawn[r.id]
-            rows.sort(key=lambda r: (-r.wins, -r.cards, r.lot or 0))
-            top = [r.id for r in rows[:4]]
-            if len(top) == 4:
-                for a, b in scoring.semi_pairs(top):
-                    tables.append((block, "semi", (a, b)))
-            elif len(top) >= 2:
-                tables.append((block, "final", (top[0], top[1])))
-        return tables, lots
-
-    def _pair_final(self, nxt: int):
-        out = []
-        semis: dict[str, list[Table]] = defaultdict(list)
-        for t in self.tables(nxt - 1):
-            if t.kind == "semi":
-                semis[t.block].append(t)
-        for block, ts in semis.items():
-            winners = [t.seats[t.outcome.index("win")] for t in ts]
-            losers = [t.seats[t.outcome.index("loss")] for t in ts]
-            out.append((block, "final", tuple(winners)))
-            if self.settings.third_place:
-                out.append((block, "third", tuple(losers)))
-        return out
-
-    def round_json(self, round_no: int) -> dict:
-        info = self.round_info(round_no)
-        if info is None:
-            raise TournamentError(f"there is no round {round_no} (rounds 1-{self.current_round()}"
-                                  " are paired)" if self.current_round() else "no round is "
-                                  "paired yet: `karuta tournament pair`")
-        info["stage_name"] = STAGE_NAMES[info["stage"]]
-        info["tables"] = [t.to_json() for t in self.tables(round_no)]
-        return info
 
     # ------------------------------------------------------------------ results
     def table_at(self, round_no: int, table_no: int) -> Table:
@@ -662,41 +458,12 @@ class Tournament:
         raise TournamentError(f"table {table_no}: round {round_no} has no such table "
                               f"(tables 1-{n})" if n else f"round {round_no} is not paired")
 
-    def max_cards(self, table: Table) -> int:
-        """The most cards a table's players can have taken together: the cards read, and in a
-        knock-out match the tie-break cards too (one at a time, up to the colour's 20)."""
-        return scoring.MAX_CARDS if table.knockout else self.settings.reads
-
-    def check_result(self, table: Table, counts: Sequence[int],
-                     faults: Iterable[int] = ()) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        where = f"table {table.no}"
-        if len(counts) != len(table.seats):
-            raise TournamentError(f"{where} has {len(table.seats)} players "
-                                  f"({', '.join(table.names)}): give {len(table.seats)} counts, "
-                                  f"not {len(counts)}")
-        most = self.max_cards(table)
-        read = (f"{self.settings.reads} are read" if most == self.settings.reads else
-                f"{self.settings.reads} are read and at most {most - self.settings.reads} "
-                "tie-break cards")
-        for n, name in zip(counts, table.names):
-            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-                raise TournamentError(f"{where}: {n!r} cards for {name} is not a count")
-            if n > most:
-                raise TournamentError(f"{where}: {n} cards for {name}, but only {read}")
-        if sum(counts) > most:
-            raise TournamentError(f"{where}: {' + '.join(map(str, counts))} = {sum(counts)} "
-                                  f"cards, but only {read}")
-        faults = tuple(faults)
-        for f in faults:
-            if f not in table.seats:
-                name = self.names().get(f, f)
-                raise TournamentError(f"{where}: {name} did not play at this table "
-                                      f"({', '.join(table.names)})")
-        try:
-            scoring.table_outcome(table.seats, counts, table.knockout)
-        except ValueError as e:
-            raise TournamentError(f"{where} ({KIND_NAMES[table.kind]}): {e}") from None
-        return tuple(counts), tuple(dict.fromkeys(faults))
+    def check_result(self, table: Table, counts: Sequence[int], faults=(),
+                     tiebreak: int = 0) -> tuple:
+        """``scoring.check_result`` with this tournament's cards read."""
+        names = self.names()
+        return scoring.check_result(table, counts, faults, self.settings.reads,
+                                    lambda f: names.get(f, f), tiebreak)
 
     def _check_editable(self, round_no: int, table_no: int, correct: bool) -> None:
         cur = self.current_round()
@@ -717,51 +484,34 @@ class Tournament:
 
     @_writes
     def enter(self, table_no: int, counts: Sequence[int], faults: Sequence[int] = (),
-              round_no: int | None = None, correct: bool = False, source: str = "sheet") -> dict:
-        """Enter one table's result (cards per seat, in seat order); returns the table."""
+              round_no: int | None = None, correct: bool = False, source: str = "sheet",
+              tiebreak: int = 0) -> Table:
+        """Enter one table's result (cards per seat, in seat order; ``tiebreak``: the cards
+        read after a tie in this knock-out match); returns the table."""
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
         table = self.table_at(round_no, table_no)
-        counts, faults = self.check_result(table, counts, faults)
+        counts, faults = self.check_result(table, counts, faults, tiebreak)
         self.db.execute("INSERT INTO entries(round, table_no, counts, faults, source) "
                         "VALUES (?, ?, ?, ?, ?)",
                         (round_no, table_no, _text(counts), _text(faults), source))
-        return self.table_at(round_no, table_no).to_json()
+        return self.table_at(round_no, table_no)
 
     @_writes
     def enter_named(self, table_no: int, named: dict[str, int], faults: Sequence[str] = (),
-                    round_no: int | None = None, correct: bool = False) -> dict:
+                    round_no: int | None = None, correct: bool = False,
+                    tiebreak: int = 0) -> Table:
         """The same with names: ``{"山田": 9, "佐藤": 8}`` (any order)."""
         round_no = round_no or self.current_round()
         self._check_editable(round_no, table_no, correct)
         table = self.table_at(round_no, table_no)
-        counts = self._counts_by_name(table, named)
-        return self.enter(table_no, counts, [self.seat_of(table, f) for f in faults], round_no,
-                          correct)
-
-    def seat_of(self, table: Table, name: str) -> int:
-        nm = clean_name(name)
-        if nm not in table.names:  # 山田太郎 for 山田 太郎 (a desk line splits at spaces)
-            same = [n for n in table.names if n.replace(" ", "") == nm.replace(" ", "")]
-            nm = same[0] if len(same) == 1 else nm
-        if nm not in table.names:
-            raise TournamentError(f"table {table.no}: {nm} did not play at this table "
-                                  f"({', '.join(table.names)})")
-        return table.seats[table.names.index(nm)]
-
-    def _counts_by_name(self, table: Table, named: dict[str, int]) -> list[int]:
-        got = {}
-        for name, n in named.items():
-            pid = self.seat_of(table, name)
-            got[pid] = n
-        missing = [nm for p, nm in zip(table.seats, table.names) if p not in got]
-        if missing:
-            raise TournamentError(f"table {table.no}: no count for {', '.join(missing)}")
-        return [got[p] for p in table.seats]
+        counts = _counts_by_name(table, named)
+        return self.enter(table_no, counts, [table.seat_of(f) for f in faults], round_no,
+                          correct, tiebreak=tiebreak)
 
     @_writes
     def enter_log(self, table_no: int, log_path: str | Path, round_no: int | None = None,
-                  correct: bool = False) -> dict:
+                  correct: bool = False) -> Table:
         """A finished ``karuta match keep`` goshiki log for a table: seat A, B (, C) in order."""
         from reader.match import log as matchlog
         from reader.match.rules import goshiki as g
@@ -776,7 +526,7 @@ class Tournament:
         if len(st.players) != len(table.seats):
             raise TournamentError(f"{log_path}: {len(st.players)} players, but table {table_no} "
                                   f"has {len(table.seats)} ({', '.join(table.names)})")
-        color = self.round_info(round_no)["color"]
+        color = self.round_info(round_no).color
         if st.color != color:
             raise TournamentError(f"{log_path}: a {st.color} match, but round {round_no} reads "
                                   f"{color}")
@@ -786,63 +536,38 @@ class Tournament:
         counts = [st.count(p) for p in st.players]
         faulted = {p for r in st.results for p in r.faults}
         faults = [table.seats[i] for i, p in enumerate(st.players) if p in faulted]
+        # the cards the log read beyond its reads: the tie-break cards of this match
+        tiebreak = max(0, len(st.results) - st.settings.reads)
         return self.enter(table_no, counts, faults, round_no, correct,
-                          source=f"log:{Path(log_path).name}")
+                          source=f"log:{Path(log_path).name}", tiebreak=tiebreak)
 
     @_writes
     def enter_csv(self, path: str | Path, round_no: int | None = None,
-                  correct: bool = False) -> list[dict]:
-        """Results typed from the sheets into a spreadsheet: columns table, name, cards
-        (optional fault = 1/yes/○).  All tables or none: a bad row changes nothing."""
-        from reader.tournament.players import read_text, sheet_rows
-
+                  correct: bool = False) -> list[Table]:
+        """Results typed from the sheets into a spreadsheet (``files.read_results``).  All
+        tables or none: a bad row changes nothing."""
         round_no = round_no or self.current_round()
         p = Path(path)
-        rows = sheet_rows(read_text(p), str(p), RESULT_COLUMNS, ("table", "name", "cards"))
         tables = {t.no: t for t in self.tables(round_no)}
-        by_table: dict[int, dict[str, int]] = {}
-        faults: dict[int, list[str]] = defaultdict(list)
-        seen: dict[str, tuple[int, int]] = {}
-        for i, cell in rows:
-            tno = _table_no(cell["table"], f"{p} row {i}")
-            if tno not in tables:
-                raise TournamentError(f"{p} row {i}: round {round_no} has no table {tno} "
-                                      f"(tables 1-{len(tables)})")
-            nm = clean_name(cell["name"])
-            if nm in seen:
-                raise TournamentError(f"{p} row {i}: {nm} is in two tables ({seen[nm][0]} on row "
-                                      f"{seen[nm][1]} and {tno})" if seen[nm][0] != tno else
-                                      f"{p} row {i}: {nm} is twice in table {tno}")
-            seen[nm] = (tno, i)
-            if nm not in tables[tno].names:
-                raise TournamentError(f"{p} row {i}: {nm} did not play at table {tno} "
-                                      f"({', '.join(tables[tno].names)})")
-            try:
-                n = int(clean_name(cell["cards"]))
-            except ValueError:
-                raise TournamentError(f"{p} row {i}: {cell['cards']!r} cards is not a "
-                                      "number") from None
-            by_table.setdefault(tno, {})[nm] = n
-            if cell["fault"].casefold() in ("1", "yes", "y", "true", "○", "〇", "x", "有", "あり"):
-                faults[tno].append(nm)
         checked = []
-        for tno, named in by_table.items():
-            t = tables[tno]
+        for sheet in files.read_results(p, tables, round_no):
+            t = tables[sheet.table]
             try:
-                self._check_editable(round_no, tno, correct)
-                counts = self._counts_by_name(t, named)
-                fs = [self.seat_of(t, f) for f in faults[tno]]
-                checked.append((tno,) + self.check_result(t, counts, fs))
+                self._check_editable(round_no, sheet.table, correct)
+                counts = _counts_by_name(t, sheet.named)
+                fs = [t.seat_of(f) for f in sheet.faults]
+                checked.append((sheet.table,) + self.check_result(t, counts, fs,
+                                                                  sheet.tiebreak))
             except TournamentError as e:
                 raise TournamentError(f"{p}: {e}") from None
         self.db.executemany("INSERT INTO entries(round, table_no, counts, faults, source) "
                             "VALUES (?, ?, ?, ?, ?)",
                             [(round_no, tno, _text(c), _text(f), f"csv:{p.name}")
                              for tno, c, f in checked])
-        return [self.table_at(round_no, tno).to_json() for tno, _, _ in checked]
+        return [self.table_at(round_no, tno) for tno, _, _ in checked]
 
     @_writes
-    def undo(self, table_no: int | None = None, round_no: int | None = None) -> dict:
+    def undo(self, table_no: int | None = None, round_no: int | None = None) -> Undone:
         """Undo the newest live entry (of one table if given); the previous one, if it was a
         correction, is the table's result again."""
         q = "SELECT id, round, table_no, counts FROM entries WHERE undone = 0"
@@ -861,111 +586,58 @@ class Tournament:
         eid, r, t, c = row
         self._check_editable(r, t, correct=True)
         self.db.execute("UPDATE entries SET undone = 1 WHERE id = ?", (eid,))
-        after = self.table_at(r, t).to_json()
-        return {"undone": {"round": r, "table": t, "cards": list(_ints(c))}, "table": after}
+        return Undone(r, t, _ints(c), self.table_at(r, t))
 
     # ------------------------------------------------------------------ views
-    def knockout(self) -> dict[str, list[dict]]:
+    def knockout(self) -> dict[str, list[Table]]:
         """Per block, the knock-out tables so far (semi-finals, final, third place)."""
-        out: dict[str, list[dict]] = defaultdict(list)
+        out: dict[str, list[Table]] = defaultdict(list)
         for r in range(self.settings.rounds + 1, self.current_round() + 1):
             for t in self.tables(r):
-                out[t.block].append(t.to_json())
+                out[t.block].append(t)
         return dict(out)
 
     def champions(self) -> dict[str, str]:
         out = {}
         for block, ts in self.knockout().items():
             for t in ts:
-                if t["kind"] == "final" and t["result"]:
-                    out[block] = t["players"][t["result"].index("win")]
+                if t.kind == "final" and t.outcome:
+                    out[block] = t.names[t.outcome.index("win")]
         return out
 
-    def status(self) -> dict:
+    def status(self) -> Status:
         cur = self.current_round()
         active = self.players(include_withdrawn=False)
-        out = {"file": str(self.path), "title": self.settings.title, "seed": self.settings.seed,
-               "rounds": self.settings.rounds, "players": len(active),
-               "blocks": {b: sum(p["block"] == b for p in active) for b in self.blocks()},
-               "round": cur, "stage": self.stage_of(cur) if cur else None,
-               "color": self.round_info(cur)["color"] if cur else None,
-               "missing": self.missing_results(cur) if cur else [],
-               # every table of every round still without a result (an undo can leave one
-               # in an earlier round: it must be entered before the next pairing)
-               "missing_all": [{"round": r, "table": t} for r in range(1, cur + 1)
-                               for t in self.missing_results(r)],
-               "next_color": (self.settings.colors[cur] if cur < len(self.settings.colors)
-                              else None),
-               "reads": self.settings.reads, "color_policy": self.settings.color_policy,
-               "champions": self.champions()}
-        return out
+        info = self.round_info(cur) if cur else None
+        return Status(
+            file=str(self.path), title=self.settings.title, seed=self.settings.seed,
+            rounds=self.settings.rounds, players=len(active),
+            blocks=tuple((b, sum(p.block == b for p in active)) for b in self.blocks()),
+            round=cur, stage=self.stage_of(cur) if cur else None,
+            color=info.color if info else None,
+            missing=tuple(self.missing_results(cur)) if cur else (),
+            # every table of every round still without a result (an undo can leave one in an
+            # earlier round: it must be entered before the next pairing)
+            missing_all=tuple((r, t) for r in range(1, cur + 1)
+                              for t in self.missing_results(r)),
+            next_color=(self.settings.colors[cur] if cur < len(self.settings.colors)
+                        else None),
+            reads=self.settings.reads, color_policy=self.settings.color_policy,
+            champions=tuple(self.champions().items()))
 
-    def lots(self) -> list[dict]:
+    def lots(self) -> list[Lot]:
         names = self.names()
-        return [{"block": b, "name": names[p], "number": n, "seed": s} for b, p, n, s in
+        return [Lot(b, p, names[p], n, s) for b, p, n, s in
                 self.db.execute("SELECT block, player, number, seed FROM lots "
                                 "ORDER BY block, number")]
 
-    def export(self) -> dict:
-        rounds = [self.round_json(r) for r in range(1, self.current_round() + 1)]
-        return {"title": self.settings.title, "seed": self.settings.seed,
-                "settings": {"rounds": self.settings.rounds, "colors": list(self.settings.colors),
-                             "color_policy": self.settings.color_policy,
-                             "reads": self.settings.reads,
-                             "mix_groups": self.settings.mix_groups,
-                             "third_place": self.settings.third_place},
-                "players": [{k: p[k] for k in ("name", "group", "block", "joined_round",
-                                               "withdrawn_round")} for p in self.players()],
-                "rounds": rounds,
-                "standings": {b: [r.to_json() for r in rows]
-                              for b, rows in self.standings().items()},
-                "lots": self.lots(), "champions": self.champions()}
 
-    def export_csv(self) -> str:
-        import csv
-        import io
-
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["round", "stage", "color", "table", "block", "kind", "seat", "name",
-                    "group", "cards", "result", "faulted"])
-        groups = {p["id"]: p["group"] for p in self.players()}
-        for r in range(1, self.current_round() + 1):
-            info = self.round_info(r)
-            for t in self.tables(r):
-                for i, (pid, nm) in enumerate(zip(t.seats, t.names)):
-                    w.writerow([r, info["stage"], info["color"], t.no, t.block, t.kind,
-                                scoring.SEATS[i], nm, groups[pid],
-                                "" if t.counts is None else t.counts[i],
-                                "" if t.outcome is None else t.outcome[i],
-                                int(pid in t.faults)])
-        return buf.getvalue()
-
-
-def _check_blocks(rows: Sequence[PlayerRow]) -> None:
-    """Every block needs two players to pair (refused at ``new``, not at the first ``pair``)."""
-    if len(rows) < 2:
-        raise TournamentError(f"{len(rows)} player{'' if len(rows) == 1 else 's'}: a tournament "
-                              "needs at least two")
-    sizes: dict[str, list[str]] = defaultdict(list)
-    for r in rows:
-        sizes[r.block].append(r.name)
-    small = sorted(b for b, names in sizes.items() if len(names) < 2)
-    if small:
-        b = small[0]
-        raise TournamentError(f"block {b} would have one player ({sizes[b][0]}): a block needs "
-                              "at least two (fewer --blocks, or move players in the CSV's "
-                              "block column)")
-
-
-def _table_no(cell: str, where: str) -> int:
-    try:
-        n = int(clean_name(cell))
-    except ValueError:
-        raise TournamentError(f"{where}: table {cell!r} is not a number") from None
-    if n < 1:
-        raise TournamentError(f"{where}: table {n} (tables are numbered from 1)")
-    return n
+def _counts_by_name(table: Table, named: dict[str, int]) -> list[int]:
+    got = {table.seat_of(name): n for name, n in named.items()}
+    missing = [nm for p, nm in zip(table.seats, table.names) if p not in got]
+    if missing:
+        raise TournamentError(f"table {table.no}: no count for {', '.join(missing)}")
+    return [got[p] for p in table.seats]
 
 
 def _text(nums: Sequence[int]) -> str:
