@@ -66,7 +66,8 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
     import random
 
     from reader.drills.memory import MODES, MemoryDeck, poems_of
-    from reader.drills.memory_drill import MemorySession, SystemClock, run_terminal, run_window
+    from reader.base.clock import SYSTEM_CLOCK
+    from reader.drills.memory_drill import MemorySession, run_terminal, run_window
     from reader.drills.stats import StatsDB
 
     if window:
@@ -74,7 +75,7 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
 
         require_display()
     color = _color(color)
-    clock = SystemClock()
+    clock = SYSTEM_CLOCK
     rng = random.Random(seed)
     with StatsDB() as db:
         if db.notice:

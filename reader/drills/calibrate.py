@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reader.base.clock import SYSTEM_CLOCK
 from reader.base.errors import KarutaError
 from reader.base.dirs import config_dir
 # the detection of gaps in the sound is shared with the speed drill (one function for both)
@@ -406,11 +407,9 @@ class _Record:
         return getattr(self.output, "_pair_last", (float("nan"), float("nan")))
 
     def look(self) -> None:
-        import time
-
         w, off = self._pair()
         if not self.pairings or self.pairings[-1][1:] != (w, off):
-            self.pairings.append((time.perf_counter(), w, off))
+            self.pairings.append((SYSTEM_CLOCK.seconds(), w, off))
 
     def tap(self, ns: int, plan_frame) -> None:
         w, off = getattr(self.output, "_pair_last", (float("nan"), float("nan")))

@@ -33,11 +33,11 @@ from __future__ import annotations
 import json
 import os
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.ui.term import echo as term_echo
 
 __all__ = ["run_drill", "TerminalFront", "WindowFront", "resolve_answer", "DrillResult"]
@@ -213,11 +213,11 @@ class WindowFront:
         self._pg.display.quit()
 
     def poll(self, timeout: float) -> list:
-        end = time.perf_counter() + timeout
+        end = SYSTEM_CLOCK.seconds() + timeout
         out = []
         while True:
             out += self.loop.step()
-            if out or time.perf_counter() >= end:
+            if out or SYSTEM_CLOCK.seconds() >= end:
                 return out
 
     # drawing
@@ -328,23 +328,21 @@ class DrillResult:
     gate: object = None  # the "get ready" (reader.drills.taps.SettleGate)
 
 
-def _ts_of(ns: int, clock: Callable[[], float] = time.perf_counter,
-           wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> datetime:
+def _ts_of(ns: int, clock: Clock = SYSTEM_CLOCK) -> datetime:
     """The wall-clock time of a stamp ``ns`` (``clock``'s nanoseconds, as taps are stamped)."""
-    return wallclock() - timedelta(seconds=clock() - ns / 1e9)
+    return clock.now() - timedelta(seconds=clock.seconds() - ns / 1e9)
 
 
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
               rng: random.Random | None = None, echo: Callable[[str], None] = term_echo,
               on_event: Callable[[str, object], None] | None = None,
-              clock: Callable[[], float] = time.perf_counter,
-              wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+              clock: Clock = SYSTEM_CLOCK,
               ) -> DrillResult:
     """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
     (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
     happens.  ``clock``: seconds on the clock taps are stamped with (``TapEvent.ns`` / 1e9;
-    it times the take and the "get ready"); ``wallclock``: the date of a record.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
+    it times the take and the "get ready"; its ``now()`` dates a record).  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.drills.grab import card_at, log_record, reaction, timeline_of, untimed
@@ -376,7 +374,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         return [n for n in plan.universe if n not in read_before and n not in karafuda]
 
     def finish(grab, answer, correct, fault, ns):
-        ts = _ts_of(ns, clock, wallclock)
+        ts = _ts_of(ns, clock)
         rec = log_record(grab, correct=correct, answer=answer, karafuda=grab.poem in karafuda,
                          fault=fault, card=position[grab.poem],
                          ts=ts.isoformat(timespec="milliseconds"))
@@ -413,7 +411,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
     # times have settled, then a countdown (``reader.drills.taps.SettleGate``); taps meanwhile are
     # ignored
-    gate = SettleGate(output, cursor, clock=clock)
+    gate = SettleGate(output, cursor, clock=clock.seconds)
     result.gate = gate
 
     def say(text):
@@ -496,7 +494,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         wait_since = None
                         cursor.release()
                 elif pending is None:
-                    now = clock()
+                    now = clock.seconds()
                     if wait_since is None:
                         wait_since = now
                     elif now - wait_since >= take_s:

@@ -24,15 +24,15 @@ board it starts (the bottom half is A).  Sends: a human who owes a card picks it
 (the bot's choice is highlighted: Enter or space sends it).
 
 Drawing: ``reader.practice.paint`` (only what changed is redrawn); the end screen's table:
-``reader.practice.report``.  One clock (``clock_ns``, ``time.perf_counter_ns`` by default, the
-clock input events are stamped on) times everything here.
+``reader.practice.report``.  One clock (``clock``, ``reader.base.clock.SYSTEM_CLOCK`` by default,
+the clock input events are stamped on) times and dates everything here.
 """
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Callable
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import board as B
 from reader.practice import report
 from reader.practice.paint import (ANIM_FAULT_S, ANIM_SEND_S, ANIM_TAKE_S, DIMTEXT, GOLD,
@@ -113,7 +113,7 @@ class BoardWindow:
     ``output``: an opened output (``open_output``); ``calibration_ms``: this device's delay;
     ``on_event(name, data)``: tells tests and benchmarks what happens (the session's "phase",
     "read", "touch", "closed", "done" — after the window has drawn it — and "window",
-    "moved"); ``clock_ns``: the clock (ns) the input is stamped on.  ``quit = True`` ends
+    "moved"); ``clock``: the clock (``reader.base.clock.Clock``) the input is stamped on.  ``quit = True`` ends
     ``run`` at its next turn.
     """
 
@@ -122,7 +122,7 @@ class BoardWindow:
                  show_kimariji: bool = False, size=SIZE, fullscreen: bool = False,
                  on_event: Callable[[str, object], None] | None = None, db=None,
                  session_id: str | None = None,
-                 clock_ns: Callable[[], int] = time.perf_counter_ns):
+                 clock: Clock = SYSTEM_CLOCK):
         self.m = m
         self.output = output
         self.log_file = log_file
@@ -134,7 +134,7 @@ class BoardWindow:
         self.notify = on_event or (lambda name, data: None)
         self.db = db
         self.session_id = session_id
-        self.clock_ns = clock_ns
+        self.clock = clock
         memorize = m.game.memorize_min if memorize_min is None else memorize_min
         self.session = PracticeSession(m, memorize_s=60.0 * memorize, hints=hints,
                                        on_event=self._on_session, release=self._release)
@@ -158,7 +158,7 @@ class BoardWindow:
 
     def now(self) -> float:
         """The window's clock, s."""
-        return self.clock_ns() / 1e9
+        return self.clock.seconds()
 
     # -- set-up -------------------------------------------------------------------------------
     def open(self):
@@ -239,7 +239,7 @@ class BoardWindow:
 
     # -- drawing ------------------------------------------------------------------------------
     def _poll_between(self):
-        now = self.clock_ns()
+        now = self.clock.ns()
         if now - self._last_poll_ns > 400_000:
             self._events += self.taps.pump()
             self._last_poll_ns = now
@@ -250,7 +250,7 @@ class BoardWindow:
         (one update is a round trip to the X server: one per rect costs more, one for 50
         cards holds input up for several ms)."""
         pg = self.pg
-        self._last_poll_ns = self.clock_ns()
+        self._last_poll_ns = self.clock.ns()
         chunk, area = [], 0
         dirty = self.painter.dirty(self.scene, self._last_poll_ns / 1e9)
         self._poll_between()
@@ -262,7 +262,7 @@ class BoardWindow:
             if area >= UPDATE_PX:
                 pg.display.update(chunk)
                 self._events += self.taps.pump()
-                self._last_poll_ns = self.clock_ns()
+                self._last_poll_ns = self.clock.ns()
                 chunk, area = [], 0
         if chunk:
             pg.display.update(chunk)
@@ -327,7 +327,7 @@ class BoardWindow:
         """The plan frame heard now (or at stamp ``ns``), calibration applied."""
         if self.mapper is None:
             return None
-        pf = self.mapper.plan_frame(self.clock_ns() if ns is None else ns)
+        pf = self.mapper.plan_frame(self.clock.ns() if ns is None else ns)
         if pf is None:
             return None
         return pf - self.calibration_ms * self.rate / 1000.0
@@ -401,13 +401,11 @@ class BoardWindow:
         SQLite commits wait for the disk, and the match log has everything meanwhile."""
         if self.db is None or self.session_id is None:
             return
-        from datetime import datetime, timezone
-
         from reader.drills.memory import MemoryDeck
         from reader.practice.record import record_read
 
         deck = MemoryDeck.from_json(self.db.memory_cards())
-        now = datetime.now(timezone.utc)
+        now = self.clock.now()
         for closed in self.m.closed:
             record_read(self.db, self.session_id, self.m, closed, now, deck=deck)
 

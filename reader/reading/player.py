@@ -96,7 +96,7 @@ def describe(plan: Plan, seg: Segment, repeat: bool = False) -> str | None:
 
 
 def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "sounddevice",
-             echo: Callable[[str], None] = print, keys=None, clock=time.monotonic) -> ReadLog:
+             echo: Callable[[str], None] = print, keys=None) -> ReadLog:
     """Play ``plan`` live until it ends or the reader quits; returns the read log.
 
     ``keys``: a ``reader.ui.keys.KeyReader``-like object (default: the terminal).
