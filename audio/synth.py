@@ -4,7 +4,7 @@ How a clip is made
 ------------------
 1. **Text -> phonemes.**  pyopenjtalk's frontend reads the poem's kanji with 、 between the ku
    (all-hiragana input misreads).  Its word-by-word pronunciation (NJD features) is checked ku
-   by ku against the poem's ``reading`` (mora for mora, を=お, long vowels, えい=ええ); where it
+   by ku against the poem's ``reading`` (mora for mora, as heard: ``poems.kimariji.heard``); where it
    differs, the reading is aligned onto the words (edit-distance alignment of morae) and each
    word's ``pron`` is rewritten, so the words and their accents stay and only the sounds change.
    Vowel devoicing is turned off (a chanted mora is always voiced).  The full-context labels
@@ -158,18 +158,11 @@ def reading_morae(reading: str) -> list[str]:
 
 
 def canonical_morae(morae) -> tuple[str, ...]:
-    """Morae with the standard equivalences folded: を=お, ぢ=じ, づ=ず, long o (おう=おお),
-    えい=ええ.  Two readings sound alike when their canonical morae are equal."""
-    out: list[str] = []
-    for m in morae:
-        m = {"を": "お", "ぢ": "じ", "づ": "ず", "ゐ": "い", "ゑ": "え"}.get(m, m)
-        prev = _vowel(out[-1]) if out else None
-        if m == "う" and prev == "o":
-            m = "お"
-        elif m == "い" and prev == "e":
-            m = "え"
-        out.append(m)
-    return tuple(out)
+    """Morae as heard (``poems.kimariji.heard``: the app's one rule).  Two readings sound alike
+    when their canonical morae are equal."""
+    from poems.kimariji import heard
+
+    return heard(morae)
 
 
 def label_phoneme(label: str) -> str:

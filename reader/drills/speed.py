@@ -50,8 +50,7 @@ def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
     """The poem named by ``text`` (a number, or kana: the kimariji or any longer opening, as
     heard or as printed) among ``candidates`` (the poems still unread, the one read included).
     Returns (poem, "") or (None, why)."""
-    import poems
-    from poems.kimariji import sound_morae
+    from poems.kimariji import opens_with
 
     t = "".join(text.split())
     if not t:
@@ -59,10 +58,7 @@ def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
     if t.isdigit():
         n = int(t)
         return (n, "") if 1 <= n <= 100 else (None, f"no poem {n}: poems are 1-100")
-    heard = "".join(sound_morae([t]))
-    found = [n for n in candidates
-             if "".join(sound_morae(poems.poem(n).kami_reading)).startswith(heard)
-             or "".join(poems.poem(n).kana[:3]).startswith(t)]
+    found = [n for n in candidates if opens_with(n, t)]
     if not found:
         return None, f"no poem left opens with {t}"
     if len(found) > 1:
@@ -73,20 +69,10 @@ def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
 def choices_for(poem: int, candidates, n: int, rng: random.Random) -> list[int]:
     """``n`` torifuda to pick from: the read poem and the unread ones sharing the longest
     opening with it (the confusable ones), shuffled."""
-    import poems
-    from poems.kimariji import sound_morae
-
-    def sound(x):
-        return sound_morae(poems.poem(x).kami_reading)
-
-    me = sound(poem)
+    from poems.kimariji import shared_opening
 
     def common(x):
-        s = sound(x)
-        k = 0
-        while k < min(len(s), len(me)) and s[k] == me[k]:
-            k += 1
-        return k
+        return shared_opening(poem, x)
 
     others = [c for c in candidates if c != poem]
     rng.shuffle(others)

@@ -37,7 +37,7 @@ from reader.practice import board as B
 from reader.practice import report
 from reader.practice.paint import (ANIM_FAULT_S, ANIM_SEND_S, ANIM_TAKE_S, DIMTEXT, GOLD,
                                    MARKS, RED, SEND, TEXT, Anim, Painter, Scene)
-from reader.practice.session import PracticeSession, opening
+from reader.practice.session import PracticeSession
 
 __all__ = ["BoardWindow", "LogWriter", "NO_DISPLAY", "SIZE"]
 
@@ -201,17 +201,16 @@ class BoardWindow:
                 cp.face(c.poem, upside_down=ud, dim=True, edge=edge, kimariji=k)
             for fr in (GOLD, RED, SEND):
                 cp.face(c.poem, upside_down=ud, frame=fr, edge=edge, kimariji=k)
-            opening(c.poem)
         # first calls that load or fill something, made now rather than during the reading:
         # numpy's median (the DAC-time model of every heard frame: ~12 ms the first time) and
-        # the bots' view of each card's opening sounds
+        # each card's opening sounds (the hints and the bots)
         import numpy
 
-        from reader.practice.bot import sounds_of
+        from poems.kimariji import kami_heard
 
         numpy.median(numpy.zeros(3))
         for n in self.m.plan.universe:
-            sounds_of(n)
+            kami_heard(n)
 
     def _layout_board(self):
         m, sc = self.m, self.scene
