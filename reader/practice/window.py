@@ -29,9 +29,9 @@ the clock input events are stamped on) times and dates everything here.
 """
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
+from reader.base import seeds
 from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import board as B
 from reader.practice import report
@@ -141,7 +141,7 @@ class BoardWindow:
         self.humans = self.session.humans
         self.quit = False
         self.rate = m.plan.sample_rate
-        self.rng = random.Random(f"{m.extra.get('seed', 0)}/place")
+        self.rng = seeds.rng(m.extra.get('seed', 0), "place")
         self.cursor = None
         self.mapper = None
         self.gate = None  # the "get ready" before the reading (reader.drills.taps.SettleGate)

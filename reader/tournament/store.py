@@ -24,7 +24,6 @@ the projector page.
 from __future__ import annotations
 
 import json
-import random
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from reader.tournament import integrity, pairing, scoring
 from reader.tournament.errors import TournamentError
 from reader.tournament.players import PlayerRow, balance_blocks, clean_name
 from reader.base.sqldb import immediate
+from reader.base import seeds
 from reader.base.statefiles import decode_json
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "COLOR_POLICIES", "FORMAT",
@@ -86,7 +86,7 @@ def default_colors(seed: int, n: int, policy: str = "one") -> list[str]:
     different colour each round (``each-round``: a seeded order of the five, repeated, so two
     rounds in a row never share a colour)."""
     names = sorted(poems.COLORS)
-    random.Random(f"{seed}/colors").shuffle(names)
+    seeds.rng(seed, "colors").shuffle(names)
     if policy == "one":
         return [names[0]] * n
     return [names[i % len(names)] for i in range(n)]
@@ -217,7 +217,7 @@ class Tournament:
                                   "with it, or choose another --file")
         if not path.parent.is_dir():
             raise TournamentError(f"cannot write {path}: folder {path.parent} does not exist")
-        rows = balance_blocks(rows, blocks, random.Random(f"{settings.seed}/blocks"))
+        rows = balance_blocks(rows, blocks, seeds.rng(settings.seed, "blocks"))
         _check_blocks(rows)
         need = settings.rounds + 2
         colors = [parse_color(c) for c in settings.colors]
@@ -447,7 +447,7 @@ class Tournament:
         if color is None:
             color = self.settings.colors[nxt - 1] if nxt - 1 < len(self.settings.colors) \
                 else default_colors(self.settings.seed, nxt, self.settings.color_policy)[-1]
-        reading_seed = random.Random(f"{self.settings.seed}/reading/{nxt}").randrange(1_000_000)
+        reading_seed = seeds.rng(self.settings.seed, "reading", nxt).randrange(1_000_000)
         self.db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?)",
                         (nxt, stage, color, reading_seed))
         for no, (block, kind, seats) in enumerate(tables, 1):
@@ -531,7 +531,7 @@ class Tournament:
                                       f"{block}`) or withdraw them")
             ents = [pairing.Entrant(p["id"], wins[p["id"]], p["group"], trios[p["id"]])
                     for p in active]
-            rng = random.Random(f"{self.settings.seed}/pair/{nxt}/{block}")
+            rng = seeds.rng(self.settings.seed, "pair", nxt, block)
             last = [tb.seats for tb in before if tb.block == block]
             for t in pairing.pair_block(ents, met, rng, self.settings.mix_groups, last,
                                         self.settings.rounds):
