@@ -23,7 +23,7 @@ from x_driver import screenshot_when, window_of
 
 from poems import all_poems, poem
 from reader.drills.memory_drill import MemorySession, run_terminal, run_window
-from reader.drills.memory import MemoryDeck
+from reader.memory.deck import MemoryDeck
 from reader.drills.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]

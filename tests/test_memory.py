@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from poems import COLOR_CARD_ORDER, COLORS, poem
 from poems.kimariji import kami_heard, kimariji, shared_opening
-from reader.drills.memory import (
+from reader.memory.deck import (
     ALL, COLOR_ORDER, FAST_MS, MODES, UNLOCK_LEARNED, MemoryDeck, confusable_groups, group_order,
     make_question, rank_distractors, rating_for, tomofuda,
 )

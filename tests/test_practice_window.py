@@ -658,7 +658,7 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     kyogi board has its gap) does not start the memorisation."""
     import pygame
 
-    from reader.drills.taps import TapEvent
+    from reader.input.taps import TapEvent
     from reader.practice import paint
 
     m, w = _window(monkeypatch, "goshiki", "none", 8, color="blue")

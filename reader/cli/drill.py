@@ -63,7 +63,7 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
       karuta drill memory --due --mode kimariji
       karuta drill memory --color 青 --choices 6 --window
     """
-    from reader.drills.memory import MODES, MemoryDeck, poems_of
+    from reader.memory.deck import MODES, MemoryDeck, poems_of
     from reader.base.clock import SYSTEM_CLOCK
     from reader.drills.memory_drill import MemorySession, run_terminal, run_window
     from reader.drills.stats import StatsDB

@@ -6,7 +6,7 @@ Layers (top calls down)::
       run_terminal / run_window   show a question, time the answer, show the verdict
         MemorySession            next_question() -> answer() -> ... ; each answer is an FSRS
                                  review committed to the stats DB before the next question
-          reader.drills.memory          questions, distractors, scheduling (pure)
+          reader.memory.deck          questions, distractors, scheduling (pure)
 
 Time: a ``reader.base.clock.Clock`` is passed in (``now()`` an aware datetime for schedules
 and the log, ``ms()`` for response times); tests hand in the fake one.
@@ -24,7 +24,7 @@ from reader.base.clock import Clock
 if TYPE_CHECKING:  # heavy imports stay inside functions at run time
     import random
 
-    from reader.drills.memory import MemoryDeck, Question, SessionPlan
+    from reader.memory.deck import MemoryDeck, Question, SessionPlan
     from reader.drills.stats import StatsDB
 
 __all__ = ["Answer", "MemorySession", "run_terminal", "run_window"]
@@ -80,7 +80,7 @@ class MemorySession:
         return len(self.answers) + self._open + len(self._queue)
 
     def next_question(self) -> Question | None:
-        from reader.drills.memory import make_question
+        from reader.memory.deck import make_question
 
         if not self._queue:
             return None
@@ -90,7 +90,7 @@ class MemorySession:
         return make_question(no, mode, self.rng, universe=self.universe, n_choices=self.n_choices)
 
     def answer(self, q: Question, chosen: int | None, response_ms: float | None, now: datetime) -> Answer:
-        from reader.drills.memory import state_name
+        from reader.memory.deck import state_name
 
         correct = q.is_correct(chosen)
         self._open = 0

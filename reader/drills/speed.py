@@ -5,11 +5,11 @@ Layers (top calls down)::
 
     speed (click command)        options, device, calibration, log, stats; picks a front end
       run_drill(plan, ..., front)  plays the plan, maps taps, asks, records (one loop, both UIs)
-        TerminalFront / WindowFront   input (reader.drills.taps: stamped as taken in) and display
+        TerminalFront / WindowFront   input (reader.input.taps: stamped as taken in) and display
         reader.drills.grab                  reaction times, drill plan, log records (pure)
 
 A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
-DAC times jumping: ``reader.drills.taps.sound_gap_ms``, the detection ``karuta calibrate`` uses)
+DAC times jumping: ``reader.input.taps.sound_gap_ms``, the detection ``karuta calibrate`` uses)
 still counts as a take or a fault, but is shown and logged as not timed (``untimed``) and left
 out of the reaction figures: a reaction measured across a gap is off by the gap.
 
@@ -22,7 +22,7 @@ a fault.  Every tap is a line in ``--log`` and a row in the stats database, writ
 happens.
 
 Before the first card the drill plays silence ("get ready…") until the output's timing has
-settled (``Output.timing_settled``; at most ``reader.drills.taps.WARMUP_MAX_S``): PortAudio's DAC times of a new
+settled (``Output.timing_settled``; at most ``reader.input.taps.WARMUP_MAX_S``): PortAudio's DAC times of a new
 PulseAudio stream wander by up to ±5 ms for its first 3-15 s, which showed as the first taps
 of a drill reported up to 5 ms off.  ``KARUTA_TIMING_DEBUG=1`` adds a ``debug`` object to each
 log line (how the tap was mapped: stream age, DAC buffer and its residual, clock pairing
@@ -84,12 +84,12 @@ def choices_for(poem: int, candidates, n: int, rng: random.Random) -> list[int]:
 
 # ---------------------------------------------------------------------------- front ends
 class TerminalFront:
-    """The terminal: keys from ``reader.drills.taps.TerminalTaps``, lines out through ``echo``."""
+    """The terminal: keys from ``reader.input.taps.TerminalTaps``, lines out through ``echo``."""
 
     name = "terminal"
 
     def __init__(self, echo: Callable[[str], None] = term_echo, stream=None):
-        from reader.drills.taps import TerminalTaps
+        from reader.input.taps import TerminalTaps
 
         self.echo = echo
         self.taps = TerminalTaps(stream)
@@ -162,7 +162,7 @@ class TerminalFront:
 
 class WindowFront:
     """The pygame window: input polled about every 1 ms, drawn at 60 fps, on one thread
-    (``reader.drills.taps.WindowLoop``).  ``poll(timeout)`` runs the loop for up to ``timeout`` s."""
+    (``reader.input.taps.WindowLoop``).  ``poll(timeout)`` runs the loop for up to ``timeout`` s."""
 
     name = "window"
     SIZE = (960, 640)
@@ -182,7 +182,7 @@ class WindowFront:
         self.heard: Callable[[], float | None] | None = None
 
     def __enter__(self):
-        from reader.drills.taps import WindowLoop, WindowTaps
+        from reader.input.taps import WindowLoop, WindowTaps
         from reader.ui.window import load_font, open_window
 
         self.screen = open_window(self.SIZE, self.title)
@@ -311,7 +311,7 @@ class DrillResult:
     missed: list[int] = field(default_factory=list)
     passed: list[int] = field(default_factory=list)  # karafuda rightly not tapped
     quit: bool = False
-    gate: object = None  # the "get ready" (reader.drills.taps.SettleGate)
+    gate: object = None  # the "get ready" (reader.input.taps.SettleGate)
 
 
 def _ts_of(ns: int, clock: Clock = SYSTEM_CLOCK) -> datetime:
@@ -332,7 +332,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.drills.grab import card_at, log_record, reaction, timeline_of, untimed
-    from reader.drills.taps import SettleGate, TapMapper, sound_gap_ms
+    from reader.input.taps import SettleGate, TapMapper, sound_gap_ms
 
     rng = rng or random.Random()
     notify = on_event or (lambda name, data: None)
@@ -395,7 +395,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     if isinstance(front, WindowFront):
         front.progress_fn = progress
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
-    # times have settled, then a countdown (``reader.drills.taps.SettleGate``); taps meanwhile are
+    # times have settled, then a countdown (``reader.input.taps.SettleGate``); taps meanwhile are
     # ignored
     gate = SettleGate(output, cursor, clock=clock.seconds)
     result.gate = gate

@@ -11,8 +11,8 @@ Phases (the session's)::
 Reading: the match's plan plays through the existing outputs (``reader.reading.player.open_output``,
 sounddevice by default) from a live ``PlanCursor``; kyogi waits after each 上の句 for the take.
 Input is polled about every 1 ms on the window's thread between frames
-(``reader.drills.taps.WindowLoop``/``WindowTaps``): a click or touch is stamped as it is taken
-in, mapped to the plan frame heard at that instant (``reader.drills.taps.TapMapper``, DAC
+(``reader.input.taps.WindowLoop``/``WindowTaps``): a click or touch is stamped as it is taken
+in, mapped to the plan frame heard at that instant (``reader.input.taps.TapMapper``, DAC
 times), the calibration subtracted — exactly as the speed drill times a tap — and handed to the
 session (``PracticeSession.touch``).  Every ``TICK_S`` the session is told the time, the frame
 heard and whether the reading waits (``PracticeSession.tick``): it delivers the bots' touches,
@@ -144,7 +144,7 @@ class BoardWindow:
         self.rng = seeds.rng(m.extra.get('seed', 0), "place")
         self.cursor = None
         self.mapper = None
-        self.gate = None  # the "get ready" before the reading (reader.drills.taps.SettleGate)
+        self.gate = None  # the "get ready" before the reading (reader.input.taps.SettleGate)
         self._drag = None
         self._events: list = []  # input taken in while drawing
         self._writer = None
@@ -164,7 +164,7 @@ class BoardWindow:
     def open(self):
         """Open the window and lay out the board (``run`` does it first)."""
         from reader.base.errors import DeviceError
-        from reader.drills.taps import WindowLoop, WindowTaps
+        from reader.input.taps import WindowLoop, WindowTaps
         from reader.ui.window import import_pygame, open_window
 
         try:
@@ -304,7 +304,7 @@ class BoardWindow:
 
     def _start_reading(self):
         from audio.render import PlanCursor
-        from reader.drills.taps import SettleGate, TapMapper
+        from reader.input.taps import SettleGate, TapMapper
 
         start = 0
         if self.m.index > 0:  # resumed: start at the 間 before the current read's 上の句
@@ -400,7 +400,7 @@ class BoardWindow:
         SQLite commits wait for the disk, and the match log has everything meanwhile."""
         if self.db is None or self.session_id is None:
             return
-        from reader.drills.memory import MemoryDeck
+        from reader.memory.deck import MemoryDeck
         from reader.practice.record import record_read
 
         deck = MemoryDeck.from_json(self.db.memory_cards())
@@ -429,7 +429,7 @@ class BoardWindow:
         return self.humans[0] if self.humans else None
 
     def handle(self, ev):
-        """One input event (a ``reader.drills.taps.TapEvent``)."""
+        """One input event (a ``reader.input.taps.TapEvent``)."""
         pg, s = self.pg, self.session
         if ev.kind == "quit" or (ev.kind == "key" and (ev.key == pg.K_ESCAPE
                                                        or ev.char in ("q", "Q"))):
