@@ -113,7 +113,6 @@ def _build_tables():
 _KANA, _PHONEMES_TO_KANA = _build_tables()
 _SMALL = set("ゃゅょぁぃぅぇぉゎ")
 _VOWEL_KANA = dict(zip(_VOWELS, "あいうえお"))
-_FOLD = str.maketrans("をぢづゐゑ", "おじずいえ")
 
 
 def _vowel(mora: str) -> str | None:
@@ -145,16 +144,12 @@ def _pron_morae(pron: str) -> list[str]:
 
 
 def reading_morae(reading: str) -> list[str]:
-    """A modern reading split into morae, as written (small kana attached; を, ぢ, づ as お, じ, ず).
+    """A modern reading split into morae, as written (small kana attached; を, ぢ, づ as お, じ,
+    ず): ``poems.kimariji.split_morae``.  Unlike ``sound_morae`` this keeps a long o as written
+    (おう is o-u)."""
+    from poems.kimariji import split_morae
 
-    Unlike ``sound_morae`` this keeps a-row + う as written (いわうつ is i-wa-u-tsu)."""
-    out: list[str] = []
-    for c in reading.translate(_FOLD):
-        if c in _SMALL and out:
-            out[-1] += c
-        else:
-            out.append(c)
-    return out
+    return split_morae(reading)
 
 
 def canonical_morae(morae) -> tuple[str, ...]:

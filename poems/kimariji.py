@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-__all__ = ["heard", "sound_morae", "kami_heard", "opens_with", "shared_opening", "kimariji", "kimariji_length",
+__all__ = ["split_morae", "heard", "sound_morae", "kami_heard", "opens_with", "shared_opening", "kimariji", "kimariji_length",
            "Kimariji", "static_kimariji"]
 
-_SMALL = set("ゃゅょぁぃぅぇぉ")
+_SMALL = set("ゃゅょぁぃぅぇぉゎ")
 _ALWAYS = str.maketrans("をゐゑぢづ", "おいえじず")
 # kana whose vowel is o: a following う is heard as お (long o)
 _O_ROW = set("おこごそぞとどのほぼぽもよろょぉを")
@@ -32,6 +32,13 @@ def _morae(text: str) -> list[str]:
         else:
             out.append(c)
     return out
+
+
+def split_morae(text: str) -> list[str]:
+    """``text`` (modern hiragana) split into morae as written, small kana attached, with the
+    kana that are always read otherwise folded (を, ゐ/ゑ, ぢ/づ as お, い/え, じ/ず); no long
+    vowel folded (``heard`` does that)."""
+    return _morae(text.translate(_ALWAYS))
 
 
 def heard(morae: Iterable[str]) -> tuple[str, ...]:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from reader.base import seeds
 from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.ui.term import echo as term_echo
 
@@ -334,7 +335,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     from reader.drills.grab import card_at, log_record, reaction, timeline_of, untimed
     from reader.input.taps import SettleGate, TapMapper, sound_gap_ms
 
-    rng = rng or random.Random()
+    rng = rng or seeds.rng(seeds.pick_seed())
     notify = on_event or (lambda name, data: None)
     rate = plan.sample_rate
     kami = {s.poem: s for s in plan.segments if s.kind == "kami" and isinstance(s.poem, int)}
