@@ -33,7 +33,7 @@ import shutil
 import subprocess
 import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Iterable, NamedTuple
 
@@ -170,6 +170,49 @@ class _Samples:
             pool.shutdown(wait=False, cancel_futures=True)
 
 
+@dataclass(frozen=True, eq=False)
+class _Head:
+    """Everything a ``PlanCursor``'s reading thread changes as it reads, but its anchors (they
+    only grow: a rewind cuts them back to their count at the checkpoint).  Replaced, never
+    changed, so a checkpoint keeps the object itself and a rewind puts it back."""
+
+    i: int  # the plan segment at the head
+    off: int = 0  # frames of it produced
+    emitted: int = 0  # stream frames produced
+    held: bool = False
+    release_pending: bool = False  # a release while held: applied on resume
+    release_at_wait: bool = False  # a release during the 上の句 before a wait
+    repeat_pending: bool = False  # a repeat asked for during a speech segment
+    insert: Segment | None = None  # the 下の句 being repeated
+    insert_data: np.ndarray | None = None
+    insert_off: int = 0
+    restart_after_insert: bool = False  # the repeat came in the middle of a ma: it restarts
+    restart_on_resume: bool = False  # held in the middle of a ma: it restarts
+    stopped: bool = False
+    frozen: bool = False  # whether the last anchor is not advancing
+    last_shimo: Segment | None = None  # the last 下の句 begun (before the start, at first)
+
+
+class _Draft:
+    """A ``_Head`` being changed by one ``read`` (plain attributes: the read loop is hot),
+    frozen again at its end.  It has exactly the head's fields."""
+
+    __slots__ = tuple(f.name for f in fields(_Head))
+
+    def __init__(self, head: _Head):
+        for k in self.__slots__:
+            setattr(self, k, getattr(head, k))
+
+    def to_head(self) -> _Head:
+        return _Head(**{k: getattr(self, k) for k in self.__slots__})
+
+
+class _Checkpoint(NamedTuple):
+    head: _Head
+    anchors: int  # how many anchors there were
+    state: CursorState
+
+
 class PlanCursor:
     """Produces a plan's frames in order, block by block, sample-exact.
 
@@ -248,25 +291,11 @@ class PlanCursor:
                              f"(0-{len(self._segs) - 1})")
         self._samples = _Samples(voice, threaded)
         self._commands: collections.deque = collections.deque()
-        # reading-thread state
-        self._i = start_segment
-        self._off = 0
-        self._emitted = 0
-        self._held = False
-        self._release_pending = False
-        self._release_at_wait = False  # a release during the 上の句 before a wait
-        self._repeat_pending = False
-        self._insert: Segment | None = None  # the 下の句 being repeated
-        self._insert_data: np.ndarray | None = None
-        self._insert_off = 0
-        self._restart_after_insert = False
-        self._restart_on_resume = False  # held in the middle of a ma: it restarts
-        self._stopped = False
+        # the reading thread's state: a frozen _Head between reads, replaced by each read
+        # (which changes a _Draft of it); a checkpoint keeps it, a rewind puts it back
+        self._h: _Head | _Draft = _Draft(_Head(i=start_segment, last_shimo=next(
+            (s for s in reversed(self._segs[:start_segment]) if s.kind == "shimo"), None)))
         self._stop_requested = False
-        self._frozen = False  # whether the last anchor is not advancing
-        # the last 下の句 begun; when starting part-way, the last one before the start
-        self._last_shimo: Segment | None = next(
-            (s for s in reversed(self._segs[:start_segment]) if s.kind == "shimo"), None)
         self._anchors: list[Anchor] = []
         self._anchor_frames: list[int] = []
         #: called (any thread) after a command is queued; an output's feeder wakes on it
@@ -274,9 +303,10 @@ class PlanCursor:
         #: set by an output that runs ahead: () -> the CursorState commands would act at
         self.view = None
         self._anchor(0, self._position(), True, "start")
+        self._h = self._h.to_head()
         self._lookahead()
-        if self._last_shimo is not None:  # a repeat right after the start must not wait
-            self._samples.request([self._last_shimo.speech])
+        if self._h.last_shimo is not None:  # a repeat right after the start must not wait
+            self._samples.request([self._h.last_shimo.speech])
         self._state = self._snapshot()
 
     # ------------------------------------------------------------------ commands (any thread)
@@ -319,29 +349,21 @@ class PlanCursor:
         return bool(self._commands)
 
     # ------------------------------------------------------------------ running ahead (reading thread)
-    _CP_FIELDS = ("_i", "_off", "_emitted", "_held", "_release_pending", "_release_at_wait",
-                  "_repeat_pending", "_insert", "_insert_data", "_insert_off",
-                  "_restart_after_insert", "_restart_on_resume", "_stopped", "_frozen",
-                  "_last_shimo")
-
-    def checkpoint(self) -> tuple:
+    def checkpoint(self) -> _Checkpoint:
         """The reading state before the next ``read`` (for ``rewind``; reading thread only)."""
-        return (tuple(getattr(self, k) for k in self._CP_FIELDS), len(self._anchors),
-                self._state)
+        return _Checkpoint(self._h, len(self._anchors), self._state)
 
-    def rewind(self, cp: tuple) -> None:
+    def rewind(self, cp: _Checkpoint) -> None:
         """Back to ``checkpoint()`` ``cp``: the next ``read`` produces what followed it again
         (queued commands then act there).  Anchors made after it are dropped."""
-        values, n_anchors, state = cp
-        for k, v in zip(self._CP_FIELDS, values):
-            setattr(self, k, v)
-        del self._anchor_frames[n_anchors:]
-        del self._anchors[n_anchors:]
+        self._h = cp.head
+        del self._anchor_frames[cp.anchors:]
+        del self._anchors[cp.anchors:]
         self._samples.forget_cancelled()
         self._lookahead()
-        if self._insert is not None:
-            self._samples.request([self._insert.speech])
-        self._state = state
+        if self._h.insert is not None:
+            self._samples.request([self._h.insert.speech])
+        self._state = cp.state
 
     # ------------------------------------------------------------------ observers (any thread)
     @property
@@ -399,7 +421,7 @@ class PlanCursor:
         """The stream frame where the plan (most recently) reached ``plan_frame``; ``None`` if
         it has not been produced (yet, or it was skipped by a release)."""
         anchors = list(self._anchors)
-        end = self._emitted
+        end = self._h.emitted
         for k in range(len(anchors) - 1, -1, -1):
             a = anchors[k]
             nxt = anchors[k + 1].stream_frame if k + 1 < len(anchors) else end
@@ -435,67 +457,74 @@ class PlanCursor:
         """The next ``n`` stream frames, float32 mono.  Shorter only at the end of the plan or
         after ``stop()``; empty once finished.  May wait for synthesis if the look-ahead is
         behind (never call it from an audio callback)."""
+        self._h = _Draft(self._h)
+        try:
+            return self._read(n)
+        finally:
+            self._h = self._h.to_head()
+
+    def _read(self, n: int) -> np.ndarray:
         self._apply_commands()
-        if self._stopped or self._i >= len(self._segs) and self._insert is None:
+        if self._h.stopped or self._h.i >= len(self._segs) and self._h.insert is None:
             self._state = self._snapshot()
             return np.zeros(0, dtype=np.float32)
         out = np.zeros(n, dtype=np.float32)
         filled = 0
         while filled < n:
-            if self._insert is not None:
+            if self._h.insert is not None:
                 filled += self._read_insert(out, filled)
                 continue
-            if self._i >= len(self._segs):
+            if self._h.i >= len(self._segs):
                 break
-            seg = self._segs[self._i]
+            seg = self._segs[self._h.i]
             if self._stands(seg):
                 # live wait, a held countdown, or a live hold at a silence boundary: silence,
                 # plan frozen, for the rest of the block
-                if not self._frozen:
-                    if self._held and seg.kind == "ma" and self._off > 0:
-                        self._restart_on_resume = True
-                    self._anchor(self._emitted + filled, self._position(), False,
-                                 "hold" if self._held else "wait")
+                if not self._h.frozen:
+                    if self._h.held and seg.kind == "ma" and self._h.off > 0:
+                        self._h.restart_on_resume = True
+                    self._anchor(self._h.emitted + filled, self._position(), False,
+                                 "hold" if self._h.held else "wait")
                 filled = n
                 break
-            if self._frozen:
+            if self._h.frozen:
                 event = "resume"
-                if self._restart_on_resume:
-                    self._restart_on_resume = False
+                if self._h.restart_on_resume:
+                    self._h.restart_on_resume = False
                     if seg.kind == "ma":
-                        self._off = 0
+                        self._h.off = 0
                         event = "restart"
-                self._anchor(self._emitted + filled, self._position(), True, event)
-            take = min(n - filled, seg.frames - self._off)
+                self._anchor(self._h.emitted + filled, self._position(), True, event)
+            take = min(n - filled, seg.frames - self._h.off)
             if seg.is_speech:
                 data = self._samples.get(seg.speech, seg.frames)
-                out[filled:filled + take] = data[self._off:self._off + take]
+                out[filled:filled + take] = data[self._h.off:self._h.off + take]
                 if seg.kind == "shimo":
-                    self._last_shimo = seg
+                    self._h.last_shimo = seg
             filled += take
-            self._off += take
-            if self._off >= seg.frames:
-                self._i += 1
-                self._off = 0
+            self._h.off += take
+            if self._h.off >= seg.frames:
+                self._h.i += 1
+                self._h.off = 0
                 self._lookahead()
-                if self._release_at_wait:  # taken during that 上の句: no wait
-                    self._release_at_wait = False
+                if self._h.release_at_wait:  # taken during that 上の句: no wait
+                    self._h.release_at_wait = False
                     if self._in_wait():
-                        if self._held and self.live:
-                            self._release_pending = True
+                        if self._h.held and self.live:
+                            self._h.release_pending = True
                         else:
-                            self._i += 1
+                            self._h.i += 1
                             self._lookahead()
-                            self._anchor(self._emitted + filled, self._position(), True,
+                            self._anchor(self._h.emitted + filled, self._position(), True,
                                          "release")
-                if self._repeat_pending:  # asked for during that speech segment
-                    self._repeat_pending = False
-                    self._start_insert(self._emitted + filled)
+                if self._h.repeat_pending:  # asked for during that speech segment
+                    self._h.repeat_pending = False
+                    self._start_insert(self._h.emitted + filled)
         if filled < n:
             out = out[:filled]
-        self._emitted += filled
-        if self._i >= len(self._segs) and self._insert is None:
-            self._anchor(self._emitted, self._position(), False, "end")
+        self._h.emitted += filled
+        if self._h.i >= len(self._segs) and self._h.insert is None:
+            self._anchor(self._h.emitted, self._position(), False, "end")
             self._samples.close()
         self._state = self._snapshot()
         return out
@@ -515,114 +544,117 @@ class PlanCursor:
     # ------------------------------------------------------------------ internals
     def _stands(self, seg: Segment) -> bool:
         """Whether the head stands still (silence, plan frozen) at ``seg``."""
-        if seg.wait and (self._held or self.live):
+        if seg.wait and (self._h.held or self.live):
             return True
         # live hold: at once in silence or between segments, else after this speech segment
-        return self._held and self.live and (not seg.is_speech or self._off == 0)
+        return self._h.held and self.live and (not seg.is_speech or self._h.off == 0)
 
     def _position(self) -> int:
-        if self._i >= len(self._segs):
+        if self._h.i >= len(self._segs):
             return self.plan.frames
-        return self._segs[self._i].start + self._off
+        return self._segs[self._h.i].start + self._h.off
 
     def _anchor(self, stream_frame, plan_frame, advancing, event, insert=None):
         # two changes at one stream frame: both are kept, the later one rules (bisect_right)
         a = Anchor(int(stream_frame), int(plan_frame), bool(advancing), event, insert)
         self._anchors.append(a)
         self._anchor_frames.append(a.stream_frame)
-        self._frozen = not advancing
+        self._h.frozen = not advancing
 
     def _snapshot(self) -> CursorState:
-        seg = self._segs[self._i] if self._i < len(self._segs) else None
-        finished = self._stopped or (self._i >= len(self._segs) and self._insert is None)
-        waiting = bool(seg is not None and seg.wait and self.live and self._insert is None
+        seg = self._segs[self._h.i] if self._h.i < len(self._segs) else None
+        finished = self._h.stopped or (self._h.i >= len(self._segs) and self._h.insert is None)
+        waiting = bool(seg is not None and seg.wait and self.live and self._h.insert is None
                        and not finished)
-        return CursorState(self._i, seg, self._position(), self._emitted, waiting, self._held,
-                           self._insert, finished)
+        h = self._h
+        return CursorState(h.i, seg, self._position(), h.emitted, waiting, h.held, h.insert,
+                           finished)
 
     def _apply_commands(self) -> None:
         while self._commands:
             cmd = self._commands.popleft()
             if cmd == "stop":
-                if not self._stopped:
-                    self._stopped = True
-                    self._anchor(self._emitted, self._position(), False, "stop")
+                if not self._h.stopped:
+                    self._h.stopped = True
+                    self._anchor(self._h.emitted, self._position(), False, "stop")
                     self._samples.close()
             elif cmd == "hold":
-                self._held = True
+                self._h.held = True
             elif cmd == "resume":
-                self._held = False
-                if self._release_pending:
-                    self._release_pending = False
+                self._h.held = False
+                if self._h.release_pending:
+                    self._h.release_pending = False
                     self._do_release()
             elif cmd == "release":
-                if self._held and self.live:
-                    self._release_pending = True
+                if self._h.held and self.live:
+                    self._h.release_pending = True
                 else:
                     self._do_release()
             elif cmd == "repeat":
                 self._request_repeat()
 
     def _in_wait(self) -> bool:
-        return self._i < len(self._segs) and self._segs[self._i].wait and self._insert is None
+        h = self._h
+        return h.i < len(self._segs) and self._segs[h.i].wait and h.insert is None
 
     def _wait_is_next(self) -> bool:
-        i = self._i
-        return (self._insert is None and i + 1 < len(self._segs) and self._segs[i].is_speech
+        i = self._h.i
+        return (self._h.insert is None and i + 1 < len(self._segs) and self._segs[i].is_speech
                 and self._segs[i + 1].wait)
 
     def _do_release(self) -> None:
         if not self._in_wait():
             if self._wait_is_next():
-                self._release_at_wait = True
+                self._h.release_at_wait = True
             return
-        self._i += 1
-        self._off = 0
+        self._h.i += 1
+        self._h.off = 0
         self._lookahead()
-        self._anchor(self._emitted, self._position(), True, "release")
+        self._anchor(self._h.emitted, self._position(), True, "release")
 
     def _request_repeat(self) -> None:
-        if self._insert is not None or self._stopped:
+        if self._h.insert is not None or self._h.stopped:
             return
-        if self._i < len(self._segs):
-            seg = self._segs[self._i]
-            if seg.is_speech and self._off > 0:
-                self._repeat_pending = True  # after this speech segment
+        if self._h.i < len(self._segs):
+            seg = self._segs[self._h.i]
+            if seg.is_speech and self._h.off > 0:
+                self._h.repeat_pending = True  # after this speech segment
                 return
-        self._start_insert(self._emitted)
+        self._start_insert(self._h.emitted)
 
     def _start_insert(self, at: int) -> bool:
-        shimo = self._last_shimo
+        shimo = self._h.last_shimo
         if shimo is None:
             return False
-        self._insert = shimo
-        self._insert_data = self._samples.get(shimo.speech, shimo.frames)
-        self._insert_off = 0
-        seg = self._segs[self._i] if self._i < len(self._segs) else None
-        self._restart_after_insert = bool(seg is not None and seg.kind == "ma" and self._off > 0)
+        seg = self._segs[self._h.i] if self._h.i < len(self._segs) else None
+        self._h.insert = shimo
+        self._h.insert_data = self._samples.get(shimo.speech, shimo.frames)
+        self._h.insert_off = 0
+        self._h.restart_after_insert = bool(seg is not None and seg.kind == "ma"
+                                            and self._h.off > 0)
         self._anchor(at, self._position(), False, "repeat", shimo)
         return True
 
     def _read_insert(self, out: np.ndarray, filled: int) -> int:
-        data = self._insert_data
-        take = min(out.shape[0] - filled, data.shape[0] - self._insert_off)
-        out[filled:filled + take] = data[self._insert_off:self._insert_off + take]
-        self._insert_off += take
-        if self._insert_off >= data.shape[0]:
-            self._insert = None
-            self._insert_data = None
-            if self._restart_after_insert:
-                self._off = 0
-            at = self._emitted + filled + take
-            if self._i < len(self._segs):
-                advancing = not self._stands(self._segs[self._i])
+        data = self._h.insert_data
+        take = min(out.shape[0] - filled, data.shape[0] - self._h.insert_off)
+        out[filled:filled + take] = data[self._h.insert_off:self._h.insert_off + take]
+        self._h.insert_off += take
+        if self._h.insert_off >= data.shape[0]:
+            self._h.insert = None
+            self._h.insert_data = None
+            if self._h.restart_after_insert:
+                self._h.off = 0
+            at = self._h.emitted + filled + take
+            if self._h.i < len(self._segs):
+                advancing = not self._stands(self._segs[self._h.i])
                 self._anchor(at, self._position(), advancing,
-                             "restart" if self._restart_after_insert else "repeat-end")
-            self._restart_after_insert = False
+                             "restart" if self._h.restart_after_insert else "repeat-end")
+            self._h.restart_after_insert = False
         return take
 
     def _lookahead(self) -> None:
-        k = bisect.bisect_left(self._speech_idx, self._i)
+        k = bisect.bisect_left(self._speech_idx, self._h.i)
         upcoming = [self._segs[j].speech for j in self._speech_idx[k:k + self.lookahead]]
         keep = list(upcoming)
         last = self._last_shimo_candidate()
@@ -633,8 +665,8 @@ class PlanCursor:
 
     def _last_shimo_candidate(self) -> Segment | None:
         # the shimo repeat_last_shimo() would say: the last one begun (or the one just ended)
-        for j in range(min(self._i, len(self._segs) - 1), -1, -1):
-            if self._segs[j].kind == "shimo" and (j < self._i or self._off > 0):
+        for j in range(min(self._h.i, len(self._segs) - 1), -1, -1):
+            if self._segs[j].kind == "shimo" and (j < self._h.i or self._h.off > 0):
                 return self._segs[j]
         return None
 

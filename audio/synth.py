@@ -4,7 +4,7 @@ How a clip is made
 ------------------
 1. **Text -> phonemes.**  pyopenjtalk's frontend reads the poem's kanji with 、 between the ku
    (all-hiragana input misreads).  Its word-by-word pronunciation (NJD features) is checked ku
-   by ku against the poem's ``reading`` (mora for mora, を=お, long vowels, えい=ええ); where it
+   by ku against the poem's ``reading`` (mora for mora, as heard: ``poems.kimariji.heard``); where it
    differs, the reading is aligned onto the words (edit-distance alignment of morae) and each
    word's ``pron`` is rewritten, so the words and their accents stay and only the sounds change.
    Vowel devoicing is turned off (a chanted mora is always voiced).  The full-context labels
@@ -113,7 +113,6 @@ def _build_tables():
 _KANA, _PHONEMES_TO_KANA = _build_tables()
 _SMALL = set("ゃゅょぁぃぅぇぉゎ")
 _VOWEL_KANA = dict(zip(_VOWELS, "あいうえお"))
-_FOLD = str.maketrans("をぢづゐゑ", "おじずいえ")
 
 
 def _vowel(mora: str) -> str | None:
@@ -145,31 +144,20 @@ def _pron_morae(pron: str) -> list[str]:
 
 
 def reading_morae(reading: str) -> list[str]:
-    """A modern reading split into morae, as written (small kana attached; を, ぢ, づ as お, じ, ず).
+    """A modern reading split into morae, as written (small kana attached; を, ぢ, づ as お, じ,
+    ず): ``poems.kimariji.split_morae``.  Unlike ``sound_morae`` this keeps a long o as written
+    (おう is o-u)."""
+    from poems.kimariji import split_morae
 
-    Unlike ``sound_morae`` this keeps a-row + う as written (いわうつ is i-wa-u-tsu)."""
-    out: list[str] = []
-    for c in reading.translate(_FOLD):
-        if c in _SMALL and out:
-            out[-1] += c
-        else:
-            out.append(c)
-    return out
+    return split_morae(reading)
 
 
 def canonical_morae(morae) -> tuple[str, ...]:
-    """Morae with the standard equivalences folded: を=お, ぢ=じ, づ=ず, long o (おう=おお),
-    えい=ええ.  Two readings sound alike when their canonical morae are equal."""
-    out: list[str] = []
-    for m in morae:
-        m = {"を": "お", "ぢ": "じ", "づ": "ず", "ゐ": "い", "ゑ": "え"}.get(m, m)
-        prev = _vowel(out[-1]) if out else None
-        if m == "う" and prev == "o":
-            m = "お"
-        elif m == "い" and prev == "e":
-            m = "え"
-        out.append(m)
-    return tuple(out)
+    """Morae as heard (``poems.kimariji.heard``: the app's one rule).  Two readings sound alike
+    when their canonical morae are equal."""
+    from poems.kimariji import heard
+
+    return heard(morae)
 
 
 def label_phoneme(label: str) -> str:

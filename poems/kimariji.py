@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-__all__ = ["sound_morae", "kimariji", "kimariji_length", "Kimariji", "static_kimariji"]
+__all__ = ["split_morae", "heard", "sound_morae", "kami_heard", "opens_with", "shared_opening", "kimariji", "kimariji_length",
+           "Kimariji", "static_kimariji"]
 
-_SMALL = set("ゃゅょぁぃぅぇぉ")
+_SMALL = set("ゃゅょぁぃぅぇぉゎ")
 _ALWAYS = str.maketrans("をゐゑぢづ", "おいえじず")
 # kana whose vowel is o: a following う is heard as お (long o)
-_O_ROW = set("おこごそぞとどのほぼぽもよろょを")
+_O_ROW = set("おこごそぞとどのほぼぽもよろょぉを")
 
 
 def _morae(text: str) -> list[str]:
@@ -33,17 +34,55 @@ def _morae(text: str) -> list[str]:
     return out
 
 
+def split_morae(text: str) -> list[str]:
+    """``text`` (modern hiragana) split into morae as written, small kana attached, with the
+    kana that are always read otherwise folded (を, ゐ/ゑ, ぢ/づ as お, い/え, じ/ず); no long
+    vowel folded (``heard`` does that)."""
+    return _morae(text.translate(_ALWAYS))
+
+
+def heard(morae: Iterable[str]) -> tuple[str, ...]:
+    """Morae (hiragana, small kana attached) as heard: the one rule every part of the app folds
+    sounds by (rules.md §5).  を→お, ゐ/ゑ→い/え, ぢ/づ→じ/ず, and an o-row + う is a long o
+    (おう → おお).  Nothing else: an a-row + う stays (48 いわうつ is い-わ-う-つ), and so does
+    an e-row + い (79 もれいづる is も-れ-い-ず-る).
+    """
+    out = [m.translate(_ALWAYS) for m in morae]
+    for i in range(1, len(out)):
+        if out[i] == "う" and out[i - 1][-1] in _O_ROW:
+            out[i] = "お"
+    return tuple(out)
+
+
 def sound_morae(reading_kami: Iterable[str]) -> tuple[str, ...]:
     """Ku in modern reading, as heard, one string per mora: ('お', 'お', 'こ', 'と', 'の', ...).
 
-    The modern reading already turned historical あふ into おう, so only an o-row + う is a long
-    o; an a-row + う stays (48 いわうつ is い-わ-う-つ).
-    """
-    morae = _morae("".join(reading_kami).translate(_ALWAYS))
-    for i in range(1, len(morae)):
-        if morae[i] == "う" and morae[i - 1][-1] in _O_ROW:
-            morae[i] = "お"
-    return tuple(morae)
+    The modern reading already turned historical あふ into おう, so ``heard``'s long o is all
+    it needs."""
+    return heard(_morae("".join(reading_kami)))
+
+
+def kami_heard(no: int) -> tuple[str, ...]:
+    """The 上の句 of poem ``no`` as heard, one string per mora (44: おおことの...)."""
+    sounds = _sounds()
+    if no not in sounds:
+        raise KeyError(f"no poem number {no!r} (poems are 1-100)")
+    return sounds[no]
+
+
+def opens_with(no: int, typed: str) -> bool:
+    """Whether the 上の句 of poem ``no`` opens with the kana ``typed``: as heard (``おおこ``,
+    folded as typed: ``おうこ`` too) or as printed on the card (``あふこ``)."""
+    from poems import poem
+
+    return ("".join(kami_heard(no)).startswith("".join(sound_morae([typed])))
+            or "".join(poem(no).kana[:3]).startswith(typed))
+
+
+def shared_opening(a: int, b: int) -> int:
+    """How many morae the 上の句 of poems ``a`` and ``b`` share at the start, as heard
+    (なげき/なげけ: 2)."""
+    return _common(kami_heard(a), kami_heard(b))
 
 
 class Kimariji(tuple):

@@ -261,7 +261,7 @@ def main():
         # the bench's own ear on the X server: the same raw-event listener the app's stamping
         # process runs, in a process of its own: when X delivered each press (so press ->
         # stamp splits into the X server's part and the app's)
-        from reader.drills.taps import _XHELPER, x_stamp_frames
+        from reader.input.taps import _XHELPER, x_stamp_frames
 
         xobs = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)], env=xenv,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,

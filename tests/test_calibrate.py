@@ -206,7 +206,7 @@ class JitterFront:
     def poll(self, timeout):
         import time
 
-        from reader.drills.taps import TapEvent
+        from reader.input.taps import TapEvent
 
         time.sleep(timeout)
         heard = self.out.frame_now()
@@ -273,7 +273,7 @@ class BeatFront:
     def poll(self, timeout):
         import time
 
-        from reader.drills.taps import TapEvent
+        from reader.input.taps import TapEvent
 
         time.sleep(timeout)
         cursor = self.out._cursor

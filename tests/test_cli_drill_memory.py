@@ -18,11 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from cli_run import karuta_argv, karuta_env
+from fakes import FakeClock
 from x_driver import screenshot_when, window_of
 
 from poems import all_poems, poem
 from reader.drills.memory_drill import MemorySession, run_terminal, run_window
-from reader.drills.memory import MemoryDeck
+from reader.memory.deck import MemoryDeck
 from reader.drills.stats import DB_NAME, StatsDB
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -302,16 +303,9 @@ def test_tty_single_keys_with_tmux(tmp_path):
 
 # -- in process: the session and its front ends with a fake clock ---------------------------------
 
-class FakeClock:
-    def __init__(self, step_ms: float = 1.0):
-        self.ms, self.step = 0.0, step_ms
-
-    def now(self) -> datetime:
-        return T0 + timedelta(milliseconds=self.ms)
-
-    def monotonic_ms(self) -> float:
-        self.ms += self.step
-        return self.ms
+def drill_clock(step_ms: float = 1.0) -> FakeClock:
+    """Each read of the clock moves it on by ``step_ms``; ``now()`` starts at T0."""
+    return FakeClock(t=0.0, step_ms=step_ms, wall=T0)
 
 
 def _session(tmp_path, count=4, seed=3, mode="kami"):
@@ -337,7 +331,7 @@ class SolvingStdin(StringIO):
 def test_terminal_rates_by_response_time(tmp_path):
     db, session = _session(tmp_path, count=3)
     out = StringIO()
-    run_terminal(session, FakeClock(step_ms=10_000.0), SolvingStdin(out), out)  # 10 s each
+    run_terminal(session, drill_clock(step_ms=10_000.0), SolvingStdin(out), out)  # 10 s each
     assert [a.rating for a in session.answers] == ["Hard"] * 3
     assert all(a.correct and a.response_ms == 10_000.0 for a in session.answers)
     assert [r.rating for r in db.reviews()] == [2, 2, 2]
@@ -370,7 +364,7 @@ def test_window_dummy_driver_keys_and_clicks(tmp_path, dummy_video, mode):
             pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
 
     out = StringIO()
-    run_window(session, FakeClock(), out, feedback_ms=0, on_question=on_question)
+    run_window(session, drill_clock(), out, feedback_ms=0, on_question=on_question)
     assert len(session.answers) == 4 and all(a.correct for a in session.answers)
     assert len(db.reviews()) == 4 and out.getvalue().count("○ right") == 4
     for img in shots:  # something was drawn: the paper of the cards, text
@@ -387,7 +381,7 @@ def test_window_escape_stops(tmp_path, dummy_video):
     def on_question(q, rects):
         pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_ESCAPE, mod=0, unicode=""))
 
-    run_window(session, FakeClock(), StringIO(), feedback_ms=0, on_question=on_question)
+    run_window(session, drill_clock(), StringIO(), feedback_ms=0, on_question=on_question)
     assert session.answers == [] and db.reviews() == []
     db.close()
 

@@ -10,18 +10,11 @@ import numpy as np
 import pytest
 
 from audio_fixtures import small_plan, tone_voice  # noqa: F401
+from fakes import FakeClock
 from reader.club import session as csession, store, timer
 from reader.ui import keys as ui_keys
 from reader.club import terminal as club_terminal
 from reader.base.errors import KarutaError
-
-
-class FakeClock:
-    def __init__(self):
-        self.t = 1000.0
-
-    def __call__(self):
-        return self.t
 
 
 # ---------------------------------------------------------------------------- card positions
@@ -106,7 +99,7 @@ def test_save_resume_round_trip(tmp_path, tone_voice):
 
     plan, voice = build(OPTS)
     sf = store.SessionFile(tmp_path / "s" / "last.json")
-    s = csession.ClubSession(plan, voice, _NoOutput(), voice_spec="tone", session=sf, wallclock=lambda: 0)
+    s = csession.ClubSession(plan, voice, _NoOutput(), voice_spec="tone", session=sf, clock=FakeClock())
     s.save()
     # two cards read (as the live loop records them)
     s._card_read(0)
@@ -126,7 +119,7 @@ def test_save_resume_round_trip(tmp_path, tone_voice):
     assert again.order == plan.order and again.to_dict() == plan.to_dict()
     # resumed session starts at card 3's 間 and marks a re-read card "again"
     r = csession.ClubSession(again, voice, _NoOutput(), voice_spec="tone", session=sf, position=2,
-                         log=data["log"], wallclock=lambda: 0)
+                         log=data["log"], clock=FakeClock())
     assert r.position == 2 and csession.card_start_index(again, 2) == csession.card_kami_index(again)[2] - 1
     r._card_read(1)
     assert r.log[-1]["again"] is True and r.position == 2
@@ -198,7 +191,7 @@ def test_back_target(tone_voice):
 def test_screen_shows_card_kimariji_counts_and_log(tone_voice):
     plan = small_plan(tone_voice, cards=3, seed=2)
     s = csession.ClubSession(plan, tone_voice, _NoOutput(), voice_spec="tone",
-                         session=store.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
+                         session=store.SessionFile("/tmp/unused.json"), clock=FakeClock())
     s.save = lambda: None
     kami = csession.card_kami_index(plan)
     s._heard(kami[0])
@@ -212,7 +205,7 @@ def test_screen_shows_card_kimariji_counts_and_log(tone_voice):
 def test_screen_shows_the_configured_keys(tone_voice):
     plan = small_plan(tone_voice, cards=2, seed=2)
     s = csession.ClubSession(plan, tone_voice, _NoOutput(), voice_spec="tone",
-                         session=store.SessionFile("/tmp/unused.json"), wallclock=lambda: 0)
+                         session=store.SessionFile("/tmp/unused.json"), clock=FakeClock())
     keys = ui_keys.key_bindings("n,space", None)
     text = "\n".join(club_terminal.screen_lines(s.view(), bindings=keys))
     assert "keys: n/space next" in text and "b/←/BS/PgUp back a card" in text
@@ -309,7 +302,7 @@ class PumpOutput:
 
 def club_session(plan, voice, out, **kw):
     s = csession.ClubSession(plan, voice, out, voice_spec="tone", session=store.SessionFile("/tmp/unused.json"),
-                         wallclock=lambda: 0, **kw)
+                         clock=FakeClock(), **kw)
     s.save = lambda: None
     return s
 

@@ -285,7 +285,7 @@ class OnsetRobot:
         return times[k] + (sf - frames[k]) / self.out.sample_rate
 
     def poll(self, timeout):
-        from reader.drills.taps import TapEvent
+        from reader.input.taps import TapEvent
 
         time.sleep(timeout)
         out, self.pending = self.pending, []
@@ -317,7 +317,7 @@ class OnsetRobot:
         self.shown.append(text)
 
     def ask(self, grab, choices):
-        from reader.drills.taps import TapEvent
+        from reader.input.taps import TapEvent
 
         self.pending.append(TapEvent(time.perf_counter_ns(), "key", char=str(grab.poem)))
 

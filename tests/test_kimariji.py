@@ -78,3 +78,48 @@ def test_reading_cards_only_shortens_and_stays_decisive(read):
 def test_a_row_u_in_a_modern_reading_is_not_a_long_o():
     # 48 風をいたみ 岩打つ波の: いわうつ is i-wa-u-tsu
     assert sound_morae(["いわうつなみの"])[:4] == ("い", "わ", "う", "つ")
+
+
+# ---------------------------------------------------------------------------- one rule "as heard"
+KANA = "あいうえおかきくけこがぎぐげごさしすせそとどなにのはひふへほまみむめもやゆよらりるれろわをゐゑぢづん"
+
+
+def test_every_part_of_the_app_hears_a_kami_by_the_one_rule():
+    """The kimariji, the drills and practice (``kami_heard``) and the built-in voice's check of
+    what it says (``audio.synth.canonical_morae``) fold sounds alike, poem for poem."""
+    from audio.synth import canonical_morae, reading_morae
+    from poems.kimariji import heard, kami_heard
+
+    for p in all_poems():
+        mine = kami_heard(p.no)
+        assert mine == sound_morae(p.kami_reading)
+        assert canonical_morae([m for ku in p.kami_reading for m in reading_morae(ku)]) == mine
+        assert heard(mine) == mine  # folded once is folded
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(KANA), min_size=1, max_size=12))
+def test_the_voice_and_the_kimariji_fold_any_kana_alike(chars):
+    from audio.synth import canonical_morae, reading_morae
+
+    text = "".join(chars)
+    assert canonical_morae(reading_morae(text)) == sound_morae([text])
+
+
+def test_what_is_folded_and_what_is_not():
+    """を, ゐ/ゑ, ぢ/づ and a long o fold (rules.md §5); an a-row + う and an e-row + い do not:
+    79 もれいづる is heard も-れ-い-ず-る, and synthesis used to fold it to もれえずる."""
+    from audio.synth import canonical_morae
+
+    assert sound_morae(["をぐらやま"])[:2] == ("お", "ぐ")
+    assert sound_morae(["おうことの"]) == tuple("おおことの")  # 44, historical あふ
+    assert sound_morae(["いわうつ"]) == tuple("いわうつ")
+    assert "".join(sound_morae(poem(79).reading[3:4])).startswith("もれいず")
+    assert canonical_morae(list("せんせい")) == tuple("せんせい")
+
+
+def test_a_typed_opening_finds_a_poem_as_heard_or_as_printed():
+    from poems.kimariji import opens_with
+
+    assert opens_with(44, "おおこ") and opens_with(44, "あふこ") and opens_with(44, "おうこ")
+    assert not opens_with(44, "あさ")

@@ -2,8 +2,11 @@
 knows click, and no two modules import each other (directly or round a loop).
 
 Layers inside reader/ (a module may import its own layer and the ones before it):
-    reader.base  <  reader.ui, reader.reading  <  reader.match, reader.drills, reader.club,
-    reader.voices, reader.practice, reader.table, reader.tournament  <  reader.cli
+    reader.base  <  reader.ui, reader.reading, reader.input, reader.memory  <  reader.match,
+    reader.drills, reader.club, reader.voices, reader.practice, reader.table,
+    reader.tournament  <  reader.cli
+The rooms of one floor stand apart where a test below says so: practice does not import the
+drills (input and its timing, and the memory deck, are on the floor below both).
 audio/ may import poems and reader.base only; poems/ imports neither.
 """
 from __future__ import annotations
@@ -61,7 +64,8 @@ def layer(name: str) -> int:
         return 1
     if name.startswith("audio"):
         return 2
-    if name == "reader" or name.startswith(("reader.ui", "reader.reading")):
+    if name == "reader" or name.startswith(("reader.ui", "reader.reading", "reader.input",
+                                            "reader.memory")):
         return 3
     if name.startswith("reader.cli"):
         return 5
@@ -77,6 +81,15 @@ def test_imports_flow_one_way():
             if layer(d) > layer(mod):
                 wrong.append(f"{mod} imports {d}")
     assert not wrong, "wrong-way imports:\n" + "\n".join(sorted(wrong))
+
+
+def test_practice_does_not_import_the_drills():
+    """Input and its timing (``reader.input``) and the memory deck (``reader.memory``) are
+    shared from the floor below: practice takes nothing from the drills' room."""
+    wrong = sorted(f"{mod} imports {d}" for mod, deps in graph().items()
+                   if mod.startswith("reader.practice") for d in deps
+                   if d.startswith("reader.drills"))
+    assert not wrong, "\n".join(wrong)
 
 
 def test_no_import_cycles():

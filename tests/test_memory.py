@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from poems import COLOR_CARD_ORDER, COLORS, poem
-from poems.kimariji import kimariji
-from reader.drills.memory import (
+from poems.kimariji import kami_heard, kimariji, shared_opening
+from reader.memory.deck import (
     ALL, COLOR_ORDER, FAST_MS, MODES, UNLOCK_LEARNED, MemoryDeck, confusable_groups, group_order,
-    make_question, rank_distractors, rating_for, shared_opening, sound, tomofuda,
+    make_question, rank_distractors, rating_for, tomofuda,
 )
 
 NOW = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)
@@ -47,7 +47,7 @@ def test_confusable_groups():
 def test_shared_opening_is_by_sound():
     assert shared_opening(53, 86) == 2
     assert shared_opening(31, 64) == 5
-    assert sound(44)[:3] == ("お", "お", "こ")
+    assert kami_heard(44)[:3] == ("お", "お", "こ")
 
 
 # -- questions ---------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def test_bad_question_arguments():
 def test_group_order_keeps_confusables_together(seed, nos):
     order = group_order(nos, random.Random(seed))
     assert sorted(order) == sorted(nos)
-    firsts = [sound(n)[0] for n in order]
+    firsts = [kami_heard(n)[0] for n in order]
     # each first sound is one contiguous block
     seen = []
     for f in firsts:

@@ -11,7 +11,7 @@ import pytest
 
 from audio_fixtures import (alsa_capture, assert_played_as_rendered, find_lead_in,  # noqa: F401
                             pulse_server, require_tool, run_python, small_plan, tone_voice)
-from audio.output import (NO_DEVICE, NullOutput, SounddeviceOutput, list_devices,
+from audio.output import (NO_DEVICE, AudioProcessOutput, NullOutput, SounddeviceOutput, list_devices,
                           reinit_portaudio)
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
@@ -225,7 +225,7 @@ def test_audio_process_runs_ahead_so_a_late_synthesis_is_not_heard(pulse_server)
     test_output_contract.test_late_audio_is_silence_counted_not_waited_for)."""
     v = SlowShimo(48000, mora_ms=20)
     plan = small_plan(v, cards=2, ma_ms=1500, gap_ms=1500, take_ms=200, yoin_ms=150)
-    out = SounddeviceOutput(device="pulse", process=True)
+    out = AudioProcessOutput(device="pulse")
     out.play(PlanCursor(plan, v, threaded=False))  # no look-ahead worker: the feeder waits
     assert out.wait(timeout=plan.seconds + 10)
     assert out.underruns < 10, (out.underflows, out.xruns)
@@ -238,7 +238,7 @@ def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_se
     beyond the point where commands act is made again)."""
     plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=3000, yoin_ms=100)
     take = next(s for s in plan.segments if s.wait)
-    out = SounddeviceOutput(device="pulse", process=True)
+    out = AudioProcessOutput(device="pulse")
     cursor = PlanCursor(plan, VOICE, live=True)
     out.play(cursor)
     wait_until(lambda: cursor.state.waiting, what="the wait", every=0.005)
@@ -265,7 +265,7 @@ def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
     follows at once all the same."""
     plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=4000, yoin_ms=100)
     take = next(s for s in plan.segments if s.wait)
-    out = SounddeviceOutput(device="pulse", process=True)
+    out = AudioProcessOutput(device="pulse")
     cursor = PlanCursor(plan, VOICE)
 
     def hearing_the_take():
@@ -298,7 +298,7 @@ def test_a_hold_in_the_silence_before_the_last_line_stands_there(pulse_server):
                                             ma=0.3, yoin=0.2, joka=False), 3, voice)
     last = plan.segments[-1]
     assert last.kind == "shimo" and plan.segments[-2].kind == "gap"
-    out = SounddeviceOutput(device="pulse", process=True, queue_ms=600)
+    out = AudioProcessOutput(device="pulse", queue_ms=600)
     cursor = PlanCursor(plan, voice, live=True)
 
     def ear_at(frame):

@@ -12,7 +12,7 @@ import pytest
 
 from audio_fixtures import (alsa_capture, assert_played_as_rendered, pulse_server,  # noqa: F401
                             small_plan)
-from audio.output import NullOutput, SounddeviceOutput, SyncOutput
+from audio.output import AudioProcessOutput, NullOutput, SounddeviceOutput, SyncOutput
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
 
@@ -27,10 +27,10 @@ def make_output(request):
     kind = request.param
     if kind.startswith("portaudio"):
         request.getfixturevalue("pulse_server")
-        proc = kind.endswith("process")
+        cls = AudioProcessOutput if kind.endswith("process") else SounddeviceOutput
 
         def make(**kw):
-            return SounddeviceOutput(device="pulse", process=proc, **kw)
+            return cls(device="pulse", **kw)
     elif kind == "null":
         def make(**kw):
             return NullOutput(keep=True, **kw)
@@ -89,11 +89,11 @@ def test_what_was_played_is_the_rendered_reading(make_output):
     assert_played_as_rendered(quantize16(out.samples()), ref, out.underruns, out.blocksize)
 
 
-@pytest.mark.parametrize("process", [False, True], ids=["thread", "process"])
-def test_portaudio_capture_is_bit_identical(alsa_capture, process):
+@pytest.mark.parametrize("cls", [SounddeviceOutput, AudioProcessOutput], ids=["thread", "process"])
+def test_portaudio_capture_is_bit_identical(alsa_capture, cls):
     plan = small_plan(VOICE, cards=2)
     ref = quantize16(render(plan, VOICE))
-    out = SounddeviceOutput(process=process)
+    out = cls()
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=30)
     assert_played_as_rendered(alsa_capture.samples(), ref, out.underruns, out.blocksize)

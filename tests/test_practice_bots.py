@@ -11,6 +11,7 @@ import statistics
 import pytest
 
 from audio.voice import ToneVoice
+from poems.kimariji import shared_opening
 from reader.base.errors import KarutaError
 from reader.practice import bot, headless
 from reader.practice.games import KYOGI
@@ -84,7 +85,7 @@ def test_faults_are_on_a_card_sharing_a_shorter_prefix_in_a_faulting_place(stats
     checked = 0
     for lv in stats:
         for board, cur, card in stats[lv]["fault_touches"]:
-            k = bot.shared_prefix(cur.poem, card)
+            k = shared_opening(cur.poem, card)
             owner = next(p for p, cards in board.items() if card in cards)
             assert k >= 1
             assert owner != cur.where  # kyogi: a territory without the read card (or karafuda)

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 
 from audio.voice import ToneVoice
 from cli_run import karuta_argv
-from reader.drills.memory import MemoryDeck
+from reader.memory.deck import MemoryDeck
 from reader.practice import headless, record
 from reader.practice.match import Seat
 from reader.drills.stats import StatsDB

@@ -658,7 +658,7 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     kyogi board has its gap) does not start the memorisation."""
     import pygame
 
-    from reader.drills.taps import TapEvent
+    from reader.input.taps import TapEvent
     from reader.practice import paint
 
     m, w = _window(monkeypatch, "goshiki", "none", 8, color="blue")
@@ -674,11 +674,11 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     m, w = _window(monkeypatch, "goshiki", "human", 8, color="blue")
     assert w.phase == "arrange"
     seam = w.vp.board.y + w.vp.board.h / 2
-    w.handle(TapEvent(w.clock_ns(), "mouse", pos=(round(w.vp.board.cx), round(seam))))
+    w.handle(TapEvent(w.clock.ns(), "mouse", pos=(round(w.vp.board.cx), round(seam))))
     assert w.phase == "arrange"
     x, y, tw, th = w.painter.text_rect("status")
     assert x + tw < w.vp.board.x  # the left panel
-    w.handle(TapEvent(w.clock_ns(), "mouse", pos=(x + tw // 2, y + th // 2)))
+    w.handle(TapEvent(w.clock.ns(), "mouse", pos=(x + tw // 2, y + th // 2)))
     assert w.phase == "memorize"
     pygame.display.quit()
 

@@ -740,3 +740,28 @@ def test_a_take_during_the_kami_survives_running_ahead_and_back(live):
     np.testing.assert_array_equal(a, b)
     assert ran.anchors == direct.anchors
     assert any(x.event == "release" and x.plan_frame == take.end for x in ran.anchors)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(live=st.booleans(), script=st.lists(
+    st.one_of(st.sampled_from(sorted(COMMANDS)), st.integers(1, 30)), min_size=1, max_size=25))
+def test_reading_changes_nothing_of_the_cursor_but_its_head_and_anchors(live, script):
+    """A rewind restores what a checkpoint kept, so everything the reading thread changes must
+    be in what it keeps: the head object (replaced, never changed), the anchors (cut back to
+    their count) and the UI snapshot.  An attribute added to the cursor and changed by ``read``
+    outside the head would be lost by a rewind: this fails on it."""
+    cursor = PlanCursor(PLAN, VOICE, live=live, threaded=False)
+    kept = {"_h", "_state", "_anchors", "_anchor_frames", "_commands", "_samples"}
+    for step in script:
+        if isinstance(step, str):
+            COMMANDS[step](cursor)
+            continue
+        before = dict(vars(cursor))
+        head = cursor._h
+        fields = {f: getattr(head, f) for f in head.__dataclass_fields__}
+        for _ in range(step):
+            cursor.read(480)
+        changed = {k for k, v in vars(cursor).items() if before.get(k, object()) is not v}
+        assert changed <= kept, f"read() changed {changed - kept} outside the head"
+        assert type(cursor._h) is type(head)  # frozen again after the read
+        assert all(getattr(head, f) is v for f, v in fields.items())

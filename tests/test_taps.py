@@ -22,7 +22,7 @@ from audio.output import NullOutput, SounddeviceOutput
 from audio.render import PlanCursor
 from audio.voice import ToneVoice
 from reader.drills.grab import drill_plan
-from reader.drills.taps import PollStats, TapMapper, TerminalTaps, _decode_one
+from reader.input.taps import PollStats, TapMapper, TerminalTaps, _decode_one
 
 RATE = 48000
 VOICE = ToneVoice(RATE, mora_ms=60)
@@ -265,7 +265,7 @@ def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     import random
 
     from reader.drills.speed import run_drill
-    from reader.drills.taps import TapEvent
+    from reader.input.taps import TapEvent
 
     class LateSettling(NullOutput):
         ready_at = None

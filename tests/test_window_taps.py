@@ -20,7 +20,7 @@ from audio_fixtures import REPO
 APP = textwrap.dedent("""
     import json, sys, time
     from reader.ui.window import open_window
-    from reader.drills.taps import WindowTaps
+    from reader.input.taps import WindowTaps
     screen = open_window((400, 300), "karuta taps test")
     import pygame
     taps = WindowTaps()
@@ -120,7 +120,7 @@ TOUCH_APP = textwrap.dedent("""
     import json, time
     import pygame
     from reader.ui.window import open_window
-    from reader.drills.taps import WindowTaps
+    from reader.input.taps import WindowTaps
     screen = open_window((400, 300), "karuta touch test")
     taps = WindowTaps()
     st = taps.stamper

@@ -1,7 +1,7 @@
 """Playback backends: play a ``PlanCursor`` on a sound device, in real time.
 
-One small interface (``Output``, ``base.py``: the shared play / wait / stop / close), four
-backends, one module each:
+One small interface (``Output``, ``base.py``: the shared play / wait / stop / close), five
+backends (a module each; the two PortAudio transports share one):
 
   - ``SounddeviceOutput`` (``portaudio.py``): PortAudio through sounddevice.  The realtime
     callback only copies pre-filled blocks off a lock-free ring (``feeder.py``; it never waits
@@ -9,6 +9,8 @@ backends, one module each:
     fills the ring from the cursor (~150 ms ahead).  It records, per buffer, the
     stream frame and PortAudio's ``outputBufferDacTime`` (when that buffer reaches the
     speaker), so a key press time maps to the frame being heard (``frame_at``).
+    ``AudioProcessOutput`` (``portaudio.py`` too): the same stream in an audio process of its
+    own (``process.py``, ``audio_process.py``), fed through shared memory, seconds ahead.
   - ``PygameOutput`` (``sdl.py``): pygame.mixer, queued ``Sound`` chunks on one ``Channel`` (SDL_mixer
     starts a queued chunk inside the same mix buffer: joins are sample-exact).  No DAC
     times: ``frame_at`` is estimated (see the class doc for its accuracy).
@@ -37,7 +39,7 @@ from audio.output.base import NO_DEVICE, Output, underrun_line
 from audio.output.devices import list_devices, lookup_device, reinit_portaudio, resolve_device
 from audio.output.feeder import BlockRing, Feeder
 from audio.output.null import NullOutput, SyncOutput
-from audio.output.portaudio import SounddeviceOutput
+from audio.output.portaudio import AudioProcessOutput, SounddeviceOutput
 from audio.output.sdl import PygameOutput
 from audio.output.timeline import Timeline
 
@@ -46,7 +48,7 @@ _Timeline = Timeline
 _Feeder = Feeder
 
 __all__ = [
-    "Output", "SounddeviceOutput", "PygameOutput", "NullOutput", "SyncOutput", "list_devices",
+    "Output", "SounddeviceOutput", "AudioProcessOutput", "PygameOutput", "NullOutput", "SyncOutput", "list_devices",
     "lookup_device", "resolve_device", "reinit_portaudio", "NO_DEVICE", "underrun_line",
     "BlockRing", "Feeder", "Timeline",
 ]

@@ -1,6 +1,6 @@
 """The audio process: a PortAudio stream in a process of its own, fed through shared memory.
 
-Run by ``SounddeviceOutput(process=True)`` as ``python audio_process.py SHM DEVICE RATE
+Run by ``AudioProcessOutput`` as ``python audio_process.py SHM DEVICE RATE
 BLOCKSIZE CHANNELS DTYPE LATENCY``; imports only numpy and sounddevice.  Why a process: a
 sounddevice callback is Python, so in the app's process it needs the app's GIL every block;
 a redraw, a garbage collection or any C call that keeps the GIL for longer than the device's

@@ -1,5 +1,8 @@
 """PortAudio output through sounddevice, callback mode: the callback only copies a block the
-feeder made ahead, and records that buffer's DAC time."""
+feeder made ahead, and records that buffer's DAC time.  Two transports, one class each:
+``SounddeviceOutput`` runs the stream in this process; ``AudioProcessOutput`` runs it in an
+audio process of its own (``process.py``, ``audio_process.py``), fed through shared memory.
+What both share (the options, the DAC timeline and what is read off it) is ``_PortAudio``."""
 from __future__ import annotations
 
 import math
@@ -13,11 +16,11 @@ from audio.output.feeder import EMPTY
 from audio.render import quantize16
 from reader.base.errors import DeviceError
 
-__all__ = ["SounddeviceOutput"]
+__all__ = ["SounddeviceOutput", "AudioProcessOutput"]
 
 
-class SounddeviceOutput(Output):
-    """PortAudio output (sounddevice ``OutputStream``, callback mode).
+class _PortAudio(Output):
+    """PortAudio output (sounddevice ``OutputStream``, callback mode): what both transports share.
 
     ``device``: None, index or name (see ``resolve_device``).  ``blocksize``: frames per
     buffer (fixed: every callback gets exactly one queued block).  ``queue_ms``: how much
@@ -34,11 +37,6 @@ class SounddeviceOutput(Output):
     ``lead_ms``: silence played before the reading's frame 0 (stream frames < 0): PulseAudio
     was seen to drop the first ~4 ms of a stream, and DAC times of a stream's first
     0.1-0.15 s are off by 30-100 ms; both fall on this silence.
-    ``ahead_ms`` (the audio process only; default 3 s): how far the feeder runs ahead of
-    the device beyond ``queue_ms``, so a stall of this process (its GIL held by a thread that
-    other programs keep off the CPU: measured 0.4-0.7 s under load) is bridged by audio
-    already in the audio process's ring.  Commands still act ``queue_ms`` ahead of the
-    device: the feeder drops what it made beyond that and makes it again (``Feeder``).
 
     The callback never waits for late audio on a device with a clock: it takes the next
     block off the lock-free ring (``BlockRing.get_nowait``), copies it and stores three
@@ -60,8 +58,7 @@ class SounddeviceOutput(Output):
 
     def __init__(self, device=None, sample_rate: int = 48000, blocksize: int = 480,
                  queue_ms: float = 150.0, dtype: str = "int16", channels: int = 1,
-                 latency=0.06, tail_ms: float = 250.0, lead_ms: float = 150.0,
-                 process: bool = False, ahead_ms: float = 3000.0):
+                 latency=0.06, tail_ms: float = 250.0, lead_ms: float = 150.0):
         if dtype not in ("int16", "float32"):
             raise ValueError("dtype must be 'int16' or 'float32'")
         self.device_info = resolve_device(device)
@@ -74,70 +71,12 @@ class SounddeviceOutput(Output):
         self._latency_req = latency
         self.tail_ms = float(tail_ms)
         self.lead_ms = float(lead_ms)
-        self.process = bool(process)
-        self.ahead_ms = float(ahead_ms) if self.process else 0.0
-        self._stream = None
-        self._proc = None
         self._died: str | None = None
         self._latency = 0.0
-        self._q = None
         self.buffers = 0
         self.lead_xruns = 0  # device underruns during the lead-in silence (not heard)
         self._lead_frames = 0
-        self._t0: float | None = None
         self._init_state()
-
-    # realtime callback: keep it tiny (no waiting, no allocation on a device with a clock)
-    def _callback(self, outdata, frames, time_info, status):
-        if status.output_underflow:
-            # in the lead-in silence a device start-up hiccup is heard as nothing: apart
-            if self.buffers * self.blocksize > self._lead_frames:
-                self.xruns += 1
-            else:
-                self.lead_xruns += 1
-        if self._t0 is None:
-            self._t0 = time.perf_counter()
-        item = self._q.get_nowait()
-        if item is EMPTY:
-            item = self._clockless() if self.buffers * self.blocksize > self._wait_frames \
-                else EMPTY
-            if item is EMPTY:
-                outdata.fill(0)
-                self.underflows += 1
-                return
-        if item is None:
-            outdata.fill(0)
-            self._ended = True
-            raise self._sdmod.CallbackStop
-        frame, block = item
-        if self.channels == 1:
-            outdata[:, 0] = block
-        else:
-            outdata[:] = block[:, None]
-        self.timeline.record(frame, time_info.outputBufferDacTime, time_info.currentTime)
-        self.buffers += 1
-
-    def _clockless(self):
-        """On an empty ring after more than twice ``latency`` was played: is this a device
-        without a clock?  Such a device has taken far more audio than real time allows (more
-        than 4x the elapsed time); a real device never holds more than its buffer
-        (``latency``) beyond the elapsed time, so it never passes this test and never waits.
-        Without a clock there is no deadline: wait for the feeder (≤ 1 s).  Returns the item
-        or ``EMPTY``."""
-        played = self.buffers * self.blocksize / self.sample_rate
-        if played <= 4.0 * (time.perf_counter() - self._t0):
-            return EMPTY
-        return self._q.get(timeout=1.0, poll_s=0.0002)
-
-    def _finished(self):
-        if not self._ended and not self._stopping and self._feeder is not None \
-                and self._feeder.error is None:
-            # the stream ended by itself before the reading did: the device or the sound
-            # server went away.  Reported through the usual path (``wait`` raises it).
-            self.lost = True
-            self._feeder.error = DeviceError(
-                f"the sound device {self.device_info['name']!r} stopped during the reading")
-        self._done.set()
 
     def stop(self) -> None:
         self._stopping = True
@@ -147,59 +86,26 @@ class SounddeviceOutput(Output):
         return quantize16(block) if self.dtype == "int16" else block
 
     def _prepare(self) -> None:
-        sd = self._sdmod = _sd()
+        self._sdmod = _sd()
         self.buffers = 0
         self.lead_xruns = 0
         self._lead_frames = self._feeder.lead_blocks * self.blocksize
-        self._t0 = None
         self._died = None
         self._ended = self._stopping = self.lost = False
-        if self.process:
-            return self._prepare_process()
-        self._q = self._feeder.q
-        try:
-            self._stream = sd.OutputStream(
-                samplerate=self.sample_rate, blocksize=self.blocksize, device=self.device,
-                channels=self.channels, dtype=self.dtype, latency=self._latency_req,
-                callback=self._callback, finished_callback=self._finished)
-        except sd.PortAudioError as e:
-            raise DeviceError(f"cannot open sound device {self.device_info['name']!r} "
-                              f"({' '.join(str(e).split())}): use `karuta render --out "
-                              f"reading.wav` to write the reading to a file") from None
-        self._latency = float(self._stream.latency)
-        # the clockless test applies only past twice the device's buffer
-        self._wait_frames = int(2.0 * self._latency * self.sample_rate)
+        self._open()
 
-    def _prepare_process(self) -> None:
-        from audio.output.process import AudioProcess, SharedRing, SharedTimeline
+    def _open(self) -> None:
+        """Open the stream (the transport's own); DeviceError if the device refuses."""
+        raise NotImplementedError
 
-        proc = AudioProcess(self.device, self.sample_rate, self.blocksize, self.channels,
-                            self.dtype, self._latency_req, self._lead_frames)
-        try:
-            self._latency = proc.open()
-        except OSError as e:
-            raise DeviceError(f"cannot open sound device {self.device_info['name']!r} "
-                              f"({e}): use `karuta render --out reading.wav` to write the "
-                              f"reading to a file") from None
-        self._proc = proc
-        self._feeder.q = SharedRing(proc.lay, max(self._feeder.q.capacity, self._feeder.ahead))
-        self.timeline = SharedTimeline(self.sample_rate, proc.lay)
+    def _active(self) -> bool:
+        """A stream is open (or its process runs)."""
+        raise NotImplementedError
 
-    def _start(self) -> None:
-        if self._proc is not None:
-            self._proc.start(self._done.set)
-            return
-        self._stream.start()
-
-    def _sync_counters(self) -> None:
-        proc = self._proc
-        if proc is not None and proc.lay.ctl is not None:
-            from audio.output import audio_process as ap
-
-            ctl = proc.lay.ctl
-            self.underflows, self.xruns = int(ctl[ap.UNDERFLOWS]), int(ctl[ap.XRUNS])
-            self.buffers = int(ctl[ap.BUFFERS])
-            self.lead_xruns = int(ctl[ap.LEAD_XRUNS])
+    def _cannot_open(self, why: str) -> DeviceError:
+        return DeviceError(f"cannot open sound device {self.device_info['name']!r} ({why}): "
+                           f"use `karuta render --out reading.wav` to write the reading to a "
+                           f"file")
 
     def wait(self, timeout: float | None = None) -> bool:
         ended = super().wait(timeout)
@@ -208,54 +114,11 @@ class SounddeviceOutput(Output):
             raise DeviceError(f"sound device {self.device_info['name']!r}: {why}")
         return ended
 
-    def _abort(self) -> None:
-        if self._proc is not None:
-            self._proc.abort()
-        if self._stream is not None:
-            try:
-                self._stream.abort()
-            except self._sdmod.PortAudioError:  # already closed by PortAudio
-                pass
-
-    def _release(self) -> None:
-        proc = self._proc
-        if proc is not None:
-            if not proc.done.is_set():
-                proc.abort()
-            self._sync_counters()
-            self.timeline = self.timeline.snapshot()
-            self._died = self._died or proc.died
-            self.lost = self.lost or proc.lost
-            self._proc = None
-            proc.close()
-        if self._stream is not None:
-            try:
-                self._stream.close()
-            except self._sdmod.PortAudioError:  # already closed by PortAudio
-                pass
-            self._stream = None
-
     @property
     def latency(self) -> float:
         """PortAudio's reported output latency of the last stream, seconds (not the true
         delay: DAC times are better, and a user calibration better still)."""
-        s = self._stream
-        if s is not None:
-            self._latency = float(s.latency)
         return self._latency
-
-    def _shared_offset(self) -> float | None:
-        """stream clock − perf_counter as the audio process paired them (None: not yet)."""
-        proc = self._proc
-        if proc is None or proc.lay.clk is None:
-            return None
-        from audio.output import audio_process as ap
-
-        off = float(proc.lay.clk[ap.OFFSET])
-        if math.isnan(off):
-            return None
-        self._pair_last = (float(proc.lay.clk[ap.WIDTH]), off)
-        return off
 
     @property
     def started_at(self) -> tuple[int, float] | None:
@@ -267,70 +130,18 @@ class SounddeviceOutput(Output):
         """(stream frames, DAC times) of the buffers played (the last 65536)."""
         return self.timeline.pairs()
 
-    def now(self) -> float:
-        s = self._stream
-        if s is None:
-            off = self._shared_offset()
-            if off is not None:
-                return time.perf_counter() + off
-            return time.time()  # PortAudio's clock follows the wall clock here
-        return float(s.time)
-
-    def perf_to_now(self, t_perf: float) -> float:
-        s = self._stream
-        if s is None:
-            off = self._shared_offset()
-            if off is not None:
-                return t_perf + off
-            return t_perf - time.perf_counter() + time.time()
-        return t_perf + self._clock_offset(s)
-
-    #: paired readings per mapping; a pair wider than ``PAIR_OK_S`` (the thread lost the GIL or
-    #: the CPU between its two perf readings) is not trusted when a recent narrow one exists
-    PAIRS = 5
-    PAIR_OK_S = 0.0002
-    PAIR_KEEP_S = 2.0
-
-    def _clock_offset(self, s) -> float:
-        """stream clock − perf_counter, from the narrowest of ``PAIRS`` paired readings.
-
-        One pair (perf, stream.time, perf) taken with the midpoint is off by up to half its
-        width: measured 2-9 ms wide now and then under load (``stream.time`` releases the GIL),
-        which showed as taps reported early.  A narrow pair from the last ``PAIR_KEEP_S`` is
-        used when this call's best is wide (the two clocks drift apart by ppm only)."""
-        best_w, best_off = math.inf, 0.0
-        for _ in range(self.PAIRS):
-            a = time.perf_counter()
-            st = float(s.time)
-            b = time.perf_counter()
-            if b - a < best_w:
-                best_w, best_off = b - a, st - (a + b) / 2.0
-                if best_w < self.PAIR_OK_S / 4:
-                    break
-        now = time.perf_counter()
-        self._pair_last = (best_w, best_off)  # diagnostics
-        if best_w <= self.PAIR_OK_S:
-            self._pair = (now, best_off, s)  # (when, offset, stream)
-            return best_off
-        kept = getattr(self, "_pair", None)
-        if kept is not None and kept[2] is s and now - kept[0] <= self.PAIR_KEEP_S:
-            return kept[1]
-        return best_off
-
     def timing_settled(self) -> bool:
         """Whether the DAC times have settled (see ``_Timeline.settled``); a drill waits for
         this (silence, "get ready") before its first card."""
-        return (self._stream is not None or self._proc is not None) and \
-            self.timeline.settled()[0]
+        return self._active() and self.timeline.settled()[0]
 
     def timing_debug(self, t_perf: float) -> dict:
         """How a tap at ``t_perf`` was mapped (``KARUTA_TIMING_DEBUG``): stream age, the DAC
         buffer used and its residual from the window's median line, the clock pairing, and
         ``origin_perf``: the perf time at which stream frame 0 is heard per this mapping
         (a benchmark compares it with its own observer)."""
-        s = self._stream
         d: dict = {}
-        if s is None and self._proc is None:
+        if not self._active():
             return d
         lm = getattr(self, "_last_map", None)
         if lm is not None and lm[0] == t_perf:  # the mapping just made for this tap
@@ -385,3 +196,241 @@ class SounddeviceOutput(Output):
         self._last_map = (t_perf, t, f, getattr(self, "_pair_last", (math.nan, math.nan)),
                           dict(self.timeline.last or {}))
         return f
+
+
+class SounddeviceOutput(_PortAudio):
+    """PortAudio output with the stream in this process (see ``_PortAudio``).  ``now()`` is
+    PortAudio's stream clock, paired with ``perf_counter`` for ``frame_at_perf``."""
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self._stream = None
+        self._q = None
+        self._t0: float | None = None
+
+    # realtime callback: keep it tiny (no waiting, no allocation on a device with a clock)
+    def _callback(self, outdata, frames, time_info, status):
+        if status.output_underflow:
+            # in the lead-in silence a device start-up hiccup is heard as nothing: apart
+            if self.buffers * self.blocksize > self._lead_frames:
+                self.xruns += 1
+            else:
+                self.lead_xruns += 1
+        if self._t0 is None:
+            self._t0 = time.perf_counter()
+        item = self._q.get_nowait()
+        if item is EMPTY:
+            item = self._clockless() if self.buffers * self.blocksize > self._wait_frames \
+                else EMPTY
+            if item is EMPTY:
+                outdata.fill(0)
+                self.underflows += 1
+                return
+        if item is None:
+            outdata.fill(0)
+            self._ended = True
+            raise self._sdmod.CallbackStop
+        frame, block = item
+        if self.channels == 1:
+            outdata[:, 0] = block
+        else:
+            outdata[:] = block[:, None]
+        self.timeline.record(frame, time_info.outputBufferDacTime, time_info.currentTime)
+        self.buffers += 1
+
+    def _clockless(self):
+        """On an empty ring after more than twice ``latency`` was played: is this a device
+        without a clock?  Such a device has taken far more audio than real time allows (more
+        than 4x the elapsed time); a real device never holds more than its buffer
+        (``latency``) beyond the elapsed time, so it never passes this test and never waits.
+        Without a clock there is no deadline: wait for the feeder (≤ 1 s).  Returns the item
+        or ``EMPTY``."""
+        played = self.buffers * self.blocksize / self.sample_rate
+        if played <= 4.0 * (time.perf_counter() - self._t0):
+            return EMPTY
+        return self._q.get(timeout=1.0, poll_s=0.0002)
+
+    def _finished(self):
+        if not self._ended and not self._stopping and self._feeder is not None \
+                and self._feeder.error is None:
+            # the stream ended by itself before the reading did: the device or the sound
+            # server went away.  Reported through the usual path (``wait`` raises it).
+            self.lost = True
+            self._feeder.error = DeviceError(
+                f"the sound device {self.device_info['name']!r} stopped during the reading")
+        self._done.set()
+
+    def _open(self) -> None:
+        sd = self._sdmod
+        self._t0 = None
+        self._q = self._feeder.q
+        try:
+            self._stream = sd.OutputStream(
+                samplerate=self.sample_rate, blocksize=self.blocksize, device=self.device,
+                channels=self.channels, dtype=self.dtype, latency=self._latency_req,
+                callback=self._callback, finished_callback=self._finished)
+        except sd.PortAudioError as e:
+            raise self._cannot_open(" ".join(str(e).split())) from None
+        self._latency = float(self._stream.latency)
+        # the clockless test applies only past twice the device's buffer
+        self._wait_frames = int(2.0 * self._latency * self.sample_rate)
+
+    def _active(self) -> bool:
+        return self._stream is not None
+
+    def _start(self) -> None:
+        self._stream.start()
+
+    def _abort(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.abort()
+            except self._sdmod.PortAudioError:  # already closed by PortAudio
+                pass
+
+    def _release(self) -> None:
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except self._sdmod.PortAudioError:  # already closed by PortAudio
+                pass
+            self._stream = None
+
+    @property
+    def latency(self) -> float:
+        s = self._stream
+        if s is not None:
+            self._latency = float(s.latency)
+        return self._latency
+
+    def now(self) -> float:
+        s = self._stream
+        if s is None:
+            return time.time()  # PortAudio's clock follows the wall clock here
+        return float(s.time)
+
+    def perf_to_now(self, t_perf: float) -> float:
+        s = self._stream
+        if s is None:
+            return t_perf - time.perf_counter() + time.time()
+        return t_perf + self._clock_offset(s)
+
+    #: paired readings per mapping; a pair wider than ``PAIR_OK_S`` (the thread lost the GIL or
+    #: the CPU between its two perf readings) is not trusted when a recent narrow one exists
+    PAIRS = 5
+    PAIR_OK_S = 0.0002
+    PAIR_KEEP_S = 2.0
+
+    def _clock_offset(self, s) -> float:
+        """stream clock − perf_counter, from the narrowest of ``PAIRS`` paired readings.
+
+        One pair (perf, stream.time, perf) taken with the midpoint is off by up to half its
+        width: measured 2-9 ms wide now and then under load (``stream.time`` releases the GIL),
+        which showed as taps reported early.  A narrow pair from the last ``PAIR_KEEP_S`` is
+        used when this call's best is wide (the two clocks drift apart by ppm only)."""
+        best_w, best_off = math.inf, 0.0
+        for _ in range(self.PAIRS):
+            a = time.perf_counter()
+            st = float(s.time)
+            b = time.perf_counter()
+            if b - a < best_w:
+                best_w, best_off = b - a, st - (a + b) / 2.0
+                if best_w < self.PAIR_OK_S / 4:
+                    break
+        now = time.perf_counter()
+        self._pair_last = (best_w, best_off)  # diagnostics
+        if best_w <= self.PAIR_OK_S:
+            self._pair = (now, best_off, s)  # (when, offset, stream)
+            return best_off
+        kept = getattr(self, "_pair", None)
+        if kept is not None and kept[2] is s and now - kept[0] <= self.PAIR_KEEP_S:
+            return kept[1]
+        return best_off
+
+
+class AudioProcessOutput(_PortAudio):
+    """PortAudio output with the stream in an audio process of its own (``process.py``: the
+    app's GIL cannot starve it), fed through a shared-memory ring; its DAC timeline and clock
+    pairing come back through shared memory too (see ``_PortAudio`` for the other options).
+
+    ``ahead_ms`` (default 3 s): how far the feeder runs ahead of the device beyond
+    ``queue_ms``, so a stall of this process (its GIL held by a thread that other programs
+    keep off the CPU: measured 0.4-0.7 s under load) is bridged by audio already in the audio
+    process's ring.  Commands still act ``queue_ms`` ahead of the device: the feeder drops
+    what it made beyond that and makes it again (``Feeder``).
+    """
+
+    def __init__(self, *args, ahead_ms: float = 3000.0, **kw):
+        super().__init__(*args, **kw)
+        self.ahead_ms = float(ahead_ms)
+        self._proc = None
+
+    def _open(self) -> None:
+        from audio.output.process import AudioProcess, SharedRing, SharedTimeline
+
+        proc = AudioProcess(self.device, self.sample_rate, self.blocksize, self.channels,
+                            self.dtype, self._latency_req, self._lead_frames)
+        try:
+            self._latency = proc.open()
+        except OSError as e:
+            raise self._cannot_open(str(e)) from None
+        self._proc = proc
+        self._feeder.q = SharedRing(proc.lay, max(self._feeder.q.capacity, self._feeder.ahead))
+        self.timeline = SharedTimeline(self.sample_rate, proc.lay)
+
+    def _active(self) -> bool:
+        return self._proc is not None
+
+    def _start(self) -> None:
+        self._proc.start(self._done.set)
+
+    def _sync_counters(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.lay.ctl is not None:
+            from audio.output import audio_process as ap
+
+            ctl = proc.lay.ctl
+            self.underflows, self.xruns = int(ctl[ap.UNDERFLOWS]), int(ctl[ap.XRUNS])
+            self.buffers = int(ctl[ap.BUFFERS])
+            self.lead_xruns = int(ctl[ap.LEAD_XRUNS])
+
+    def _abort(self) -> None:
+        if self._proc is not None:
+            self._proc.abort()
+
+    def _release(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            if not proc.done.is_set():
+                proc.abort()
+            self._sync_counters()
+            self.timeline = self.timeline.snapshot()
+            self._died = self._died or proc.died
+            self.lost = self.lost or proc.lost
+            self._proc = None
+            proc.close()
+
+    def _shared_offset(self) -> float | None:
+        """stream clock − perf_counter as the audio process paired them (None: not yet)."""
+        proc = self._proc
+        if proc is None or proc.lay.clk is None:
+            return None
+        from audio.output import audio_process as ap
+
+        off = float(proc.lay.clk[ap.OFFSET])
+        if math.isnan(off):
+            return None
+        self._pair_last = (float(proc.lay.clk[ap.WIDTH]), off)
+        return off
+
+    def now(self) -> float:
+        off = self._shared_offset()
+        if off is not None:
+            return time.perf_counter() + off
+        return time.time()  # PortAudio's clock follows the wall clock
+
+    def perf_to_now(self, t_perf: float) -> float:
+        off = self._shared_offset()
+        if off is not None:
+            return t_perf + off
+        return t_perf - time.perf_counter() + time.time()

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import click
 
+from reader.base import seeds
 from reader.cli import warn
 
 from reader.cli.bounds import FINITE
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
                                 replace_option, seed_option, voice_option)
 
-import random
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -63,10 +63,9 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
       karuta drill memory --due --mode kimariji
       karuta drill memory --color 青 --choices 6 --window
     """
-    import random
-
-    from reader.drills.memory import MODES, MemoryDeck, poems_of
-    from reader.drills.memory_drill import MemorySession, SystemClock, run_terminal, run_window
+    from reader.memory.deck import MODES, MemoryDeck, poems_of
+    from reader.base.clock import SYSTEM_CLOCK
+    from reader.drills.memory_drill import MemorySession, run_terminal, run_window
     from reader.drills.stats import StatsDB
 
     if window:
@@ -74,8 +73,8 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
 
         require_display()
     color = _color(color)
-    clock = SystemClock()
-    rng = random.Random(seed)
+    clock = SYSTEM_CLOCK
+    rng = seeds.rng(seed)
     with StatsDB() as db:
         if db.notice:
             warn(db.notice)
@@ -219,7 +218,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
             with front:
                 res = run_drill(plan, voice, output, front, calibration_ms=calib or 0.0,
                                 take_s=take, choices=choices, log=log, db=db, session_id=sid,
-                                rng=random.Random(seed))
+                                rng=seeds.rng(seed))
                 timing = front.stats()
     finally:
         if log is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from reader.base import seeds
 from reader.cli.options import device_option, voice_option
 
 
@@ -99,7 +100,7 @@ def keep(rules, seed, deal_file, color, players, reads, finals, log_file, resume
 def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, resume, last,
           announcer=None) -> None:
     """``karuta match keep`` after click has parsed the options."""
-    import random
+    import os
     import sys
     import time
     from pathlib import Path
@@ -131,7 +132,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
                 loaded = read_deal(deal_file, rules, color, settings)
             else:
                 seed = pick_seed(seed)
-                rng = random.Random(seed)
+                rng = seeds.rng(seed)
                 if rules == "kyogi":
                     st = kyogi.deal(rng)
                     loaded = matchlog.LoadedLog("kyogi", kyogi.KyogiMatch(st), {"seed": seed})

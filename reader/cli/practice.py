@@ -7,13 +7,13 @@ either play it headless (``--bot-vs-bot``) or hand it to the board window
 from __future__ import annotations
 
 import json
-import secrets
 
 import click
 
 from reader.cli import warn
 
 from reader.base.errors import KarutaError
+from reader.base.seeds import pick_seed
 from reader.cli.bounds import finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
                                 voice_option)
@@ -122,7 +122,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
     else:
         if seed is None:
-            seed = secrets.randbelow(10**6)
+            seed = pick_seed()
         m = headless.new_match(rules or "kyogi", seats, seed, voice, cards=cards, color=color,
                                reading=None if joka is None else {"joka": joka},
                                settings=PracticeSettings(simultaneous_ms=simultaneous))

@@ -105,8 +105,7 @@ def _setup(system: str, players: tuple[str, ...], npcs: tuple[str, ...]) -> list
 
 
 def _new_table(system, save, seed, settings, players, npcs):
-    import secrets
-
+    from reader.base.seeds import pick_seed
     from reader.base.statefiles import check_output
     from reader.table.store import Table, log_path
 
@@ -120,7 +119,7 @@ def _new_table(system, save, seed, settings, players, npcs):
     from reader.table.store import locked
 
     if seed is None:
-        seed = secrets.randbelow(1_000_000)
+        seed = pick_seed()
     t = Table(system, settings, seed)
     for a in _setup(system, players, npcs):
         t.push(a)

@@ -13,6 +13,7 @@ from pathlib import Path
 import click
 
 from reader.base.errors import KarutaError
+from reader.base.seeds import pick_seed
 from reader.cli.bounds import MAX_MEMORIZE_MIN, UTF8, finite_range
 from reader.cli.options import replace_option
 
@@ -192,9 +193,7 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
                           "or --resume to go on with the tournament in the file")
     rows = read_csv(players_csv)
     if seed is None:
-        import secrets
-
-        seed = secrets.randbelow(1_000_000)
+        seed = pick_seed()
     if not file:
         path.parent.mkdir(parents=True, exist_ok=True)
     color_list = tuple(c for c in (colors or "").replace("、", ",").split(",") if c.strip())

@@ -38,11 +38,11 @@ given, and always when it has none (goshiki: the reading advances by itself eith
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from audio.plan import Plan
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import DeviceError
 from reader.club.store import SESSION_KIND, SESSION_VERSION, SessionFile, now_iso
 from reader.club.timer import ArrayCursor, MemorizeTimer, chime
@@ -124,14 +124,14 @@ class ClubSession:
     ``output``: an ``audio.output`` backend (opened before any synthesis: a missing device
     fails at once).  ``voice_spec``: the voice asked for (saved for ``--resume``; the reading
     settings and seed are the plan's own).  ``position``:
-    cards already read (resume).  ``clock``: seconds, for the memorisation timer.
+    cards already read (resume).  ``clock``: a ``reader.base.clock.Clock`` (the memorisation
+    timer, the times in the saved session and its log).
     """
 
     def __init__(self, plan: Plan, voice, output, *, voice_spec: str | None, session: SessionFile,
                  auto: bool = False, memorize_s: float = 0.0, signals_s: tuple[float, ...] = (),
                  position: int = 0, log: list[dict] | None = None, started: str | None = None,
-                 clock: Callable[[], float] = time.monotonic,
-                 wallclock: Callable[[], float] = time.time, recent: int = 5, message: str = "",
+                 clock: Clock = SYSTEM_CLOCK, recent: int = 5, message: str = "",
                  echo: Callable[[str], None] | None = None, keys: dict | None = None):
         self.plan = plan
         self.keys = keys  # the next/back keys (KeyBindings.to_dict), saved for --resume
@@ -141,7 +141,6 @@ class ClubSession:
         self.session = session
         self.auto = auto
         self.clock = clock
-        self.wallclock = wallclock
         self.recent_n = recent
         self.message = message
         self.echo = echo
@@ -150,7 +149,7 @@ class ClubSession:
         self._saved_at = position
         self.max_position = max([position] + [int(e.get("card", 0)) for e in (log or [])])
         self.log: list[dict] = list(log or [])
-        self.started = started or now_iso(wallclock)
+        self.started = started or now_iso(clock)
         self.kami_idx = card_kami_index(plan)
         self._card_of = {i: k for k, i in enumerate(self.kami_idx)}
         self.memorize_min = memorize_s / 60.0
@@ -282,7 +281,7 @@ class ClubSession:
         except DeviceError as e:
             self._lost(e)
         if self.phase == "lost" and self.auto and \
-                self.clock() - self._lost_at >= self.REOPEN_EVERY_S:
+                self.clock.seconds() - self._lost_at >= self.REOPEN_EVERY_S:
             self.reopen()
 
     def _lost(self, e: DeviceError) -> None:
@@ -292,7 +291,7 @@ class ClubSession:
             pass
         self.phase = "lost"
         self.device_lost = str(e)
-        self._lost_at = self.clock()
+        self._lost_at = self.clock.seconds()
         self.save()
         self.message = (f"{e}: stopped at card {min(self.position + 1, self.total)}/{self.total} "
                         f"(saved) · next: try the device again · q: quit")
@@ -301,7 +300,7 @@ class ClubSession:
 
     def reopen(self) -> None:
         """Try the device again and read on from the first card not heard to the end."""
-        self._lost_at = self.clock()
+        self._lost_at = self.clock.seconds()
         try:
             self._begin_reading()
         except DeviceError as e:
@@ -361,7 +360,7 @@ class ClubSession:
         again = k < self.max_position
         entry = {"card": k + 1, "poem": seg.poem, "kimariji": seg.kimariji,
                  "kimariji_sound": seg.kimariji_sound, "karafuda": seg.poem in self.plan.karafuda,
-                 "again": again, "time": now_iso(self.wallclock)}
+                 "again": again, "time": now_iso(self.clock)}
         self.log.append(entry)
         self.position = k + 1
         self.max_position = max(self.max_position, self.position)
@@ -378,7 +377,7 @@ class ClubSession:
             "order": list(self.plan.order), "total": self.total, "position": self.position,
             "finished": self.position >= self.total, "memorize_min": self.memorize_min,
             "auto": self.auto, "log": self.log, "started": self.started,
-            "updated": now_iso(self.wallclock),
+            "updated": now_iso(self.clock),
             **({"keys": self.keys} if self.keys is not None else {}),
         }
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import os
-import time
-from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.dirs import data_dir as default_data_dir
 from reader.base.errors import KarutaError, LogError
 from reader.reading.settings import settings_from_dict, settings_from_options
@@ -28,8 +26,8 @@ def default_session_path() -> Path:
     return default_data_dir() / "sessions" / "last.json"
 
 
-def now_iso(wall: Callable[[], float] = time.time) -> str:
-    return datetime.fromtimestamp(wall()).astimezone().isoformat(timespec="seconds")
+def now_iso(clock: Clock = SYSTEM_CLOCK) -> str:
+    return clock.now().astimezone().isoformat(timespec="seconds")
 
 
 class SessionFile:

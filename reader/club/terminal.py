@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-import time
 
 from reader.club.session import ClubSession, ClubView, _mmss, log_line
 from reader.ui.keys import DEFAULT_KEYS, KeyBindings, read_command
@@ -59,7 +58,7 @@ def run_terminal(session: ClubSession, *, out=None, keys=None,
                 break
             v = session.view()
             if tty:
-                now = time.monotonic()
+                now = session.clock.seconds()
                 lines = screen_lines(v, _width(), bindings)
                 if lines != last or now - last_draw > 1.0:
                     out.write("\x1b[H" + "".join(ln + "\x1b[K\n" for ln in lines) + "\x1b[J")

@@ -1,10 +1,9 @@
 """The memorisation timer before the jo-ka and its chimes (pure: the clock is passed in)."""
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import KarutaError
 
 
@@ -14,26 +13,26 @@ class MemorizeTimer:
 
     ``total``: seconds; ``signals``: seconds after the start at which a signal sounds (the
     13-minute mark: practice swings allowed); the end sounds too.  ``clock()`` gives seconds
-    (``time.monotonic`` in use, a fake in tests).  ``poll()`` returns the events that came due
+    (``clock``: a ``reader.base.clock.Clock``, the fake one in tests).  ``poll()`` returns the events that came due
     since the last poll, each once: ``("signal", t)`` and finally ``("end", elapsed)``;
     ``skip()`` ends it at once (no signals fire after a skip).
     """
 
     total: float
     signals: tuple[float, ...] = ()
-    clock: Callable[[], float] = time.monotonic
+    clock: Clock = SYSTEM_CLOCK
     t0: float | None = None
     fired: list[float] = field(default_factory=list)
     ended: bool = False
     skipped: bool = False
 
     def start(self) -> None:
-        self.t0 = self.clock()
+        self.t0 = self.clock.seconds()
 
     def elapsed(self) -> float:
         if self.t0 is None:
             return 0.0
-        return max(0.0, self.clock() - self.t0)
+        return max(0.0, self.clock.seconds() - self.t0)
 
     def remaining(self) -> float:
         return 0.0 if self.ended else max(0.0, self.total - self.elapsed())

@@ -14,7 +14,6 @@ default), so the window only draws and takes input.
 """
 from __future__ import annotations
 
-import time
 
 from reader.club.session import ClubSession, ClubView, _mmss, log_line
 from reader.ui.keys import DEFAULT_KEYS, FIXED_KEYS, KeyBindings
@@ -156,7 +155,7 @@ def run_window(session: ClubSession, size=SIZE, fps: int = 30,
                 session.command(cmd)
             session.tick()
             v = session.view()
-            now = time.monotonic()
+            now = session.clock.seconds()
             if v != last or now - last_draw > 0.5:
                 draw(canvas, v, fonts)
                 box.show(pg, screen, canvas)

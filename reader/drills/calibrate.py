@@ -28,10 +28,11 @@ from pathlib import Path
 
 import numpy as np
 
+from reader.base.clock import SYSTEM_CLOCK
 from reader.base.errors import KarutaError
 from reader.base.dirs import config_dir
 # the detection of gaps in the sound is shared with the speed drill (one function for both)
-from reader.drills.taps import MAX_SHIFT_MS, timing_moved  # noqa: F401  (re-exported)
+from reader.input.taps import MAX_SHIFT_MS, timing_moved  # noqa: F401  (re-exported)
 
 __all__ = [
     "CalibrationError", "CalibrationResult", "CalibrationStore", "analyze", "click_track",
@@ -329,7 +330,7 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
     ``WindowFront`` of ``reader.drills.speed``: ``poll(timeout) -> [TapEvent]``); returns the
     analysis (raises ``CalibrationError`` with too few taps, ``KeyboardInterrupt`` on q/Esc).
 
-    Each run waits for the output's timing to settle first (``reader.drills.taps.SettleGate``, as the
+    Each run waits for the output's timing to settle first (``reader.input.taps.SettleGate``, as the
     drill does: a run made while PortAudio's DAC times still wander lands ms off).  A run whose
     spread is above ``max_spread_ms`` is rejected and repeated, up to ``attempts`` runs; then
     the steadiest is returned (the caller compares its ``spread_ms`` with ``max_spread_ms``
@@ -367,7 +368,7 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
 
 def _one_run(output, front, count, interval_ms, echo, settle) -> CalibrationResult:
     from audio.render import PlanCursor
-    from reader.drills.taps import SettleGate, TapMapper
+    from reader.input.taps import SettleGate, TapMapper
 
     plan, voice, clicks = click_track(output.sample_rate, count, interval_ms)
     # live: a hold pauses in the lead silence (there are no waits in the click track)
@@ -441,11 +442,9 @@ class _Record:
         return getattr(self.output, "_pair_last", (float("nan"), float("nan")))
 
     def look(self) -> None:
-        import time
-
         w, off = self._pair()
         if not self.pairings or self.pairings[-1][1:] != (w, off):
-            self.pairings.append((time.perf_counter(), w, off))
+            self.pairings.append((SYSTEM_CLOCK.seconds(), w, off))
 
     def tap(self, ns: int, plan_frame) -> None:
         w, off = getattr(self.output, "_pair_last", (float("nan"), float("nan")))

@@ -1,7 +1,7 @@
 """The grab timer's pure core: reaction times, the speed drill's plan, drill log records.
 
 Nothing here reads a clock, opens a device or prints.  The live drill (``reader.drills.speed``)
-stamps a tap (``reader.drills.taps``), maps it to a *plan frame* (the sample of the reading that was
+stamps a tap (``reader.input.taps``), maps it to a *plan frame* (the sample of the reading that was
 reaching the listener at that instant) and hands that number to ``reaction``.
 
 Timeline of one card in a speed drill plan (``drill_plan``)::
@@ -27,7 +27,7 @@ plan time the player meant, ``reaction_ms = tap_ms - kimariji_onset_ms``.  A tap
 the onset is also ``early``.
 
 A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
-DAC times jumping: ``reader.drills.taps.sound_gap_ms``) is ``untimed``: it still counts as a
+DAC times jumping: ``reader.input.taps.sound_gap_ms``) is ``untimed``: it still counts as a
 take or a fault, but its reaction is not known (it would be off by the gap), so
 ``reaction_ms`` and ``from_kami_ms`` are None, it is neither early nor an anticipation, and it
 is left out of every reaction figure.

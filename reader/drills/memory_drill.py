@@ -6,44 +6,31 @@ Layers (top calls down)::
       run_terminal / run_window   show a question, time the answer, show the verdict
         MemorySession            next_question() -> answer() -> ... ; each answer is an FSRS
                                  review committed to the stats DB before the next question
-          reader.drills.memory          questions, distractors, scheduling (pure)
+          reader.memory.deck          questions, distractors, scheduling (pure)
 
-Time: a ``Clock`` is passed in (``now()`` an aware datetime for schedules and the log,
-``monotonic_ms()`` for response times); tests hand in a fake one.
+Time: a ``reader.base.clock.Clock`` is passed in (``now()`` an aware datetime for schedules
+and the log, ``ms()`` for response times); tests hand in the fake one.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import IO, TYPE_CHECKING, Protocol
+from datetime import datetime
+from typing import IO, TYPE_CHECKING
+
+from reader.base.clock import Clock
 
 
 if TYPE_CHECKING:  # heavy imports stay inside functions at run time
     import random
 
-    from reader.drills.memory import MemoryDeck, Question, SessionPlan
+    from reader.memory.deck import MemoryDeck, Question, SessionPlan
     from reader.drills.stats import StatsDB
 
-__all__ = ["Clock", "SystemClock", "Answer", "MemorySession", "run_terminal", "run_window"]
+__all__ = ["Answer", "MemorySession", "run_terminal", "run_window"]
 
 #: a poem answered wrongly is asked again this many questions later (once per session)
 REQUEUE_GAP = 3
-
-
-class Clock(Protocol):
-    def now(self) -> datetime: ...
-
-    def monotonic_ms(self) -> float: ...
-
-
-class SystemClock:
-    def now(self) -> datetime:
-        return datetime.now(timezone.utc)
-
-    def monotonic_ms(self) -> float:
-        return time.perf_counter_ns() / 1e6
 
 
 @dataclass(frozen=True)
@@ -93,7 +80,7 @@ class MemorySession:
         return len(self.answers) + self._open + len(self._queue)
 
     def next_question(self) -> Question | None:
-        from reader.drills.memory import make_question
+        from reader.memory.deck import make_question
 
         if not self._queue:
             return None
@@ -103,7 +90,7 @@ class MemorySession:
         return make_question(no, mode, self.rng, universe=self.universe, n_choices=self.n_choices)
 
     def answer(self, q: Question, chosen: int | None, response_ms: float | None, now: datetime) -> Answer:
-        from reader.drills.memory import state_name
+        from reader.memory.deck import state_name
 
         correct = q.is_correct(chosen)
         self._open = 0
@@ -167,7 +154,7 @@ def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[s
         while (q := session.next_question()) is not None:
             say(_question_text(q, session.position, session.total))
             say(f"answer 1-{len(q.choices)} (q to stop): ", end="")
-            t0 = clock.monotonic_ms()
+            t0 = clock.ms()
             while True:
                 try:
                     key = _next_key(keys)
@@ -175,7 +162,7 @@ def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[s
                     key = None
                 if key is not None and key.isspace():  # Enter after a digit (a pipe's lines)
                     continue
-                t1 = clock.monotonic_ms()
+                t1 = clock.ms()
                 if key is None or key.lower() in ("q", "\x1b"):
                     say()
                     return
@@ -281,7 +268,7 @@ def run_window(
     def wait_choice(q: Question, rects: list) -> tuple[int, float] | None:
         """(chosen index, stamp ms), or None to stop."""
         while True:
-            for stamp, ev in poll_events(clock.monotonic_ms):
+            for stamp, ev in poll_events(clock.ms):
                 if ev.type == pygame.QUIT:
                     return None
                 if ev.type in redraw_events:  # shown, uncovered: SDL keeps the surface, show it again
@@ -302,7 +289,7 @@ def run_window(
         while (q := session.next_question()) is not None:
             pos, total = session.position, session.total
             rects = _draw(screen, q, pos, total)
-            t0 = clock.monotonic_ms()
+            t0 = clock.ms()
             if on_question is not None:
                 on_question(q, rects)
             got = wait_choice(q, rects)
@@ -313,9 +300,9 @@ def run_window(
             out.write(_question_text(q, pos, total) + "\n" + _verdict(a) + "\n\n")
             out.flush()
             _draw(screen, q, pos, total, a)
-            end = clock.monotonic_ms() + feedback_ms
-            while clock.monotonic_ms() < end:
-                for _, ev in poll_events(clock.monotonic_ms):
+            end = clock.ms() + feedback_ms
+            while clock.ms() < end:
+                for _, ev in poll_events(clock.ms):
                     if ev.type == pygame.QUIT or (
                             ev.type == pygame.KEYDOWN and ev.key in (pygame.K_ESCAPE, pygame.K_q)):
                         return

@@ -5,11 +5,11 @@ Layers (top calls down)::
 
     speed (click command)        options, device, calibration, log, stats; picks a front end
       run_drill(plan, ..., front)  plays the plan, maps taps, asks, records (one loop, both UIs)
-        TerminalFront / WindowFront   input (reader.drills.taps: stamped as taken in) and display
+        TerminalFront / WindowFront   input (reader.input.taps: stamped as taken in) and display
         reader.drills.grab                  reaction times, drill plan, log records (pure)
 
 A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
-DAC times jumping: ``reader.drills.taps.sound_gap_ms``, the detection ``karuta calibrate`` uses)
+DAC times jumping: ``reader.input.taps.sound_gap_ms``, the detection ``karuta calibrate`` uses)
 still counts as a take or a fault, but is shown and logged as not timed (``untimed``) and left
 out of the reaction figures: a reaction measured across a gap is off by the gap.
 
@@ -22,7 +22,7 @@ a fault.  Every tap is a line in ``--log`` and a row in the stats database, writ
 happens.
 
 Before the first card the drill plays silence ("get ready…") until the output's timing has
-settled (``Output.timing_settled``; at most ``reader.drills.taps.WARMUP_MAX_S``): PortAudio's DAC times of a new
+settled (``Output.timing_settled``; at most ``reader.input.taps.WARMUP_MAX_S``): PortAudio's DAC times of a new
 PulseAudio stream wander by up to ±5 ms for its first 3-15 s, which showed as the first taps
 of a drill reported up to 5 ms off.  ``KARUTA_TIMING_DEBUG=1`` adds a ``debug`` object to each
 log line (how the tap was mapped: stream age, DAC buffer and its residual, clock pairing
@@ -33,11 +33,12 @@ from __future__ import annotations
 import json
 import os
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
+from reader.base import seeds
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.ui.term import echo as term_echo
 
 __all__ = ["run_drill", "TerminalFront", "WindowFront", "resolve_answer", "DrillResult"]
@@ -50,8 +51,7 @@ def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
     """The poem named by ``text`` (a number, or kana: the kimariji or any longer opening, as
     heard or as printed) among ``candidates`` (the poems still unread, the one read included).
     Returns (poem, "") or (None, why)."""
-    import poems
-    from poems.kimariji import sound_morae
+    from poems.kimariji import opens_with
 
     t = "".join(text.split())
     if not t:
@@ -59,10 +59,7 @@ def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
     if t.isdigit():
         n = int(t)
         return (n, "") if 1 <= n <= 100 else (None, f"no poem {n}: poems are 1-100")
-    heard = "".join(sound_morae([t]))
-    found = [n for n in candidates
-             if "".join(sound_morae(poems.poem(n).kami_reading)).startswith(heard)
-             or "".join(poems.poem(n).kana[:3]).startswith(t)]
+    found = [n for n in candidates if opens_with(n, t)]
     if not found:
         return None, f"no poem left opens with {t}"
     if len(found) > 1:
@@ -73,20 +70,10 @@ def resolve_answer(text: str, candidates) -> tuple[int | None, str]:
 def choices_for(poem: int, candidates, n: int, rng: random.Random) -> list[int]:
     """``n`` torifuda to pick from: the read poem and the unread ones sharing the longest
     opening with it (the confusable ones), shuffled."""
-    import poems
-    from poems.kimariji import sound_morae
-
-    def sound(x):
-        return sound_morae(poems.poem(x).kami_reading)
-
-    me = sound(poem)
+    from poems.kimariji import shared_opening
 
     def common(x):
-        s = sound(x)
-        k = 0
-        while k < min(len(s), len(me)) and s[k] == me[k]:
-            k += 1
-        return k
+        return shared_opening(poem, x)
 
     others = [c for c in candidates if c != poem]
     rng.shuffle(others)
@@ -98,12 +85,12 @@ def choices_for(poem: int, candidates, n: int, rng: random.Random) -> list[int]:
 
 # ---------------------------------------------------------------------------- front ends
 class TerminalFront:
-    """The terminal: keys from ``reader.drills.taps.TerminalTaps``, lines out through ``echo``."""
+    """The terminal: keys from ``reader.input.taps.TerminalTaps``, lines out through ``echo``."""
 
     name = "terminal"
 
     def __init__(self, echo: Callable[[str], None] = term_echo, stream=None):
-        from reader.drills.taps import TerminalTaps
+        from reader.input.taps import TerminalTaps
 
         self.echo = echo
         self.taps = TerminalTaps(stream)
@@ -176,7 +163,7 @@ class TerminalFront:
 
 class WindowFront:
     """The pygame window: input polled about every 1 ms, drawn at 60 fps, on one thread
-    (``reader.drills.taps.WindowLoop``).  ``poll(timeout)`` runs the loop for up to ``timeout`` s."""
+    (``reader.input.taps.WindowLoop``).  ``poll(timeout)`` runs the loop for up to ``timeout`` s."""
 
     name = "window"
     SIZE = (960, 640)
@@ -196,7 +183,7 @@ class WindowFront:
         self.heard: Callable[[], float | None] | None = None
 
     def __enter__(self):
-        from reader.drills.taps import WindowLoop, WindowTaps
+        from reader.input.taps import WindowLoop, WindowTaps
         from reader.ui.window import load_font, open_window
 
         self.screen = open_window(self.SIZE, self.title)
@@ -213,11 +200,11 @@ class WindowFront:
         self._pg.display.quit()
 
     def poll(self, timeout: float) -> list:
-        end = time.perf_counter() + timeout
+        end = SYSTEM_CLOCK.seconds() + timeout
         out = []
         while True:
             out += self.loop.step()
-            if out or time.perf_counter() >= end:
+            if out or SYSTEM_CLOCK.seconds() >= end:
                 return out
 
     # drawing
@@ -325,32 +312,30 @@ class DrillResult:
     missed: list[int] = field(default_factory=list)
     passed: list[int] = field(default_factory=list)  # karafuda rightly not tapped
     quit: bool = False
-    gate: object = None  # the "get ready" (reader.drills.taps.SettleGate)
+    gate: object = None  # the "get ready" (reader.input.taps.SettleGate)
 
 
-def _ts_of(ns: int, clock: Callable[[], float] = time.perf_counter,
-           wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> datetime:
+def _ts_of(ns: int, clock: Clock = SYSTEM_CLOCK) -> datetime:
     """The wall-clock time of a stamp ``ns`` (``clock``'s nanoseconds, as taps are stamped)."""
-    return wallclock() - timedelta(seconds=clock() - ns / 1e9)
+    return clock.now() - timedelta(seconds=clock.seconds() - ns / 1e9)
 
 
 def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s: float = 3.0,
               choices: int = 6, log=None, db=None, session_id: str | None = None,
               rng: random.Random | None = None, echo: Callable[[str], None] = term_echo,
               on_event: Callable[[str, object], None] | None = None,
-              clock: Callable[[], float] = time.perf_counter,
-              wallclock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+              clock: Clock = SYSTEM_CLOCK,
               ) -> DrillResult:
     """Play the drill ``plan`` on ``output``; taps from ``front``; every tap is logged
     (``log``: a text file, one JSON line, flushed) and recorded in ``db`` (``StatsDB``) as it
     happens.  ``clock``: seconds on the clock taps are stamped with (``TapEvent.ns`` / 1e9;
-    it times the take and the "get ready"); ``wallclock``: the date of a record.  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
+    it times the take and the "get ready"; its ``now()`` dates a record).  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
     from reader.drills.grab import card_at, log_record, reaction, timeline_of, untimed
-    from reader.drills.taps import SettleGate, TapMapper, sound_gap_ms
+    from reader.input.taps import SettleGate, TapMapper, sound_gap_ms
 
-    rng = rng or random.Random()
+    rng = rng or seeds.rng(seeds.pick_seed())
     notify = on_event or (lambda name, data: None)
     rate = plan.sample_rate
     kami = {s.poem: s for s in plan.segments if s.kind == "kami" and isinstance(s.poem, int)}
@@ -376,7 +361,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         return [n for n in plan.universe if n not in read_before and n not in karafuda]
 
     def finish(grab, answer, correct, fault, ns):
-        ts = _ts_of(ns, clock, wallclock)
+        ts = _ts_of(ns, clock)
         rec = log_record(grab, correct=correct, answer=answer, karafuda=grab.poem in karafuda,
                          fault=fault, card=position[grab.poem],
                          ts=ts.isoformat(timespec="milliseconds"))
@@ -411,9 +396,9 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     if isinstance(front, WindowFront):
         front.progress_fn = progress
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
-    # times have settled, then a countdown (``reader.drills.taps.SettleGate``); taps meanwhile are
+    # times have settled, then a countdown (``reader.input.taps.SettleGate``); taps meanwhile are
     # ignored
-    gate = SettleGate(output, cursor, clock=clock)
+    gate = SettleGate(output, cursor, clock=clock.seconds)
     result.gate = gate
 
     def say(text):
@@ -496,7 +481,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         wait_since = None
                         cursor.release()
                 elif pending is None:
-                    now = clock()
+                    now = clock.seconds()
                     if wait_since is None:
                         wait_since = now
                     elif now - wait_since >= take_s:

@@ -150,13 +150,6 @@ def _sounds(universe: Iterable[int], read: Iterable[int]) -> dict[int, tuple[str
     return {n: (k.sound, k.length) for n, k in kimariji(universe, read).items()}
 
 
-def _opening(no: int) -> tuple[str, ...]:
-    import poems
-    from poems.kimariji import sound_morae
-
-    return sound_morae(poems.poem(no).kami_reading)
-
-
 def one_sound_group(first: str) -> int | None:
     for i, g in enumerate(ONE_SOUND_GROUPS):
         if first in g:
@@ -179,7 +172,9 @@ def friend_groups(cards: Iterable[int], universe: Iterable[int] = range(1, 101),
             c = parent[c]
         return c
 
-    openings = {c: _opening(c) for c in cards}
+    from poems.kimariji import kami_heard
+
+    openings = {c: kami_heard(c) for c in cards}
     for i, a in enumerate(cards):
         for b in cards[i + 1:]:
             ka = info.get(a, ("", 6))[1]

@@ -39,13 +39,13 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
+from poems.kimariji import kami_heard, shared_opening
 from reader.base.errors import KarutaError
 
 __all__ = ["Level", "LEVELS", "level", "parse_level", "plan_touches", "choose_send",
-           "fault_opportunity", "ReadView", "sounds_of", "shared_prefix", "match_skill",
+           "fault_opportunity", "ReadView", "match_skill",
            "recognise_rate", "known_median_ms", "late_median_ms", "FORM_SD"]
 
 
@@ -136,24 +136,6 @@ def parse_level(text: str) -> int:
     return int(t)
 
 
-@lru_cache(maxsize=None)
-def sounds_of(poem: int) -> tuple[str, ...]:
-    """The 上の句 as heard, one string a mora (``poems.kimariji.sound_morae``)."""
-    from poems import poem as get
-    from poems.kimariji import sound_morae
-
-    return sound_morae(get(poem).kami_reading)
-
-
-def shared_prefix(a: int, b: int) -> int:
-    """How many opening morae poems ``a`` and ``b`` share, as heard."""
-    sa, sb = sounds_of(a), sounds_of(b)
-    k = 0
-    while k < min(len(sa), len(sb)) and sa[k] == sb[k]:
-        k += 1
-    return k
-
-
 @dataclass(frozen=True)
 class ReadView:
     """What a bot knows about one read (``PracticeMatch`` builds it).
@@ -193,7 +175,7 @@ def fault_opportunity(view: ReadView) -> tuple[int, int] | None:
         for c in cards:
             if c == view.poem:
                 continue
-            k = shared_prefix(view.poem, c)
+            k = shared_opening(view.poem, c)
             if 1 <= k < view.kimariji_len:
                 if best is None or k > best[1] or (k == best[1] and c < best[0]):
                     best = (c, k)
@@ -283,11 +265,11 @@ def choose_send(own: tuple[int, ...], other: tuple[int, ...], count: int, unread
                 score += -10.0 if ones else 0.0
             else:
                 # split a 友札 pair: another card of ours shares all but the kimariji's last sound
-                pair = any(d != c and shared_prefix(c, d) >= max(1, lengths.get(c, 1) - 1)
-                           and shared_prefix(c, d) >= 1 for d in pool)
+                pair = any(d != c and shared_opening(c, d) >= max(1, lengths.get(c, 1) - 1)
+                           and shared_opening(c, d) >= 1 for d in pool)
                 if pair:
                     score += 3.0
-                if not any(sounds_of(d)[0] == sounds_of(c)[0] for d in other):
+                if not any(kami_heard(d)[0] == kami_heard(c)[0] for d in other):
                     score += 2.0
                 if ones:
                     score -= 1.0

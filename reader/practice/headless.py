@@ -10,10 +10,10 @@ too); ``play`` runs one to the end; ``resume`` rebuilds one from its log.
 from __future__ import annotations
 
 import json
-import random
 from pathlib import Path
 from typing import Callable
 
+from reader.base import seeds
 from reader.base.errors import KarutaError, LogError
 from reader.practice.deal import Deal, deal as draw_deal, from_hands
 from reader.practice.match import PracticeMatch, PracticeSettings, Seat
@@ -61,13 +61,13 @@ def plan_for(rules: str, seed: int, voice, deal: Deal, reading: dict | None = No
 def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: int | None = None,
               color: str | None = None, deal: Deal | None = None, reading: dict | None = None,
               settings: PracticeSettings | None = None) -> PracticeMatch:
-    """A fresh match: the deal from ``random.Random(f"{seed}/deal")`` (unless given), the plan
-    from ``seed``, the bots' stream from ``random.Random(f"{seed}/bots")``.  An empty seat at B
+    """A fresh match: the deal from ``seeds.rng(seed, "deal")`` (unless given), the plan
+    from ``seed``, the bots' stream from ``seeds.rng(seed, "bots")``.  An empty seat at B
     (``none``) is a match alone: kyogi, all the cards are A's; goshiki, A's 10 (``deal``'s
     ``solo``)."""
     if deal is None:
         solo = seats["B"].kind == "none"
-        deal = draw_deal(rules, random.Random(f"{seed}/deal"), cards=cards, color=color,
+        deal = draw_deal(rules, seeds.rng(seed, "deal"), cards=cards, color=color,
                          solo=solo)
     plan = plan_for(rules, seed, voice, deal, reading)
     settings = settings or PracticeSettings()
@@ -78,7 +78,7 @@ def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: in
         "voice": plan.voice,
         "simultaneous_ms": settings.simultaneous_ms,
     }}
-    return PracticeMatch(deal, plan, seats, random.Random(f"{seed}/bots"), settings,
+    return PracticeMatch(deal, plan, seats, seeds.rng(seed, "bots"), settings,
                          voice=voice, extra=extra)
 
 

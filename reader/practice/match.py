@@ -42,6 +42,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from reader.base import seeds
 from reader.base.errors import KarutaError
 
 __all__ = ["Seat", "PracticeSettings", "Current", "Judgement", "ReadClosed", "OwedSend",
@@ -323,7 +324,7 @@ class PracticeMatch:
     def read_rng(self, index: int | None = None) -> random.Random:
         """The random stream of read ``index`` (default: the current one)."""
         i = self.index if index is None else index
-        return random.Random(self._base * 1009 + i)
+        return seeds.rng(self._base * 1009 + i)
 
     def bot_touches(self) -> list[tuple[str, int, int]]:
         """What every bot seat will touch on the current read: ``(player, card, frame)`` in

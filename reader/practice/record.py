@@ -35,9 +35,9 @@ def first_counted(closed, player: str):
 
 def record_read(db, session: str, m, closed, ts: datetime, players=None, deck=None) -> int:
     """Record one closed read for ``players`` (default: the match's human seats).  ``deck``: a
-    ``reader.drills.memory.MemoryDeck`` to update (default: loaded from ``db``).  Returns the number
+    ``reader.memory.deck.MemoryDeck`` to update (default: loaded from ``db``).  Returns the number
     of players recorded."""
-    from reader.drills.memory import MemoryDeck, state_name
+    from reader.memory.deck import MemoryDeck, state_name
 
     if players is None:
         players = [p for p, s in m.seats.items() if s.kind == "human"]

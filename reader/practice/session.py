@@ -41,9 +41,8 @@ theirs.  A human's send is picked on the board (``pick``) or the highlighted def
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
 
-import poems
+from poems.kimariji import kami_heard
 
 __all__ = ["PracticeSession", "SETTLE_S", "morae_heard", "ruled_in"]
 
@@ -64,16 +63,8 @@ def ruled_in(cards, read_poem: int, k: int) -> frozenset[int]:
     """The cards of ``cards`` that can still be ``read_poem`` once its first ``k`` morae were
     heard: those whose 上の句 opens with the same ``k`` sounds (as heard: を→お, あふ→おお ...).
     ``--hints`` dims the others."""
-    said = opening(read_poem)[:k]
-    return frozenset(c for c in cards if opening(c)[:k] == said)
-
-
-@lru_cache(maxsize=None)
-def opening(no: int) -> tuple[str, ...]:
-    """The sounds a 上の句 opens with (cached: the window fills it before the reading)."""
-    from poems.kimariji import sound_morae
-
-    return sound_morae(poems.poem(no).kami_reading)
+    said = kami_heard(read_poem)[:k]
+    return frozenset(c for c in cards if kami_heard(c)[:k] == said)
 
 
 class PracticeSession:

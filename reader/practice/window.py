@@ -11,8 +11,8 @@ Phases (the session's)::
 Reading: the match's plan plays through the existing outputs (``reader.reading.player.open_output``,
 sounddevice by default) from a live ``PlanCursor``; kyogi waits after each 上の句 for the take.
 Input is polled about every 1 ms on the window's thread between frames
-(``reader.drills.taps.WindowLoop``/``WindowTaps``): a click or touch is stamped as it is taken
-in, mapped to the plan frame heard at that instant (``reader.drills.taps.TapMapper``, DAC
+(``reader.input.taps.WindowLoop``/``WindowTaps``): a click or touch is stamped as it is taken
+in, mapped to the plan frame heard at that instant (``reader.input.taps.TapMapper``, DAC
 times), the calibration subtracted — exactly as the speed drill times a tap — and handed to the
 session (``PracticeSession.touch``).  Every ``TICK_S`` the session is told the time, the frame
 heard and whether the reading waits (``PracticeSession.tick``): it delivers the bots' touches,
@@ -24,20 +24,20 @@ board it starts (the bottom half is A).  Sends: a human who owes a card picks it
 (the bot's choice is highlighted: Enter or space sends it).
 
 Drawing: ``reader.practice.paint`` (only what changed is redrawn); the end screen's table:
-``reader.practice.report``.  One clock (``clock_ns``, ``time.perf_counter_ns`` by default, the
-clock input events are stamped on) times everything here.
+``reader.practice.report``.  One clock (``clock``, ``reader.base.clock.SYSTEM_CLOCK`` by default,
+the clock input events are stamped on) times and dates everything here.
 """
 from __future__ import annotations
 
-import random
-import time
 from collections.abc import Callable
 
+from reader.base import seeds
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import board as B
 from reader.practice import report
 from reader.practice.paint import (ANIM_FAULT_S, ANIM_SEND_S, ANIM_TAKE_S, DIMTEXT, GOLD,
                                    MARKS, RED, SEND, TEXT, Anim, Painter, Scene)
-from reader.practice.session import PracticeSession, opening
+from reader.practice.session import PracticeSession
 
 __all__ = ["BoardWindow", "LogWriter", "NO_DISPLAY", "SIZE"]
 
@@ -113,7 +113,7 @@ class BoardWindow:
     ``output``: an opened output (``open_output``); ``calibration_ms``: this device's delay;
     ``on_event(name, data)``: tells tests and benchmarks what happens (the session's "phase",
     "read", "touch", "closed", "done" — after the window has drawn it — and "window",
-    "moved"); ``clock_ns``: the clock (ns) the input is stamped on.  ``quit = True`` ends
+    "moved"); ``clock``: the clock (``reader.base.clock.Clock``) the input is stamped on.  ``quit = True`` ends
     ``run`` at its next turn.
     """
 
@@ -122,7 +122,7 @@ class BoardWindow:
                  show_kimariji: bool = False, size=SIZE, fullscreen: bool = False,
                  on_event: Callable[[str, object], None] | None = None, db=None,
                  session_id: str | None = None,
-                 clock_ns: Callable[[], int] = time.perf_counter_ns):
+                 clock: Clock = SYSTEM_CLOCK):
         self.m = m
         self.output = output
         self.log_file = log_file
@@ -134,17 +134,17 @@ class BoardWindow:
         self.notify = on_event or (lambda name, data: None)
         self.db = db
         self.session_id = session_id
-        self.clock_ns = clock_ns
+        self.clock = clock
         memorize = m.game.memorize_min if memorize_min is None else memorize_min
         self.session = PracticeSession(m, memorize_s=60.0 * memorize, hints=hints,
                                        on_event=self._on_session, release=self._release)
         self.humans = self.session.humans
         self.quit = False
         self.rate = m.plan.sample_rate
-        self.rng = random.Random(f"{m.extra.get('seed', 0)}/place")
+        self.rng = seeds.rng(m.extra.get('seed', 0), "place")
         self.cursor = None
         self.mapper = None
-        self.gate = None  # the "get ready" before the reading (reader.drills.taps.SettleGate)
+        self.gate = None  # the "get ready" before the reading (reader.input.taps.SettleGate)
         self._drag = None
         self._events: list = []  # input taken in while drawing
         self._writer = None
@@ -158,13 +158,13 @@ class BoardWindow:
 
     def now(self) -> float:
         """The window's clock, s."""
-        return self.clock_ns() / 1e9
+        return self.clock.seconds()
 
     # -- set-up -------------------------------------------------------------------------------
     def open(self):
         """Open the window and lay out the board (``run`` does it first)."""
         from reader.base.errors import DeviceError
-        from reader.drills.taps import WindowLoop, WindowTaps
+        from reader.input.taps import WindowLoop, WindowTaps
         from reader.ui.window import import_pygame, open_window
 
         try:
@@ -201,17 +201,16 @@ class BoardWindow:
                 cp.face(c.poem, upside_down=ud, dim=True, edge=edge, kimariji=k)
             for fr in (GOLD, RED, SEND):
                 cp.face(c.poem, upside_down=ud, frame=fr, edge=edge, kimariji=k)
-            opening(c.poem)
         # first calls that load or fill something, made now rather than during the reading:
         # numpy's median (the DAC-time model of every heard frame: ~12 ms the first time) and
-        # the bots' view of each card's opening sounds
+        # each card's opening sounds (the hints and the bots)
         import numpy
 
-        from reader.practice.bot import sounds_of
+        from poems.kimariji import kami_heard
 
         numpy.median(numpy.zeros(3))
         for n in self.m.plan.universe:
-            sounds_of(n)
+            kami_heard(n)
 
     def _layout_board(self):
         m, sc = self.m, self.scene
@@ -239,7 +238,7 @@ class BoardWindow:
 
     # -- drawing ------------------------------------------------------------------------------
     def _poll_between(self):
-        now = self.clock_ns()
+        now = self.clock.ns()
         if now - self._last_poll_ns > 400_000:
             self._events += self.taps.pump()
             self._last_poll_ns = now
@@ -250,7 +249,7 @@ class BoardWindow:
         (one update is a round trip to the X server: one per rect costs more, one for 50
         cards holds input up for several ms)."""
         pg = self.pg
-        self._last_poll_ns = self.clock_ns()
+        self._last_poll_ns = self.clock.ns()
         chunk, area = [], 0
         dirty = self.painter.dirty(self.scene, self._last_poll_ns / 1e9)
         self._poll_between()
@@ -262,7 +261,7 @@ class BoardWindow:
             if area >= UPDATE_PX:
                 pg.display.update(chunk)
                 self._events += self.taps.pump()
-                self._last_poll_ns = self.clock_ns()
+                self._last_poll_ns = self.clock.ns()
                 chunk, area = [], 0
         if chunk:
             pg.display.update(chunk)
@@ -305,7 +304,7 @@ class BoardWindow:
 
     def _start_reading(self):
         from audio.render import PlanCursor
-        from reader.drills.taps import SettleGate, TapMapper
+        from reader.input.taps import SettleGate, TapMapper
 
         start = 0
         if self.m.index > 0:  # resumed: start at the 間 before the current read's 上の句
@@ -327,7 +326,7 @@ class BoardWindow:
         """The plan frame heard now (or at stamp ``ns``), calibration applied."""
         if self.mapper is None:
             return None
-        pf = self.mapper.plan_frame(self.clock_ns() if ns is None else ns)
+        pf = self.mapper.plan_frame(self.clock.ns() if ns is None else ns)
         if pf is None:
             return None
         return pf - self.calibration_ms * self.rate / 1000.0
@@ -401,13 +400,11 @@ class BoardWindow:
         SQLite commits wait for the disk, and the match log has everything meanwhile."""
         if self.db is None or self.session_id is None:
             return
-        from datetime import datetime, timezone
-
-        from reader.drills.memory import MemoryDeck
+        from reader.memory.deck import MemoryDeck
         from reader.practice.record import record_read
 
         deck = MemoryDeck.from_json(self.db.memory_cards())
-        now = datetime.now(timezone.utc)
+        now = self.clock.now()
         for closed in self.m.closed:
             record_read(self.db, self.session_id, self.m, closed, now, deck=deck)
 
@@ -432,7 +429,7 @@ class BoardWindow:
         return self.humans[0] if self.humans else None
 
     def handle(self, ev):
-        """One input event (a ``reader.drills.taps.TapEvent``)."""
+        """One input event (a ``reader.input.taps.TapEvent``)."""
         pg, s = self.pg, self.session
         if ev.kind == "quit" or (ev.kind == "key" and (ev.key == pg.K_ESCAPE
                                                        or ev.char in ("q", "Q"))):

@@ -14,14 +14,13 @@ the jo-ka only if asked.
 
 The voice is asked only for ``layout(item)`` (exact lengths and mora onsets, no audio), so the
 plan is exact before a single sample is synthesized; the same plan drives live playback and
-rendering.  Randomness comes from ``random.Random(seed)`` only.
+rendering.  Randomness comes from ``reader.base.seeds.rng(seed)`` only.
 """
 from __future__ import annotations
 
-import random
-
 from audio.voice import SpeechItem, Voice
 from poems.kimariji import kimariji
+from reader.base import seeds
 from reader.base.errors import SelectionError
 from audio.plan import Plan, Segment
 from reader.reading.settings import ReadingSettings
@@ -34,7 +33,7 @@ def choose_order(settings: ReadingSettings, seed: int) -> tuple[tuple[int, ...],
     for practice subsets are drawn from the poems outside the selection and shuffled in.  The
     universe (what can be read, so what kimariji are counted among) is selection + karafuda.
     """
-    rng = random.Random(seed)
+    rng = seeds.rng(seed)
     if settings.poems is not None:
         selected = tuple(sorted(set(settings.poems)))
     elif settings.rules == "goshiki":

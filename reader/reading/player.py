@@ -41,12 +41,12 @@ def open_output(backend: str, device, sample_rate: int):
         return PygameOutput(sample_rate=sample_rate)
     import os
 
-    from audio.output import SounddeviceOutput
+    from audio.output import AudioProcessOutput, SounddeviceOutput
 
     # the stream plays in an audio process of its own (the app's GIL cannot starve it);
     # KARUTA_AUDIO_PROCESS=0 keeps it in this process
     process = os.environ.get("KARUTA_AUDIO_PROCESS", "1") != "0"
-    extra = {}
+    extra: dict = {}
     # audio made ahead (default 150 ms); how far the audio process's ring is filled ahead
     # (default 3000 ms; 0: the queue only)
     for key, name, lo, hi in (("queue_ms", "KARUTA_AUDIO_QUEUE_MS", 20.0, 600.0),
@@ -57,7 +57,10 @@ def open_output(backend: str, device, sample_rate: int):
                 extra[key] = min(hi, max(lo, float(value)))
             except ValueError:
                 raise DeviceError(f"{name}={value!r} is not a number of ms") from None
-    return SounddeviceOutput(device=device, sample_rate=sample_rate, process=process, **extra)
+    if not process:
+        extra.pop("ahead_ms", None)  # the in-process stream has no ring to fill ahead
+        return SounddeviceOutput(device=device, sample_rate=sample_rate, **extra)
+    return AudioProcessOutput(device=device, sample_rate=sample_rate, **extra)
 
 
 @dataclass
@@ -96,7 +99,7 @@ def describe(plan: Plan, seg: Segment, repeat: bool = False) -> str | None:
 
 
 def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "sounddevice",
-             echo: Callable[[str], None] = print, keys=None, clock=time.monotonic) -> ReadLog:
+             echo: Callable[[str], None] = print, keys=None) -> ReadLog:
     """Play ``plan`` live until it ends or the reader quits; returns the read log.
 
     ``keys``: a ``reader.ui.keys.KeyReader``-like object (default: the terminal).

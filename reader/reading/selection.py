@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 
 import poems
-from poems.kimariji import sound_morae
+from poems.kimariji import opens_with
 from reader.base.errors import SelectionError
 
 _HELP = ("use numbers (5, 1-20), colours (blue pink yellow green orange), "
@@ -50,11 +50,7 @@ def _token(tok: str) -> set[int]:
         k = int(m.group(1)) if m else 1
         return {p.no for p in poems.all_poems() if len(p.kimariji_sound) == k}
     if _KANA.match(tok):
-        heard = "".join(sound_morae([tok]))
-        found = {
-            p.no for p in poems.all_poems()
-            if "".join(sound_morae(p.kami_reading)).startswith(heard) or "".join(p.kana[:3]).startswith(tok)
-        }
+        found = {p.no for p in poems.all_poems() if opens_with(p.no, tok)}
         if not found:
             raise SelectionError(f"no poem's 上の句 opens with {tok!r}")
         return found

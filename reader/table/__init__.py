@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 
+from reader.base import seeds
 from reader.base.errors import KarutaError
 
 __all__ = ["ActionError", "rng_for"]
@@ -27,4 +28,4 @@ class ActionError(KarutaError):
 
 def rng_for(seed: int, n: int) -> random.Random:
     """The random generator of action ``n`` (0 = setting up) of a table seeded ``seed``."""
-    return random.Random(f"karuta-table:{seed}:{n}")
+    return seeds.rng(f"karuta-table:{seed}:{n}")  # saves replay their actions: kept as it was

@@ -9,7 +9,7 @@ Rounds::
 """
 from __future__ import annotations
 
-import random
+from reader.base import seeds
 from dataclasses import dataclass
 
 import poems
@@ -30,7 +30,7 @@ def default_colors(seed: int, n: int, policy: str = "one") -> list[str]:
     different colour each round (``each-round``: a seeded order of the five, repeated, so two
     rounds in a row never share a colour)."""
     names = sorted(poems.COLORS)
-    random.Random(f"{seed}/colors").shuffle(names)
+    seeds.rng(seed, "colors").shuffle(names)
     if policy == "one":
         return [names[0]] * n
     return [names[i % len(names)] for i in range(n)]

@@ -51,6 +51,8 @@ import random
 from dataclasses import dataclass
 from typing import Hashable, Iterable, Iterator, Sequence
 
+from reader.base import seeds
+
 
 __all__ = ["Entrant", "pair_block", "history", "pair_round", "partitions", "clean_day",
            "LOOKAHEAD_UP_TO", "pair_cost", "pairing_cost", "meet_cost", "trio_cost",
@@ -327,7 +329,7 @@ def pair_round(blocks: dict[str, Sequence], played: Sequence, wins: dict, last: 
                                   "(`karuta tournament add NAME --block "
                                   f"{block}`) or withdraw them")
         ents = [Entrant(p.id, wins.get(p.id, 0), p.group, trios[p.id]) for p in active]
-        rng = random.Random(f"{seed}/pair/{round_no}/{block}")
+        rng = seeds.rng(seed, "pair", round_no, block)
         before = [tb.seats for tb in last if tb.block == block]
         for t in pair_block(ents, met, rng, mix_groups, before, rounds, rounds - round_no):
             out.append((block, "prelim", t))
@@ -367,7 +369,7 @@ def _seatings(n: int) -> tuple:
     players, tables), in a fixed shuffled order (the search finds a day sooner than in
     lexicographic order, where the first rounds all seat 0 with 1)."""
     out = [_masks(n, tables) + (tables,) for tables in partitions(tuple(range(n)))]
-    random.Random(n).shuffle(out)
+    seeds.rng(n).shuffle(out)
     return tuple(out)
 
 
@@ -446,7 +448,7 @@ def clean_day(n: int, unmet: int, trios: tuple[int, ...], left: int, share: int,
     idx = _bit_index(n)
     per_player = [sum(idx[p, q] for q in range(n) if q != p) for p in range(n)]
     order = list(range(n))
-    random.Random(n).shuffle(order)
+    seeds.rng(n).shuffle(order)
     order = tuple(order)
     memo = _MEMO.setdefault((n, share, floor), ({}, {}))
     if len(memo[0]) > _MEMO_MAX:

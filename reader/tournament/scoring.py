@@ -14,10 +14,10 @@ over), from a seed, and recorded: ``draw_lots`` says who drew which number, repr
 from __future__ import annotations
 
 import functools
-import random
 from dataclasses import dataclass, field
 from typing import Hashable, Iterable, Sequence
 
+from reader.base import seeds
 from reader.match.rules import goshiki
 
 __all__ = ["TableResult", "table_outcome", "Row", "standings", "tie_groups_needing_lots",
@@ -163,7 +163,7 @@ def draw_lots(seed: str, group: Sequence[Hashable]) -> dict[Hashable, int]:
     with a string is stable across Python versions)."""
     ids = sorted(group, key=str)
     numbers = list(range(1, len(ids) + 1))
-    random.Random(seed).shuffle(numbers)
+    seeds.rng(seed).shuffle(numbers)
     return dict(zip(ids, numbers))
 
 

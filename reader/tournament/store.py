@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import functools
 import json
-import random
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
 from typing import Sequence
 
+from reader.base import seeds
 from reader.base.sqldb import immediate
 from reader.base.statefiles import decode_json
 from reader.tournament import files, integrity, pairing, scoring
@@ -136,7 +136,7 @@ class Tournament:
                                   "with it, or choose another --file")
         if not path.parent.is_dir():
             raise TournamentError(f"cannot write {path}: folder {path.parent} does not exist")
-        rows = balance_blocks(rows, blocks, random.Random(f"{settings.seed}/blocks"))
+        rows = balance_blocks(rows, blocks, seeds.rng(settings.seed, "blocks"))
         check_blocks(rows)
         meta = dict({"format": FORMAT, "version": VERSION},
                     **round_colors(settings).to_meta())
@@ -368,7 +368,7 @@ class Tournament:
             raise TournamentError(f"nobody to pair for round {nxt}")
         if color is None:
             color = self.settings.color_of(nxt)
-        reading_seed = random.Random(f"{self.settings.seed}/reading/{nxt}").randrange(1_000_000)
+        reading_seed = seeds.rng(self.settings.seed, "reading", nxt).randrange(1_000_000)
         self.db.execute("INSERT INTO rounds VALUES (?, ?, ?, ?)",
                         (nxt, stage, color, reading_seed))
         for no, (block, kind, seats) in enumerate(tables, 1):

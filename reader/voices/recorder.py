@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from reader.base.clock import SYSTEM_CLOCK
 from reader.base.errors import KarutaError, SelectionError
 
 __all__ = [
@@ -394,7 +395,7 @@ def run_terminal(session: RecordSession, mic, *, stop_after: float = 2.0, player
 
     def draw(force=False):
         nonlocal last_draw
-        now = time.monotonic()
+        now = SYSTEM_CLOCK.seconds()
         if not full or (not force and now - last_draw < tick):
             return
         last_draw = now

@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from poems import COLORS
+from reader.base import seeds
 from reader.match.rules import BadDeal, IllegalEvent, Match, MatchOver, Outcome
 
 __all__ = ["Settings", "Read", "ReadResult", "GoshikiState", "GoshikiMatch", "apply", "deal",
@@ -351,4 +352,4 @@ class GoshikiMatch(Match[GoshikiState, Read]):
     @classmethod
     def from_seed(cls, seed: int, color: str | None = None, players: int = 2,
                   settings: Settings | None = None) -> "GoshikiMatch":
-        return cls(deal(random.Random(seed), color, players, settings))
+        return cls(deal(seeds.rng(seed), color, players, settings))

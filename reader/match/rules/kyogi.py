@@ -48,6 +48,7 @@ import random
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Mapping
 
+from reader.base import seeds
 from reader.match.rules import BadDeal, IllegalEvent, Match, MatchOver, Outcome
 
 __all__ = [
@@ -362,4 +363,4 @@ class KyogiMatch(Match[KyogiState, Read]):
 
     @classmethod
     def from_seed(cls, seed: int) -> "KyogiMatch":
-        return cls(deal(random.Random(seed)))
+        return cls(deal(seeds.rng(seed)))

@@ -38,11 +38,11 @@ from fsrs import Card, Rating, Scheduler, State
 
 from poems import COLOR_CARD_ORDER, COLOR_JA, COLORS, poem
 from poems.kimariji import kimariji as dynamic_kimariji
-from poems.kimariji import sound_morae
+from poems.kimariji import kami_heard, shared_opening
 
 __all__ = [
     "MODES", "MODE_LABELS", "FAST_MS", "UNLOCK_LEARNED", "ALL", "Question", "make_question",
-    "sound", "shared_opening", "tomofuda", "confusable_groups", "rank_distractors", "group_order",
+    "tomofuda", "confusable_groups", "rank_distractors", "group_order",
     "rating_for", "MemoryDeck", "SessionPlan", "DueCounts", "state_name", "poems_of", "COLOR_ORDER",
 ]
 
@@ -57,21 +57,6 @@ COLOR_ORDER: tuple[str, ...] = tuple(COLORS)
 
 
 # -- confusables -------------------------------------------------------------------------------
-
-@lru_cache(maxsize=None)
-def sound(no: int) -> tuple[str, ...]:
-    """The 上の句 of poem ``no`` as heard, one string per mora."""
-    return sound_morae(poem(no).kami_reading)
-
-
-def shared_opening(a: int, b: int) -> int:
-    """How many morae the two 上の句 share at the start, as heard (なげき/なげけ: 2)."""
-    sa, sb = sound(a), sound(b)
-    k = 0
-    while k < min(len(sa), len(sb)) and sa[k] == sb[k]:
-        k += 1
-    return k
-
 
 def _universe(universe: Iterable[int]) -> tuple[int, ...]:
     u = tuple(sorted(set(universe)))
@@ -105,8 +90,8 @@ def confusable_groups(universe: Iterable[int] = ALL) -> list[tuple[int, ...]]:
     Groups nest (あさ: 39 31 64 contains あさぼらけ: 31 64); all are returned.
     """
     u = _universe(universe)
-    groups = {tuple(sorted((p, *tomofuda(p, u)), key=sound)) for p in u}
-    return sorted((g for g in groups if len(g) > 1), key=lambda g: (sound(g[0]), len(g)))
+    groups = {tuple(sorted((p, *tomofuda(p, u)), key=kami_heard)) for p in u}
+    return sorted((g for g in groups if len(g) > 1), key=lambda g: (kami_heard(g[0]), len(g)))
 
 
 def rank_distractors(no: int, pool: Iterable[int], rng: random.Random) -> list[int]:
@@ -124,10 +109,10 @@ def group_order(nos: Iterable[int], rng: random.Random) -> list[int]:
     """
     blocks: dict[str, list[int]] = {}
     for n in sorted(set(nos)):
-        blocks.setdefault(sound(n)[0], []).append(n)
+        blocks.setdefault(kami_heard(n)[0], []).append(n)
     keys = sorted(blocks)
     rng.shuffle(keys)
-    return [n for k in keys for n in sorted(blocks[k], key=sound)]
+    return [n for k in keys for n in sorted(blocks[k], key=kami_heard)]
 
 
 # -- questions ---------------------------------------------------------------------------------

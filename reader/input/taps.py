@@ -3,7 +3,7 @@ onto the reading's timeline.
 
 Sources (all stamp with ``time.perf_counter_ns()`` the moment an event is taken in):
 
-  ``TerminalTaps``  a small helper process (``_HELPER``) ``select()``s the tty (cbreak, no
+  ``TerminalTaps``  a small helper process (``tty_stamper.py``) ``select()``s the tty (cbreak, no
                     echo) with a 1 ms timeout and stamps each read as it wakes; a thread here
                     decodes the keys onto a queue.  A process of its own: a thread of the app
                     waits for the GIL before it can stamp (measured 1-6 ms late for ~1 tap in
@@ -36,6 +36,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 from reader.base.procs import end_helper
 
@@ -122,48 +123,9 @@ def _decode_one(buf: bytes) -> tuple[str, int]:
 #: after ``select()`` wakes (the feeder, PortAudio's callback and the UI hold it): measured
 #: 1-6 ms late for ~1 tap in 10 on a busy 2-core machine, 50-90 ms with the thread at realtime
 #: priority (priority inversion on the GIL).  A process of its own has no GIL to wait for; it
-#: asks for realtime priority (SCHED_FIFO) where allowed, else a better nice value.
-#: Frames to the parent: kind (K keys, E end of input, P poll intervals as float32 ms),
-#: perf_counter_ns, payload length, payload.
-_HELPER = r"""
-import os, select, struct, sys, time
-fd, poll_s = int(sys.argv[1]), float(sys.argv[2])
-try:
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
-except (AttributeError, OSError):
-    try:
-        os.nice(-10)
-    except OSError:
-        pass
-out, head = sys.stdout.fileno(), struct.Struct("<cqI")
-def send(kind, ns, payload=b""):
-    os.write(out, head.pack(kind, ns, len(payload)) + payload)
-polls, last, flushed = [], None, time.perf_counter_ns()
-try:
-    while True:
-        ready, _, _ = select.select([fd, 0], [], [], poll_s)
-        ns = time.perf_counter_ns()
-        if last is not None:
-            polls.append((ns - last) / 1e6)
-        last = ns
-        if fd in ready:
-            try:
-                data = os.read(fd, 256)
-            except OSError:
-                data = b""
-            send(b"E" if not data else b"K", ns, data)
-            if not data:
-                break
-        if 0 in ready:
-            break
-        if ns - flushed > 250_000_000 and polls:
-            send(b"P", ns, struct.pack(f"<{len(polls)}f", *polls))
-            polls, flushed = [], ns
-    if polls:
-        send(b"P", last, struct.pack(f"<{len(polls)}f", *polls))
-except (BrokenPipeError, KeyboardInterrupt):
-    pass
-"""
+#: asks for realtime priority (SCHED_FIFO) where allowed, else a better nice value.  The
+#: program: ``tty_stamper.py`` (its frames to the parent in its doc).
+_HELPER = Path(__file__).with_name("tty_stamper.py")
 
 
 class TerminalTaps:
@@ -253,7 +215,7 @@ class TerminalTaps:
 
         fd = os.dup(self.fd)  # not 0-2: the helper's stdin/stdout are its pipes to us
         try:
-            proc = subprocess.Popen([sys.executable, "-S", "-c", _HELPER, str(fd),
+            proc = subprocess.Popen([sys.executable, "-S", str(_HELPER), str(fd),
                                      repr(self.poll_s)], pass_fds=(fd,),
                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
         finally:
@@ -316,58 +278,12 @@ class TerminalTaps:
 #: may be in a redraw when the press arrives.  Asks for realtime priority (SCHED_FIFO) where
 #: allowed, else a better nice value.  Touches too: where the server speaks XInput 2.2 (asked
 #: for directly: python-xlib's own query announces 2.0), raw touch begins are selected as well.
-#: Frames to the parent: kind (R ready, with detail 1 when touches are selected; K key,
-#: B button, T touch), ns, detail (X keycode / button number / touch id).
-_XHELPER = r"""
-import os, select, struct, sys, time
-try:
-    os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
-except (AttributeError, OSError):
-    try:
-        os.nice(-10)
-    except OSError:
-        pass
-from Xlib import X, display
-from Xlib.ext import xinput
-wid = int(sys.argv[1])
-d = display.Display()
-if not d.has_extension("XInputExtension"):
-    sys.exit(3)
-RAW_TOUCH_BEGIN = 22  # XI 2.2
-v = xinput.XIQueryVersion(display=d.display, opcode=d.display.get_extension_major(xinput.extname),
-                          major_version=2, minor_version=2)
-touch = (v.major_version, v.minor_version) >= (2, 2)
-mask = xinput.RawKeyPressMask | xinput.RawButtonPressMask
-if touch:
-    mask |= 1 << RAW_TOUCH_BEGIN
-d.screen().root.xinput_select_events([(xinput.AllMasterDevices, mask)])
-d.sync()  # a refused selection fails here, before "ready"
-out, head = sys.stdout.fileno(), struct.Struct("<cqI")
-os.write(out, head.pack(b"R", time.perf_counter_ns(), int(touch)))  # ready
-kinds = {xinput.RawKeyPress: b"K", xinput.RawButtonPress: b"B", RAW_TOUCH_BEGIN: b"T"}
-fd = d.fileno()
-
-try:
-    while True:
-        ready, _, _ = select.select([fd, 0], [], [])
-        ns = time.perf_counter_ns()
-        if 0 in ready:
-            break
-        for _ in range(d.pending_events()):
-            ev = d.next_event()
-            kind = kinds.get(getattr(ev, "evtype", None))
-            if kind is None:
-                continue
-            data = ev._data.get("data") or b""
-            detail = struct.unpack_from("<I", data, 6)[0] if len(data) >= 10 else 0
-            os.write(out, head.pack(kind, ns, detail))
-except (BrokenPipeError, KeyboardInterrupt):
-    pass
-"""
+#: The program: ``x_stamper.py`` (its frames to the parent in its doc).
+_XHELPER = Path(__file__).with_name("x_stamper.py")
 
 
 def x_stamp_frames(fd: int):
-    """The frames ``_XHELPER`` writes to ``fd``, as ``(kind, ns, detail)`` (kind ``b"R"``
+    """The frames ``x_stamper.py`` writes to ``fd``, as ``(kind, ns, detail)`` (kind ``b"R"``
     ready (``detail`` 1: touches selected too), ``b"K"`` a key press, ``b"B"`` a button press
     with its button as ``detail``, ``b"T"`` a touch begin), until the pipe ends."""
     import struct
@@ -388,7 +304,7 @@ def x_stamp_frames(fd: int):
 
 
 class XStamper:
-    """Runs ``_XHELPER`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns,
+    """Runs ``x_stamper.py`` for window ``wid`` and keeps its stamps: ``take(kind, before_ns,
     after_ns)`` pops the oldest unmatched stamp of ``kind`` ("key" / "mouse" / "touch") not
     after ``before_ns`` and not before ``after_ns`` (older ones are dropped: presses that went
     elsewhere).  ``ok`` once the helper is listening."""
@@ -411,7 +327,7 @@ class XStamper:
         self.floor: dict[str, int] = {}
         self.ok = threading.Event()
         self.ended = threading.Event()
-        self.proc = subprocess.Popen([sys.executable, "-c", _XHELPER, str(wid)],
+        self.proc = subprocess.Popen([sys.executable, str(_XHELPER), str(wid)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, bufsize=0)
         self._thread = threading.Thread(target=self._read, name="karuta-xstamps", daemon=True)
