@@ -256,12 +256,15 @@ class ClockSync:
     t3)) / 2 (theirs minus ours) and a round trip (t3 − t0) − (t2 − t1).  The estimate is the
     offset of the lowest-RTT sample among the last ``keep`` (queueing only ever adds delay, so
     the quickest trip is the truest); re-measured all through the match, it follows drift.
-    ``jumps`` counts estimates that moved more than ``JUMP_MS`` from the one before."""
+    ``jumps`` counts samples that cannot be true of the estimate (their offset ± half their
+    round trip misses the estimate ± half its own by more than ``JUMP_MS``): the clock
+    stepped; the estimate then starts again from them."""
 
     def __init__(self, keep: int = 16):
         self.samples: deque = deque(maxlen=keep)
         self.count = 0
         self.offset: float | None = None
+        self._est_rtt = 0.0
         self.jumps = 0
         self.last_jump_ms = 0.0
         self._rtts: deque = deque(maxlen=64)
@@ -274,17 +277,16 @@ class ClockSync:
         self.samples.append((rtt, off))
         self._rtts.append(rtt)
         self.count += 1
-        best = min(self.samples)[1]
-        if self.offset is not None and self.count > MIN_SAMPLES:
-            moved = (best - self.offset) * 1000.0
-            if abs(moved) > JUMP_MS:
+        if self.offset is not None:
+            # each sample bounds the true offset within half its round trip: a sample whose
+            # bounds miss the estimate's (by more than JUMP_MS) means the clock stepped
+            moved = (off - self.offset) * 1000.0
+            if abs(moved) > JUMP_MS + 1000.0 * (rtt + self._est_rtt) / 2:
                 self.jumps += 1
                 self.last_jump_ms = moved
-                # a step of the clock: the old quick samples are wrong now, keep the new
-                self.samples.clear()
+                self.samples.clear()  # the old quick samples are wrong now: keep the new
                 self.samples.append((rtt, off))
-                best = off
-        self.offset = best
+        self._est_rtt, self.offset = min(self.samples)
 
     @property
     def rtt(self) -> float | None:
@@ -754,3 +756,56 @@ class SimLink:
     def cut(self) -> None:
         self.flight.clear()
         self._last = float("-inf")
+
+
+class Sim:
+    """A host and a guest joined by two ``SimLink`` s on one virtual clock (tests and the
+    benchmark): the guest's clock reads ``offset`` seconds behind the host's.  ``step(dt)``
+    moves time on, delivering what arrived and ticking both sides (and ``players``: callables
+    ``(host_now, guest_now) -> messages from the guest``, e.g. a ``GuestBot``'s tick).
+    ``cut(seconds)``: the link breaks for that long, then the guest says hello again."""
+
+    def __init__(self, host: Host, guest: Guest, up: SimLink, down: SimLink,
+                 offset: float = 0.0, players=()):
+        self.host, self.guest, self.up, self.down = host, guest, up, down
+        self.offset = offset
+        self.players = list(players)
+        self.now = 0.0
+        self._back_at: float | None = None
+        host.connect(self.now)
+        up.put(guest.hello(self.gnow), self.now)
+
+    @property
+    def gnow(self) -> float:
+        return self.now - self.offset
+
+    def step(self, dt: float) -> None:
+        now, host, guest = self.now, self.host, self.guest
+        if self._back_at is not None and now >= self._back_at:
+            self._back_at = None
+            host.connect(now)
+            self.up.put(guest.hello(self.gnow), now)
+        linked = self._back_at is None
+        for msg in self.up.take(now):
+            self.down.put(host.receive(msg, now), now)
+        out = host.tick(now)
+        if linked:
+            self.down.put(out, now)
+        for msg in self.down.take(now):
+            self.up.put(guest.receive(msg, self.gnow), now)
+        if linked:
+            self.up.put(guest.tick(self.gnow), now)
+            for p in self.players:
+                self.up.put(p(now, self.gnow), now)
+        self.now = now + dt
+
+    def run_until(self, done: Callable[[], bool], dt: float = 0.004, limit: float = 4000.0):
+        while not done() and self.now < limit:
+            self.step(dt)
+        return done()
+
+    def cut(self, seconds: float) -> None:
+        self.up.cut()
+        self.down.cut()
+        self.host.drop(self.now)
+        self._back_at = self.now + seconds
