@@ -366,8 +366,9 @@ class Host(_Pinger):
 
     # -- the link ---------------------------------------------------------------------------
     def connect(self, now: float) -> list[dict]:
+        """A link opened: ``[]``, or an ``error`` for it if one is open already (the
+        transport sends it and closes that new link; the open one is untouched)."""
         if self.linked:
-            self.hangup = True
             return [{"t": "error", "text": "a player is already connected to this match"}]
         self.linked, self.joined, self.hangup = True, False, False
         return []
