@@ -64,22 +64,24 @@ def test_a_join_needs_the_code_and_the_same_version():
     m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 1, VOICE,
                            cards=2)
     host = online.Host(m, CODE)
-    host.connect(0.0)
-    out = host.receive({"t": "hello", "v": 1, "code": "000000"}, 0.0)
+    a = host.connect(0.0)
+    out = host.receive({"t": "hello", "v": 1, "code": "000000"}, 0.0, a)
     assert out[0]["t"] == "error" and "wrong code" in out[0]["text"] and host.hangup
     assert not host.joined
-    host.drop(0.0)
-    host.connect(0.0)
-    out = host.receive({"t": "hello", "v": 2, "code": CODE}, 0.0)
+    out = host.receive({"t": "hello", "v": 2, "code": CODE}, 0.0, a)
     assert out[0]["t"] == "error" and "v1" in out[0]["text"] and not host.joined
-    host.drop(0.0)
-    host.connect(0.0)
-    host.receive({"t": "touch", "card": 3, "frame": 0, "read": 0}, 0.0)  # before hello
+    b = host.connect(0.0)
+    host.receive({"t": "touch", "card": 3, "frame": 0, "read": 0}, 0.0, b)  # before hello
     assert host.hangup and not host._queue
-    host.drop(0.0)
-    host.connect(0.0)
-    out = host.receive({"t": "hello", "v": 1, "code": CODE}, 0.0)
-    assert out[0]["t"] == "welcome" and host.joined
+    out = host.receive({"t": "hello", "v": 1, "code": CODE}, 0.0, b)
+    assert out[0]["t"] == "welcome" and host.joined and host.link == b
+    c = host.connect(0.0)  # the guest again, its old link not yet seen to be broken
+    host.receive({"t": "touch", "card": 3, "frame": 0, "read": 0}, 0.0, c)
+    assert host.hangup and host.link == b  # a link without the code changes nothing
+    host.receive({"t": "hello", "v": 1, "code": CODE}, 0.0, c)
+    assert host.link == c and host.joined
+    host.drop(0.0, b)  # the old link's end comes late: the guest stays
+    assert host.joined
     assert online.decode(online.encode(out[0]))["log"] == m.log_text()
 
 

@@ -79,10 +79,13 @@ def _cards(ctx, param, value):
 @click.option("--code", default=None, metavar="CODE",
               help="Online: the code the host printed (--join); --host: use this code.")
 @click.option("--as", "as_seat", default=None, metavar="bot:LEVEL",
-              help="Online: a bot plays this machine's seat (no window, no sound).")
+              help="Online: a bot plays this machine's seat (no window).")
+@click.option("--sound", is_flag=True,
+              help="Online with --as: read aloud too, in sync with the other machine "
+                   "(--device).")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
              voice_spec, joka, simultaneous, device, fullscreen, memorize, show_kimariji, backend,
-             host_mode, port, join, code, as_seat):
+             host_mode, port, join, code, as_seat, sound):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
@@ -101,8 +104,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     from reader.practice.match import PracticeSettings, Seat
 
     online_mode = host_mode or join is not None
-    if not online_mode and (port is not None or code is not None or as_seat is not None):
-        raise KarutaError("--port, --code and --as are for online play (--host or --join)")
+    if not online_mode and (port is not None or code is not None or as_seat is not None
+                            or sound):
+        raise KarutaError("--port, --code, --as and --sound are for online play (--host or "
+                          "--join)")
     if host_mode and join is not None:
         raise KarutaError("--host and --join do not go together: one machine hosts, the other "
                           "joins")
@@ -127,7 +132,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
                               "--seed, --joka and --resume when joining")
         address = _netplay().parse_address(join)
         _check_new_log(log_file)
-        return _join(address, code, local, voice_spec, log_file)
+        return _join(address, code, local, voice_spec, log_file, device if sound else False)
     if host_mode:
         if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
                                      and " " not in code):
@@ -177,8 +182,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 
     if host_mode:
-        return _host(m, code or online.new_code(), port or online.DEFAULT_PORT, log_file,
-                     new_log=not resume)
+        return _host(m, code or online.new_code(), port if port is not None
+                     else online.DEFAULT_PORT, log_file, new_log=not resume,
+                     device=device if sound else False)
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
@@ -284,10 +290,26 @@ def _netplay():
     return netplay
 
 
-def _host(m, code: str, port: int, log_file, new_log: bool) -> None:
-    """``--host``: serve the match until it is over; the log is saved after every read."""
-    import asyncio
+def _sound_for(plan, voice, timeline_of, to_timeline, device):
+    """The reading heard in sync (``--sound``), started; ``None`` without ``--sound``."""
+    if device is False:
+        return None
+    from reader.practice.netsound import TimelineSound
 
+    s = TimelineSound(plan, voice, timeline_of, to_timeline, device=device)
+    s.start()
+    return s
+
+
+def _sound_line(s) -> None:
+    if s is not None:
+        s.stop()
+        click.echo(f"audio: {s.underruns} underruns, {s.late} buffers without their speech "
+                   "in time")
+
+
+def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> None:
+    """``--host``: serve the match until it is over; the log is saved after every read."""
     from reader.practice import headless
     from reader.match import log as matchlog
 
@@ -306,15 +328,17 @@ def _host(m, code: str, port: int, log_file, new_log: bool) -> None:
         click.echo(f"hosting on port {p}, code {code}: on the other machine run "
                    f"karuta practice --join THIS-MACHINE:{p} --code {code}")
 
-    asyncio.run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
+    sound = _sound_for(m.plan, m.voice, lambda: host.timeline, lambda t: t, device)
+    try:
+        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
+    finally:
+        _sound_line(sound)
     click.echo(matchlog.report(m.match))
     _say_seed(m)
 
 
-def _join(address, code: str, local, voice_spec, log_file) -> None:
+def _join(address, code: str, local, voice_spec, log_file, device=False) -> None:
     """``--join``: play the host's match (a bot in this seat: ``--as``)."""
-    import asyncio
-
     from reader.practice import headless
     from reader.reading.voices import make_voice
     from reader.match import log as matchlog
@@ -338,13 +362,29 @@ def _join(address, code: str, local, voice_spec, log_file) -> None:
                            "both": "simultaneous: to the owner"}.get(took, "nobody took it")))
         elif name == "warn":
             warn(f"the host says: {data}")
+        elif name == "welcome" and sound[0] is None and device is not False:
+            sound[0] = _sound_for(data.plan, data.voice, lambda: guest.timeline,
+                                  guest.host_time, device)
+
+    sound = [None]
+    told = [0]
+
+    def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
+        s = sound[0]
+        if s is None or s.underruns == told[0]:
+            return []
+        told[0] = s.underruns
+        return [{"t": "status", "underruns": s.underruns}]
 
     guest = online.Guest(code, build, on_event=event)
-    players = []
+    players = [status]
     if local.kind == "bot":
         bot = online.GuestBot(guest, local.level,
                               lambda m, seats: headless.resume_text(m.log_text(), "the match",
                                                                     m.voice, seats))
         players.append(bot.tick)
-    asyncio.run(_netplay().run_guest(guest, address, players=players, warn=warn))
+    try:
+        _netplay().run(_netplay().run_guest(guest, address, players=players, warn=warn))
+    finally:
+        _sound_line(sound[0])
     click.echo(matchlog.report(guest.m.match))

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from reader.base.errors import KarutaError
 from reader.practice import online
 
-__all__ = ["NetError", "parse_address", "run_host", "run_guest", "TICK_S"]
+__all__ = ["NetError", "parse_address", "run", "run_host", "run_guest", "TICK_S"]
 
 #: how often both sides tick (s)
 TICK_S = 0.004
@@ -68,6 +68,33 @@ async def _lines(reader, limit: int):
         yield online.decode(line)
 
 
+def run(coro) -> None:
+    """Run ``coro`` to its end; SIGINT or SIGTERM ends it cleanly (``KeyboardInterrupt``
+    afterwards, as for any interrupted command).  The handlers are set inside the loop: a sound
+    library opened before may have taken SIGINT's C handler, and Python would never hear it."""
+    import signal
+
+    async def main():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        got = []
+
+        def stop(sig):
+            got.append(sig)
+            task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop, sig)
+        try:
+            await coro
+        except asyncio.CancelledError:
+            if got:
+                raise KeyboardInterrupt from None
+            raise
+
+    asyncio.run(main())
+
+
 def _close(writer) -> None:
     try:
         writer.close()
@@ -84,27 +111,26 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
     link: dict = {"writer": None}
 
     async def handle(reader, writer):
-        now = clock()
-        refused = host.connect(now)
-        if refused:
-            await _send(writer, refused)
-            _close(writer)
-            return
-        link["writer"] = writer
+        me = host.connect(clock())
         try:
             async for msg in _lines(reader, online.MAX_LINE):
-                await _send(writer, host.receive(msg, clock()))
+                out = host.receive(msg, clock(), me)
+                if host.link == me and link["writer"] is not writer:
+                    old, link["writer"] = link["writer"], writer  # this link is the guest's now
+                    if old is not None:
+                        _close(old)
+                await _send(writer, out)
                 if host.hangup:
                     break
         except online.ProtocolError as e:
-            warn(f"the guest sent {e} (link closed)")
+            warn(f"a peer sent {e} (link closed)")
             await _send(writer, [{"t": "error", "text": str(e)[:300]}])
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass  # (cancelled: the host is shutting down)
         finally:
-            if link["writer"] is writer:
+            if host.link == me:
+                host.drop(clock(), me)
                 link["writer"] = None
-                host.drop(clock())
                 if not host.session.over and not closing:
                     warn("the guest's link broke: waiting for it to join again (same code)")
             _close(writer)

@@ -347,8 +347,9 @@ class Host(_Pinger):
         self.session = PracticeSession(m, on_event=self._event, release=self._release)
         self.rate = m.plan.sample_rate
         self.digest = plan_digest(m.plan)
-        self.linked = False  # a link is open
-        self.joined = False  # ... and its guest gave the code
+        self.link: int | None = None  # the guest's link (it gave the code)
+        self._links = 0
+        self.joined = False
         self.hangup = False
         self.lateness: deque = deque(maxlen=32)  # s, of the guest's touches on arrival
         self.started = False
@@ -363,26 +364,38 @@ class Host(_Pinger):
         self._owed_by: str | None = None
         self._warned_jumps = 0
         self._underruns = 0
+        self._status_read: int | None = None
 
     # -- the link ---------------------------------------------------------------------------
-    def connect(self, now: float) -> list[dict]:
-        """A link opened: ``[]``, or an ``error`` for it if one is open already (the
-        transport sends it and closes that new link; the open one is untouched)."""
-        if self.linked:
-            return [{"t": "error", "text": "a player is already connected to this match"}]
-        self.linked, self.joined, self.hangup = True, False, False
-        return []
+    def connect(self, now: float) -> int:
+        """A link opened: its number, for ``receive`` and ``drop``.  It takes the match over
+        once it says hello with the code — a guest joining again while its old link still
+        looks open (a broken connection is often noticed late) replaces it."""
+        self._links += 1
+        return self._links
 
-    def drop(self, now: float) -> None:
-        """The link is gone (the guest may come back with the same code)."""
-        self.linked = self.joined = False
+    def drop(self, now: float, link: int | None = None) -> None:
+        """Link ``link`` (default: the guest's) is gone; the guest may come back with the
+        same code.  A link that is not the guest's changes nothing."""
+        if link is None or link == self.link:
+            self.link = None
+            self.joined = False
 
-    def receive(self, msg: dict, now: float) -> list[dict]:
+    @property
+    def linked(self) -> bool:
+        return self.link is not None
+
+    def receive(self, msg: dict, now: float, link: int | None = None) -> list[dict]:
+        """A message on link ``link`` (default: the guest's).  ``hangup`` afterwards: close
+        that link once the reply is sent."""
         msg = check(msg)
         t = msg["t"]
+        self.hangup = False
+        if link is None:
+            link = self.link
         if t == "hello":
-            return self._hello(msg, now)
-        if not self.joined:
+            return self._hello(msg, now, link)
+        if not self.joined or link != self.link:
             self.hangup = True
             return [{"t": "error", "text": "say hello with the match's code first"}]
         if t in ("ping", "pong"):
@@ -408,10 +421,11 @@ class Host(_Pinger):
                                               "or the card just read): pick again"}]
             return self._flush()
         if t == "status":
-            if msg["underruns"] > self._underruns:
+            if msg["underruns"] > self._underruns and self._status_read != self.m.index:
                 self._underruns = msg["underruns"]
+                self._status_read = self.m.index  # (told once a read at most)
                 return [{"t": "warn", "text": (
-                    f"your sound stalled ({msg['underruns']} underruns): what you hear is "
+                    f"your sound stalled (underruns: {msg['underruns']}): what you hear is "
                     "behind the reading; it is realigned at the next sync point")}]
             return []
         if t == "error":
@@ -419,7 +433,7 @@ class Host(_Pinger):
             return []
         return [{"t": "warn", "text": f"a {t!r} message is not for the host (ignored)"}]
 
-    def _hello(self, msg: dict, now: float) -> list[dict]:
+    def _hello(self, msg: dict, now: float, link: int | None) -> list[dict]:
         if msg["v"] != VERSION:
             self.hangup = True
             return [{"t": "error", "text": f"this host speaks protocol v{VERSION}, not "
@@ -427,9 +441,7 @@ class Host(_Pinger):
         if not hmac.compare_digest(msg["code"].encode(), self.code.encode()):
             self.hangup = True
             return [{"t": "error", "text": "wrong code: ask the host for the code it printed"}]
-        if self.joined:
-            self.hangup = True
-            return [{"t": "error", "text": "a player is already in this match"}]
+        self.link = link  # (a link that was the guest's is left to the transport to close)
         self.joined = True
         self._synced_at = self.clock.count
         self._next_ping = now
@@ -773,7 +785,7 @@ class Sim:
         self.players = list(players)
         self.now = 0.0
         self._back_at: float | None = None
-        host.connect(self.now)
+        self.link = host.connect(self.now)
         up.put(guest.hello(self.gnow), self.now)
 
     @property
@@ -784,11 +796,11 @@ class Sim:
         now, host, guest = self.now, self.host, self.guest
         if self._back_at is not None and now >= self._back_at:
             self._back_at = None
-            host.connect(now)
+            self.link = host.connect(now)
             self.up.put(guest.hello(self.gnow), now)
         linked = self._back_at is None
         for msg in self.up.take(now):
-            self.down.put(host.receive(msg, now), now)
+            self.down.put(host.receive(msg, now, self.link), now)
         out = host.tick(now)
         if linked:
             self.down.put(out, now)
@@ -808,5 +820,5 @@ class Sim:
     def cut(self, seconds: float) -> None:
         self.up.cut()
         self.down.cut()
-        self.host.drop(self.now)
+        self.host.drop(self.now, self.link)
         self._back_at = self.now + seconds
