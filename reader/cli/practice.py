@@ -387,4 +387,8 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
         _netplay().run(_netplay().run_guest(guest, address, players=players, warn=warn))
     finally:
         _sound_line(sound[0])
+        c = guest.clock
+        if c.offset is not None:
+            click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
+                       f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
     click.echo(matchlog.report(guest.m.match))

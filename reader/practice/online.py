@@ -58,11 +58,11 @@ MAX_BOUND_S = 1.5
 MIN_MARGIN_S = 0.35
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
-#: round trips measured before the first read is scheduled
-MIN_SAMPLES = 6
-#: pings: a burst while joining, then this often through the match (s)
-PING_FAST_S = 0.05
-PING_S = 0.5
+#: round trips measured before the first read is scheduled (and after a guest joins again)
+MIN_SAMPLES = 30
+#: pings: a burst while joining, then this often through the match (s); a ping is ~60 bytes
+PING_FAST_S = 0.03
+PING_S = 0.1
 
 
 class ProtocolError(KarutaError):
@@ -251,46 +251,56 @@ class Timeline:
 
 # ------------------------------------------------------------------------------- the clocks
 class ClockSync:
-    """The other side's clock against ours, NTP-style: each round trip gives ``(t0, t1, t2,
-    t3)`` — our send, their receipt, their reply, our receipt — an offset ((t1 − t0) + (t2 −
-    t3)) / 2 (theirs minus ours) and a round trip (t3 − t0) − (t2 − t1).  The estimate is the
-    offset of the lowest-RTT sample among the last ``keep`` (queueing only ever adds delay, so
-    the quickest trip is the truest); re-measured all through the match, it follows drift.
-    ``jumps`` counts samples that cannot be true of the estimate (their offset ± half their
-    round trip misses the estimate ± half its own by more than ``JUMP_MS``): the clock
-    stepped; the estimate then starts again from them."""
+    """The other side's clock against ours, NTP-style.  Each round trip gives ``(t0, t1, t2,
+    t3)`` — our send, their receipt, their reply, our receipt.  As no message arrives before
+    it was sent, the offset (theirs minus ours) lies between ``t2 − t3`` and ``t1 − t0``; the
+    classic estimate is the middle of the lowest-RTT sample's bounds.  Here the bounds of all
+    the last ``keep`` samples are intersected — the quickest trip *out* and the quickest trip
+    *back*, from whichever samples they came — and the estimate is its middle: with jitter,
+    one trip quick both ways is rare, each way quick on its own is not.  Both assume the
+    link's least delay is the same both ways (NTP's assumption).  Re-measured all through the
+    match, the window follows drift.  ``jumps`` counts samples whose bounds miss the
+    intersection by more than ``JUMP_MS``: the clock stepped; the estimate starts again from
+    them."""
 
-    def __init__(self, keep: int = 16):
-        self.samples: deque = deque(maxlen=keep)
+    def __init__(self, keep: int = 128):
+        self.samples: deque = deque(maxlen=keep)  # (lo, hi, rtt)
         self.count = 0
         self.offset: float | None = None
-        self._est_rtt = 0.0
+        self.width = 0.0  # the intersection's width (s): the estimate is within half of it
         self.jumps = 0
         self.last_jump_ms = 0.0
         self._rtts: deque = deque(maxlen=64)
 
     def add(self, t0: float, t1: float, t2: float, t3: float) -> None:
-        rtt = (t3 - t0) - (t2 - t1)
-        if rtt < 0:  # a reply before its ping: a clock that stepped while we measured
-            rtt = 0.0
-        off = ((t1 - t0) + (t2 - t3)) / 2.0
-        self.samples.append((rtt, off))
+        lo, hi = t2 - t3, t1 - t0
+        if lo > hi:  # a reply before its ping: a clock that stepped while we measured
+            lo = hi = (lo + hi) / 2.0
+        rtt = hi - lo
         self._rtts.append(rtt)
         self.count += 1
         if self.offset is not None:
-            # each sample bounds the true offset within half its round trip: a sample whose
-            # bounds miss the estimate's (by more than JUMP_MS) means the clock stepped
-            moved = (off - self.offset) * 1000.0
-            if abs(moved) > JUMP_MS + 1000.0 * (rtt + self._est_rtt) / 2:
+            a, b = self._bounds()
+            miss = max(lo - b, a - hi) * 1000.0
+            if miss > JUMP_MS:
                 self.jumps += 1
-                self.last_jump_ms = moved
-                self.samples.clear()  # the old quick samples are wrong now: keep the new
-                self.samples.append((rtt, off))
-        self._est_rtt, self.offset = min(self.samples)
+                self.last_jump_ms = ((lo + hi) / 2.0 - self.offset) * 1000.0
+                self.samples.clear()  # the old samples are wrong now: keep the new
+        self.samples.append((lo, hi, rtt))
+        a, b = self._bounds()
+        if a > b:  # drift moved the bounds apart: trust the newer half of the window
+            while len(self.samples) > 1 and a > b:
+                self.samples.popleft()
+                a, b = self._bounds()
+        self.offset = (a + b) / 2.0
+        self.width = max(0.0, b - a)
+
+    def _bounds(self) -> tuple[float, float]:
+        return max(s[0] for s in self.samples), min(s[1] for s in self.samples)
 
     @property
     def rtt(self) -> float | None:
-        return min(self.samples)[0] if self.samples else None
+        return min(s[2] for s in self.samples) if self.samples else None
 
     @property
     def max_rtt(self) -> float:
