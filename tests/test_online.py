@@ -213,3 +213,27 @@ def test_the_earlier_frame_wins_whatever_arrives_first(gap_ms, a_first, seed, ho
     assert sim.run_until(lambda: closed, dt=0.002)
     took = closed[0].event.took
     assert took == ("A" if a_first else "B"), (closed[0].touches, gap_ms)
+
+
+def test_the_sound_holds_each_frame_at_its_instant():
+    """``--sound``: a buffer made for DAC instant t holds the frames the timeline gives for t
+    on, whenever it is made — silence before the first anchor and while a wait stands."""
+    import numpy as np
+
+    from reader.practice.netsound import frames_for
+
+    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
+                           cards=2)
+    tl = online.Timeline(m.plan)
+    rate = tl.rate
+    assert (frames_for(tl, 0.0, 64) == -1).all()
+    tl.anchor(1.0, 0)
+    got = frames_for(tl, 1.0 - 10 / rate, 64)
+    assert (got[:10] == -1).all() and list(got[10:14]) == [0, 1, 2, 3]
+    start, end, _ = tl.waits[0]
+    t_end = 1.0 + end / rate  # the wait, counted on, stands at its end: silence
+    assert (frames_for(tl, t_end + 1.0, 256) == -1).all()
+    tl.anchor(t_end + 2.0, end)  # the sync point: the reading goes on from the wait's end
+    got = frames_for(tl, t_end + 2.0 - 5 / rate, 16)
+    assert (got[:5] == -1).all() and list(got[5:8]) == [end, end + 1, end + 2]
+    assert np.array_equal(frames_for(tl, 1.5, 8), np.arange(8) + round(0.5 * rate))

@@ -362,7 +362,9 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
                            "both": "simultaneous: to the owner"}.get(took, "nobody took it")))
         elif name == "warn":
             warn(f"the host says: {data}")
-        elif name == "welcome" and sound[0] is None and device is not False:
+        elif name == "welcome" and guest.rejoins:
+            warn(f"joined again: the match goes on from read {data.index + 1}")
+        if name == "welcome" and sound[0] is None and device is not False:
             sound[0] = _sound_for(data.plan, data.voice, lambda: guest.timeline,
                                   guest.host_time, device)
 

@@ -185,8 +185,6 @@ async def run_guest(guest: online.Guest, address: tuple[str, int], *,
                                f"within {reconnect_s:.0f} s") from None
             await asyncio.sleep(0.25)
             continue
-        if not first:
-            warn("joined again")
         first = False
         await _send(writer, guest.hello(clock()))
         broken = await _guest_link(guest, reader, writer, players, clock, on_tick)

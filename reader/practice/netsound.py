@@ -22,7 +22,8 @@ import numpy as np
 __all__ = ["frames_for", "TimelineSound"]
 
 #: the output's latency (s): the DAC times place every buffer, so a safe one costs nothing
-LATENCY_S = 0.12
+#: (a sync point is decided ``online.MIN_MARGIN_S`` ahead: more than this plus the link)
+LATENCY_S = 0.25
 
 
 def frames_for(timeline, t0: float, n: int) -> np.ndarray:

@@ -54,8 +54,8 @@ MAX_WELCOME = 512 * 1024
 #: the widest wait-out bound: a link slower than this cannot be judged fairly (s)
 MAX_BOUND_S = 1.5
 #: the least time between a sync point being decided and its instant (s): the guest must hear
-#: of it first (one-way delay) and its output must have it queued
-MIN_MARGIN_S = 0.35
+#: of it (one-way delay) before its output makes the buffers it falls in (``netsound``: 0.25 s)
+MIN_MARGIN_S = 0.6
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
 #: round trips measured before the first read is scheduled (and after a guest joins again)
@@ -472,7 +472,7 @@ class Host(_Pinger):
 
     @property
     def margin(self) -> float:
-        return max(MIN_MARGIN_S, min(2.0, 1.5 * self.clock.max_rtt + 0.1))
+        return max(MIN_MARGIN_S, min(2.5, self.clock.max_rtt + 0.4))
 
     # -- the host player's touches ------------------------------------------------------------
     def touch(self, card: int, frame: float | None, now: float) -> None:
@@ -601,6 +601,7 @@ class Guest(_Pinger):
         self.over = False
         self.hangup = False
         self.read_started = -1
+        self.rejoins = 0  # welcomes after the first: joined again
 
     def hello(self, now: float) -> list[dict]:
         self._next_ping = now
@@ -677,6 +678,8 @@ class Guest(_Pinger):
             self.error = f"the host speaks protocol v{msg['v']}, this karuta v{VERSION}"
             self.hangup = True
             return []
+        if self.m is not None:
+            self.rejoins += 1
         try:
             self.m = self.build(msg["log"], msg["plan"])
         except KarutaError as e:
