@@ -51,34 +51,23 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
 RATE = 48000
 KARUTA = str(Path(sys.executable).parent / "karuta")
 
 
 # ------------------------------------------------------------------------------- sound server
 def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
-    run, home = root / "run", root / "home"
-    run.mkdir(mode=0o700, parents=True)
-    home.mkdir()
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(run), HOME=str(home))
-    env.pop("PULSE_SERVER", None)
-    p = subprocess.Popen(
-        ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-         "--use-pid-file=no", "--log-target=stderr",
-         "-L", f"module-null-sink sink_name=mix rate={RATE} channels=2",
-         "-L", "module-remap-sink sink_name=sink_h master=mix channels=1 "
-               "master_channel_map=front-left channel_map=mono remix=no",
-         "-L", "module-remap-sink sink_name=sink_g master=mix channels=1 "
-               "master_channel_map=front-right channel_map=mono remix=no",
-         "-L", "module-native-protocol-unix"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env["PULSE_SERVER"] = f"unix:{run / 'pulse' / 'native'}"
-    for _ in range(200):
-        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
-            return p, env
-        time.sleep(0.05)
-    p.kill()
-    raise SystemExit("pulseaudio did not start")
+    """bench_startup's PulseAudio with a stereo null sink ``mix`` and two mono remap sinks on
+    its left (``sink_h``) and right (``sink_g``) channels."""
+    from bench_startup import start_pulse as pulse
+
+    return pulse(root, [
+        f"module-null-sink sink_name=mix rate={RATE} channels=2",
+        "module-remap-sink sink_name=sink_h master=mix channels=1 "
+        "master_channel_map=front-left channel_map=mono remix=no",
+        "module-remap-sink sink_name=sink_g master=mix channels=1 "
+        "master_channel_map=front-right channel_map=mono remix=no"])
 
 
 # ------------------------------------------------------------------------------- the relay

@@ -111,16 +111,6 @@ SCHEMAS: dict[str, dict] = {
     "warn": _msg("warn", {"text": _TEXT}),
     "error": _msg("error", {"text": _TEXT}),
 }
-_VALIDATORS: dict[str, Callable] = {}
-
-
-def _validator(t: str):
-    v = _VALIDATORS.get(t)
-    if v is None:
-        import fastjsonschema
-
-        v = _VALIDATORS[t] = fastjsonschema.compile(SCHEMAS[t])
-    return v
 
 
 def check(msg) -> dict:
@@ -132,8 +122,10 @@ def check(msg) -> dict:
     t = msg["t"]
     if t not in SCHEMAS:
         raise ProtocolError(f"unknown message {t[:20]!r}")
+    from reader.base.statefiles import compiled
+
     try:
-        _validator(t)(msg)
+        compiled(f"online-{t}", SCHEMAS[t])(msg)
     except fastjsonschema.JsonSchemaValueException as e:
         why = " ".join(str(e.message).split())[:120]
         raise ProtocolError(f"bad {t!r} message ({why})") from None
@@ -151,15 +143,13 @@ def decode(line: bytes) -> dict:
     limit = MAX_WELCOME + 1024
     if len(line) > limit or (len(line) > MAX_LINE and not line.startswith(b'{"t":"welcome"')):
         raise ProtocolError(f"a message of {len(line)} bytes is too long")
+    from reader.base.statefiles import decode_json
+
     try:
-        obj = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        obj = decode_json(line.decode("utf-8"))  # (NaN, Infinity and deep nesting refused)
+    except (UnicodeDecodeError, ValueError):
         raise ProtocolError("a message that is not JSON") from None
     return check(obj)
-
-
-def _no_constant(name):
-    raise ValueError(name)  # NaN / Infinity are not numbers on the wire
 
 
 def new_code() -> str:
