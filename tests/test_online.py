@@ -237,3 +237,27 @@ def test_the_sound_holds_each_frame_at_its_instant():
     got = frames_for(tl, t_end + 2.0 - 5 / rate, 16)
     assert (got[:5] == -1).all() and list(got[5:8]) == [end, end + 1, end + 2]
     assert np.array_equal(frames_for(tl, 1.5, 8), np.arange(8) + round(0.5 * rate))
+
+
+def test_a_peer_out_of_sync_is_told_in_one_line():
+    """A guest whose sound underruns, or whose clock jumps, hears it from the host in one
+    line (once a read for the sound), and the match goes on."""
+    m, host, guest, sim = pair({"A": Seat("bot", 3), "B": Seat("human")})
+    assert sim.run_until(lambda: m.current() is not None and host.timeline.anchors)
+    sim.players.append(lambda h, g: [{"t": "status", "underruns": 3}])  # every tick
+    sim.run_until(lambda: len(guest.warnings) >= 1)
+    sim.run_until(lambda: False, limit=sim.now + 2)
+    sound = [w for w in guest.warnings if "sound stalled" in w]
+    assert len(sound) == 1 and "underruns: 3" in sound[0] and "\n" not in sound[0]
+    sim.players.pop()
+    sim.run_until(lambda: host.clock.count > 80)
+    before = host.clock.offset
+    sim.offset += 0.040  # the guest's clock steps 40 ms back
+    sim.run_until(lambda: any("clock jumped" in w for w in guest.warnings), dt=0.002,
+                  limit=sim.now + 5)
+    jump = [w for w in guest.warnings if "clock jumped" in w]
+    assert len(jump) == 1 and "jumped -" in jump[0], jump
+    assert host.clock.jumps == 1
+    sim.run_until(lambda: False, limit=sim.now + 3)
+    assert host.clock.offset - before == pytest.approx(-0.040, abs=0.003)  # followed
+    assert sim.run_until(lambda: m.index >= 1)  # and play goes on

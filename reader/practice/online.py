@@ -58,6 +58,8 @@ MAX_BOUND_S = 1.5
 MIN_MARGIN_S = 0.6
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
+#: the latest round trips compared with the older ones to find a clock that stepped
+RECENT = 12
 #: round trips measured before the first read is scheduled (and after a guest joins again)
 MIN_SAMPLES = 30
 #: pings: a burst while joining, then this often through the match (s); a ping is ~60 bytes
@@ -249,9 +251,10 @@ class ClockSync:
     *back*, from whichever samples they came — and the estimate is its middle: with jitter,
     one trip quick both ways is rare, each way quick on its own is not.  Both assume the
     link's least delay is the same both ways (NTP's assumption).  Re-measured all through the
-    match, the window follows drift.  ``jumps`` counts samples whose bounds miss the
-    intersection by more than ``JUMP_MS``: the clock stepped; the estimate starts again from
-    them."""
+    match, the window follows drift.  ``jumps`` counts steps of the clock: a trip whose bounds
+    miss the intersection by more than ``JUMP_MS``, or the last ``RECENT`` trips' bounds both
+    moved the same way by more than that (a step smaller than the round trip); the estimate
+    then starts again from the newer trips."""
 
     def __init__(self, keep: int = 128):
         self.samples: deque = deque(maxlen=keep)  # (lo, hi, rtt)
@@ -277,6 +280,12 @@ class ClockSync:
                 self.last_jump_ms = ((lo + hi) / 2.0 - self.offset) * 1000.0
                 self.samples.clear()  # the old samples are wrong now: keep the new
         self.samples.append((lo, hi, rtt))
+        moved = self._stepped()
+        if moved is not None:
+            self.jumps += 1
+            self.last_jump_ms = moved * 1000.0
+            while len(self.samples) > 1:  # which recent trips were after the step is not
+                self.samples.popleft()      # known: start again from the newest
         a, b = self._bounds()
         if a > b:  # drift moved the bounds apart: trust the newer half of the window
             while len(self.samples) > 1 and a > b:
@@ -285,8 +294,23 @@ class ClockSync:
         self.offset = (a + b) / 2.0
         self.width = max(0.0, b - a)
 
-    def _bounds(self) -> tuple[float, float]:
-        return max(s[0] for s in self.samples), min(s[1] for s in self.samples)
+    def _bounds(self, samples=None) -> tuple[float, float]:
+        samples = self.samples if samples is None else samples
+        return max(s[0] for s in samples), min(s[1] for s in samples)
+
+    def _stepped(self) -> float | None:
+        """How far the clock stepped (s) if the last ``RECENT`` trips' bounds have both moved
+        the same way by more than ``JUMP_MS`` from the older trips' (steady, a smaller set's
+        bounds are only ever less tight: its lower bound falls, its upper rises)."""
+        if len(self.samples) < 5 * RECENT:  # (the older trips' bounds must be tight)
+            return None
+        old = list(self.samples)[:-RECENT]
+        new = list(self.samples)[-RECENT:]
+        (a0, b0), (a1, b1) = self._bounds(old), self._bounds(new)
+        dlo, dhi = a1 - a0, b1 - b0
+        if dlo * dhi > 0 and min(abs(dlo), abs(dhi)) * 1000.0 > JUMP_MS:
+            return (dlo + dhi) / 2.0
+        return None
 
     @property
     def rtt(self) -> float | None:
