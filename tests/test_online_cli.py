@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -113,3 +114,36 @@ def test_bad_online_options_are_one_line(tmp_path):
     one_line_error(run_karuta("practice", "--code", "123456"), "online")
     one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--code", "123456",
                               "--as", "bot:2", home=tmp_path, timeout=60), "cannot reach")
+
+
+def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):
+    """The guest reaches the host through a relay (30 ± 10 ms each way) that breaks both
+    connections and refuses new ones for 5 s: the guest joins again with the same code, at
+    the read that was pending, and its copy of the log stays the host's."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from bench_online import Relay
+
+    host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
+                 tmp_path=tmp_path, name="host")
+    guest = None
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        relay = Relay(port, 0.03, 0.01)
+        guest = start("--join", f"127.0.0.1:{relay.port}", "--code", code, "--as", "bot:3",
+                      "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
+        wait_for(lambda: len(reads(tmp_path / "g.jsonl")) >= 1, 120, "a first read")
+        at = len(reads(tmp_path / "h.jsonl"))
+        relay.cut(5.0)
+        err = tmp_path / "guest.err"
+        again = wait_for(lambda: re.search(r"joined again: the match goes on from read (\d+)",
+                                           err.read_text()), 60, "the guest joining again")
+        wait_for(lambda: len(reads(tmp_path / "g.jsonl")) >= int(again.group(1)) + 1, 120,
+                 "a read after joining again")
+    finally:
+        stop(*(p for p in (guest, host) if p is not None))
+    h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
+    assert int(again.group(1)) in (at + 1, at + 2)  # the read pending at the cut (or the next)
+    n = min(len(h), len(g))
+    assert n > int(again.group(1)) and g[:n] == h[:n]
