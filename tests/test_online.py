@@ -82,6 +82,10 @@ def test_a_join_needs_the_code_and_the_same_version():
     assert host.link == c and host.joined
     host.drop(0.0, b)  # the old link's end comes late: the guest stays
     assert host.joined
+    flood = [host.receive({"t": "touch", "card": 5, "frame": 10**9 + i, "read": 0}, 0.0, c)
+             for i in range(online.MAX_TOUCHES + 10)]
+    assert len(host._queue) == online.MAX_TOUCHES  # a flood is not held
+    assert sum(map(len, flood)) == 1 and "ignored" in flood[online.MAX_TOUCHES][0]["text"]
     assert online.decode(online.encode(out[0]))["log"] == m.log_text()
 
 

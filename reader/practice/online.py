@@ -62,6 +62,8 @@ JUMP_MS = 5.0
 RECENT = 12
 #: round trips measured before the first read is scheduled (and after a guest joins again)
 MIN_SAMPLES = 30
+#: a guest's touches judged on one read at most (a flood is not judged, nor held in memory)
+MAX_TOUCHES = 40
 #: pings: a burst while joining, then this often through the match (s); a ping is ~60 bytes
 PING_FAST_S = 0.03
 PING_S = 0.1
@@ -389,6 +391,7 @@ class Host(_Pinger):
         self._warned_jumps = 0
         self._underruns = 0
         self._status_read: int | None = None
+        self._touch_count: dict[int, int] = {}
 
     # -- the link ---------------------------------------------------------------------------
     def connect(self, now: float) -> int:
@@ -428,6 +431,11 @@ class Host(_Pinger):
             heard = self.timeline.heard(now)
             if heard is not None:
                 self.lateness.append(max(0.0, (heard - msg["frame"]) / self.rate))
+            n = self._touch_count.get(msg["read"], 0) + 1
+            self._touch_count = {msg["read"]: n}
+            if n > MAX_TOUCHES:
+                return [{"t": "warn", "text": f"more than {MAX_TOUCHES} touches on one read: "
+                                              "the rest are ignored"}] if n == MAX_TOUCHES + 1 else []
             if msg["read"] < self.m.index:  # meant for a read that has closed: too late
                 return [{"t": "judged", "player": self.remote, "card": msg["card"],
                          "frame": msg["frame"], "verdict": "late"}]
