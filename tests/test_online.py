@@ -254,7 +254,7 @@ def test_a_peer_out_of_sync_is_told_in_one_line():
     sound = [w for w in guest.warnings if "sound stalled" in w]
     assert len(sound) == 1 and "underruns: 3" in sound[0] and "\n" not in sound[0]
     sim.players.pop()
-    sim.run_until(lambda: host.clock.count > 80)
+    sim.run_until(lambda: host.clock.count > 10 * online.RECENT + 5)
     before = host.clock.offset
     sim.offset += 0.040  # the guest's clock steps 40 ms back
     sim.run_until(lambda: any("clock jumped" in w for w in guest.warnings), dt=0.002,

@@ -304,8 +304,8 @@ class ClockSync:
         """How far the clock stepped (s) if the last ``RECENT`` trips' bounds have both moved
         the same way by more than ``JUMP_MS`` from the older trips' (steady, a smaller set's
         bounds are only ever less tight: its lower bound falls, its upper rises)."""
-        if len(self.samples) < 5 * RECENT:  # (the older trips' bounds must be tight)
-            return None
+        if len(self.samples) < 10 * RECENT:  # (the older trips' bounds must be tight: with
+            return None                       # fewer, a lucky quick trip looks like a step)
         old = list(self.samples)[:-RECENT]
         new = list(self.samples)[-RECENT:]
         (a0, b0), (a1, b1) = self._bounds(old), self._bounds(new)
