@@ -36,14 +36,17 @@ def help_time(runs: int) -> list[float]:
     return out
 
 
-def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
+def start_pulse(root: Path, sinks: list[str] | None = None) -> tuple[subprocess.Popen, dict]:
+    """A PulseAudio daemon in ``root`` with a null sink ``bench`` (or the modules ``sinks``,
+    each a ``-L`` argument) and a unix socket; (process, environment for its clients)."""
     run = root / "run"
-    run.mkdir(mode=0o700)
+    run.mkdir(mode=0o700, parents=True)
+    sinks = sinks or [f"module-null-sink sink_name=bench rate={RATE}"]
     env = dict(os.environ, XDG_RUNTIME_DIR=str(run), HOME=str(root))
     env.pop("PULSE_SERVER", None)
     proc = subprocess.Popen(
         ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-         "--use-pid-file=no", "-L", f"module-null-sink sink_name=bench rate={RATE}",
+         "--use-pid-file=no", *[a for m in sinks for a in ("-L", m)],
          "-L", "module-native-protocol-unix"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     env["PULSE_SERVER"] = f"unix:{run}/pulse/native"

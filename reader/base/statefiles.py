@@ -276,11 +276,16 @@ _VALIDATORS: dict[str, Any] = {}
 
 def _validator(kind: str):
     """The schema of ``kind`` compiled to Python once (``fastjsonschema``, draft 7)."""
-    v = _VALIDATORS.get(kind)
+    return compiled(kind, SCHEMAS[kind])
+
+
+def compiled(name: str, schema: dict):
+    """``schema`` compiled to a Python validator once per ``name`` (``fastjsonschema``)."""
+    v = _VALIDATORS.get(name)
     if v is None:
         import fastjsonschema
 
-        v = _VALIDATORS[kind] = fastjsonschema.compile(SCHEMAS[kind])
+        v = _VALIDATORS[name] = fastjsonschema.compile(schema)
     return v
 
 

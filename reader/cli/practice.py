@@ -17,6 +17,7 @@ from reader.base.seeds import pick_seed
 from reader.cli.bounds import finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
                                 voice_option)
+from reader.practice import online
 
 
 def _cards(ctx, param, value):
@@ -67,8 +68,24 @@ def _cards(ctx, param, value):
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")
 @backend_option("Window play: audio output library (sounddevice times clicks best).")
+@click.option("--host", "host_mode", is_flag=True,
+              help="Online: host a match for a player on another machine (prints the code "
+                   "they join with).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help=f"Online, --host: the TCP port to listen on (default {online.DEFAULT_PORT}; "
+                   "0: any free port, printed).")
+@click.option("--join", "join", default=None, metavar="HOST[:PORT]",
+              help="Online: join the match hosted at HOST (with --code).")
+@click.option("--code", default=None, metavar="CODE",
+              help="Online: the code the host printed (--join); --host: use this code.")
+@click.option("--as", "as_seat", default=None, metavar="bot:LEVEL",
+              help="Online: a bot plays this machine's seat (no window).")
+@click.option("--sound", is_flag=True,
+              help="Online with --as: read aloud too, in sync with the other machine "
+                   "(--device).")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, joka, simultaneous, device, fullscreen, memorize, show_kimariji, backend):
+             voice_spec, joka, simultaneous, device, fullscreen, memorize, show_kimariji, backend,
+             host_mode, port, join, code, as_seat, sound):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
@@ -79,10 +96,48 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
       karuta practice --vs none --no-joka        # alone, straight to the first card
       karuta practice --log m.jsonl --resume     # continue after a crash
       karuta practice --bot-vs-bot 2,4 --seed 7 --log m.jsonl --json
+      karuta practice --host                     # online: prints the code to join with
+      karuta practice --join 192.168.1.20 --code 123456
     """
     from reader.reading.voices import make_voice
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
+
+    online_mode = host_mode or join is not None
+    if not online_mode and (port is not None or code is not None or as_seat is not None
+                            or sound):
+        raise KarutaError("--port, --code, --as and --sound are for online play (--host or "
+                          "--join)")
+    if host_mode and join is not None:
+        raise KarutaError("--host and --join do not go together: one machine hosts, the other "
+                          "joins")
+    if online_mode and (bot_vs_bot is not None or vs is not None or as_json):
+        raise KarutaError("online, the other player is on the other machine: leave out --vs, "
+                          "--bot-vs-bot and --json")
+    if online_mode:
+        local = headless.parse_seat(as_seat) if as_seat is not None else Seat("human")
+        if local.kind == "none":
+            raise KarutaError("--as none: someone has to play this seat (bot:1-5)")
+        if local.kind == "human":
+            raise KarutaError("online play in the board window is not built yet: let a bot "
+                              "play this machine's seat with --as bot:LEVEL")
+    if join is not None:
+        if code is None:
+            raise KarutaError("--join needs --code CODE (the code the host printed)")
+        if port is not None:
+            raise KarutaError("--port is for --host; join HOST:PORT")
+        if (rules is not None or cards is not None or color is not None or seed is not None
+                or joka is not None or resume):
+            raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
+                              "--seed, --joka and --resume when joining")
+        address = _netplay().parse_address(join)
+        _check_new_log(log_file)
+        return _join(address, code, local, voice_spec, log_file, device if sound else False)
+    if host_mode:
+        if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
+                                     and " " not in code):
+            raise KarutaError("--code: 4-64 characters, no spaces")
+        vs = "human"  # the seat of the player who joins
 
     if not 0 <= simultaneous <= headless.MAX_SIMULTANEOUS_MS:
         raise KarutaError(f"--simultaneous {simultaneous:g} is out of range: "
@@ -100,7 +155,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         seats = {"A": headless.parse_seat(f"bot:{parts[0]}"),
                  "B": headless.parse_seat(f"bot:{parts[1]}")}
     else:
-        seats = {"A": Seat("human"), "B": headless.parse_seat(vs or "bot:3")}
+        seats = {"A": local if host_mode else Seat("human"),
+                 "B": headless.parse_seat(vs or "bot:3")}
     if cards is not None and (rules or "kyogi") != "kyogi":
         raise KarutaError("--cards applies to kyogi (goshiki deals 10 each)")
     if color is not None and (rules or "kyogi") != "goshiki":
@@ -120,6 +176,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("--resume continues the logged match: leave out --rules, "
                               "--cards, --color, --seed and --joka/--no-joka")
         m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
+        if host_mode and m.seats["B"].kind != "human":
+            raise KarutaError(f"{log_file}: seat B of this match is {m.seats['B'].kind}, not a "
+                              "player who joins: resume it without --host")
     else:
         if seed is None:
             seed = pick_seed()
@@ -127,6 +186,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
                                reading=None if joka is None else {"joka": joka},
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 
+    if host_mode:
+        return _host(m, code or online.new_code(), port if port is not None
+                     else online.DEFAULT_PORT, log_file, new_log=not resume,
+                     device=device if sound else False)
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
@@ -223,3 +286,124 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     if w.ready_line() is not None:
         click.echo(w.ready_line())
     return m
+
+
+def _check_new_log(log_file) -> None:
+    """A new online log: never over a file (``claim_log``), held while the match runs."""
+    if log_file is None:
+        return
+    from reader.cli import claim_log
+
+    claim_log(log_file, "a practice log", new=True)
+
+
+def _netplay():
+    from reader.practice import netplay
+
+    return netplay
+
+
+def _sound_for(plan, voice, timeline_of, to_timeline, device):
+    """The reading heard in sync (``--sound``), started; ``None`` without ``--sound``."""
+    if device is False:
+        return None
+    from reader.practice.netsound import TimelineSound
+
+    s = TimelineSound(plan, voice, timeline_of, to_timeline, device=device)
+    s.start()
+    return s
+
+
+def _sound_line(s) -> None:
+    if s is not None:
+        s.stop()
+        click.echo(f"audio: {s.underruns} underruns, {s.late} buffers without their speech "
+                   "in time")
+
+
+def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> None:
+    """``--host``: serve the match until it is over; the log is saved after every read."""
+    from reader.practice import headless
+    from reader.match import log as matchlog
+
+    if new_log and log_file is not None:
+        headless.save(m, log_file)  # the deal is on disk before anyone joins
+
+    def event(name, data):
+        if name == "done":
+            if log_file is not None:
+                headless.save(m, log_file)
+            click.echo(host.session.status)
+
+    host = online.Host(m, code, on_event=event)
+
+    def listening(p):
+        click.echo(f"hosting on port {p}, code {code}: on the other machine run "
+                   f"karuta practice --join THIS-MACHINE:{p} --code {code}")
+
+    sound = _sound_for(m.plan, m.voice, lambda: host.timeline, lambda t: t, device)
+    try:
+        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
+    finally:
+        _sound_line(sound)
+    click.echo(matchlog.report(m.match))
+    _say_seed(m)
+
+
+def _join(address, code: str, local, voice_spec, log_file, device=False) -> None:
+    """``--join``: play the host's match (a bot in this seat: ``--as``)."""
+    from reader.practice import headless
+    from reader.reading.voices import make_voice
+    from reader.match import log as matchlog
+
+    def build(text, digest):
+        header = headless.parse_practice_log(text, "the host's match")[0]
+        spec = voice_spec or header["practice"].get("voice") or None
+        m = headless.resume_text(text, "the host's match", make_voice(spec))
+        if online.plan_digest(m.plan) != digest:
+            raise KarutaError("this machine's reading plan differs from the host's (the same "
+                              "voice and karuta version on both machines?)")
+        return m
+
+    def event(name, data):
+        if name == "closed" and data is not None and data.result is not None:
+            if log_file is not None:
+                headless.save(guest.m, log_file)
+            took = data.event.took
+            click.echo(f"read {data.index + 1}: {data.poem} · "
+                       + ({"A": "A took it", "B": "B took it",
+                           "both": "simultaneous: to the owner"}.get(took, "nobody took it")))
+        elif name == "warn":
+            warn(f"the host says: {data}")
+        elif name == "welcome" and guest.rejoins:
+            warn(f"joined again: the match goes on from read {data.index + 1}")
+        if name == "welcome" and sound[0] is None and device is not False:
+            sound[0] = _sound_for(data.plan, data.voice, lambda: guest.timeline,
+                                  guest.host_time, device)
+
+    sound = [None]
+    told = [0]
+
+    def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
+        s = sound[0]
+        if s is None or s.underruns == told[0]:
+            return []
+        told[0] = s.underruns
+        return [{"t": "status", "underruns": s.underruns}]
+
+    guest = online.Guest(code, build, on_event=event)
+    players = [status]
+    if local.kind == "bot":
+        bot = online.GuestBot(guest, local.level,
+                              lambda m, seats: headless.resume_text(m.log_text(), "the match",
+                                                                    m.voice, seats))
+        players.append(bot.tick)
+    try:
+        _netplay().run(_netplay().run_guest(guest, address, players=players, warn=warn))
+    finally:
+        _sound_line(sound[0])
+        c = guest.clock
+        if c.offset is not None:
+            click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
+                       f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
+    click.echo(matchlog.report(guest.m.match))

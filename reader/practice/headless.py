@@ -20,7 +20,7 @@ from reader.practice.match import PracticeMatch, PracticeSettings, Seat
 from reader.base.statefiles import decode_json
 
 __all__ = ["new_match", "play", "plan_for", "seat_label", "parse_seat", "resume",
-           "load_practice_log", "save"]
+           "resume_text", "load_practice_log", "parse_practice_log", "save"]
 
 
 #: the widest simultaneous-touch window, ms (``--simultaneous``; a resumed log's too)
@@ -127,16 +127,26 @@ def load_practice_log(path) -> tuple[dict, list[dict]]:
     """(header, read lines) of a practice log, checked by the match rules (``LogError``)."""
     from reader.match import log as matchlog
 
-    loaded = matchlog.load(path)  # every line valid for the rules, or one LogError line
-    text = Path(path).read_text(encoding="utf-8-sig")
+    matchlog.load(path)  # every line valid for the rules, or one LogError line naming the file
+    return _practice_lines(Path(path).read_text(encoding="utf-8-sig"), str(path))
+
+
+def parse_practice_log(text: str, name: str) -> tuple[dict, list[dict]]:
+    """(header, read lines) of a practice log's text (``name`` in the error lines)."""
+    from reader.match import log as matchlog
+
+    matchlog.loads(text, name)
+    return _practice_lines(text, name)
+
+
+def _practice_lines(text: str, name: str) -> tuple[dict, list[dict]]:
     lines = [decode_json(line) for line in text.splitlines() if line.strip()]
     header = lines[0]
     if "practice" not in header:
-        raise LogError(f"{path}: not a practice log (no \"practice\" settings in line 1: "
+        raise LogError(f"{name}: not a practice log (no \"practice\" settings in line 1: "
                        "a match log from karuta match keep cannot be resumed here)")
     if not isinstance(header.get("seed"), int):
-        raise LogError(f"{path} line 1: a practice log needs its \"seed\"")
-    del loaded
+        raise LogError(f"{name} line 1: a practice log needs its \"seed\"")
     return header, lines[1:]
 
 
@@ -146,9 +156,20 @@ def resume(path, voice, seats: dict[str, Seat] | None = None) -> PracticeMatch:
     The deal comes from the log; the plan from its seed and reading settings (a log whose
     reads do not follow that plan is refused).  ``seats``: override the logged seats.
     """
+    header, reads = load_practice_log(path)
+    return _resumed(header, reads, str(path), voice, seats)
+
+
+def resume_text(text: str, name: str, voice, seats: dict[str, Seat] | None = None
+                ) -> PracticeMatch:
+    """``resume`` from a log's text (an online guest gets the host's log over the network)."""
+    header, reads = parse_practice_log(text, name)
+    return _resumed(header, reads, name, voice, seats)
+
+
+def _resumed(header: dict, reads: list[dict], path: str, voice, seats) -> PracticeMatch:
     from reader.match import log as matchlog
 
-    header, reads = load_practice_log(path)
     practice = header["practice"]
     rules = header["rules"]
     try:

@@ -491,3 +491,4 @@ class PracticeMatch:
                 self._moved[cur.index] = self.game.moved(result)
             self._timings.append(timings[k] if k < len(timings) else {})
             self._closed.append(ReadClosed(cur.index, cur.poem, ev, result, ()))
+            self._touches, self._bots = [], None  # (the next read's bots are drawn afresh)

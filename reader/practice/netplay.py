@@ -1,0 +1,232 @@
+"""The thin transport of online play: JSON lines over TCP with asyncio streams.
+
+All the logic is in ``reader.practice.online`` (pure: messages and time in, messages out);
+this module only moves lines between sockets and those objects, ticks them every ``TICK_S``
+on one clock (``time.perf_counter`` unless given), and reconnects a guest whose link broke.
+A line that is too long, not JSON or not a message of the protocol is answered with one
+``error`` line and the link is closed.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+
+from reader.base.errors import KarutaError
+from reader.practice import online
+
+__all__ = ["NetError", "parse_address", "run", "run_host", "run_guest", "TICK_S"]
+
+#: how often both sides tick (s)
+TICK_S = 0.004
+#: how long a guest keeps trying to reach its host again after the link broke (s)
+RECONNECT_S = 120.0
+
+
+class NetError(KarutaError):
+    """The network said no (a host that cannot be reached, a port in use): one line."""
+
+
+def parse_address(text: str, default_port: int = online.DEFAULT_PORT) -> tuple[str, int]:
+    """``HOST``, ``HOST:PORT``, ``[v6]:PORT`` → (host, port); ``KarutaError`` if it is not."""
+    t = text.strip()
+    host, port = t, str(default_port)
+    if t.startswith("["):
+        host, _, rest = t[1:].partition("]")
+        if rest:
+            if not rest.startswith(":"):
+                raise KarutaError(f"--join {text!r}: write HOST, HOST:PORT or [IPv6]:PORT")
+            port = rest[1:]
+    elif t.count(":") == 1:
+        host, port = t.split(":")
+    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+        raise KarutaError(f"--join {text!r}: write HOST, HOST:PORT or [IPv6]:PORT "
+                          "(a port is 1-65535)")
+    return host, int(port)
+
+
+async def _send(writer, msgs) -> None:
+    if writer is None or not msgs:
+        return
+    try:
+        for msg in msgs:
+            writer.write(online.encode(msg))
+        await writer.drain()
+    except (ConnectionError, OSError):
+        pass  # the reader side notices the broken link
+
+
+async def _lines(reader, limit: int):
+    """Each received line as a checked message; a bad one raises ``ProtocolError``."""
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError:
+            return
+        except asyncio.LimitOverrunError:
+            raise online.ProtocolError(f"a message longer than {limit} bytes") from None
+        yield online.decode(line)
+
+
+def run(coro) -> None:
+    """Run ``coro`` to its end; SIGINT or SIGTERM ends it cleanly (``KeyboardInterrupt``
+    afterwards, as for any interrupted command).  The handlers are set inside the loop: a sound
+    library opened before may have taken SIGINT's C handler, and Python would never hear it."""
+    import signal
+
+    async def main():
+        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        got = []
+
+        def stop(sig):
+            got.append(sig)
+            task.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop, sig)
+        try:
+            await coro
+        except asyncio.CancelledError:
+            if got:
+                raise KeyboardInterrupt from None
+            raise
+
+    asyncio.run(main())
+
+
+def _close(writer) -> None:
+    try:
+        writer.close()
+    except (ConnectionError, OSError, RuntimeError):
+        pass
+
+
+async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
+                   clock: Callable[[], float] = time.perf_counter,
+                   on_listen: Callable[[int], None] | None = None,
+                   on_tick: Callable[[float], None] | None = None,
+                   warn: Callable[[str], None] = print) -> None:
+    """Serve ``host`` on ``port`` until its match is over (and the guest told)."""
+    link: dict = {"writer": None}
+
+    async def handle(reader, writer):
+        me = host.connect(clock())
+        try:
+            async for msg in _lines(reader, online.MAX_LINE):
+                out = host.receive(msg, clock(), me)
+                if host.link == me and link["writer"] is not writer:
+                    old, link["writer"] = link["writer"], writer  # this link is the guest's now
+                    if old is not None:
+                        _close(old)
+                await _send(writer, out)
+                if host.hangup:
+                    break
+        except online.ProtocolError as e:
+            warn(f"a peer sent {e} (link closed)")
+            await _send(writer, [{"t": "error", "text": str(e)[:300]}])
+        except (ConnectionError, OSError, asyncio.CancelledError):
+            pass  # (cancelled: the host is shutting down)
+        finally:
+            if host.link == me:
+                host.drop(clock(), me)
+                link["writer"] = None
+                if not host.session.over and not closing:
+                    warn("the guest's link broke: waiting for it to join again (same code)")
+            _close(writer)
+
+    closing = False
+    try:
+        server = await asyncio.start_server(handle, bind, port, limit=online.MAX_LINE + 2)
+    except OSError as e:
+        raise NetError(f"cannot listen on port {port} ({e.strerror or e})") from None
+    if on_listen is not None:
+        on_listen(server.sockets[0].getsockname()[1])
+    try:
+        over_at = None
+        while True:
+            now = clock()
+            out = host.tick(now)
+            await _send(link["writer"] if host.joined else None, out)
+            if on_tick is not None:
+                on_tick(now)
+            if host.session.over and over_at is None:
+                over_at = now
+            if over_at is not None and (now - over_at > 1.0 or link["writer"] is None):
+                return
+            await asyncio.sleep(TICK_S)
+    finally:
+        closing = True
+        server.close()
+        if link["writer"] is not None:
+            _close(link["writer"])
+
+
+async def run_guest(guest: online.Guest, address: tuple[str, int], *,
+                    players: list[Callable[[float], list]] = (),
+                    clock: Callable[[], float] = time.perf_counter,
+                    warn: Callable[[str], None] = print,
+                    on_tick: Callable[[float], None] | None = None,
+                    reconnect_s: float = RECONNECT_S) -> None:
+    """Join the host at ``address`` and play until the match is over; a broken link is
+    joined again (the same code) for up to ``reconnect_s``."""
+    host_name, port = address
+    first = True
+    lost_at = None
+    while not guest.over:
+        try:
+            reader, writer = await asyncio.open_connection(host_name, port,
+                                                           limit=online.MAX_WELCOME + 2048)
+        except OSError as e:
+            if first:
+                raise NetError(f"cannot reach {host_name}:{port} ({e.strerror or e})") from None
+            if clock() - lost_at > reconnect_s:
+                raise NetError(f"the link to {host_name}:{port} broke and did not come back "
+                               f"within {reconnect_s:.0f} s") from None
+            await asyncio.sleep(0.25)
+            continue
+        first = False
+        await _send(writer, guest.hello(clock()))
+        broken = await _guest_link(guest, reader, writer, players, clock, on_tick)
+        _close(writer)
+        if guest.error is not None:
+            raise KarutaError(f"the host says: {guest.error}")
+        if guest.over:
+            return
+        if broken:
+            warn("the link to the host broke: joining again")
+        lost_at = clock()
+        await asyncio.sleep(0.25)
+
+
+async def _guest_link(guest, reader, writer, players, clock, on_tick) -> bool:
+    """One link's life; True if it broke (rather than the match ending)."""
+    stop = asyncio.Event()
+
+    async def ticker():
+        while not stop.is_set():
+            now = clock()
+            out = guest.tick(now)
+            for p in players:
+                out += p(now)
+            await _send(writer, out)
+            if on_tick is not None:
+                on_tick(now)
+            await asyncio.sleep(TICK_S)
+
+    task = asyncio.create_task(ticker())
+    try:
+        async for msg in _lines(reader, online.MAX_WELCOME):
+            await _send(writer, guest.receive(msg, clock()))
+            if guest.hangup or guest.over:
+                return False
+        return True
+    except online.ProtocolError as e:
+        await _send(writer, [{"t": "error", "text": str(e)[:300]}])
+        guest.error = f"it sent {e}"
+        return False
+    except (ConnectionError, OSError):
+        return True
+    finally:
+        stop.set()
+        await task

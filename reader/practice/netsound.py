@@ -1,0 +1,189 @@
+"""The reading of an online match, heard when the timeline says (``--sound``).
+
+Each machine plays the plan from its own PortAudio stream; every buffer's DAC time (the
+instant it reaches the speaker, on the stream's clock, turned into ``time.perf_counter`` by
+paired readings, then into the host's clock by the measured offset) says which plan frames it
+holds (``frames_for``): frame F is heard at the host instant the ``online.Timeline`` gives
+it, on both machines, whenever the buffer was made.  A sync point (a new anchor) therefore
+needs no command to the sound: the buffers made after it simply hold the new frames.  The
+speech is fetched from the voice on a worker thread ahead of the reading; a buffer whose
+speech is not ready plays silence and is counted (``late``).
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["frames_for", "TimelineSound"]
+
+#: the output's latency (s): the DAC times place every buffer, so a safe one costs nothing
+#: (a sync point is decided ``online.MIN_MARGIN_S`` ahead: more than this plus the link)
+LATENCY_S = 0.25
+
+
+def frames_for(timeline, t0: float, n: int) -> np.ndarray:
+    """The plan frame heard at each of ``n`` samples from instant ``t0`` (the timeline's
+    clock), or -1 where nothing is (before the first anchor, standing at a wait's end, past
+    the plan)."""
+    rate = timeline.rate
+    t = t0 + np.arange(n) / rate
+    out = np.full(n, -1, dtype=np.int64)
+    anchors = list(timeline.anchors)
+    for a, nxt in zip(anchors, anchors[1:] + [None]):
+        mask = t >= a.at
+        if nxt is not None:
+            mask &= t < nxt.at
+        if not mask.any():
+            continue
+        f = a.frame + np.floor((t[mask] - a.at) * rate + 0.5).astype(np.int64)
+        w = timeline._wait_after(a.frame)
+        top = w[1] if w is not None else timeline.frames
+        out[mask] = np.where(f < top, f, -1)
+    return out
+
+
+class _Speech:
+    """The plan's speech segments' samples, fetched ahead on one worker thread."""
+
+    def __init__(self, plan, voice):
+        self.voice = voice
+        self.segs = [s for s in plan.segments if s.is_speech]
+        self.starts = [s.start for s in self.segs]
+        self.cache: dict[int, np.ndarray] = {}
+        self._want = threading.Event()
+        self._from = 0
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="karuta-netsound", daemon=True)
+        self._thread.start()
+
+    def ahead_of(self, frame: int) -> None:
+        self._from = max(0, bisect.bisect_right(self.starts, frame) - 1)
+        self._want.set()
+
+    def _run(self) -> None:
+        while not self._stop:
+            self._want.wait(0.2)
+            self._want.clear()
+            i0 = self._from
+            for i in range(i0, min(i0 + 4, len(self.segs))):
+                if i not in self.cache and not self._stop:
+                    s = self.segs[i]
+                    data = np.asarray(self.voice.samples(s.speech), dtype=np.float32).reshape(-1)
+                    self.cache[i] = data
+            for i in list(self.cache):
+                if i < i0 - 1:
+                    del self.cache[i]
+
+    def fill(self, frames: np.ndarray, out: np.ndarray) -> bool:
+        """Put the samples of plan ``frames`` (-1: silence) into ``out``; False if some
+        speech was not fetched yet (silence there)."""
+        ok = True
+        live = frames >= 0
+        if not live.any():
+            return True
+        f0 = int(frames[live][0])
+        i = max(0, bisect.bisect_right(self.starts, f0) - 1)
+        for k in range(i, min(i + 3, len(self.segs))):
+            s = self.segs[k]
+            m = live & (frames >= s.start) & (frames < s.end)
+            if not m.any():
+                continue
+            data = self.cache.get(k)
+            if data is None:
+                ok = False
+                continue
+            idx = np.minimum(frames[m] - s.start, data.shape[0] - 1)
+            out[m] = data[idx]
+        return ok
+
+    def close(self) -> None:
+        self._stop = True
+        self._want.set()
+
+
+class TimelineSound:
+    """Plays ``timeline`` (``timeline_of()``: the current one) through a PortAudio output
+    stream.  ``to_timeline(t_perf)``: a ``time.perf_counter`` instant on the timeline's clock
+    (``None``: not known yet, silence).  ``underruns``: buffers PortAudio reported late;
+    ``late``: buffers whose speech was not fetched in time (both counted once the reading
+    has begun)."""
+
+    def __init__(self, plan, voice, timeline_of: Callable, to_timeline: Callable,
+                 device=None):
+        self.plan = plan
+        self.rate = plan.sample_rate
+        self.timeline_of = timeline_of
+        self.to_timeline = to_timeline
+        self.device = device
+        self.speech = _Speech(plan, voice)
+        self.underruns = 0
+        self.late = 0
+        self._clk = 0.0  # stream clock − perf_counter
+        self._halt = threading.Event()
+        self.stream = None
+
+    def start(self) -> None:
+        import sounddevice as sd
+
+        from reader.base.errors import DeviceError
+
+        try:
+            self.stream = sd.OutputStream(samplerate=self.rate, channels=1, dtype="float32",
+                                          callback=self._callback, latency=LATENCY_S,
+                                          device=self.device)
+            self._pair()
+            self.stream.start()
+        except (sd.PortAudioError, ValueError) as e:
+            raise DeviceError(f"cannot open the sound output ({e})") from None
+        threading.Thread(target=self._pairing, name="karuta-netsound-clock",
+                         daemon=True).start()
+
+    def _pair(self) -> None:
+        """stream clock − perf_counter from the narrowest of 5 paired readings."""
+        best = (math.inf, 0.0)
+        for _ in range(5):
+            a = time.perf_counter()
+            st = float(self.stream.time)
+            b = time.perf_counter()
+            best = min(best, (b - a, st - (a + b) / 2.0))
+        self._clk = best[1]
+
+    def _pairing(self) -> None:
+        while not self._halt.wait(0.5):
+            try:
+                self._pair()
+            except Exception:  # a stream stopping under us: the next pairing serves
+                pass
+
+    def _callback(self, outdata, frames, time_info, status) -> None:
+        out = np.zeros(frames, dtype=np.float32)
+        t = self.to_timeline(time_info.outputBufferDacTime - self._clk)
+        tl = self.timeline_of()
+        if status.output_underflow and t is not None and tl is not None and tl.heard(t) is not None:
+            self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
+        if t is not None and tl is not None:
+            idx = frames_for(tl, t, frames)
+            if (idx >= 0).any():
+                self.speech.ahead_of(int(idx[idx >= 0][0]))
+                if not self.speech.fill(idx, out):
+                    self.late += 1
+            else:
+                nxt = tl.heard(t + 1.0)
+                if nxt is not None:
+                    self.speech.ahead_of(int(nxt))
+        outdata[:, 0] = out
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.speech.close()
+        if self.stream is not None:
+            try:
+                self.stream.stop()
+                self.stream.close()
+            except Exception:
+                pass

@@ -1,0 +1,859 @@
+"""Online play: a practice match between two machines, as pure state machines.
+
+Nothing here opens a socket, reads a clock or sleeps: every call is given the time (seconds
+on the caller's monotonic clock) and returns the messages to send.  The thin asyncio
+transport (``reader.practice.netplay``) moves the messages; tests drive these objects with
+delays of their own choosing.
+
+Who is who::
+
+    Host (karuta practice --host)                 Guest (karuta practice --join HOST --code C)
+    the match: PracticeMatch + PracticeSession    a mirror of it: the same log, replayed
+    judges every touch (its own and the guest's)  maps its touches to plan frames, sends them
+    decides every sync point (start, each wait)   plays the plan from the host's instants
+
+Both read the same plan, built from the log header the host sends in ``welcome`` (seed, deal,
+reading settings, voice: exact to the sample); its digest is checked.  The host's clock is the
+shared clock: the guest measures its offset NTP-style (``ClockSync``: best of the recent
+round trips by lowest RTT, re-measured all through the match for drift), and the host measures
+the guest's the same way (to notice a clock that jumps).
+
+Time on the plan: a ``Timeline`` says which plan frame is heard at an instant — anchors
+("plan frame F is heard at host instant T"), counting on at the sample rate, standing at the
+end of a kyogi wait (``take``) until the next anchor.  Every anchor is a sync point the host
+sends (``start``): the first read, and the end of every kyogi wait (after the take and any
+send).  The guest turns host instants into its own through its measured offset.
+
+Judging: each touch is mapped locally to the plan frame heard (``Guest.touch``) and sent as
+(card, frame); the host queues it and feeds the session in frame order, the session's time
+running ``bound`` seconds behind the host's own: ``bound`` is the link's worst observed
+delay (round trips and the lateness of touches that arrived), so every touch with an earlier
+frame has arrived before a later one is judged — frames decide, not arrival.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from reader.base.errors import KarutaError
+
+__all__ = ["VERSION", "DEFAULT_PORT", "ProtocolError", "encode", "decode", "check",
+           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code"]
+
+#: the protocol's version: a peer speaking another is refused in one line
+VERSION = 1
+DEFAULT_PORT = 47_100
+#: the longest line of any message but ``welcome`` (which carries the match log), bytes
+MAX_LINE = 4096
+#: the longest ``welcome`` line (a 100-read log with timings is ~80 kB)
+MAX_WELCOME = 512 * 1024
+#: the widest wait-out bound: a link slower than this cannot be judged fairly (s)
+MAX_BOUND_S = 1.5
+#: the least time between a sync point being decided and its instant (s): the guest must hear
+#: of it (one-way delay) before its output makes the buffers it falls in (``netsound``: 0.25 s)
+MIN_MARGIN_S = 0.6
+#: a clock whose best offset moves this much between two estimates has jumped (ms)
+JUMP_MS = 5.0
+#: the latest round trips compared with the older ones to find a clock that stepped
+RECENT = 12
+#: round trips measured before the first read is scheduled (and after a guest joins again)
+MIN_SAMPLES = 30
+#: a guest's touches judged on one read at most (a flood is not judged, nor held in memory)
+MAX_TOUCHES = 40
+#: pings: a burst while joining, then this often through the match (s); a ping is ~60 bytes
+PING_FAST_S = 0.03
+PING_S = 0.1
+
+
+class ProtocolError(KarutaError):
+    """A message that is not what the protocol allows (one line saying what)."""
+
+
+# ------------------------------------------------------------------------------- messages
+_INT = {"type": "integer", "minimum": 0, "maximum": 2**53}
+_FRAME = {"type": "integer", "minimum": -2**40, "maximum": 2**40}
+_TIME = {"type": "number", "minimum": -1e12, "maximum": 1e12}
+_CARD = {"type": "integer", "minimum": 1, "maximum": 100}
+_PLAYER = {"enum": ["A", "B"]}
+_TEXT = {"type": "string", "maxLength": 300}
+_TOUCHES = {"type": "array", "maxItems": 200, "items": {
+    "type": "array", "minItems": 3, "maxItems": 3,
+    "prefixItems": [_PLAYER, _CARD, _FRAME],
+    "items": [_PLAYER, _CARD, _FRAME]}}
+_CARDS = {"type": "array", "minItems": 1, "maxItems": 2, "items": _CARD}
+
+
+def _msg(t: str, required: dict, optional: dict | None = None) -> dict:
+    props = {"t": {"const": t}, **required, **(optional or {})}
+    return {"type": "object", "required": ["t", *required], "properties": props,
+            "additionalProperties": False}
+
+
+#: every message, by its ``t``.  Guest → host: hello, touch, send, status; host → guest:
+#: welcome, start, judged, closed, sent, over, warn; both: ping, pong, error.
+SCHEMAS: dict[str, dict] = {
+    "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64}}),
+    "welcome": _msg("welcome", {
+        "v": _INT, "you": _PLAYER, "log": {"type": "string", "maxLength": MAX_WELCOME},
+        "plan": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
+        "open": {"anyOf": [{"type": "null"}, _TOUCHES]}}),
+    "ping": _msg("ping", {"id": _INT, "a": _TIME}),
+    "pong": _msg("pong", {"id": _INT, "a": _TIME, "b": _TIME, "c": _TIME}),
+    "start": _msg("start", {"frame": _FRAME, "at": _TIME, "read": _INT}),
+    "touch": _msg("touch", {"card": _CARD, "frame": _FRAME, "read": _INT}),
+    "judged": _msg("judged", {"player": _PLAYER, "card": _CARD, "frame": _FRAME,
+                              "verdict": {"type": "string", "maxLength": 16}}),
+    "closed": _msg("closed", {"read": _INT, "touches": _TOUCHES}),
+    "send": _msg("send", {"read": _INT, "cards": _CARDS}),
+    "sent": _msg("sent", {"read": _INT, "player": _PLAYER, "cards": _CARDS}),
+    "status": _msg("status", {"underruns": _INT}),
+    "over": _msg("over", {}),
+    "warn": _msg("warn", {"text": _TEXT}),
+    "error": _msg("error", {"text": _TEXT}),
+}
+
+
+def check(msg) -> dict:
+    """``msg`` if it is a message of the protocol (schema and bounds), else ``ProtocolError``."""
+    import fastjsonschema
+
+    if not isinstance(msg, dict) or not isinstance(msg.get("t"), str):
+        raise ProtocolError("not a message (a JSON object with a \"t\")")
+    t = msg["t"]
+    if t not in SCHEMAS:
+        raise ProtocolError(f"unknown message {t[:20]!r}")
+    from reader.base.statefiles import compiled
+
+    try:
+        compiled(f"online-{t}", SCHEMAS[t])(msg)
+    except fastjsonschema.JsonSchemaValueException as e:
+        why = " ".join(str(e.message).split())[:120]
+        raise ProtocolError(f"bad {t!r} message ({why})") from None
+    return msg
+
+
+def encode(msg: dict) -> bytes:
+    """One message as one line (UTF-8 JSON, no newline inside)."""
+    return (json.dumps(check(msg), ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def decode(line: bytes) -> dict:
+    """One received line → a checked message (``ProtocolError``: oversized, not JSON, not a
+    message of this protocol)."""
+    limit = MAX_WELCOME + 1024
+    if len(line) > limit or (len(line) > MAX_LINE and not line.startswith(b'{"t":"welcome"')):
+        raise ProtocolError(f"a message of {len(line)} bytes is too long")
+    from reader.base.statefiles import decode_json
+
+    try:
+        obj = decode_json(line.decode("utf-8"))  # (NaN, Infinity and deep nesting refused)
+    except (UnicodeDecodeError, ValueError):
+        raise ProtocolError("a message that is not JSON") from None
+    return check(obj)
+
+
+def new_code() -> str:
+    """The code a host prints and a guest must give (6 digits, from ``secrets``)."""
+    import secrets
+
+    return f"{secrets.randbelow(10**6):06d}"
+
+
+def plan_digest(plan) -> str:
+    """What both machines compare: the plan's segments to the frame (16 hex digits)."""
+    body = json.dumps([plan.sample_rate, plan.frames] +
+                      [[s.kind, str(s.poem), s.start, s.end, bool(s.wait)] for s in plan.segments])
+    return hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+# ------------------------------------------------------------------------------- the plan's time
+@dataclass(frozen=True)
+class Anchor:
+    at: float  # an instant (the timeline's clock)
+    frame: int  # the plan frame heard then
+
+
+class Timeline:
+    """Which plan frame is heard when: anchors, counting on at the sample rate from each, the
+    count standing at the end of the first kyogi wait it reaches (the reading waits there until
+    the next anchor, a sync point).  No anchor yet: nothing is heard (``None``)."""
+
+    def __init__(self, plan):
+        self.rate = plan.sample_rate
+        self.frames = plan.frames
+        self.anchors: list[Anchor] = []
+        #: (start, end, poem) of each wait, in plan order; poem: the 上の句 it follows
+        self.waits = [(s.start, s.end, plan.segments[i - 1].poem)
+                      for i, s in enumerate(plan.segments) if s.wait and i > 0]
+
+    def anchor(self, at: float, frame: int) -> None:
+        self.anchors = [a for a in self.anchors if a.at < at] + [Anchor(float(at), int(frame))]
+
+    def _base(self, t: float) -> Anchor | None:
+        for a in reversed(self.anchors):
+            if a.at <= t:
+                return a
+        return None
+
+    def _wait_after(self, frame: int):
+        return next((w for w in self.waits if w[1] > frame), None)
+
+    def heard(self, t: float) -> float | None:
+        a = self._base(t)
+        if a is None:
+            return None
+        f = a.frame + (t - a.at) * self.rate
+        w = self._wait_after(a.frame)
+        if w is not None and f > w[1]:
+            f = float(w[1])  # the wait goes on until the next anchor
+        return f
+
+    def waiting_on(self, t: float) -> int | None:
+        """The poem whose kyogi wait is being heard at ``t`` (``None``: none)."""
+        a = self._base(t)
+        f = self.heard(t)
+        if a is None or f is None:
+            return None
+        w = self._wait_after(a.frame)
+        return w[2] if w is not None and f >= w[0] else None
+
+    def wait_end(self, t: float) -> int | None:
+        """The frame the reading goes on from after the wait being heard at ``t``."""
+        a = self._base(t)
+        w = None if a is None else self._wait_after(a.frame)
+        return None if w is None else w[1]
+
+    def finished(self, t: float) -> bool:
+        f = self.heard(t)
+        return f is not None and f >= self.frames
+
+    def instant_of(self, frame: float) -> float | None:
+        """When ``frame`` is (or was) heard on the anchors known now (``None``: not scheduled)."""
+        for a, nxt in zip(self.anchors, self.anchors[1:] + [None]):
+            w = self._wait_after(a.frame)
+            top = w[1] if w is not None else self.frames
+            if a.frame <= frame <= top:
+                t = a.at + (frame - a.frame) / self.rate
+                if nxt is None or t <= nxt.at:
+                    return t
+        return None
+
+
+# ------------------------------------------------------------------------------- the clocks
+class ClockSync:
+    """The other side's clock against ours, NTP-style.  Each round trip gives ``(t0, t1, t2,
+    t3)`` — our send, their receipt, their reply, our receipt.  As no message arrives before
+    it was sent, the offset (theirs minus ours) lies between ``t2 − t3`` and ``t1 − t0``; the
+    classic estimate is the middle of the lowest-RTT sample's bounds.  Here the bounds of all
+    the last ``keep`` samples are intersected — the quickest trip *out* and the quickest trip
+    *back*, from whichever samples they came — and the estimate is its middle: with jitter,
+    one trip quick both ways is rare, each way quick on its own is not.  Both assume the
+    link's least delay is the same both ways (NTP's assumption).  Re-measured all through the
+    match, the window follows drift.  ``jumps`` counts steps of the clock: a trip whose bounds
+    miss the intersection by more than ``JUMP_MS``, or the last ``RECENT`` trips' bounds both
+    moved the same way by more than that (a step smaller than the round trip); the estimate
+    then starts again from the newer trips."""
+
+    def __init__(self, keep: int = 128):
+        self.samples: deque = deque(maxlen=keep)  # (lo, hi, rtt)
+        self.count = 0
+        self.offset: float | None = None
+        self.width = 0.0  # the intersection's width (s): the estimate is within half of it
+        self.jumps = 0
+        self.last_jump_ms = 0.0
+        self._rtts: deque = deque(maxlen=64)
+
+    def add(self, t0: float, t1: float, t2: float, t3: float) -> None:
+        lo, hi = t2 - t3, t1 - t0
+        if lo > hi:  # a reply before its ping: a clock that stepped while we measured
+            lo = hi = (lo + hi) / 2.0
+        rtt = hi - lo
+        self._rtts.append(rtt)
+        self.count += 1
+        if self.offset is not None:
+            a, b = self._bounds()
+            miss = max(lo - b, a - hi) * 1000.0
+            if miss > JUMP_MS:
+                self.jumps += 1
+                self.last_jump_ms = ((lo + hi) / 2.0 - self.offset) * 1000.0
+                self.samples.clear()  # the old samples are wrong now: keep the new
+        self.samples.append((lo, hi, rtt))
+        moved = self._stepped()
+        if moved is not None:
+            self.jumps += 1
+            self.last_jump_ms = moved * 1000.0
+            while len(self.samples) > 1:  # which recent trips were after the step is not
+                self.samples.popleft()      # known: start again from the newest
+        a, b = self._bounds()
+        if a > b:  # drift moved the bounds apart: trust the newer half of the window
+            while len(self.samples) > 1 and a > b:
+                self.samples.popleft()
+                a, b = self._bounds()
+        self.offset = (a + b) / 2.0
+        self.width = max(0.0, b - a)
+
+    def _bounds(self, samples=None) -> tuple[float, float]:
+        samples = self.samples if samples is None else samples
+        return max(s[0] for s in samples), min(s[1] for s in samples)
+
+    def _stepped(self) -> float | None:
+        """How far the clock stepped (s) if the last ``RECENT`` trips' bounds have both moved
+        the same way by more than ``JUMP_MS`` from the older trips' (steady, a smaller set's
+        bounds are only ever less tight: its lower bound falls, its upper rises)."""
+        if len(self.samples) < 10 * RECENT:  # (the older trips' bounds must be tight: with
+            return None                       # fewer, a lucky quick trip looks like a step)
+        old = list(self.samples)[:-RECENT]
+        new = list(self.samples)[-RECENT:]
+        (a0, b0), (a1, b1) = self._bounds(old), self._bounds(new)
+        dlo, dhi = a1 - a0, b1 - b0
+        if dlo * dhi > 0 and min(abs(dlo), abs(dhi)) * 1000.0 > JUMP_MS:
+            return (dlo + dhi) / 2.0
+        return None
+
+    @property
+    def rtt(self) -> float | None:
+        return min(s[2] for s in self.samples) if self.samples else None
+
+    @property
+    def max_rtt(self) -> float:
+        return max(self._rtts) if self._rtts else 0.0
+
+
+class _Pinger:
+    """Both sides ping: ``ping`` carries our clock (``a``); ``pong`` adds theirs (``b``,
+    ``c``); our receipt is the fourth instant."""
+
+    def __init__(self):
+        self.clock = ClockSync()
+        self._next_ping = 0.0
+        self._ping_id = 0
+
+    def _pings(self, now: float, fast: bool) -> list[dict]:
+        if now < self._next_ping:
+            return []
+        self._next_ping = now + (PING_FAST_S if fast else PING_S)
+        self._ping_id += 1
+        return [{"t": "ping", "id": self._ping_id, "a": now}]
+
+    def _pong(self, msg: dict, now: float) -> list[dict]:
+        if msg["t"] == "ping":
+            return [{"t": "pong", "id": msg["id"], "a": msg["a"], "b": now, "c": now}]
+        if msg["id"] <= self._ping_id and msg["a"] <= now:
+            self.clock.add(msg["a"], msg["b"], msg["c"], now)
+        return []
+
+
+# ------------------------------------------------------------------------------- the host
+class Host(_Pinger):
+    """The host's side: the match's one judge.
+
+    ``m``: the ``PracticeMatch`` (seat ``remote`` is the guest's: a ``human`` seat); ``code``:
+    what a guest must give.  The transport calls ``connect`` / ``receive`` / ``drop`` for the
+    link and ``tick`` often (every few ms); each returns the messages for the guest.
+    ``touch(card, frame, now)``: the host player's own touch (a human at this machine).
+    ``on_event(name, data)``: the session's news, for a window or a printout.  ``hangup``:
+    set when the link is to be closed after sending what was returned."""
+
+    def __init__(self, m, code: str, *, remote: str = "B", memorize_s: float = 0.0,
+                 on_event: Callable[[str, object], None] | None = None):
+        super().__init__()
+        from reader.practice.session import PracticeSession
+
+        self.m = m
+        self.code = code
+        self.remote = remote
+        self.local = next(p for p in m.players if p != remote)
+        self.memorize_s = float(memorize_s)
+        self.notify = on_event or (lambda name, data: None)
+        self.timeline = Timeline(m.plan)
+        self.session = PracticeSession(m, on_event=self._event, release=self._release)
+        self.rate = m.plan.sample_rate
+        self.digest = plan_digest(m.plan)
+        self.link: int | None = None  # the guest's link (it gave the code)
+        self._links = 0
+        self.joined = False
+        self.hangup = False
+        self.lateness: deque = deque(maxlen=32)  # s, of the guest's touches on arrival
+        self.started = False
+        self._synced_at = 0  # clock samples when the guest (re)joined
+        #: touches not judged yet: (frame, seq, player, card, read index it was meant for)
+        self._queue: list[tuple[int, int, str, int, int]] = []
+        self._seq = 0
+        self._out: list[dict] = []
+        self._want_release = False
+        self._released: set[int] = set()  # wait-end frames already scheduled
+        self._open: list[list] | None = None  # the touches of a read whose send is owed
+        self._owed_by: str | None = None
+        self._warned_jumps = 0
+        self._underruns = 0
+        self._status_read: int | None = None
+        self._touch_count: dict[int, int] = {}
+
+    # -- the link ---------------------------------------------------------------------------
+    def connect(self, now: float) -> int:
+        """A link opened: its number, for ``receive`` and ``drop``.  It takes the match over
+        once it says hello with the code — a guest joining again while its old link still
+        looks open (a broken connection is often noticed late) replaces it."""
+        self._links += 1
+        return self._links
+
+    def drop(self, now: float, link: int | None = None) -> None:
+        """Link ``link`` (default: the guest's) is gone; the guest may come back with the
+        same code.  A link that is not the guest's changes nothing."""
+        if link is None or link == self.link:
+            self.link = None
+            self.joined = False
+
+    @property
+    def linked(self) -> bool:
+        return self.link is not None
+
+    def receive(self, msg: dict, now: float, link: int | None = None) -> list[dict]:
+        """A message on link ``link`` (default: the guest's).  ``hangup`` afterwards: close
+        that link once the reply is sent."""
+        msg = check(msg)
+        t = msg["t"]
+        self.hangup = False
+        if link is None:
+            link = self.link
+        if t == "hello":
+            return self._hello(msg, now, link)
+        if not self.joined or link != self.link:
+            self.hangup = True
+            return [{"t": "error", "text": "say hello with the match's code first"}]
+        if t in ("ping", "pong"):
+            return self._pong(msg, now)
+        if t == "touch":
+            heard = self.timeline.heard(now)
+            if heard is not None:
+                self.lateness.append(max(0.0, (heard - msg["frame"]) / self.rate))
+            n = self._touch_count.get(msg["read"], 0) + 1
+            self._touch_count = {msg["read"]: n}
+            if n > MAX_TOUCHES:
+                return [{"t": "warn", "text": f"more than {MAX_TOUCHES} touches on one read: "
+                                              "the rest are ignored"}] if n == MAX_TOUCHES + 1 else []
+            if msg["read"] < self.m.index:  # meant for a read that has closed: too late
+                return [{"t": "judged", "player": self.remote, "card": msg["card"],
+                         "frame": msg["frame"], "verdict": "late"}]
+            self._enqueue(self.remote, msg["card"], msg["frame"], msg["read"])
+            return []
+        if t == "send":
+            owed = self.m.owed_send()
+            if owed is None or owed.sender != self.remote or msg["read"] != self.m.index:
+                return [{"t": "warn", "text": "that send was not owed (ignored)"}]
+            for c in msg["cards"]:
+                self.session.pick(self.remote, c)
+            if self.m.owed_send() is not None:
+                self.session._picked = []
+                return [{"t": "warn", "text": "cards you cannot send (not in your territory, "
+                                              "or the card just read): pick again"}]
+            return self._flush()
+        if t == "status":
+            if msg["underruns"] > self._underruns and self._status_read != self.m.index:
+                self._underruns = msg["underruns"]
+                self._status_read = self.m.index  # (told once a read at most)
+                return [{"t": "warn", "text": (
+                    f"your sound stalled (underruns: {msg['underruns']}): what you hear is "
+                    "behind the reading; it is realigned at the next sync point")}]
+            return []
+        if t == "error":
+            self.hangup = True
+            return []
+        return [{"t": "warn", "text": f"a {t!r} message is not for the host (ignored)"}]
+
+    def _hello(self, msg: dict, now: float, link: int | None) -> list[dict]:
+        if msg["v"] != VERSION:
+            self.hangup = True
+            return [{"t": "error", "text": f"this host speaks protocol v{VERSION}, not "
+                                           f"v{msg['v']}: use the same karuta on both machines"}]
+        if not hmac.compare_digest(msg["code"].encode(), self.code.encode()):
+            self.hangup = True
+            return [{"t": "error", "text": "wrong code: ask the host for the code it printed"}]
+        self.link = link  # (a link that was the guest's is left to the transport to close)
+        self.joined = True
+        self._synced_at = self.clock.count
+        self._next_ping = now
+        return [{"t": "welcome", "v": VERSION, "you": self.remote, "log": self.m.log_text(),
+                 "plan": self.digest, "open": self._open}]
+
+    @property
+    def synced(self) -> bool:
+        """The guest is here and its clock was measured since it (re)joined."""
+        return self.joined and self.clock.count - self._synced_at >= MIN_SAMPLES
+
+    @property
+    def bound(self) -> float:
+        """How long the judge waits out the link (s): the worst round trip seen recently or
+        the worst lateness of a touch, whichever is more, plus 20 ms; at most ``MAX_BOUND_S``."""
+        worst = max([self.clock.max_rtt, *self.lateness])
+        return min(MAX_BOUND_S, worst + 0.02)
+
+    @property
+    def margin(self) -> float:
+        return max(MIN_MARGIN_S, min(2.5, self.clock.max_rtt + 0.4))
+
+    # -- the host player's touches ------------------------------------------------------------
+    def touch(self, card: int, frame: float | None, now: float) -> None:
+        if frame is not None:
+            self._enqueue(self.local, card, int(round(frame)))
+
+    def pick(self, card: int) -> list[dict]:
+        """The host player picks a card to send."""
+        self.session.pick(self.local, card)
+        return self._flush()
+
+    def send_default(self) -> list[dict]:
+        self.session.send_default()
+        return self._flush()
+
+    def _enqueue(self, player: str, card: int, frame: int, read: int | None = None) -> None:
+        self._queue.append((frame, self._seq, player, card, self.m.index if read is None
+                            else read))
+        self._seq += 1
+        self._queue.sort()
+
+    # -- time -------------------------------------------------------------------------------
+    def tick(self, now: float) -> list[dict]:
+        out = self._out
+        self._out = []
+        if self.joined:
+            out += self._pings(now, fast=not self.synced)
+            if self.clock.jumps > self._warned_jumps:
+                self._warned_jumps = self.clock.jumps
+                out.append({"t": "warn", "text": (
+                    f"your clock jumped {self.clock.last_jump_ms:+.0f} ms against the host's: "
+                    "it is measured again; the reading realigns at the next sync point")})
+        if not self.started:
+            if self.synced:
+                self.started = True
+                self.session.start_reading()
+                out += self._schedule(now + self.memorize_s + self.margin, self._first_frame())
+            return out
+        tj = now - self.bound  # the judge's time: every earlier touch has arrived
+        heard = self.timeline.heard(tj)
+        while self._queue and heard is not None and self._queue[0][0] <= heard:
+            frame, _, player, card, read = self._queue.pop(0)
+            if read < self.m.index:
+                self._out.append({"t": "judged", "player": player, "card": card,
+                                  "frame": frame, "verdict": "late"})
+            elif self.m.owed_send() is not None:
+                self.session._judged(self.m.touch(player, card, frame))  # "moving"
+            else:
+                self.session.touch(player, card, frame)
+        self.session.tick(tj, heard, self.timeline.waiting_on(tj), self.timeline.finished(tj))
+        out += self._flush()
+        if self._want_release:
+            end = self.timeline.wait_end(tj)
+            if end is None or end in self._released:
+                self._want_release = False
+            elif self.synced:  # a sync point: only with the guest here and measured
+                self._want_release = False
+                self._released.add(end)
+                out += self._schedule(max(now, self.timeline.instant_of(end) or now)
+                                      + self.margin, end)
+        return out
+
+    def _first_frame(self) -> int:
+        m = self.m
+        if m.index == 0:
+            return 0
+        cur = m.current()  # resumed: from the 間 before the current read's 上の句
+        if cur is None:
+            return 0
+        segs = m.plan.segments
+        k = next(i for i, s in enumerate(segs) if s.kind == "kami" and s.poem == cur.poem)
+        return segs[k - 1].start if k > 0 and segs[k - 1].kind == "ma" else segs[k].start
+
+    def _schedule(self, at: float, frame: int) -> list[dict]:
+        self.timeline.anchor(at, frame)
+        self.notify("start", (at, frame))
+        return [{"t": "start", "at": at, "frame": int(frame), "read": self.m.index}]
+
+    def _release(self) -> None:
+        self._want_release = True
+
+    def _flush(self) -> list[dict]:
+        out, self._out = self._out, []
+        return out
+
+    def _event(self, name: str, data) -> None:
+        if name == "touch":
+            self._out.append({"t": "judged", "player": data.player, "card": data.card,
+                              "frame": int(data.frame), "verdict": data.verdict[:16]})
+        elif name == "closed":
+            touches = [[j.player, j.card, int(j.frame)] for j in data.touches]
+            self._out.append({"t": "closed", "read": data.index, "touches": touches})
+            self._open = touches if data.owed is not None else None
+            self._owed_by = data.owed.sender if data.owed is not None else None
+        elif name == "done":
+            if self._owed_by is not None and data.event.send:
+                self._out.append({"t": "sent", "read": data.index, "player": self._owed_by,
+                                  "cards": list(data.event.send)})
+            self._open = self._owed_by = None
+        elif name == "phase" and data == "over":
+            self._out.append({"t": "over"})
+        self.notify(name, data)
+
+
+# ------------------------------------------------------------------------------- the guest
+class Guest(_Pinger):
+    """The guest's side: a mirror of the host's match, its clock measured against the host's.
+
+    ``build(log_text, digest)``: the ``PracticeMatch`` of the host's log (the plan built
+    here; ``KarutaError`` if its digest differs).  ``hello(now)`` starts; ``receive`` and
+    ``tick`` return the messages for the host; ``touch(card, now)`` maps a touch to the frame
+    heard now and sends it.  ``warnings`` collects the host's one-line warnings; ``error`` the
+    host's refusal; ``over`` is set at the end."""
+
+    def __init__(self, code: str, build: Callable[[str, str], object],
+                 on_event: Callable[[str, object], None] | None = None):
+        super().__init__()
+        self.code = code
+        self.build = build
+        self.notify = on_event or (lambda name, data: None)
+        self.m = None
+        self.me: str | None = None
+        self.timeline: Timeline | None = None  # on the host's clock
+        self.warnings: list[str] = []
+        self.error: str | None = None
+        self.over = False
+        self.hangup = False
+        self.read_started = -1
+        self.rejoins = 0  # welcomes after the first: joined again
+
+    def hello(self, now: float) -> list[dict]:
+        self._next_ping = now
+        return [{"t": "hello", "v": VERSION, "code": self.code}]
+
+    @property
+    def offset(self) -> float | None:
+        """The host's clock minus ours (s)."""
+        return self.clock.offset
+
+    def host_time(self, now: float) -> float | None:
+        return None if self.offset is None else now + self.offset
+
+    def heard(self, now: float) -> float | None:
+        """The plan frame heard now (on the host's instants, through the measured offset)."""
+        ht = self.host_time(now)
+        return None if ht is None or self.timeline is None else self.timeline.heard(ht)
+
+    def receive(self, msg: dict, now: float) -> list[dict]:
+        msg = check(msg)
+        t = msg["t"]
+        if t in ("ping", "pong"):
+            return self._pong(msg, now)
+        if t == "welcome":
+            return self._welcome(msg)
+        if t == "error":
+            self.error = msg["text"]
+            self.hangup = True
+            return []
+        if t == "warn":
+            self.warnings.append(msg["text"])
+            self.notify("warn", msg["text"])
+            return []
+        if self.m is None:
+            self.hangup = True
+            return [{"t": "error", "text": f"a {t!r} message before the welcome"}]
+        if t == "start":
+            self.timeline.anchor(msg["at"], msg["frame"])
+            self.read_started = msg["read"]
+            self.notify("start", (msg["at"], msg["frame"]))
+        elif t == "judged":
+            self.notify("judged", msg)
+        elif t == "closed":
+            self._closed(msg["touches"])
+        elif t == "sent":
+            if self.m.owed_send() is not None:
+                self._apply(lambda: self.m.send(msg["player"], msg["cards"]))
+        elif t == "over":
+            self.over = True
+            self.notify("over", None)
+        else:
+            return [{"t": "warn", "text": f"a {t!r} message is not for a guest (ignored)"}]
+        return []
+
+    def _apply(self, fn):
+        try:
+            closed = fn()
+        except KarutaError as e:  # the mirror disagrees with the host: say so, stop
+            self.error = f"this machine's copy of the match differs from the host's ({e})"
+            self.hangup = True
+            return None
+        self.notify("closed", closed)
+        return closed
+
+    def _closed(self, touches) -> None:
+        def close():
+            for p, c, f in touches:
+                self.m.touch(p, c, f)
+            return self.m.close_read()
+        self._apply(close)
+
+    def _welcome(self, msg: dict) -> list[dict]:
+        if msg["v"] != VERSION:
+            self.error = f"the host speaks protocol v{msg['v']}, this karuta v{VERSION}"
+            self.hangup = True
+            return []
+        if self.m is not None:
+            self.rejoins += 1
+        try:
+            self.m = self.build(msg["log"], msg["plan"])
+        except KarutaError as e:
+            self.error = str(e)
+            self.hangup = True
+            return [{"t": "error", "text": str(e)[:300]}]
+        self.me = msg["you"]
+        if self.timeline is None or self.timeline.frames != self.m.plan.frames:
+            self.timeline = Timeline(self.m.plan)
+        if msg["open"] is not None:
+            self._closed(msg["open"])
+        self.notify("welcome", self.m)
+        return []
+
+    def tick(self, now: float) -> list[dict]:
+        return self._pings(now, fast=self.clock.count < MIN_SAMPLES)
+
+    def touch(self, card: int, now: float, frame: float | None = None) -> list[dict]:
+        """A touch on ``card`` at ``now`` (or at plan ``frame``, if the toucher knows it)."""
+        if frame is None:
+            frame = self.heard(now)
+        if frame is None or self.m is None:
+            return []
+        return [{"t": "touch", "card": card, "frame": int(round(frame)), "read": self.m.index}]
+
+    def send(self, cards) -> list[dict]:
+        return [{"t": "send", "read": self.m.index, "cards": [int(c) for c in cards]}]
+
+
+# ------------------------------------------------------------------------------- a bot as guest
+class GuestBot:
+    """A bot in the guest's seat (``--as bot:N``): it touches what a bot of that level would,
+    at the frames it would — the bots' draws are the same as in a one-machine match of the
+    same seed with that bot in seat B — each sent as a touch when the guest hears its frame,
+    and sends when its seat owes (the bot's choice).  ``make(m, seats)``: a match like ``m``
+    with other seats (``headless.resume_text`` of its log)."""
+
+    def __init__(self, guest: Guest, level: int, make: Callable):
+        self.guest = guest
+        self.level = level
+        self.make = make
+        self.oracle = None
+        self._sent: set[tuple[int, int, int]] = set()
+        self._sent_for: int | None = None
+
+    def tick(self, now: float) -> list[dict]:
+        from reader.practice.match import Seat
+
+        g = self.guest
+        m = g.m
+        if m is None:
+            return []
+        if self.oracle is None or self.oracle.index > m.index:
+            seats = {p: (Seat("bot", self.level) if p == g.me else s) for p, s in m.seats.items()}
+            self.oracle = self.make(m, seats)
+        if self.oracle.index < m.index:
+            done = m.closed[self.oracle.index:m.index]
+            self.oracle.replay([c.event for c in done], [c.timing for c in done])
+        owed = m.owed_send()
+        if owed is not None:
+            if owed.sender == g.me and self._sent_for != m.index:
+                self._sent_for = m.index
+                return g.send(m.suggest_send(owed.sender, owed.count))
+            return []
+        heard = g.heard(now)
+        if heard is None or self.oracle.current() is None:
+            return []
+        out = []
+        for p, card, frame in self.oracle.bot_touches():
+            key = (m.index, card, frame)
+            if p == g.me and frame <= heard and key not in self._sent:
+                self._sent.add(key)
+                out += g.touch(card, now, frame=frame)
+        return out
+
+
+# ------------------------------------------------------------------------------- a simulated link
+class SimLink:
+    """One direction of a TCP-like link for tests and the benchmark: every message arrives
+    whole and in order, ``delay(rng)`` seconds after it was sent (but never before the one sent
+    before it).  ``cut`` drops what is in flight (a broken connection)."""
+
+    def __init__(self, delay: Callable[[], float]):
+        self.delay = delay
+        self.flight: deque = deque()
+        self._last = float("-inf")
+
+    def put(self, msgs, now: float) -> None:
+        for msg in msgs:
+            at = max(self._last, now + self.delay())
+            self._last = at
+            self.flight.append((at, decode(encode(msg))))  # over the wire: encoded, checked
+
+    def take(self, now: float) -> list[dict]:
+        out = []
+        while self.flight and self.flight[0][0] <= now:
+            out.append(self.flight.popleft()[1])
+        return out
+
+    def cut(self) -> None:
+        self.flight.clear()
+        self._last = float("-inf")
+
+
+class Sim:
+    """A host and a guest joined by two ``SimLink`` s on one virtual clock (tests and the
+    benchmark): the guest's clock reads ``offset`` seconds behind the host's.  ``step(dt)``
+    moves time on, delivering what arrived and ticking both sides (and ``players``: callables
+    ``(host_now, guest_now) -> messages from the guest``, e.g. a ``GuestBot``'s tick).
+    ``cut(seconds)``: the link breaks for that long, then the guest says hello again."""
+
+    def __init__(self, host: Host, guest: Guest, up: SimLink, down: SimLink,
+                 offset: float = 0.0, players=()):
+        self.host, self.guest, self.up, self.down = host, guest, up, down
+        self.offset = offset
+        self.players = list(players)
+        self.now = 0.0
+        self._back_at: float | None = None
+        self.link = host.connect(self.now)
+        up.put(guest.hello(self.gnow), self.now)
+
+    @property
+    def gnow(self) -> float:
+        return self.now - self.offset
+
+    def step(self, dt: float) -> None:
+        now, host, guest = self.now, self.host, self.guest
+        if self._back_at is not None and now >= self._back_at:
+            self._back_at = None
+            self.link = host.connect(now)
+            self.up.put(guest.hello(self.gnow), now)
+        linked = self._back_at is None
+        for msg in self.up.take(now):
+            self.down.put(host.receive(msg, now, self.link), now)
+        out = host.tick(now)
+        if linked:
+            self.down.put(out, now)
+        for msg in self.down.take(now):
+            self.up.put(guest.receive(msg, self.gnow), now)
+        if linked:
+            self.up.put(guest.tick(self.gnow), now)
+            for p in self.players:
+                self.up.put(p(now, self.gnow), now)
+        self.now = now + dt
+
+    def run_until(self, done: Callable[[], bool], dt: float = 0.004, limit: float = 4000.0):
+        while not done() and self.now < limit:
+            self.step(dt)
+        return done()
+
+    def cut(self, seconds: float) -> None:
+        self.up.cut()
+        self.down.cut()
+        self.host.drop(self.now, self.link)
+        self._back_at = self.now + seconds

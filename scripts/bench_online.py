@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+"""Online play benchmark: two ``karuta practice`` processes (host and guest, bots at both seats,
+``--sound``) over a link with 80 ± 20 ms of delay each way, and the pure judge over a simulated
+one.
+
+    python scripts/bench_online.py [--seconds 60] [--trials 300] [--delay 80 --jitter 20]
+
+1. **Start skew.**  Its own PulseAudio: a stereo null sink ``mix`` and two mono remap sinks on
+   its left (``sink_h``, the host's) and right (``sink_g``, the guest's) channel, so one
+   recording of ``mix.monitor`` holds both machines' sound on one clock.  The guest reaches the
+   host through a relay in this script that holds every chunk 80 ± 20 ms (uniform) in each
+   direction, in order, as TCP would (``tc netem`` is not available in this kernel).  For every
+   sound both play (each speech segment's onset after 80 ms of silence), the skew is the
+   right channel's onset minus the left's.  A null-sink stream on a loaded machine has
+   dropouts now and then (tenths of a second of silence, then the sound goes on at its
+   time): an onset next to one is off by it, so the median and the share within 5 ms are the
+   figures, not the worst.
+2. **Touch-frame error.**  Both processes run on this machine, so both clocks are
+   ``CLOCK_MONOTONIC``: the true offset is 0 and the guest's measured offset (it prints it) is
+   the error of every plan frame it maps a touch to.
+3. **Reconnect.**  After ``--cut-at`` s the relay breaks both connections and refuses new
+   ones for 5 s; the guest joins again.  The guest's copy of the log must equal the host's,
+   and reads must go on after the cut.
+4. **Earlier wins.**  ``--trials`` pure host/guest pairs (``reader.practice.online.Sim``) over
+   80 ± 20 ms: both players touch the read card 10 ms apart (either first), the guest's touch
+   mapped through its own measured clock offset; the simultaneous window is 5 ms (at the
+   default 10 ms, 10 ms apart is a simultaneous touch by the rules).  The rate at which the
+   earlier touch took the card.
+
+Needs: pulseaudio, parec, pactl.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+RATE = 48000
+KARUTA = str(Path(sys.executable).parent / "karuta")
+
+
+# ------------------------------------------------------------------------------- sound server
+def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
+    """bench_startup's PulseAudio with a stereo null sink ``mix`` and two mono remap sinks on
+    its left (``sink_h``) and right (``sink_g``) channels."""
+    from bench_startup import start_pulse as pulse
+
+    return pulse(root, [
+        f"module-null-sink sink_name=mix rate={RATE} channels=2",
+        "module-remap-sink sink_name=sink_h master=mix channels=1 "
+        "master_channel_map=front-left channel_map=mono remix=no",
+        "module-remap-sink sink_name=sink_g master=mix channels=1 "
+        "master_channel_map=front-right channel_map=mono remix=no"])
+
+
+# ------------------------------------------------------------------------------- the relay
+class Relay:
+    """host:port <- relay <- guest; each chunk held ``delay ± jitter`` s, in order."""
+
+    def __init__(self, target_port: int, delay: float, jitter: float, seed: int = 1):
+        self.target = target_port
+        self.delay, self.jitter = delay, jitter
+        self.rng = random.Random(seed)
+        self.refuse_until = 0.0
+        self.writers: list = []
+        self.port = None
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+        self.ready.wait(10)
+
+    def _run(self):
+        asyncio.set_event_loop(self.loop)
+        self.loop.run_until_complete(self._serve())
+
+    async def _serve(self):
+        server = await asyncio.start_server(self._client, "127.0.0.1", 0)
+        self.port = server.sockets[0].getsockname()[1]
+        self.ready.set()
+        await asyncio.Event().wait()
+
+    async def _pipe(self, reader, writer):
+        q: asyncio.Queue = asyncio.Queue()
+        last = [0.0]
+
+        async def deliver():
+            while True:
+                at, data = await q.get()
+                if data is None:
+                    break
+                wait = at - time.monotonic()
+                if wait > 0:
+                    await asyncio.sleep(wait)
+                writer.write(data)
+                await writer.drain()
+
+        task = asyncio.create_task(deliver())
+        try:
+            while data := await reader.read(65536):
+                at = max(last[0], time.monotonic() + self.delay
+                         + self.rng.uniform(-self.jitter, self.jitter))
+                last[0] = at
+                q.put_nowait((at, data))
+        except (ConnectionError, OSError):
+            pass
+        q.put_nowait((0, None))
+        try:
+            await task
+        except (ConnectionError, OSError):
+            pass
+        writer.close()
+
+    async def _client(self, reader, writer):
+        if time.monotonic() < self.refuse_until:
+            writer.close()
+            return
+        try:
+            r2, w2 = await asyncio.open_connection("127.0.0.1", self.target)
+        except OSError:
+            writer.close()
+            return
+        self.writers += [writer, w2]
+        await asyncio.gather(self._pipe(reader, w2), self._pipe(r2, writer),
+                             return_exceptions=True)
+
+    def cut(self, seconds: float):
+        def go():
+            self.refuse_until = time.monotonic() + seconds
+            for w in self.writers:
+                w.transport.abort()
+            self.writers = []
+        self.loop.call_soon_threadsafe(go)
+
+
+# ------------------------------------------------------------------------------- measuring
+def onsets(x: np.ndarray, thr: float = 300.0, gap_s: float = 0.08) -> list[int]:
+    on = np.flatnonzero(np.abs(x) > thr)
+    if on.size == 0:
+        return []
+    keep = [int(on[0])] + [int(b) for a, b in zip(on, on[1:]) if b - a > gap_s * RATE]
+    return keep
+
+
+def skews(mix: np.ndarray) -> list[float]:
+    """For each sound's onset on the left (host): the right's (guest's) nearest onset minus it,
+    ms (onsets further apart than 100 ms are not the same sound: left out).  A tone voice's
+    onsets are sharp; cross-correlating its periodic tones would find the wrong period."""
+    left, right = onsets(mix[:, 0].astype(np.float64)), onsets(mix[:, 1].astype(np.float64))
+    out = []
+    if not right:
+        return out
+    r = np.array(right)
+    for s in left:
+        j = int(np.argmin(np.abs(r - s)))
+        d = (r[j] - s) * 1000.0 / RATE
+        if abs(d) < 100:
+            out.append(d)
+    return out
+
+
+def process_run(args, tmp: Path) -> dict:
+    pulse, env = start_pulse(tmp / "pulse")
+    rec = subprocess.Popen(["parec", "-d", "mix.monitor", "--raw", "--format=s16le",
+                            f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
+                           env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
+    procs = []
+    try:
+        common = ["--as", "bot:3", "--voice", "tone", "--sound"]
+        host = subprocess.Popen(
+            [KARUTA, "practice", "--host", "--port", "0", "--seed", str(args.seed),
+             "--cards", "50", "--no-joka", "--log", str(tmp / "h.jsonl"), *common],
+            env=dict(env, PULSE_SINK="sink_h"), stdout=open(tmp / "host.out", "w"),
+            stderr=open(tmp / "host.err", "w"), stdin=subprocess.DEVNULL)
+        procs.append(host)
+        for _ in range(600):
+            m = re.search(r"hosting on port (\d+), code (\S+):", (tmp / "host.out").read_text())
+            if m:
+                break
+            time.sleep(0.1)
+        else:
+            raise SystemExit("the host did not start: " + (tmp / "host.err").read_text()[-300:])
+        relay = Relay(int(m.group(1)), args.delay / 1000, args.jitter / 1000)
+        guest = subprocess.Popen(
+            [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", m.group(2),
+             "--log", str(tmp / "g.jsonl"), *common],
+            env=dict(env, PULSE_SINK="sink_g"), stdout=open(tmp / "guest.out", "w"),
+            stderr=open(tmp / "guest.err", "w"), stdin=subprocess.DEVNULL)
+        procs.append(guest)
+        t0 = time.monotonic()
+        cut_reads = None
+        while time.monotonic() - t0 < args.seconds:
+            if cut_reads is None and time.monotonic() - t0 > args.cut_at:
+                cut_reads = len(reads(tmp / "h.jsonl"))
+                relay.cut(5.0)
+            time.sleep(0.2)
+    finally:
+        for p in procs:
+            p.send_signal(signal.SIGINT)
+        for p in procs:
+            try:
+                p.wait(15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        rec.terminate()
+        rec.wait()
+        pulse.terminate()
+        pulse.wait()
+    mix = np.fromfile(tmp / "mix.raw", dtype=np.int16)
+    mix = mix[: len(mix) // 2 * 2].reshape(-1, 2)
+    gout = (tmp / "guest.out").read_text()
+    clock = re.search(r"clock: the host's minus this machine's ([-+0-9.]+) ms \(best round "
+                      r"trip ([0-9.]+) ms\), (\d+) jumps", gout)
+    h, g = reads(tmp / "h.jsonl"), reads(tmp / "g.jsonl")
+    return {"skews": skews(mix), "clock": clock.groups() if clock else None, "h": h, "g": g,
+            "cut_reads": cut_reads, "guest_err": (tmp / "guest.err").read_text(),
+            "host_err": (tmp / "host.err").read_text()}
+
+
+def reads(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text().splitlines()[1:] if x.strip()]
+
+
+# ------------------------------------------------------------------------------- pure trials
+def earlier_wins(trials: int, delay: float, jitter: float):
+    from reader.practice import headless, online
+    from reader.practice.match import PracticeSettings, Seat
+    from reader.reading.voices import make_voice
+
+    voice = make_voice("tone")
+
+    def build(text, digest):
+        return headless.resume_text(text, "host", voice)
+
+    won, total, offsets, jumps = 0, 0, [], []
+    for k in range(int(os.environ.get("BENCH_FIRST", 0)), trials):
+        rng = random.Random(k)
+        m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, k % 50,
+                               voice, cards=50, reading={"joka": False},
+                               settings=PracticeSettings(simultaneous_ms=5.0))
+        host, guest = online.Host(m, "1"), online.Guest("1", build)
+        link = lambda: delay + rng.uniform(-jitter, jitter)  # noqa: E731
+        sim = online.Sim(host, guest, online.SimLink(link), online.SimLink(link),
+                         offset=rng.uniform(-1e4, 1e4))
+        sim.run_until(lambda: m.current() is not None and host.timeline.anchors, dt=0.0005)
+        cur = m.current()
+        fa = cur.decisive + int(0.3 * RATE)
+        a_first = k % 2 == 0
+        fb = fa + int(0.010 * RATE) * (1 if a_first else -1)
+        ta, tb = host.timeline.instant_of(fa), host.timeline.instant_of(fb)
+        sent, closed = set(), []
+        host.notify = lambda name, data: closed.append(data) if name == "closed" else None
+
+        def touches(h, g):
+            if "A" not in sent and h >= ta:
+                sent.add("A")
+                host.touch(cur.poem, fa, h)
+            if "B" not in sent and h >= tb:
+                sent.add("B")
+                return guest.touch(cur.poem, g)  # mapped through the guest's own clock
+            return []
+
+        sim.players.append(touches)
+        sim.run_until(lambda: closed, dt=0.0005)
+        offsets.append((guest.offset - sim.offset) * 1000)
+        jumps.append(guest.clock.jumps + host.clock.jumps)
+        total += 1
+        won += closed[0].event.took == ("A" if a_first else "B")
+    return won, total, offsets, jumps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=75.0)
+    ap.add_argument("--cut-at", type=float, default=30.0)
+    ap.add_argument("--trials", type=int, default=300)
+    ap.add_argument("--delay", type=float, default=80.0)
+    ap.add_argument("--jitter", type=float, default=20.0)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--skip-processes", action="store_true")
+    args = ap.parse_args()
+
+    print(f"link: {args.delay:g} ± {args.jitter:g} ms each way (uniform, in order)")
+    won, total, offs, jumps = earlier_wins(args.trials, args.delay / 1000, args.jitter / 1000)
+    print(f"earlier wins (10 ms apart, 5 ms window, guest's touch mapped through its clock): "
+          f"{won}/{total} = {won / total:.1%}")
+    print(f"  guest clock offset error over the simulated link: median "
+          f"{statistics.median(map(abs, offs)):.2f} ms, worst {max(map(abs, offs)):.2f} ms; "
+          f"clock steps seen (none made): {sum(jumps)} in {sum(j > 0 for j in jumps)} trials")
+    if args.skip_processes:
+        return
+    for tool in ("pulseaudio", "parec", "pactl"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"needs {tool}")
+    tmp = Path(tempfile.mkdtemp(prefix="karuta-bench-online-"))
+    try:
+        r = process_run(args, tmp)
+    finally:
+        keep = os.environ.get("KEEP")
+        if not keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+    sk = r["skews"]
+    if os.environ.get("KEEP"):
+        print("skews (ms):", " ".join(f"{x:+.1f}" for x in sk), "kept in", tmp)
+    if sk:
+        a = sorted(abs(x) for x in sk)
+        print(f"start skew, guest sink − host sink, {len(sk)} sounds: median {statistics.median(sk):+.2f} ms, "
+              f"|skew| p90 {a[int(0.9 * (len(a) - 1))]:.2f} ms, max {a[-1]:.2f} ms; "
+              f"within 5 ms: {sum(x <= 5 for x in a)}/{len(a)}")
+    else:
+        print("start skew: no sound heard on both sinks")
+    if r["clock"]:
+        off, rtt, jumps = r["clock"]
+        print(f"touch-frame error (guest's clock offset, truth 0 on one machine): {float(off):+.3f} ms "
+              f"= {abs(float(off)) * RATE / 1000:.0f} frames (best round trip {rtt} ms, "
+              f"{jumps} jumps)")
+    h, g = r["h"], r["g"]
+    n = min(len(h), len(g))
+    again = re.findall(r"joined again: the match goes on from (read \d+)", r["guest_err"])
+    print(f"reconnect: link cut for 5 s after read {r['cut_reads']}; host logged {len(h)} "
+          f"reads, guest {len(g)}; the guest's copy equals the host's: {g[:n] == h[:n]}; "
+          f"joined again: {'joined again' in r['guest_err']} ({', '.join(again)}); "
+          f"reads after the cut: "
+          f"{len(h) - (r['cut_reads'] or 0)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,267 @@
+"""Online play's pure parts (``reader.practice.online``): messages, clock sync, the timeline,
+and whole matches between a host and a guest over simulated links with delay and jitter."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from reader.practice import headless, online
+from reader.practice.match import PracticeSettings, Seat
+from reader.reading.voices import make_voice
+
+VOICE = make_voice("tone")
+CODE = "314159"
+
+
+def build(text, digest):
+    m = headless.resume_text(text, "the host's match", VOICE)
+    if online.plan_digest(m.plan) != digest:
+        raise AssertionError("plans differ")
+    return m
+
+
+def oracle(m, seats):
+    return headless.resume_text(m.log_text(), "the guest's bot", VOICE, seats)
+
+
+def jitter(rng, mean=0.08, spread=0.02):
+    return lambda: mean + rng.uniform(-spread, spread)
+
+
+def pair(seats, seed=7, cards=5, offset=1234.5, delay=0.08, spread=0.02, rng_seed=1,
+         guest_bot=None, sim_ms=10.0):
+    m = headless.new_match("kyogi", seats, seed, VOICE, cards=cards, reading={"joka": False},
+                           settings=PracticeSettings(simultaneous_ms=sim_ms))
+    host = online.Host(m, CODE)
+    guest = online.Guest(CODE, build)
+    rng = random.Random(rng_seed)
+    players = [online.GuestBot(guest, guest_bot, oracle).tick] if guest_bot else []
+    sim = online.Sim(host, guest, online.SimLink(jitter(rng, delay, spread)),
+                     online.SimLink(jitter(rng, delay, spread)), offset=offset,
+                     players=[lambda h, g, p=p: p(g) for p in players])
+    return m, host, guest, sim
+
+
+# ------------------------------------------------------------------------------- messages
+def test_messages_round_trip_and_bad_ones_are_one_line():
+    msg = {"t": "touch", "card": 37, "frame": 123456, "read": 3}
+    assert online.decode(online.encode(msg)) == msg
+    bad = [b"not json\n", b'{"t":"touch","card":101,"frame":1,"read":0}',
+           b'{"t":"touch","card":3,"frame":1,"read":0,"player":"A"}',  # a field it may not send
+           b'{"t":"teleport"}', b'[1,2]', b'{"t":"ping","id":1,"a":NaN}',
+           b'{"t":"warn","text":"' + b"x" * 5000 + b'"}',
+           b'{"t":"hello","v":1,"code":"' + b"9" * 70 + b'"}', b"\xff\xfe"]
+    for line in bad:
+        with pytest.raises(online.ProtocolError) as e:
+            online.decode(line)
+        assert "\n" not in str(e.value) and len(str(e.value)) < 200
+
+
+def test_a_join_needs_the_code_and_the_same_version():
+    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 1, VOICE,
+                           cards=2)
+    host = online.Host(m, CODE)
+    a = host.connect(0.0)
+    out = host.receive({"t": "hello", "v": 1, "code": "000000"}, 0.0, a)
+    assert out[0]["t"] == "error" and "wrong code" in out[0]["text"] and host.hangup
+    assert not host.joined
+    out = host.receive({"t": "hello", "v": 2, "code": CODE}, 0.0, a)
+    assert out[0]["t"] == "error" and "v1" in out[0]["text"] and not host.joined
+    b = host.connect(0.0)
+    host.receive({"t": "touch", "card": 3, "frame": 0, "read": 0}, 0.0, b)  # before hello
+    assert host.hangup and not host._queue
+    out = host.receive({"t": "hello", "v": 1, "code": CODE}, 0.0, b)
+    assert out[0]["t"] == "welcome" and host.joined and host.link == b
+    c = host.connect(0.0)  # the guest again, its old link not yet seen to be broken
+    host.receive({"t": "touch", "card": 3, "frame": 0, "read": 0}, 0.0, c)
+    assert host.hangup and host.link == b  # a link without the code changes nothing
+    host.receive({"t": "hello", "v": 1, "code": CODE}, 0.0, c)
+    assert host.link == c and host.joined
+    host.drop(0.0, b)  # the old link's end comes late: the guest stays
+    assert host.joined
+    flood = [host.receive({"t": "touch", "card": 5, "frame": 10**9 + i, "read": 0}, 0.0, c)
+             for i in range(online.MAX_TOUCHES + 10)]
+    assert len(host._queue) == online.MAX_TOUCHES  # a flood is not held
+    assert sum(map(len, flood)) == 1 and "ignored" in flood[online.MAX_TOUCHES][0]["text"]
+    assert online.decode(online.encode(out[0]))["log"] == m.log_text()
+
+
+# ------------------------------------------------------------------------------- clocks
+@settings(max_examples=200, deadline=None)
+@given(offset=st.floats(-1e6, 1e6), seed=st.integers(0, 2**32),
+       base=st.floats(0.0005, 0.2), spread=st.floats(0, 0.1))
+def test_clock_offset_is_within_half_the_best_round_trip(offset, seed, base, spread):
+    rng = random.Random(seed)
+    c = online.ClockSync()
+    t = 0.0
+    for _ in range(12):
+        up, down = base + rng.uniform(0, spread), base + rng.uniform(0, spread)
+        t1 = t + up + offset
+        t2 = t1 + 0.0001
+        c.add(t, t1, t2, t + up + 0.0001 + down)
+        t += 0.5
+    assert abs(c.offset - offset) <= c.rtt / 2 + 1e-6
+    assert c.jumps == 0
+
+
+def test_a_drifting_clock_is_followed_without_jumps():
+    """The other clock runs 100 ppm fast (0.1 ms a second), pings every 0.1 s over 60 ± 20 ms
+    each way: the estimate stays within 1.5 ms of the truth for 2 minutes."""
+    rng = random.Random(3)
+    c = online.ClockSync()
+    worst = 0.0
+    for i in range(1200):
+        t = i * 0.1
+        up, down = 0.06 + rng.uniform(-0.02, 0.02), 0.06 + rng.uniform(-0.02, 0.02)
+        theirs = lambda x: 7.0 + x * 1.0001  # noqa: E731
+        c.add(t, theirs(t + up), theirs(t + up), t + up + down)
+        if i > 50:
+            worst = max(worst, abs(c.offset - (theirs(t + up + down) - (t + up + down))))
+    assert c.jumps == 0 and worst < 0.0015
+
+
+def test_a_clock_that_steps_is_noticed_and_followed():
+    c = online.ClockSync()
+    for i in range(20):
+        off = 5.0 if i < 10 else 5.03  # the other clock stepped 30 ms
+        t = i * 0.5
+        c.add(t, t + 0.01 + off, t + 0.011 + off, t + 0.021)
+    assert c.jumps == 1 and c.last_jump_ms == pytest.approx(30, abs=0.5)
+    assert c.offset == pytest.approx(5.03, abs=1e-6)
+
+
+# ------------------------------------------------------------------------------- the timeline
+def test_the_timeline_stands_at_a_wait_until_the_next_sync_point():
+    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
+                           cards=2)
+    tl = online.Timeline(m.plan)
+    assert tl.heard(5.0) is None
+    tl.anchor(10.0, 0)
+    start, end, poem = tl.waits[0]
+    t_wait = 10.0 + start / tl.rate
+    assert tl.heard(t_wait - 1) == pytest.approx(start - tl.rate)
+    assert tl.waiting_on(t_wait - 1) is None and tl.waiting_on(t_wait + 0.1) == poem
+    assert tl.heard(t_wait + 100) == end  # counted on through the wait, standing at its end
+    tl.anchor(t_wait + 200, end)
+    assert tl.heard(t_wait + 201) == pytest.approx(end + tl.rate)
+    assert tl.instant_of(end + tl.rate) == pytest.approx(t_wait + 201)
+
+
+# ------------------------------------------------------------------------------- whole matches
+def test_an_online_match_judges_as_the_same_match_on_one_machine():
+    """Host bot 3 against a guest bot 2 over 80 ± 20 ms each way, the guest's clock 1234.5 s
+    off: every read the host logs (and the guest's mirror) is what a one-machine match of the
+    same seed logs — the same touches at the same frames, judged alike."""
+    m, host, guest, sim = pair({"A": Seat("bot", 3), "B": Seat("human")}, guest_bot=2)
+    assert sim.run_until(lambda: guest.over)
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 3), "B": Seat("bot", 2)}, 7, VOICE, cards=5,
+        reading={"joka": False}))
+    assert m.log_records()[1:] == ref.log_records()[1:]
+    assert guest.m.log_records() == m.log_records()
+    assert abs(guest.offset - 1234.5) < 0.002
+
+
+def test_a_cut_link_resumes_at_the_right_read():
+    m, host, guest, sim = pair({"A": Seat("bot", 3), "B": Seat("human")}, guest_bot=2)
+    assert sim.run_until(lambda: m.index >= 3)
+    at = m.index
+    sim.cut(5.0)
+    starts = []
+    host.notify = lambda name, data: starts.append(m.index) if name == "start" else None
+    assert sim.run_until(lambda: guest.over)
+    assert guest.m.log_records() == m.log_records()
+    # nothing was scheduled while the guest was away: the next sync point came after it was
+    # back, for the read after the one being played at the cut
+    assert starts and starts[0] in (at, at + 1)
+    assert guest.read_started == m.index or guest.read_started == m.index - 1
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(gap_ms=st.floats(10.5, 60), a_first=st.booleans(), seed=st.integers(0, 10**6),
+       host_lag=st.floats(0, 0.1), delay=st.floats(0.01, 0.5), spread=st.floats(0, 0.2))
+def test_the_earlier_frame_wins_whatever_arrives_first(gap_ms, a_first, seed, host_lag, delay,
+                                                       spread):
+    """Two humans, 50 cards a side (every read is a card on the board); A at the host, B at
+    the guest over a link of 10-500 ms ± up to 200 ms each way (longer than the 0.4 s a take
+    takes to settle).  They touch the read card ``gap_ms`` apart (more than the 10 ms
+    simultaneous window), the host's own touch reaching its judge up to 100 ms late: the
+    earlier frame takes it, whichever message came first."""
+    spread = min(spread, delay)
+    m, host, guest, sim = pair({"A": Seat("human"), "B": Seat("human")}, seed=seed % 50,
+                               cards=50, rng_seed=seed, delay=delay, spread=spread)
+    assert sim.run_until(lambda: m.current() is not None and host.timeline.anchors)
+    cur = m.current()
+    rate = m.plan.sample_rate
+    fa = cur.decisive + int(0.25 * rate)
+    fb = fa + round(gap_ms * rate / 1000) * (1 if a_first else -1)
+    ta = host.timeline.instant_of(fa) + host_lag
+    tb = host.timeline.instant_of(fb)
+    sent = {"A": False, "B": False}
+    closed = []
+    host.notify = lambda name, data: closed.append(data) if name == "closed" else None
+
+    def touches(h, g):
+        if not sent["A"] and h >= ta:
+            sent["A"] = True
+            host.touch(cur.poem, fa, h)
+        if not sent["B"] and h >= tb:
+            sent["B"] = True
+            return guest.touch(cur.poem, g, frame=fb)
+        return []
+
+    sim.players.append(touches)
+    assert sim.run_until(lambda: closed, dt=0.002)
+    took = closed[0].event.took
+    assert took == ("A" if a_first else "B"), (closed[0].touches, gap_ms)
+
+
+def test_the_sound_holds_each_frame_at_its_instant():
+    """``--sound``: a buffer made for DAC instant t holds the frames the timeline gives for t
+    on, whenever it is made — silence before the first anchor and while a wait stands."""
+    import numpy as np
+
+    from reader.practice.netsound import frames_for
+
+    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
+                           cards=2)
+    tl = online.Timeline(m.plan)
+    rate = tl.rate
+    assert (frames_for(tl, 0.0, 64) == -1).all()
+    tl.anchor(1.0, 0)
+    got = frames_for(tl, 1.0 - 10 / rate, 64)
+    assert (got[:10] == -1).all() and list(got[10:14]) == [0, 1, 2, 3]
+    start, end, _ = tl.waits[0]
+    t_end = 1.0 + end / rate  # the wait, counted on, stands at its end: silence
+    assert (frames_for(tl, t_end + 1.0, 256) == -1).all()
+    tl.anchor(t_end + 2.0, end)  # the sync point: the reading goes on from the wait's end
+    got = frames_for(tl, t_end + 2.0 - 5 / rate, 16)
+    assert (got[:5] == -1).all() and list(got[5:8]) == [end, end + 1, end + 2]
+    assert np.array_equal(frames_for(tl, 1.5, 8), np.arange(8) + round(0.5 * rate))
+
+
+def test_a_peer_out_of_sync_is_told_in_one_line():
+    """A guest whose sound underruns, or whose clock jumps, hears it from the host in one
+    line (once a read for the sound), and the match goes on."""
+    m, host, guest, sim = pair({"A": Seat("bot", 3), "B": Seat("human")})
+    assert sim.run_until(lambda: m.current() is not None and host.timeline.anchors)
+    sim.players.append(lambda h, g: [{"t": "status", "underruns": 3}])  # every tick
+    sim.run_until(lambda: len(guest.warnings) >= 1)
+    sim.run_until(lambda: False, limit=sim.now + 2)
+    sound = [w for w in guest.warnings if "sound stalled" in w]
+    assert len(sound) == 1 and "underruns: 3" in sound[0] and "\n" not in sound[0]
+    sim.players.pop()
+    sim.run_until(lambda: host.clock.count > 10 * online.RECENT + 5)
+    before = host.clock.offset
+    sim.offset += 0.040  # the guest's clock steps 40 ms back
+    sim.run_until(lambda: any("clock jumped" in w for w in guest.warnings), dt=0.002,
+                  limit=sim.now + 5)
+    jump = [w for w in guest.warnings if "clock jumped" in w]
+    assert len(jump) == 1 and "jumped -" in jump[0], jump
+    assert host.clock.jumps == 1
+    sim.run_until(lambda: False, limit=sim.now + 3)
+    assert host.clock.offset - before == pytest.approx(-0.040, abs=0.003)  # followed
+    assert sim.run_until(lambda: m.index >= 1)  # and play goes on

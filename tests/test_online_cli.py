@@ -1,0 +1,149 @@
+"""``karuta practice --host`` / ``--join``: two real processes on loopback, bots at both seats
+(each touching at frames known from the seed), judged by the host over real TCP."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+from reader.practice import headless
+from reader.practice.match import Seat
+from reader.reading.voices import make_voice
+
+ARGS = ("--seed", "11", "--cards", "50", "--no-joka", "--voice", "tone")
+
+
+def start(*args, tmp_path, name):
+    out = open(tmp_path / f"{name}.out", "w")
+    err = open(tmp_path / f"{name}.err", "w")
+    return subprocess.Popen(karuta_argv("practice", *args), stdout=out, stderr=err,
+                            stdin=subprocess.DEVNULL, env=karuta_env(home=tmp_path),
+                            cwd=tmp_path)
+
+
+def wait_for(test, timeout, what):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        got = test()
+        if got:
+            return got
+        time.sleep(0.1)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def listening_port(tmp_path):
+    text = (tmp_path / "host.out").read_text()
+    m = re.search(r"hosting on port (\d+), code (\S+):", text)
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
+def reads(path):
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.read_text().splitlines()[1:] if x.strip()]
+
+
+def stop(*procs):
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def test_two_processes_play_the_same_match_as_one_machine(tmp_path):
+    host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
+                 tmp_path=tmp_path, name="host")
+    guest = None
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        guest = start("--join", f"127.0.0.1:{port}", "--code", code, "--as", "bot:3",
+                      "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
+        got = wait_for(lambda: len(reads(tmp_path / "h.jsonl")) >= 4
+                       and len(reads(tmp_path / "g.jsonl")) >= 4, 150, "four reads")
+        assert got
+    finally:
+        stop(*(p for p in (guest, host) if p is not None))
+    h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
+    n = min(len(h), len(g))
+    assert n >= 4 and g[:n] == h[:n]  # the guest's copy is the host's log
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 11, make_voice("tone"), cards=50,
+        reading={"joka": False})).log_records()[1:]
+    assert h == ref[:len(h)]  # every touch at its frame, judged as on one machine
+    touched = [t for r in h for t in r["timing"]["touches"]]
+    assert {t["player"] for t in touched} == {"A", "B"}  # both machines' bots touched
+    assert "Traceback" not in (tmp_path / "host.err").read_text() + (
+        tmp_path / "guest.err").read_text()
+
+
+def test_a_wrong_code_and_a_garbage_line_are_refused_in_one_line(tmp_path):
+    host = start("--host", "--port", "0", "--as", "bot:2", *ARGS, tmp_path=tmp_path,
+                 name="host")
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        r = run_karuta("practice", "--join", f"127.0.0.1:{port}", "--code", "000000",
+                       "--as", "bot:1", home=tmp_path, timeout=60)
+        one_line_error(r, "wrong code")
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b'{"t":"hello","v":1,"code":"' + b"x" * 9000 + b'"}\n')
+            reply = s.makefile("rb").readline()
+        assert json.loads(reply)["t"] == "error" and b"longer" in reply
+        assert host.poll() is None  # still hosting
+    finally:
+        stop(host)
+
+
+def test_bad_online_options_are_one_line(tmp_path):
+    one_line_error(run_karuta("practice", "--join", "h:99999", "--code", "1", "--as", "bot:1"),
+                   "--join")
+    one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--as", "bot:1"), "--code")
+    one_line_error(run_karuta("practice", "--host", "--join", "x", "--as", "bot:1"),
+                   "do not go together")
+    one_line_error(run_karuta("practice", "--code", "123456"), "online")
+    one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--code", "123456",
+                              "--as", "bot:2", home=tmp_path, timeout=60), "cannot reach")
+
+
+def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):
+    """The guest reaches the host through a relay (30 ± 10 ms each way) that breaks both
+    connections and refuses new ones for 5 s: the guest joins again with the same code, at
+    the read that was pending, and its copy of the log stays the host's."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from bench_online import Relay
+
+    host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
+                 tmp_path=tmp_path, name="host")
+    guest = None
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        relay = Relay(port, 0.03, 0.01)
+        guest = start("--join", f"127.0.0.1:{relay.port}", "--code", code, "--as", "bot:3",
+                      "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
+        wait_for(lambda: len(reads(tmp_path / "g.jsonl")) >= 1, 120, "a first read")
+        at = len(reads(tmp_path / "h.jsonl"))
+        relay.cut(5.0)
+        err = tmp_path / "guest.err"
+        again = wait_for(lambda: re.search(r"joined again: the match goes on from read (\d+)",
+                                           err.read_text()), 60, "the guest joining again")
+        wait_for(lambda: len(reads(tmp_path / "g.jsonl")) >= int(again.group(1)) + 1, 120,
+                 "a read after joining again")
+    finally:
+        stop(*(p for p in (guest, host) if p is not None))
+    h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
+    assert int(again.group(1)) in (at + 1, at + 2)  # the read pending at the cut (or the next)
+    n = min(len(h), len(g))
+    assert n > int(again.group(1)) and g[:n] == h[:n]
