@@ -34,7 +34,9 @@ sounds in the wrong order -- with the recording's features as finally mapped.  T
 of the text costs clearly less (ratio ~0.3-0.55 for this voice itself, <= ~0.73 for HTS
 voices, ~0.76-0.89 for espeak-ng); another text ~0.85 or more, noise or a tone more.  It is
 lowered by the share of morae the path squeezed under a quarter or spread over four times
-their expected length (a path forced through a text not said).
+their expected length (a path forced through a text not said).  On espeak-ng's
+100 上の句 the ones below 0.5 were aligned as well as the rest (median error per poem
+21-33 ms, all: 24 ms), so what is below the threshold there is the margin, not the path.
 
 Without a usable reference (no synthesizer), ``proportional`` spreads the reference layout
 over the clip linearly and reports confidence 0 with method "proportional".
@@ -453,7 +455,10 @@ def _plain_onsets(reference, ref_layout: Layout, recording, rate: int) -> list[i
 def _even_pace(onsets, frames: int, ref_layout: Layout) -> float:
     """1.0 when every mora took about the time the reference gives it (at the recording's
     pace); less by the share of morae squeezed under a quarter or spread over four times
-    that: the mark of a path forced through a text the recording does not say."""
+    that: the mark of a path forced through a text the recording does not say.  (1.5 times
+    that share, not twice: espeak-ng merges two like vowels into one, so a mora or two of a
+    right reading is squeezed, and against its own phoneme onsets those 上の句 aligned as
+    well as the others; once only let a wrong text by the built-in voice through.)"""
     import numpy as np
 
     if len(onsets) < 4:
@@ -463,4 +468,4 @@ def _even_pace(onsets, frames: int, ref_layout: Layout) -> float:
     r = got / np.maximum(want, 1.0)
     r = r / max(1e-9, float(np.median(r)))
     odd = float(np.mean((r < 0.25) | (r > 4.0)))
-    return float(np.clip(1.0 - 2.0 * odd, 0.0, 1.0))
+    return float(np.clip(1.0 - 1.5 * odd, 0.0, 1.0))
