@@ -11,8 +11,9 @@ Two kinds of "other reader", both made from what a registry package gives:
                 (``speed``; the frame track is resampled, so every time scales exactly).  The
                 truth: each mora's onset from the engine's label times (where it is first
                 heard after a silence; a consonant's label start elsewhere).
-``EspeakReader``  Debian's espeak-ng (a formant synthesizer) reading the kana of each ku; the
-                truth is each ku's span only (no mora onsets).
+``EspeakReader``  Debian's espeak-ng (a formant synthesizer, through its library) reading the
+                kana of each ku; the truth: each mora's onset from the library's phoneme
+                events (the first phoneme of the mora: a stop's burst, a vowel's start).
 
 Each ku is cut out at the engine's own pause and the poem put together again with the pauses
 a reader makes: ``uniform`` draws every pause between ku (the one between 上の句 and 下の句
@@ -25,10 +26,10 @@ with 0.3-1.2 s of leading silence by default, and returns the truth per file.
 from __future__ import annotations
 
 import argparse
-import shutil
+import ctypes
+import ctypes.util
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -159,8 +160,94 @@ class HtsReader:
         return Reading(out, fs, spans, onsets, {"voice": self.name})
 
 
+class _Espeak:
+    """libespeak-ng (the library of Debian's espeak-ng, through ctypes): the samples it
+    synthesizes and, with them, where each phoneme starts (its phoneme events, in samples).
+    One process-wide engine; calls are serialised (the library keeps global state)."""
+
+    _lock = None
+    _lib = None
+
+    class _Event(ctypes.Structure):
+        _fields_ = [("type", ctypes.c_int), ("unique_identifier", ctypes.c_uint),
+                    ("text_position", ctypes.c_int), ("length", ctypes.c_int),
+                    ("audio_position", ctypes.c_int), ("sample", ctypes.c_int),
+                    ("user_data", ctypes.c_void_p), ("id", ctypes.c_char * 8)]
+
+    @classmethod
+    def lib(cls):
+        import threading
+
+        if cls._lib is None:
+            name = ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1"
+            lib = ctypes.CDLL(name)
+            # synchronous output, phoneme events on
+            cls.rate = lib.espeak_Initialize(2, 0, None, 1)
+            if cls.rate <= 0:
+                raise OSError("espeak-ng did not start")
+            cls._chunks, cls._events = [], []
+            proto = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
+                                     ctypes.POINTER(cls._Event))
+
+            def callback(wav, n, ev):
+                if wav and n > 0:
+                    cls._chunks.append(np.ctypeslib.as_array(wav, (n,)).copy())
+                i = 0
+                while ev[i].type != 0:  # espeakEVENT_LIST_TERMINATED
+                    if ev[i].type == 7:  # espeakEVENT_PHONEME
+                        cls._events.append((int(ev[i].sample), bytes(ev[i].id).split(b"\0")[0].decode()))
+                    i += 1
+                return 0
+
+            cls._callback = proto(callback)  # kept: the library holds the pointer
+            lib.espeak_SetSynthCallback(cls._callback)
+            cls._lock = threading.Lock()
+            cls._lib = lib
+        return cls._lib
+
+    @classmethod
+    def say(cls, text: str, voice: str, wpm: int, pitch: int):
+        """(int16 samples, rate, [(sample, phoneme), ...])."""
+        lib = cls.lib()
+        with cls._lock:
+            if lib.espeak_SetVoiceByName(voice.encode()) != 0:
+                raise OSError(f"espeak-ng has no voice {voice!r}")
+            lib.espeak_SetParameter(1, wpm, 0)  # espeakRATE
+            lib.espeak_SetParameter(3, pitch, 0)  # espeakPITCH
+            cls._chunks.clear()
+            cls._events.clear()
+            b = text.encode()
+            lib.espeak_Synth(b, len(b) + 1, 0, 1, 0, 1, None, None)  # POS_CHARACTER, CHARS_UTF8
+            lib.espeak_Synchronize()
+            x = np.concatenate(cls._chunks) if cls._chunks else np.zeros(0, np.int16)
+            return x, cls.rate, list(cls._events)
+
+
+#: espeak-ng's Japanese vowels and moraic nasal: each ends a mora
+_ESPEAK_VOWELS = {"a", "i", "u", "e", "o"}
+_ESPEAK_MORAIC = {"N\\"}
+
+
+def espeak_mora_onsets(events, n_morae: int) -> list[int] | None:
+    """Where each mora starts (the sample of its first phoneme: a stop's burst, a fricative's
+    or nasal's start, a lone vowel's start), from espeak-ng's phoneme events; None when the
+    phonemes do not make ``n_morae`` morae (espeak-ng merged or added a sound)."""
+    onsets, open_at = [], None
+    for at, ph in events:
+        if ph.startswith("_") and ph != "_j":  # pauses
+            continue
+        if open_at is None:
+            open_at = at
+        if ph in _ESPEAK_VOWELS or ph in _ESPEAK_MORAIC:
+            onsets.append(open_at)
+            open_at = None
+    return onsets if len(onsets) == n_morae and open_at is None else None
+
+
 class EspeakReader:
-    """Debian's espeak-ng reading each ku's kana (formant synthesis: nothing like HTS)."""
+    """Debian's espeak-ng reading each ku's kana (formant synthesis: nothing like HTS).  The
+    truth: where each mora starts, from the library's phoneme events (ku whose phonemes do
+    not make their morae have None there)."""
 
     def __init__(self, *, wpm: int = 150, pitch: int = 40, variant: str = "", style: str = "uniform",
                  seed: int = 0):
@@ -169,35 +256,37 @@ class EspeakReader:
 
     @staticmethod
     def available() -> bool:
-        if not shutil.which("espeak-ng"):
+        try:
+            _Espeak.say("あ", "ja", 150, 40)
+        except (OSError, AttributeError):
             return False
-        r = subprocess.run(["espeak-ng", "--voices=ja"], capture_output=True, text=True)
-        return " ja " in r.stdout
+        return True
 
     def _say(self, text: str):
-        import soundfile as sf
-
+        """(samples from the first sound to the last, rate, per mora its onset there or None)."""
         from audio.decode import trim_silence
+        from poems.kimariji import sound_morae
 
-        with tempfile.TemporaryDirectory() as d:
-            wav = Path(d) / "ku.wav"
-            voice = "ja" + (f"+{self.variant}" if self.variant else "")
-            subprocess.run(["espeak-ng", "-v", voice, "-s", str(self.wpm), "-p", str(self.pitch),
-                            "-w", str(wav), text], check=True, capture_output=True)
-            y, rate = sf.read(str(wav), dtype="float32")
+        voice = "ja" + (f"+{self.variant}" if self.variant else "")
+        x, rate, events = _Espeak.say(text, voice, self.wpm, self.pitch)
+        y = x.astype(np.float32) / 32768.0
         s, e = trim_silence(y, rate)
-        return y[s:e], rate
+        n = len(sound_morae([text]))
+        onsets = espeak_mora_onsets(events, n)
+        return y[s:e], rate, ([max(0, o - s) for o in onsets] if onsets else [0] + [None] * (n - 1))
 
     def read(self, key: str) -> Reading:
         from audio.voice import text_for
 
-        kus, rate = [], 22050
+        kus, rate, onsets = [], 22050, []
         for ku in text_for(key).reading:
-            y, rate = self._say(ku)
+            y, rate, o = self._say(ku)
             kus.append(y)
+            onsets.append(o)
         rng = np.random.default_rng([self.seed, int(key) if key.isdigit() else 0])
         out, spans = _assemble(kus, _pauses(rng, len(kus), self.style), rate)
-        return Reading(0.5 * out / (np.abs(out).max() + 1e-9), rate, spans, None, {"voice": self.name})
+        kami = [None if o is None else spans[k][0] + o for k in range(min(3, len(kus))) for o in onsets[k]]
+        return Reading(0.5 * out / (np.abs(out).max() + 1e-9), rate, spans, kami, {"voice": self.name})
 
 
 def write_pack(folder, reader, keys, *, fmt: str = "mp3", rate: int = 24000, channels: int = 2,
@@ -238,7 +327,7 @@ def write_pack(folder, reader, keys, *, fmt: str = "mp3", rate: int = 24000, cha
             "ku_spans": [(int(round((a + lead_n) * to48)), int(round((b + lead_n) * to48)))
                          for a, b in r.ku_spans],
             "kami_onsets": None if r.kami_onsets is None else
-            [int(round((o + lead_n) * to48)) for o in r.kami_onsets],
+            [None if o is None else int(round((o + lead_n) * to48)) for o in r.kami_onsets],
         }
 
     with ThreadPoolExecutor(max_workers=workers) as ex:
@@ -276,13 +365,13 @@ def score_pack(pack, truth: dict, *, tolerance_s: float = 0.3) -> dict:
             low.append(key)
         if t["kami_onsets"] is not None and tl is not None and key in right:
             got = np.array([m.start for m in tl.morae], float)
-            want = np.array(t["kami_onsets"], float)
+            want = np.array([np.nan if o is None else o for o in t["kami_onsets"]], float)
             want -= want[0]  # the clip starts at its first sound: where the first mora is heard
             if len(got) == len(want):
-                err = (got - want) / RATE * 1000
-                errors.extend(err[1:])
-                if key.isdigit() and kl[int(key)] > 1:  # a 1-mora kimariji starts the clip
-                    decisive[key] = float(err[kl[int(key)] - 1])
+                err = (got - want) / RATE * 1000  # nan where the truth is unknown
+                errors.extend(err[1:][np.isfinite(err[1:])])
+                if key.isdigit() and kl[int(key)] > 1 and np.isfinite(err[kl[int(key)] - 1]):
+                    decisive[key] = float(err[kl[int(key)] - 1])  # a 1-mora kimariji starts the clip
     return {"poems": len(truth), "split_right": right, "low_confidence": low, "missing": missing,
             "onset_errors_ms": np.array(errors), "decisive_errors_ms": decisive}
 

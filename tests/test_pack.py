@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from audio.align import LOW_CONFIDENCE
 from audio.pack import (FallbackVoice, MissingClip, VoicePack, active_rms, check_pack, find_split,
                         format_problems, import_pack, resolve_voice, scan_source, set_default_voice)
 from audio.voice import SpeechItem, ToneVoice
@@ -566,14 +567,24 @@ def test_foreign_one_file_pack_split_and_aligned(tmp_path, style):
     d = np.abs(list(s["decisive_errors_ms"].values()))
     assert len(d) >= 3 and np.median(d) < 40 and d.max() < 120, d
     assert not [p for p in pack.problems() if p.kind in ("no split", "low confidence")]
+    # the 下の句 are aligned too, not spread in proportion
+    for k in keys:
+        t = pack.timeline(k, "shimo")
+        assert t.method == "dtw" and t.confidence >= LOW_CONFIDENCE, (k, t.method, t.confidence)
 
 
 @needs_ffmpeg
 @pytest.mark.skipif(not _foreign().EspeakReader.available(), reason="needs espeak-ng (Japanese)")
 def test_espeak_one_file_pack_split(tmp_path):
-    """A formant synthesizer's uniform ku pauses: still split after the third ku."""
+    """A formant synthesizer's uniform ku pauses: still split after the third ku, and its
+    上の句 aligned with confidence."""
     fp = _foreign()
     keys = ["2", "5", "61"]
     truth = fp.write_pack(tmp_path / "src" / "espeak", fp.EspeakReader(seed=5), keys, seed=5)
     pack = import_pack(tmp_path / "src" / "espeak")
-    assert sorted(fp.score_pack(pack, truth)["split_right"]) == sorted(keys)
+    s = fp.score_pack(pack, truth)
+    assert sorted(s["split_right"]) == sorted(keys)
+    # aligned with confidence, near the onsets espeak-ng itself reports (its phoneme events)
+    assert len(s["low_confidence"]) <= 1, [(k, pack.timeline(k, "kami").confidence) for k in keys]
+    e = np.abs(s["onset_errors_ms"])
+    assert len(e) >= 20 and np.median(e) < 40, e

@@ -144,7 +144,7 @@ def _reference(reference):
 
 
 def import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
-                align_parts=("kami",), workers: int | None = None, progress=None,
+                align_parts=("kami", "shimo"), workers: int | None = None, progress=None,
                 replace: bool = False) -> "VoicePack":
     """``_import_pack`` that never leaves its half-written ``NAME.importing-PID`` folder
     behind (an error, a full disk, Ctrl-C, SIGTERM), says a full or read-only disk in one
@@ -199,7 +199,7 @@ def _remove_stale_imports(root: Path) -> None:
 
 
 def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
-                 align_parts=("kami",), workers: int | None = None, progress=None,
+                 align_parts=("kami", "shimo"), workers: int | None = None, progress=None,
                  replace: bool = False) -> "VoicePack":
     """Import a source folder (any supported layout) as a pack; returns the ``VoicePack``.
 
