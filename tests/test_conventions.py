@@ -40,6 +40,7 @@ CLOCK_READERS = {
     "reader/input/tty_stamper.py": "the terminal's stamping process (standard library only)",
     "reader/input/x_stamper.py": "the X stamping process",
     "reader/ui/keys.py": "keys stamped the moment they are read",
+    "audio/record.py": "the microphone's timeline: how long to wait for input still in flight",
     "audio/output/": "the device timeline: DAC times paired with perf_counter in the callback "
                      "and the audio process (audio/ imports reader.base only)",
 }

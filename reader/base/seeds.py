@@ -24,6 +24,11 @@ def pick_seed(seed: int | None = None) -> int:
     return seed if seed is not None else secrets.randbelow(SEED_RANGE)
 
 
+def secret(n: int) -> int:
+    """A number below ``n`` no one can guess (a join code): from ``secrets``, never a seed."""
+    return secrets.randbelow(n)
+
+
 def rng(seed: int | str, *names: object) -> random.Random:
     """The random stream of ``seed`` — with ``names``, its stream so named:
     ``random.Random("SEED/NAME/...")`` (a string seed: the same numbers on every Python

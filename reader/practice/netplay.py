@@ -9,7 +9,7 @@ A line that is too long, not JSON or not a message of the protocol is answered w
 from __future__ import annotations
 
 import asyncio
-import time
+from reader.base.clock import SYSTEM_CLOCK
 from collections.abc import Callable
 
 from reader.base.errors import KarutaError
@@ -103,7 +103,7 @@ def _close(writer) -> None:
 
 
 async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
-                   clock: Callable[[], float] = time.perf_counter,
+                   clock: Callable[[], float] = SYSTEM_CLOCK.seconds,
                    on_listen: Callable[[int], None] | None = None,
                    on_tick: Callable[[float], None] | None = None,
                    warn: Callable[[str], None] = print) -> None:
@@ -164,7 +164,7 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
 
 async def run_guest(guest: online.Guest, address: tuple[str, int], *,
                     players: list[Callable[[float], list]] = (),
-                    clock: Callable[[], float] = time.perf_counter,
+                    clock: Callable[[], float] = SYSTEM_CLOCK.seconds,
                     warn: Callable[[str], None] = print,
                     on_tick: Callable[[float], None] | None = None,
                     reconnect_s: float = RECONNECT_S) -> None:

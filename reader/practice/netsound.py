@@ -15,6 +15,8 @@ import bisect
 import math
 import threading
 import time
+
+from reader.base.clock import SYSTEM_CLOCK
 from collections.abc import Callable
 
 import numpy as np
@@ -147,9 +149,9 @@ class TimelineSound:
         """stream clock − perf_counter from the narrowest of 5 paired readings."""
         best = (math.inf, 0.0)
         for _ in range(5):
-            a = time.perf_counter()
+            a = SYSTEM_CLOCK.seconds()
             st = float(self.stream.time)
-            b = time.perf_counter()
+            b = SYSTEM_CLOCK.seconds()
             best = min(best, (b - a, st - (a + b) / 2.0))
         self._clk = best[1]
 

@@ -157,10 +157,10 @@ def decode(line: bytes) -> dict:
 
 
 def new_code() -> str:
-    """The code a host prints and a guest must give (6 digits, from ``secrets``)."""
-    import secrets
+    """The code a host prints and a guest must give (6 digits, a secret: ``seeds.secret``)."""
+    from reader.base import seeds
 
-    return f"{secrets.randbelow(10**6):06d}"
+    return f"{seeds.secret(10**6):06d}"
 
 
 def plan_digest(plan) -> str:
