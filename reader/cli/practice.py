@@ -187,6 +187,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 
     if host_mode:
+        claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
                      else online.DEFAULT_PORT, log_file, new_log=not resume,
                      device=device if sound else False)
