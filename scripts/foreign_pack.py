@@ -29,6 +29,7 @@ import argparse
 import ctypes
 import ctypes.util
 import subprocess
+import threading
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,7 +166,7 @@ class _Espeak:
     synthesizes and, with them, where each phoneme starts (its phoneme events, in samples).
     One process-wide engine; calls are serialised (the library keeps global state)."""
 
-    _lock = None
+    _lock = threading.Lock()  # made once, at import: every call and the start take it
     _lib = None
 
     class _Event(ctypes.Structure):
@@ -176,8 +177,8 @@ class _Espeak:
 
     @classmethod
     def lib(cls):
-        import threading
-
+        """The library, started once (the caller holds ``_lock``: two threads starting it at
+        once each made a lock of their own and synthesized together: a hang)."""
         if cls._lib is None:
             name = ctypes.util.find_library("espeak-ng") or "libespeak-ng.so.1"
             lib = ctypes.CDLL(name)
@@ -201,15 +202,14 @@ class _Espeak:
 
             cls._callback = proto(callback)  # kept: the library holds the pointer
             lib.espeak_SetSynthCallback(cls._callback)
-            cls._lock = threading.Lock()
             cls._lib = lib
         return cls._lib
 
     @classmethod
     def say(cls, text: str, voice: str, wpm: int, pitch: int):
         """(int16 samples, rate, [(sample, phoneme), ...])."""
-        lib = cls.lib()
         with cls._lock:
+            lib = cls.lib()
             if lib.espeak_SetVoiceByName(voice.encode()) != 0:
                 raise OSError(f"espeak-ng has no voice {voice!r}")
             lib.espeak_SetParameter(1, wpm, 0)  # espeakRATE
