@@ -78,25 +78,39 @@ class SharedLayout:
             setattr(self, k, None)
 
 
+def narrowest_pair(stream, pairs: int = 5, *, enough: float = 0.0,
+                   skip_errors: bool = False) -> tuple[float, float]:
+    """(width, stream clock − perf_counter) from the narrowest of ``pairs`` paired readings
+    (perf, ``stream.time``, perf; the midpoint is off by up to half the width), stopping early
+    at one narrower than ``enough``.  ``skip_errors``: a reading PortAudio refuses ("Error
+    getting stream time": the stream is starting, stopping or its device hiccupped) is skipped
+    (``(inf, 0.0)`` when all were); otherwise its error is raised."""
+    from sounddevice import PortAudioError
+
+    best_w, best_off = math.inf, 0.0
+    for _ in range(pairs):
+        a = time.perf_counter()
+        try:
+            st = float(stream.time)
+        except PortAudioError:
+            if not skip_errors:
+                raise
+            continue
+        b = time.perf_counter()
+        if b - a < best_w:
+            best_w, best_off = b - a, st - (a + b) / 2.0
+            if best_w < enough:
+                break
+    return best_w, best_off
+
+
 def _pairing(stream, clk, halt: threading.Event, period: float = 0.1) -> None:
     """Publish stream clock − perf_counter from the narrowest of 5 paired readings, every
     ``period`` s (the narrowest of the last second wins: the clocks drift by ppm only)."""
-    from sounddevice import PortAudioError
-
     kept: list[tuple[float, float, float]] = []
     while not halt.is_set():
-        best_w, best_off = math.inf, 0.0
-        for _ in range(5):
-            a = time.perf_counter()
-            try:
-                st = float(stream.time)
-            except PortAudioError:
-                # "Error getting stream time": the stream is starting, stopping or its device
-                # hiccupped.  Skip this reading; the next pairing (or the next period) serves.
-                continue
-            b = time.perf_counter()
-            if b - a < best_w:
-                best_w, best_off = b - a, st - (a + b) / 2.0
+        # a refused reading: the next pairing (or the next period) serves
+        best_w, best_off = narrowest_pair(stream, 5, skip_errors=True)
         if best_w == math.inf:
             halt.wait(period)
             continue

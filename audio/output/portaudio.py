@@ -10,6 +10,7 @@ import time
 
 import numpy as np
 
+from audio.output.audio_process import narrowest_pair
 from audio.output.base import Output
 from audio.output.devices import _sd, resolve_device
 from audio.output.feeder import EMPTY
@@ -328,15 +329,7 @@ class SounddeviceOutput(_PortAudio):
         width: measured 2-9 ms wide now and then under load (``stream.time`` releases the GIL),
         which showed as taps reported early.  A narrow pair from the last ``PAIR_KEEP_S`` is
         used when this call's best is wide (the two clocks drift apart by ppm only)."""
-        best_w, best_off = math.inf, 0.0
-        for _ in range(self.PAIRS):
-            a = time.perf_counter()
-            st = float(s.time)
-            b = time.perf_counter()
-            if b - a < best_w:
-                best_w, best_off = b - a, st - (a + b) / 2.0
-                if best_w < self.PAIR_OK_S / 4:
-                    break
+        best_w, best_off = narrowest_pair(s, self.PAIRS, enough=self.PAIR_OK_S / 4)
         now = time.perf_counter()
         self._pair_last = (best_w, best_off)  # diagnostics
         if best_w <= self.PAIR_OK_S:

@@ -2,7 +2,7 @@
 
 All the logic is in ``reader.practice.online`` (pure: messages and time in, messages out);
 this module only moves lines between sockets and those objects, ticks them every ``TICK_S``
-on one clock (``time.perf_counter`` unless given), and reconnects a guest whose link broke.
+on one clock (the system clock, ``reader.base.clock``, unless given), and reconnects a guest whose link broke.
 A line that is too long, not JSON or not a message of the protocol is answered with one
 ``error`` line and the link is closed.
 """

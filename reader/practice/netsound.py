@@ -12,14 +12,12 @@ speech is not ready plays silence and is counted (``late``).
 from __future__ import annotations
 
 import bisect
-import math
 import threading
-import time
-
-from reader.base.clock import SYSTEM_CLOCK
 from collections.abc import Callable
 
 import numpy as np
+
+from audio.output.audio_process import narrowest_pair
 
 __all__ = ["frames_for", "TimelineSound"]
 
@@ -147,13 +145,7 @@ class TimelineSound:
 
     def _pair(self) -> None:
         """stream clock − perf_counter from the narrowest of 5 paired readings."""
-        best = (math.inf, 0.0)
-        for _ in range(5):
-            a = SYSTEM_CLOCK.seconds()
-            st = float(self.stream.time)
-            b = SYSTEM_CLOCK.seconds()
-            best = min(best, (b - a, st - (a + b) / 2.0))
-        self._clk = best[1]
+        self._clk = narrowest_pair(self.stream, 5)[1]
 
     def _pairing(self) -> None:
         while not self._halt.wait(0.5):
