@@ -395,16 +395,25 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out", type=Path)
     ap.add_argument("--voice", choices=("hts", "espeak"), default="hts")
-    ap.add_argument("--poems", default="1-100", help="a range, e.g. 1-20")
+    ap.add_argument("--poems", default="1-100", help="a range or a list, e.g. 1-20 or 2,5,61")
     ap.add_argument("--style", choices=("uniform", "human"), default="uniform")
     ap.add_argument("--speed", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--truth", type=Path, default=None,
+                    help="write what write_pack returns (clips, ku spans, onsets) as JSON here")
     args = ap.parse_args()
-    a, _, b = args.poems.partition("-")
-    keys = [str(n) for n in range(int(a), int(b or a) + 1)]
+    if "," in args.poems:
+        keys = [str(int(k)) for k in args.poems.split(",")]
+    else:
+        a, _, b = args.poems.partition("-")
+        keys = [str(n) for n in range(int(a), int(b or a) + 1)]
     reader = (HtsReader(speed=args.speed, style=args.style, seed=args.seed) if args.voice == "hts"
               else EspeakReader(style=args.style, seed=args.seed))
     truth = write_pack(args.out, reader, keys, seed=args.seed)
+    if args.truth is not None:
+        import json
+
+        args.truth.write_text(json.dumps(truth))
     print(f"{len(truth)} files by {reader.name} in {args.out}")
     return 0
 
