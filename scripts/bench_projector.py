@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reader.tournament import pages  # noqa: E402
+from reader.tournament import pages, scoring  # noqa: E402
 from reader.tournament.players import PlayerRow  # noqa: E402
 from reader.tournament.store import Settings, Tournament  # noqa: E402
 
@@ -42,11 +42,7 @@ def a_day(folder: Path, players: int, blocks: int, seed: int) -> Path:
         for r in (1, 2):
             t.pair()
             for tb in t.tables(r):
-                while True:
-                    c = [rng.randint(0, 9) for _ in tb.seats]
-                    if sum(c) <= 17:
-                        break
-                t.enter(tb.no, c)
+                t.enter(tb.no, scoring.simulated_counts(rng, len(tb.seats)))
         t.pair()
         return pages.write_projector(t, "10:42:00")
 

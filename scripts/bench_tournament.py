@@ -31,16 +31,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from reader.tournament import pages  # noqa: E402
+from reader.tournament import pages, scoring  # noqa: E402
 from reader.tournament.players import PlayerRow  # noqa: E402
 from reader.tournament.store import Settings, Tournament  # noqa: E402
 
 
 def counts_for(rng: random.Random, n: int) -> list[int]:
-    while True:
-        c = [rng.randint(0, 17 // n + 2) for _ in range(n)]
-        if sum(c) <= 17:  # 17 cards are read (a result above is refused)
-            return c
+    return scoring.simulated_counts(rng, n, most=17 // n + 2)
 
 
 def ms(x: float) -> str:

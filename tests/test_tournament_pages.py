@@ -24,7 +24,7 @@ from cli_run import karuta_argv, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, require_tool
 from x_driver import end_app, start_app
-from reader.tournament import pages
+from reader.tournament import pages, scoring
 from reader.tournament.players import PlayerRow
 from reader.tournament.store import Settings, Tournament
 
@@ -351,11 +351,7 @@ def a_day(folder: Path, players: int, blocks: int, rounds_done: int, seed: int =
     for r in range(1, rounds_done + 1):
         t.pair()
         for tb in t.tables(r):
-            while True:
-                c = [rng.randint(0, 9) for _ in tb.seats]
-                if sum(c) <= 17:
-                    break
-            t.enter(tb.no, c)
+            t.enter(tb.no, scoring.simulated_counts(rng, len(tb.seats)))
     t.pair()
     return t
 

@@ -21,7 +21,7 @@ from reader.base import seeds
 from reader.match.rules import goshiki
 
 __all__ = ["TableResult", "table_outcome", "Row", "standings", "tie_groups_needing_lots",
-           "draw_lots", "semi_pairs", "MAX_CARDS", "DEFAULT_READS", "SEATS", "KIND_NAMES",
+           "draw_lots", "simulated_counts", "semi_pairs", "MAX_CARDS", "DEFAULT_READS", "SEATS", "KIND_NAMES",
            "check_result", "max_cards", "semi_finals", "finals"]
 
 MAX_CARDS = goshiki.CARDS
@@ -155,6 +155,16 @@ def tie_groups_needing_lots(rows: Sequence[Row], places: int = 4) -> list[list[R
             groups.append(active[i:j + 1])
         i = j + 1
     return groups
+
+
+def simulated_counts(rng, players: int, most: int = 9, reads: int = DEFAULT_READS) -> list[int]:
+    """Cards each of ``players`` took at a simulated table (benchmarks and tests play whole days
+    with it): each 0..``most``, drawn again until they add up to at most the ``reads`` cards
+    read (a result above is refused)."""
+    while True:
+        c = [rng.randint(0, most) for _ in range(players)]
+        if sum(c) <= reads:
+            return c
 
 
 def draw_lots(seed: str, group: Sequence[Hashable]) -> dict[Hashable, int]:
