@@ -143,7 +143,7 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
     for opt, path in (("--out", out), ("--plot", plot_path)):
         if path is not None:  # before the database is opened: the stats database itself too
             check_output(path, opt, replace=replace)
-    with StatsDB() as db:
+    with StatsDB(reading=True) as db:
         if db.notice:
             warn(db.notice)
         rows = db.per_poem(only_with_data=not all_poems)

@@ -165,7 +165,10 @@ class Tournament:
         return cls.open(path)
 
     @classmethod
-    def open(cls, path: str | Path) -> "Tournament":
+    def open(cls, path: str | Path, *, reading: bool = False) -> "Tournament":
+        """``reading``: the caller only reads, so a tournament in a read-only folder or disk is
+        opened as it is (immutable: no journal, no WAL switch); a change tried on it is one
+        line saying the file is read-only."""
         path = Path(path)
         try:
             there = path.exists()
@@ -175,8 +178,16 @@ class Tournament:
             raise TournamentError(f"{path}: no tournament there (start one with "
                                   "`karuta tournament new --players FILE.csv`)")
         integrity.identify(path)  # before anything could change a byte of someone else's file
+        from reader.base.sqldb import NotReadable, open_snapshot, writable_here
+
         try:
-            conn = _connect(path)
+            if reading and not writable_here(path):
+                conn = open_snapshot(path)
+            else:
+                conn = _connect(path)
+        except NotReadable as e:
+            raise TournamentError(f"cannot read {path} (in a read-only folder): {e}; copy it "
+                                  "to a folder you can write in") from None
         except sqlite3.Error as e:
             raise integrity.sql_error(path, e) from None
         try:
