@@ -37,7 +37,8 @@ from reader.tournament import files, integrity, pairing, scoring
 from reader.tournament.day import (COLOR_POLICIES, Settings, default_colors, parse_color,
                                    round_colors)
 from reader.tournament.errors import TournamentError
-from reader.tournament.players import PlayerRow, balance_blocks, check_blocks, clean_name
+from reader.tournament.players import (PlayerRow, balance_blocks, check_blocks, check_name,
+                                       clean_name)
 from reader.tournament.rows import STAGE_NAMES, Lot, Player, Round, Status, Table, Undone
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "COLOR_POLICIES", "FORMAT",
@@ -244,6 +245,8 @@ class Tournament:
         nm, grp = clean_name(name), clean_name(group)
         if not nm:
             raise TournamentError("a player needs a name")
+        check_name(nm, "name", "add")
+        check_name(grp, "group", "add")
         if self.db.execute("SELECT 1 FROM players WHERE name = ?", (nm,)).fetchone():
             raise TournamentError(f"{nm} is already a player (names must differ)")
         if self.stage_of(self.current_round() + 1) != "prelim":
