@@ -153,11 +153,11 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
             else:  # whole or not at all: a failure leaves the file as it was
                 import io
 
-                from reader.base.files import atomic_write_text
+                from reader.base.statefiles import write_output_text
 
                 buf = io.StringIO()
                 db.export_csv(buf, only_with_data=not all_poems)
-                atomic_write_text(out, buf.getvalue())
+                write_output_text(out, buf.getvalue())
                 click.echo(f"wrote {len(rows)} poems to {out}", err=True)
     if plot_path is not None:
         plot(rows, plot_path)

@@ -464,8 +464,7 @@ def page(file, as_json):
 @replace_option()
 def export(file, as_json, csv_out, json_out, replace):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
-    from reader.base.files import atomic_write_text
-    from reader.base.statefiles import check_output
+    from reader.base.statefiles import check_output, write_output_text
     from reader.tournament import files
 
     for opt, path in (("--csv", csv_out), ("--out", json_out)):
@@ -477,9 +476,9 @@ def export(file, as_json, csv_out, json_out, replace):
         data = files.export_json(t)
         table_csv = files.export_csv(t) if csv_out else None
     if csv_out:
-        atomic_write_text(csv_out, table_csv)
+        write_output_text(csv_out, table_csv)
     if json_out:
-        atomic_write_text(json_out, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        write_output_text(json_out, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     if not csv_out and not json_out:
         click.echo(json.dumps(data, ensure_ascii=False, indent=1))
         return
