@@ -29,7 +29,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from reader.base.errors import LogError, OutputError
+from reader.base.errors import KarutaError, LogError, OutputError
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
@@ -504,8 +504,61 @@ _OUR_OUTPUTS = (
     (r"^<!DOCTYPE html>.*?(?:<meta name=\"generator\" content=\"" + OUTPUT_MARK + r"\">"
      r"|/\* IPAex Gothic is installed by scripts/setup)", "a tournament page"),
 )
+#: the kinds above written through ``write_output_text`` (whole, fingerprinted): replaced only
+#: as written
+_TEXT_OUTPUTS = ("a tournament CSV export", "a stats CSV export", "a tournament JSON export",
+                 "a reading plan")
 #: formats that carry the mark in their first 4 KiB: PNG, WAV, RF64, FLAC, Ogg, MP3
 _TAGGED = (b"\x89PNG", b"RIFF", b"RF64", b"fLaC", b"OggS", b"ID3")
+
+
+#: the fingerprints (SHA-256) of the text outputs karuta wrote (exports, plans), newest last,
+#: in the data folder: such a file is replaced without ``--replace`` only while it is as karuta
+#: wrote it — an export opened in a spreadsheet, corrected and saved keeps its header but is
+#: the user's work now
+WRITTEN_FILE = "outputs-written.txt"
+_WRITTEN_KEEP = 2000
+
+
+def _fingerprint(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()[:40]
+
+
+def write_output_text(path: Path | str, text: str) -> None:
+    """Write a text output (an export, a plan) whole (``files.atomic_write_text``) and note its
+    fingerprint, so the next run may make it again over it while nobody has changed it.  The
+    note is best effort: a data folder that cannot be written only means the next run over
+    this file asks for ``--replace``."""
+    from reader.base.files import atomic_write_text
+
+    atomic_write_text(path, text)
+    try:
+        from reader.base.dirs import data_dir
+
+        folder = data_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        note = folder / WRITTEN_FILE
+        with open(note, "a", encoding="ascii") as f:  # one short line: an atomic append
+            f.write(_fingerprint(text.encode("utf-8")) + "\n")
+        if note.stat().st_size > 2 * _WRITTEN_KEEP * 41:
+            keep = note.read_text(encoding="ascii").splitlines()[-_WRITTEN_KEEP:]
+            atomic_write_text(note, "\n".join(keep) + "\n")
+    except (OSError, KarutaError):
+        pass
+
+
+def _as_written(path: Path | str) -> bool:
+    """Whether the file at ``path`` is byte for byte a text output karuta noted writing."""
+    try:
+        from reader.base.dirs import data_dir
+
+        notes = (data_dir() / WRITTEN_FILE).read_text(encoding="ascii").split()
+        data = Path(path).read_bytes()
+    except (OSError, KarutaError, UnicodeDecodeError):
+        return False
+    return _fingerprint(data) in notes
 
 
 def output_kind(path: Path | str) -> str | None:
@@ -591,7 +644,15 @@ def check_output(path: Path | str, option: str | None, same_kind: str | None = N
     if what or replace:
         return
     head = _head(path)
-    if not head or output_kind(path):  # no file (or not a regular one), empty, or karuta's
+    kind = output_kind(path)
+    if not head:  # no file (or not a regular one), or empty
+        return
+    if kind in _TEXT_OUTPUTS and not _as_written(path):
+        raise OutputError(f"{opt}{path} looks like {kind} but is not as karuta wrote it "
+                          "(changed since, or written with another data folder): give another "
+                          "file name" + (" or add --replace to replace it" if replace is False
+                                         else " or move it away"))
+    if kind:  # karuta's own, as it wrote it: made again at will
         return
     raise OutputError(f"{opt}{path} exists and karuta did not write it: give another file name"
                       + (" or add --replace to replace it" if replace is False else

@@ -188,9 +188,9 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     plan = drill_plan(voice, seed, poems=selection, karafuda=karafuda, cards=cards,
                       ma_ms=round(ma * 1000), take_ms=round(take * 1000), speed=pace or 1.0)
     if plan_out:
-        from reader.base.files import atomic_write_text
+        from reader.base.statefiles import write_output_text
 
-        atomic_write_text(Path(plan_out), plan.to_json(indent=1))
+        write_output_text(Path(plan_out), plan.to_json(indent=1))
     key = device_key(output)
     calib = CalibrationStore().offset_ms(key)
     if calib is None:

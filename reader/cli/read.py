@@ -68,11 +68,10 @@ def build(opts: dict):
 
 
 def _write_json(path: str, text: str, replace: bool) -> None:
-    from reader.base.files import atomic_write_text
-    from reader.base.statefiles import check_output
+    from reader.base.statefiles import check_output, write_output_text
 
     check_output(path, "--plan-out", replace=replace)
-    atomic_write_text(Path(path), text)
+    write_output_text(Path(path), text)
 
 
 def _clock(seconds: float) -> str:

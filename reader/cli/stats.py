@@ -143,7 +143,7 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
     for opt, path in (("--out", out), ("--plot", plot_path)):
         if path is not None:  # before the database is opened: the stats database itself too
             check_output(path, opt, replace=replace)
-    with StatsDB() as db:
+    with StatsDB(reading=True) as db:
         if db.notice:
             warn(db.notice)
         rows = db.per_poem(only_with_data=not all_poems)
@@ -153,11 +153,11 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
             else:  # whole or not at all: a failure leaves the file as it was
                 import io
 
-                from reader.base.files import atomic_write_text
+                from reader.base.statefiles import write_output_text
 
                 buf = io.StringIO()
                 db.export_csv(buf, only_with_data=not all_poems)
-                atomic_write_text(out, buf.getvalue())
+                write_output_text(out, buf.getvalue())
                 click.echo(f"wrote {len(rows)} poems to {out}", err=True)
     if plot_path is not None:
         plot(rows, plot_path)

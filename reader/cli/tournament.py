@@ -49,13 +49,14 @@ def _now() -> str:
     return datetime.now().strftime("%H:%M:%S")
 
 
-def _open(file):
+def _open(file, reading: bool = False):
     """The tournament in ``file``, to use in a ``with`` block (its connection is closed at the
-    end); after every change it rewrites the projector page."""
+    end); after every change it rewrites the projector page.  ``reading``: the command only
+    reads it, so a file in a read-only folder or disk is shown as it is."""
     from reader.tournament.store import Tournament
 
     path = Path(file) if file else _default_file()
-    t = Tournament.open(path)
+    t = Tournament.open(path, reading=reading)
     t.on_change = lambda tt: _projector(tt, "the change is saved")
     return t
 
@@ -213,7 +214,7 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
 @_common
 def status(file, as_json):
     """Where the day stands: the round, its colour, tables still without a result."""
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         _emit(as_json, t.status().to_json(), _settings_text(t))
 
 
@@ -221,7 +222,7 @@ def status(file, as_json):
 @_common
 def players(file, as_json):
     """List the players by block."""
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         ps = t.players()
     text = "\n".join(f"{p.block:>3}  {p.name}  {p.group}"
                      + (f"  (withdrawn before round {p.withdrawn_round})" if p.withdrawn else "")
@@ -311,7 +312,7 @@ def unpair(file, as_json):
 @click.option("--round", "round_no", type=NUMBER, default=None, help="Which round (default: the current).")
 def tables(file, as_json, round_no):
     """Show a round's tables and the results entered."""
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         info = t.round(round_no or t.current_round()).to_json()
     _emit(as_json, info, _round_text(info))
 
@@ -408,7 +409,7 @@ def _standings_text(st: dict) -> str:
 @click.option("--block", type=UTF8, default=None, help="Only this block.")
 def standings(file, as_json, block):
     """Standings per block: wins, then cards taken, then the lot (drawn when needed)."""
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         st = {b: [r.to_json() for r in rows] for b, rows in t.standings(block).items()}
         if block and not st:
             raise KarutaError(f"no block {block} (blocks: {', '.join(t.blocks())})")
@@ -434,7 +435,7 @@ def sheets(file, as_json, round_no, out):
     from reader.tournament import pages
 
     folder = _out_folder(out)
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         r = round_no or t.current_round()
         t.round(r)  # one-line error for a round that is not paired
         paths = pages.write_round(t, r, folder)
@@ -448,7 +449,7 @@ def page(file, as_json):
     """Write the projector page (standings and bracket; it reloads itself) and print its path."""
     from reader.tournament import pages
 
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         p = pages.write_projector(t, _now())
     _emit(as_json, {"projector": str(p), "refresh_s": pages.REFRESH_S},
           f"{p}  (open it in a browser on the projector; it reloads every {pages.REFRESH_S} s)")
@@ -463,8 +464,7 @@ def page(file, as_json):
 @replace_option()
 def export(file, as_json, csv_out, json_out, replace):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
-    from reader.base.files import atomic_write_text
-    from reader.base.statefiles import check_output
+    from reader.base.statefiles import check_output, write_output_text
     from reader.tournament import files
 
     for opt, path in (("--csv", csv_out), ("--out", json_out)):
@@ -472,13 +472,13 @@ def export(file, as_json, csv_out, json_out, replace):
             check_output(path, opt, replace=replace)
     if csv_out and json_out and Path(csv_out).resolve() == Path(json_out).resolve():
         raise KarutaError(f"--csv and --out are the same file ({csv_out}): give each its own")
-    with _open(file) as t:
+    with _open(file, reading=True) as t:
         data = files.export_json(t)
         table_csv = files.export_csv(t) if csv_out else None
     if csv_out:
-        atomic_write_text(csv_out, table_csv)
+        write_output_text(csv_out, table_csv)
     if json_out:
-        atomic_write_text(json_out, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+        write_output_text(json_out, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     if not csv_out and not json_out:
         click.echo(json.dumps(data, ensure_ascii=False, indent=1))
         return

@@ -169,6 +169,9 @@ class ClubSession:
         self._started_reading = False
         self.device_lost: str | None = None  # the DeviceError's line while phase is "lost"
         self._lost_at = 0.0
+        # ``r`` once everything was sent to the device (the end still sounding): the last
+        # 下の句 again once it has been heard out
+        self._repeat_after_end = False
         if self.position >= self.total:
             self.phase = "finished"
 
@@ -218,8 +221,22 @@ class ClubSession:
             if self.cursor is not None:
                 self.cursor.close()
 
+    @property
+    def running(self) -> bool:
+        """Whether a front end goes on ticking: during the reading, and while the last 下の句
+        asked for again as the reading ended is read."""
+        return self.phase not in ("finished", "quit") or (self.phase == "finished"
+                                                          and self.repeating)
+
     # ------------------------------------------------------------------ commands
     def command(self, cmd: str | None) -> None:
+        if cmd == "repeat" and (self.phase == "finished" or (
+                self.phase == "reading" and self.cursor is not None
+                and self.cursor.state.finished)):
+            self._repeat_after_end = True  # the reading's end is still heard, or is over
+            if self.phase == "finished":
+                self._repeat_last_shimo()
+            return
         if cmd is None or self.phase in ("finished", "quit"):
             return
         if cmd == "quit":
@@ -324,6 +341,11 @@ class ClubSession:
                 self._start_after_chime = False
                 self._begin_reading()
             return
+        if self.phase == "finished":
+            if self.repeating and not self.output.is_active:
+                self.output.wait(timeout=0)  # re-raises a voice/device failure
+                self.repeating = False
+            return
         if self.phase != "reading" or self.cursor is None:
             return
         frame = self.output.frame_now()
@@ -340,6 +362,22 @@ class ClubSession:
                 self.phase = "finished"
                 self.message = "the reading is over"
                 self.save()
+                if self._repeat_after_end:
+                    self._repeat_last_shimo()
+
+    def _repeat_last_shimo(self) -> None:
+        """The reading's last 下の句 once more, after its end (players ask for it as the last
+        card is taken): a stream of its own, the reading's log unchanged."""
+        self._repeat_after_end = False
+        shimo = next((seg for seg in reversed(self.plan.segments) if seg.kind == "shimo"), None)
+        if shimo is None:
+            return
+        import numpy as np
+
+        self._stop_output()
+        data = np.asarray(self.voice.samples(shimo.speech), dtype=np.float32).reshape(-1)
+        self.output.play(ArrayCursor(data, self.plan.sample_rate))
+        self.repeating = True
 
     def _heard(self, i: int) -> None:
         if i <= self.heard:
@@ -400,7 +438,7 @@ class ClubSession:
         if self.phase == "memorize":
             return "memorisation" if not self._start_after_chime else "memorisation over"
         if self.phase == "finished":
-            return "finished"
+            return "repeating 下の句" if self.repeating else "finished"
         if self.phase == "quit":
             return "stopped (saved)"
         if self.phase == "lost":

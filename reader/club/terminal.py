@@ -48,7 +48,7 @@ def run_terminal(session: ClubSession, *, out=None, keys=None,
         if tty:
             out.write("\x1b[?1049h\x1b[?25l")
         session.start()
-        while session.phase not in ("finished", "quit"):
+        while session.running:
             try:
                 session.command(read_command(keys, 0.01, bindings))
                 session.tick()

@@ -113,7 +113,8 @@ def chime(rate: int, kind: str = "signal"):
 
 class ArrayCursor:
     """Plays a fixed array through an ``audio.output`` backend (the chimes): the subset of the
-    ``PlanCursor`` interface the outputs use (``read``, ``stop``, ``close``, ``sample_rate``)."""
+    ``PlanCursor`` interface the outputs use (``read``, ``stop``, ``close``, ``sample_rate``,
+    ``finished``)."""
 
     def __init__(self, samples, sample_rate: int):
         self.data = samples
@@ -127,6 +128,11 @@ class ArrayCursor:
         out = self.data[self.pos:self.pos + n]
         self.pos += out.shape[0]
         return out
+
+    @property
+    def finished(self) -> bool:
+        """As ``PlanCursor.finished``: stopped, or every frame read."""
+        return self.stopped or self.pos >= self.data.shape[0]
 
     def stop(self) -> None:
         self.stopped = True

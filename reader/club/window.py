@@ -131,7 +131,7 @@ def run_window(session: ClubSession, size=SIZE, fps: int = 30,
     last_draw = 0.0
     try:
         session.start()
-        while session.phase not in ("finished", "quit"):
+        while session.running:
             for ev in pg.event.get():
                 cmd = None
                 if ev.type == pg.QUIT:

@@ -26,11 +26,14 @@ plan time the player meant, ``reaction_ms = tap_ms - kimariji_onset_ms``.  A tap
 ``ANTICIPATION_MS`` after the onset cannot be a reaction to it (``anticipation``); one before
 the onset is also ``early``.
 
-A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
-DAC times jumping: ``reader.input.taps.sound_gap_ms``) is ``untimed``: it still counts as a
-take or a fault, but its reaction is not known (it would be off by the gap), so
+A tap whose card's sound had a gap between the kimariji's onset and the tap (an underrun, or
+the DAC times jumping: ``reader.input.taps.sound_gap_ms``) is ``untimed``: it still counts as
+a take or a fault, but its reaction is not known (it would be off by the gap), so
 ``reaction_ms`` and ``from_kami_ms`` are None, it is neither early nor an anticipation, and it
-is left out of every reaction figure.
+is left out of every reaction figure.  A gap only before the onset (between the 上の句's start
+and the decisive mora) leaves the reaction exact: the player heard the onset and the tap on
+one steady timeline.  Only ``from_kami_ms`` (which spans the gap) is then None
+(``gap_before_onset``), and ``gap_ms`` says how far the sound moved.
 """
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ from typing import Any
 __all__ = [
     "ANTICIPATION_MS", "TIMELINES", "LOG_FIELDS", "Grab", "reaction", "frames_to_ms",
     "drill_plan", "timeline_of", "log_record", "summarize", "Summary", "card_at", "untimed",
+    "gap_before_onset",
     "UNTIMED_GAP", "OPTIONAL_LOG_FIELDS",
 ]
 
@@ -57,7 +61,8 @@ LOG_FIELDS = (
 )
 #: keys a drill log line has only sometimes, after ``LOG_FIELDS``: ``untimed`` (why the tap has
 #: no reaction time: ``reaction_ms`` and ``from_kami_ms`` are null) and ``gap_ms`` (how far the
-#: sound's timing moved)
+#: sound's timing moved; alone, for a gap before the kimariji's onset: ``from_kami_ms`` null,
+#: the reaction exact)
 OPTIONAL_LOG_FIELDS = ("untimed", "gap_ms")
 #: why a tap is not timed (``untimed``)
 UNTIMED_GAP = "the sound had a gap: not timed"
@@ -131,6 +136,15 @@ def untimed(grab: Grab, gap_ms: float | None, reason: str = UNTIMED_GAP) -> Grab
 
     return replace(grab, reaction_ms=None, from_kami_ms=None, anticipation=False, early=False,
                    untimed=reason, gap_ms=gap_ms)
+
+
+def gap_before_onset(grab: Grab, gap_ms: float) -> Grab:
+    """``grab`` whose sound had a gap of ``gap_ms`` after the 上の句 began but before the
+    kimariji's onset: the reaction (onset to tap, one steady stretch of sound) stands; the time
+    from the 上の句's start spans the gap, so it is not known."""
+    from dataclasses import replace
+
+    return replace(grab, from_kami_ms=None, gap_ms=gap_ms)
 
 
 def card_at(plan, plan_frame: float):
@@ -241,6 +255,8 @@ def log_record(grab: Grab, *, correct: bool, answer: int | str | None = None,
     assert tuple(rec) == LOG_FIELDS
     if grab.untimed is not None:
         rec.update(untimed=grab.untimed, gap_ms=grab.gap_ms)
+    elif grab.gap_ms is not None:
+        rec.update(gap_ms=grab.gap_ms)
     return rec
 
 
@@ -276,7 +292,7 @@ def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0) ->
     good = [r for r in recs if r["correct"] and not r["anticipation"]
             and r.get("reaction_ms") is not None]
     rt = [r["reaction_ms"] for r in good]
-    fk = [r["from_kami_ms"] for r in good]
+    fk = [r["from_kami_ms"] for r in good if r["from_kami_ms"] is not None]  # (gap before)
     return Summary(
         cards=cards, taps=len(recs), correct=sum(bool(r["correct"]) for r in recs),
         faults=sum(bool(r["fault"]) for r in recs), missed=missed,

@@ -8,10 +8,11 @@ Layers (top calls down)::
         TerminalFront / WindowFront   input (reader.input.taps: stamped as taken in) and display
         reader.drills.grab                  reaction times, drill plan, log records (pure)
 
-A tap whose card's sound had a gap between the 上の句's start and the tap (an underrun, or the
-DAC times jumping: ``reader.input.taps.sound_gap_ms``, the detection ``karuta calibrate`` uses)
-still counts as a take or a fault, but is shown and logged as not timed (``untimed``) and left
-out of the reaction figures: a reaction measured across a gap is off by the gap.
+A tap whose card's sound had a gap between the kimariji's onset and the tap (an underrun, or
+the DAC times jumping: ``reader.input.taps.sound_gap_ms``, the detection ``karuta calibrate``
+uses) still counts as a take or a fault, but is shown and logged as not timed (``untimed``) and
+left out of the reaction figures: a reaction measured across a gap is off by the gap.  A gap
+before the onset leaves the reaction exact (``grab.gap_before_onset``).
 
 A card: 間 · 上の句 (the kimariji's last mora starts at ``decisive``) · take (the drill waits
 there ``--take`` seconds for a tap, then the card is missed).  A tap belongs to the card whose
@@ -332,7 +333,8 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     it times the take and the "get ready"; its ``now()`` dates a record).  ``on_event(name, data)`` tells tests/benchmarks what happens ("ready" (the warm-up's
     length, s), "card", "grab", "record", "miss")."""
     from audio.render import PlanCursor
-    from reader.drills.grab import card_at, log_record, reaction, timeline_of, untimed
+    from reader.drills.grab import (card_at, gap_before_onset, log_record, reaction, timeline_of,
+                                    untimed)
     from reader.input.taps import SettleGate, TapMapper, sound_gap_ms
 
     rng = rng or seeds.rng(seeds.pick_seed())
@@ -438,17 +440,25 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         debug_of[seg.poem] = dbg
                     grab = reaction(pf, seg, calibration_ms, sample_rate=rate,
                                     timeline=timeline[seg.poem])
-                    # a gap in the sound since the 上の句 began: the reaction would be off by it
+                    # a gap in the sound since the kimariji's onset: the reaction would be off
+                    # by it; one before the onset only moves the time from the 上の句's start
                     gap = sound_gap_ms(output, cursor, seg.start, ev.ns)
                     if gap is not None:
-                        grab = untimed(grab, gap)
+                        onset = seg.decisive if grab.timeline != "kami-start" else seg.start
+                        after = (sound_gap_ms(output, cursor, onset, ev.ns)
+                                 if onset > seg.start else gap)
+                        grab = (untimed(grab, after) if after is not None
+                                else gap_before_onset(grab, gap))
                     notify("grab", grab)
                     flag = (" (before the kimariji)" if grab.early else
                             " (anticipation)" if grab.anticipation else "")
                     flag += "" if grab.timeline == "exact" else f" [{grab.timeline} timeline]"
                     if grab.untimed is not None:
-                        front.show(f"  {grab.untimed} (its timing moved {gap:+.0f} ms after the "
-                                   f"上の句 began)")
+                        front.show(f"  {grab.untimed} (its timing moved {grab.gap_ms:+.0f} ms "
+                                   "after the kimariji began)")
+                    elif grab.from_kami_ms is None:
+                        front.show(f"  {grab.reaction_ms:+.0f} ms after the kimariji{flag} (the "
+                                   f"sound had a gap of {grab.gap_ms:+.0f} ms before it)")
                     else:
                         front.show(f"  {grab.reaction_ms:+.0f} ms after the kimariji, "
                                    f"{grab.from_kami_ms:.0f} ms into the 上の句{flag}")

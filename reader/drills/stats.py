@@ -204,9 +204,15 @@ class StatsDB:
     and has been moved aside).  Use as a context manager or call ``close()``.
     """
 
-    def __init__(self, path: str | os.PathLike | None = None):
+    def __init__(self, path: str | os.PathLike | None = None, *, reading: bool = False):
         self.path = Path(path) if path is not None else default_db_path()
         self.notice: str | None = None
+        from reader.base.sqldb import writable_here
+
+        if reading and not writable_here(self.path):
+            # only to be read (``karuta stats``), in a read-only folder or disk: shown as it is
+            self._conn = self._open_snapshot()
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -278,6 +284,50 @@ class StatsDB:
         except BaseException:
             conn.close()
             raise
+
+    def _open_snapshot(self) -> sqlite3.Connection:
+        """The database as it is on a read-only folder or disk, never changed: no answers yet
+        if there is no file; a damaged one is left as it is (moving it aside and salvaging
+        need a folder that can be written)."""
+        from reader.base.sqldb import NotReadable, open_snapshot
+
+        where = f"the stats database {self.path} (in a read-only folder)"
+        if not self.path.exists():
+            conn = sqlite3.connect(":memory:", isolation_level=None)
+            self._create(conn)
+            return conn
+        try:
+            conn = open_snapshot(self.path)
+        except NotReadable as e:
+            raise KarutaError(f"cannot read {where}: {e}; make the folder writable") from None
+        except sqlite3.Error as e:
+            raise KarutaError(f"cannot read {where}: {e}") from None
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            check = conn.execute("PRAGMA quick_check").fetchone()[0]
+            have = {n for (n,) in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            check, version, have = str(e), 0, set()
+        from reader.base.statefiles import STATS_ROWS
+
+        if version > SCHEMA_VERSION:
+            conn.close()
+            raise KarutaError(f"the stats database {self.path} is from a newer karuta "
+                              f"(schema {version}, this one knows {SCHEMA_VERSION})")
+        if check == "ok" and version == 0 and not have:  # an empty file: no answers yet
+            conn.close()
+            conn = sqlite3.connect(":memory:", isolation_level=None)
+            self._create(conn)
+            return conn
+        if check != "ok" or version == 0 or any(t not in have for t in STATS_ROWS):
+            conn.close()
+            why = check.splitlines()[0] if check != "ok" else "not a karuta stats database"
+            raise KarutaError(f"{where} is damaged ({why}): it was left as it is; make the "
+                              "folder writable and run karuta stats again to keep a copy and "
+                              "start a new one with what can be read")
+        return conn
 
     def _create(self, conn: sqlite3.Connection) -> None:
         tables = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]

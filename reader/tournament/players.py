@@ -24,7 +24,7 @@ from typing import Sequence
 from reader.tournament.errors import TournamentError
 
 __all__ = ["PlayerRow", "read_csv", "parse_csv", "balance_blocks", "block_names", "clean_name",
-           "check_blocks"]
+           "check_blocks", "check_name", "NAME_MAX"]
 
 _COLUMNS = {
     "name": ("name", "名前", "player", "氏名", "選手名", "選手"),
@@ -47,6 +47,25 @@ def clean_name(s: str) -> str:
     """NFKC (full-width letters and digits, half-width kana made standard), spaces squeezed.
     Two spellings of one name (全角/半角 spaces) are then one name."""
     return " ".join(unicodedata.normalize("NFKC", s).split())
+
+
+#: the longest name or group a player may have, in characters: a full name with a class or
+#: school beside it fits ("山田 太郎 (3年2組)" is 13), and so does every sheet, the pairing
+#: list and the projector's standings column
+NAME_MAX = 40
+
+
+def check_name(nm: str, what: str, where: str) -> str:
+    """``nm`` (already ``clean_name``d) as a player's ``what`` ("name", "group"), or one line
+    naming ``where`` it came from: no longer than ``NAME_MAX``, no control or format
+    characters (an escape sequence would reach the terminal, a bidi override the sheets)."""
+    if len(nm) > NAME_MAX:
+        raise TournamentError(f"{where}: the {what} {nm[:20]}… is {len(nm)} characters long "
+                              f"(at most {NAME_MAX})")
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in nm):
+        raise TournamentError(f"{where}: the {what} {nm.encode('unicode_escape').decode()[:40]} "
+                              "has a control character in it")
+    return nm
 
 
 def decode_text(data: bytes, name: str) -> str:
@@ -136,7 +155,10 @@ def parse_csv(text: str, name: str = "<csv>") -> list[PlayerRow]:
             raise TournamentError(f"{name} row {i}: {nm} is already on row {seen[nm]} (names "
                                   f"must differ: add the class, e.g. {nm} (2-1))")
         seen[nm] = i
-        out.append(PlayerRow(nm, clean_name(cell["group"]), clean_name(cell["block"]), i))
+        check_name(nm, "name", f"{name} row {i}")
+        grp = check_name(clean_name(cell["group"]), "group", f"{name} row {i}")
+        out.append(PlayerRow(nm, grp, check_name(clean_name(cell["block"]), "block",
+                                                 f"{name} row {i}"), i))
     if not out:
         raise TournamentError(f"{name}: no players below the header")
     return out

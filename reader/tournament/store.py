@@ -37,7 +37,8 @@ from reader.tournament import files, integrity, pairing, scoring
 from reader.tournament.day import (COLOR_POLICIES, Settings, default_colors, parse_color,
                                    round_colors)
 from reader.tournament.errors import TournamentError
-from reader.tournament.players import PlayerRow, balance_blocks, check_blocks, clean_name
+from reader.tournament.players import (PlayerRow, balance_blocks, check_blocks, check_name,
+                                       clean_name)
 from reader.tournament.rows import STAGE_NAMES, Lot, Player, Round, Status, Table, Undone
 
 __all__ = ["Tournament", "Settings", "Table", "default_colors", "COLOR_POLICIES", "FORMAT",
@@ -165,7 +166,10 @@ class Tournament:
         return cls.open(path)
 
     @classmethod
-    def open(cls, path: str | Path) -> "Tournament":
+    def open(cls, path: str | Path, *, reading: bool = False) -> "Tournament":
+        """``reading``: the caller only reads, so a tournament in a read-only folder or disk is
+        opened as it is (immutable: no journal, no WAL switch); a change tried on it is one
+        line saying the file is read-only."""
         path = Path(path)
         try:
             there = path.exists()
@@ -175,8 +179,16 @@ class Tournament:
             raise TournamentError(f"{path}: no tournament there (start one with "
                                   "`karuta tournament new --players FILE.csv`)")
         integrity.identify(path)  # before anything could change a byte of someone else's file
+        from reader.base.sqldb import NotReadable, open_snapshot, writable_here
+
         try:
-            conn = _connect(path)
+            if reading and not writable_here(path):
+                conn = open_snapshot(path)
+            else:
+                conn = _connect(path)
+        except NotReadable as e:
+            raise TournamentError(f"cannot read {path} (in a read-only folder): {e}; copy it "
+                                  "to a folder you can write in") from None
         except sqlite3.Error as e:
             raise integrity.sql_error(path, e) from None
         try:
@@ -233,6 +245,8 @@ class Tournament:
         nm, grp = clean_name(name), clean_name(group)
         if not nm:
             raise TournamentError("a player needs a name")
+        check_name(nm, "name", "add")
+        check_name(grp, "group", "add")
         if self.db.execute("SELECT 1 FROM players WHERE name = ?", (nm,)).fetchone():
             raise TournamentError(f"{nm} is already a player (names must differ)")
         if self.stage_of(self.current_round() + 1) != "prelim":
