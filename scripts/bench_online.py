@@ -71,12 +71,19 @@ def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
 
 
 # ------------------------------------------------------------------------------- the relay
-class Relay:
-    """host:port <- relay <- guest; each chunk held ``delay ± jitter`` s, in order."""
+#: a lost TCP segment arrives once the sender's retransmission timer fires (Linux's least
+#: RTO is 200 ms); what was sent after it waits behind it (in order)
+RTO_S = 0.2
 
-    def __init__(self, target_port: int, delay: float, jitter: float, seed: int = 1):
+
+class Relay:
+    """host:port <- relay <- guest; each chunk held ``delay ± jitter`` s, in order; a share
+    ``loss`` of the chunks is lost once and resent (``RTO_S`` later), as TCP would."""
+
+    def __init__(self, target_port: int, delay: float, jitter: float, seed: int = 1,
+                 loss: float = 0.0):
         self.target = target_port
-        self.delay, self.jitter = delay, jitter
+        self.delay, self.jitter, self.loss = delay, jitter, loss
         self.rng = random.Random(seed)
         self.refuse_until = 0.0
         self.writers: list = []
@@ -115,7 +122,8 @@ class Relay:
         try:
             while data := await reader.read(65536):
                 at = max(last[0], time.monotonic() + self.delay
-                         + self.rng.uniform(-self.jitter, self.jitter))
+                         + self.rng.uniform(-self.jitter, self.jitter)
+                         + (RTO_S if self.rng.random() < self.loss else 0.0))
                 last[0] = at
                 q.put_nowait((at, data))
         except (ConnectionError, OSError):

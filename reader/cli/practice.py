@@ -118,9 +118,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         local = headless.parse_seat(as_seat) if as_seat is not None else Seat("human")
         if local.kind == "none":
             raise KarutaError("--as none: someone has to play this seat (bot:1-5)")
-        if local.kind == "human":
-            raise KarutaError("online play in the board window is not built yet: let a bot "
-                              "play this machine's seat with --as bot:LEVEL")
+        if local.kind == "human" and sound:
+            raise KarutaError("--sound is for --as bot:LEVEL (the board window always reads "
+                              "aloud)")
     if join is not None:
         if code is None:
             raise KarutaError("--join needs --code CODE (the code the host printed)")
@@ -131,7 +131,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
                               "--seed, --joka and --resume when joining")
         address = _netplay().parse_address(join)
-        _check_new_log(log_file)
+        _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
+        if local.kind == "human":              # leaves nothing beside the log's name)
+            return _join_window(address, code, voice_spec, log_file, device=device,
+                                fullscreen=fullscreen, show_kimariji=show_kimariji)
         return _join(address, code, local, voice_spec, log_file, device if sound else False)
     if host_mode:
         if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
@@ -186,6 +189,11 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
                                reading=None if joka is None else {"joka": joka},
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 
+    if host_mode and local.kind == "human":
+        return _host_window(m, code or online.new_code(), port if port is not None
+                            else online.DEFAULT_PORT, log_file, new_log=not resume,
+                            device=device, claim=claim, fullscreen=fullscreen,
+                            show_kimariji=show_kimariji)
     if host_mode:
         claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
@@ -289,13 +297,14 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     return m
 
 
-def _check_new_log(log_file) -> None:
-    """A new online log: never over a file (``claim_log``), held while the match runs."""
+def _check_new_log(log_file, hold: bool = True) -> None:
+    """A new online log: never over a file (``claim_log``), held while the match runs
+    (``hold=False``: the check alone; a guest holds it once the host has welcomed it)."""
     if log_file is None:
         return
     from reader.cli import claim_log
 
-    claim_log(log_file, "a practice log", new=True)
+    claim_log(log_file, "a practice log", new=True, hold=hold)
 
 
 def _netplay():
@@ -354,17 +363,9 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> Non
 def _join(address, code: str, local, voice_spec, log_file, device=False) -> None:
     """``--join``: play the host's match (a bot in this seat: ``--as``)."""
     from reader.practice import headless
-    from reader.reading.voices import make_voice
     from reader.match import log as matchlog
 
-    def build(text, digest):
-        header = headless.parse_practice_log(text, "the host's match")[0]
-        spec = voice_spec or header["practice"].get("voice") or None
-        m = headless.resume_text(text, "the host's match", make_voice(spec))
-        if online.plan_digest(m.plan) != digest:
-            raise KarutaError("this machine's reading plan differs from the host's (the same "
-                              "voice and karuta version on both machines?)")
-        return m
+    build = _build_guest_match(voice_spec)
 
     def event(name, data):
         if name == "closed" and data is not None and data.result is not None:
@@ -378,6 +379,8 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
             warn(f"the host says: {data}")
         elif name == "welcome" and guest.rejoins:
             warn(f"joined again: the match goes on from read {data.index + 1}")
+        elif name == "welcome":
+            _check_new_log(log_file)  # the link is up: the log is this karuta's now
         if name == "welcome" and sound[0] is None and device is not False:
             sound[0] = _sound_for(data.plan, data.voice, lambda: guest.timeline,
                                   guest.host_time, device)
@@ -403,8 +406,161 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
         _netplay().run(_netplay().run_guest(guest, address, players=players, warn=warn))
     finally:
         _sound_line(sound[0])
-        c = guest.clock
-        if c.offset is not None:
-            click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
-                       f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
+        _clock_line(guest)
     click.echo(matchlog.report(guest.m.match))
+
+
+def _clock_line(guest) -> None:
+    c = guest.clock
+    if c.offset is not None:
+        click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
+                   f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
+
+
+def _build_guest_match(voice_spec):
+    """``build`` for ``online.Guest``: the host's match from its log, the plan checked."""
+    from reader.practice import headless
+    from reader.reading.voices import make_voice
+
+    def build(text, digest):
+        header = headless.parse_practice_log(text, "the host's match")[0]
+        spec = voice_spec or header["practice"].get("voice") or None
+        m = headless.resume_text(text, "the host's match", make_voice(spec))
+        if online.plan_digest(m.plan) != digest:
+            raise KarutaError("this machine's reading plan differs from the host's (the same "
+                              "voice and karuta version on both machines?)")
+        return m
+    return build
+
+
+def _window_ready(device):
+    """Before anything is opened: a display (one line if none)."""
+    from reader.base.errors import DeviceError
+    from reader.practice.window import NO_DISPLAY
+    from reader.ui.window import display_available
+
+    if not display_available():
+        raise DeviceError(NO_DISPLAY)
+
+
+def _calibration(sound) -> float:
+    from reader.drills.calibrate import CalibrationStore, device_key
+
+    key = device_key(sound)
+    calib = CalibrationStore().offset_ms(key)
+    if calib is None:
+        warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
+    return calib or 0.0
+
+
+def _wait_for(event, transport) -> None:
+    """Until ``event`` is set or the transport ended (its error raised here, one line)."""
+    while not event.wait(0.05):
+        if transport.done.is_set():
+            break
+    if transport.error is not None:
+        raise transport.error
+    if not event.is_set():
+        raise KarutaError("the link ended before the match began")
+
+
+def _end_window(w, transport, sound) -> None:
+    """The window is closed: the transport stopped, its error said (one line), else the
+    report."""
+    from reader.match import log as matchlog
+
+    transport.stop()
+    _sound_line(sound)
+    if transport.error is not None:
+        if w.log_file is not None:
+            warn(f"the match so far is kept in {w.log_file}")
+        raise transport.error
+    click.echo(matchlog.report(w.m.match))
+    for line in w.end_lines()[3:]:
+        click.echo(line)
+    click.echo(w.stats())
+
+
+def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
+                 fullscreen: bool, show_kimariji: bool) -> None:
+    """``--host`` with this machine's player in the board window."""
+    import threading
+
+    from reader.practice import headless
+    from reader.practice.netwindow import Locked, OnlineWindow, Transport
+
+    _window_ready(device)
+    host = online.Host(m, code, ready=False)  # (ready once the window is open)
+    sound = _sound_for(m.plan, m.voice, lambda: host.timeline, lambda t: t, device)
+    transport = None
+    try:
+        claim()  # the log is held from now on (the device is open)
+        if new_log and log_file is not None:
+            headless.save(m, log_file)  # the deal is on disk before anyone joins
+        lock = threading.Lock()
+        listening = threading.Event()
+
+        def listen(p):
+            click.echo(f"hosting on port {p}, code {code}: on the other machine run "
+                       f"karuta practice --join THIS-MACHINE:{p} --code {code}")
+            listening.set()
+
+        net = _netplay()
+        transport = Transport(lambda: net.run_host(Locked(host, lock), port, on_listen=listen,
+                                                   warn=warn))
+        _wait_for(listening, transport)
+        w = OnlineWindow(host, host.local, lock, sound, transport=transport,
+                         log_file=log_file, calibration_ms=_calibration(sound),
+                         show_kimariji=show_kimariji, fullscreen=fullscreen)
+        w.run()
+    except BaseException:
+        if transport is not None:
+            transport.stop()
+        sound.stop()
+        raise
+    _end_window(w, transport, sound)
+    _say_seed(m)
+
+
+def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen: bool,
+                 show_kimariji: bool) -> None:
+    """``--join`` with this machine's player in the board window."""
+    import threading
+
+    from reader.practice.netwindow import Locked, OnlineWindow, Transport
+
+    _window_ready(device)
+    welcomed = threading.Event()
+    guest = online.Guest(code, _build_guest_match(voice_spec),
+                         on_event=lambda name, data: welcomed.set() if name == "welcome" else None)
+    guest.ready = False  # (ready once the window is open)
+    lock = threading.Lock()
+    window = [None]
+    net = _netplay()
+    transport = Transport(lambda: net.run_guest(
+        Locked(guest, lock), address, warn=warn,
+        players=[lambda now: window[0].drain(now) if window[0] is not None else []]))
+    sound = None
+    try:
+        _wait_for(welcomed, transport)
+        _check_new_log(log_file)  # the link is up: the log is this karuta's now
+        with lock:
+            m = guest.m
+            if log_file is not None:
+                from reader.practice import headless
+
+                headless.save(m, log_file)
+        sound = _sound_for(m.plan, m.voice, lambda: guest.timeline, guest.host_time, device)
+        with lock:
+            w = window[0] = OnlineWindow(guest, guest.me, lock, sound, transport=transport,
+                                         say=warn,
+                                         log_file=log_file, calibration_ms=_calibration(sound),
+                                         show_kimariji=show_kimariji, fullscreen=fullscreen)
+        w.run()
+    except BaseException:
+        transport.stop()
+        if sound is not None:
+            sound.stop()
+        raise
+    _end_window(w, transport, sound)
+    _clock_line(guest)

@@ -128,9 +128,10 @@ class TimelineSound:
         self.stream = None
 
     def start(self) -> None:
-        import sounddevice as sd
-
+        from audio.output.devices import _sd
         from reader.base.errors import DeviceError
+
+        sd = _sd()  # (ALSA's own lines kept off stderr, as for every output)
 
         try:
             self.stream = sd.OutputStream(samplerate=self.rate, channels=1, dtype="float32",
@@ -138,6 +139,8 @@ class TimelineSound:
                                           device=self.device)
             self._pair()
             self.stream.start()
+            # (what calibrations are kept under: ``reader.drills.calibrate.device_key``)
+            self.device_info = sd.query_devices(self.stream.device)
         except (sd.PortAudioError, ValueError) as e:
             raise DeviceError(f"cannot open the sound output ({e})") from None
         threading.Thread(target=self._pairing, name="karuta-netsound-clock",
