@@ -193,12 +193,12 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         return _host_window(m, code or online.new_code(), port if port is not None
                             else online.DEFAULT_PORT, log_file, new_log=not resume,
                             device=device, claim=claim, fullscreen=fullscreen,
-                            show_kimariji=show_kimariji)
+                            show_kimariji=show_kimariji, voice_spec=voice_spec)
     if host_mode:
         claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
                      else online.DEFAULT_PORT, log_file, new_log=not resume,
-                     device=device if sound else False)
+                     device=device if sound else False, voice_spec=voice_spec)
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
@@ -313,14 +313,20 @@ def _netplay():
     return netplay
 
 
-def _sound_for(plan, voice, timeline_of, to_timeline, device):
-    """The reading heard in sync (``--sound``), started; ``None`` without ``--sound``."""
+def _sound_for(m, voice_spec, timeline_of, offset_of, device, wait: bool = True,
+               start: bool = True):
+    """The reading heard in sync, in a process of its own (``netsound.SoundProcess``),
+    started (unless ``start`` is False: the window starts it); ``None`` for ``device`` False
+    (a bot's seat without ``--sound``).  ``wait``: until it plays (else its ``error`` says
+    later why not)."""
     if device is False:
         return None
-    from reader.practice.netsound import TimelineSound
+    from reader.practice.netsound import SoundProcess
 
-    s = TimelineSound(plan, voice, timeline_of, to_timeline, device=device)
-    s.start()
+    s = SoundProcess(m.log_text(), online.plan_digest(m.plan), voice_spec, timeline_of,
+                     offset_of, device=device)
+    if start:
+        s.start(wait=wait)
     return s
 
 
@@ -331,7 +337,8 @@ def _sound_line(s) -> None:
                    "in time")
 
 
-def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> None:
+def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
+          voice_spec=None) -> None:
     """``--host``: serve the match until it is over; the log is saved after every read."""
     from reader.practice import headless
     from reader.match import log as matchlog
@@ -351,7 +358,7 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> Non
         click.echo(f"hosting on port {p}, code {code}: on the other machine run "
                    f"karuta practice --join THIS-MACHINE:{p} --code {code}")
 
-    sound = _sound_for(m.plan, m.voice, lambda: host.timeline, lambda t: t, device)
+    sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device)
     try:
         _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
     finally:
@@ -382,14 +389,16 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
         elif name == "welcome":
             _check_new_log(log_file)  # the link is up: the log is this karuta's now
         if name == "welcome" and sound[0] is None and device is not False:
-            sound[0] = _sound_for(data.plan, data.voice, lambda: guest.timeline,
-                                  guest.host_time, device)
+            sound[0] = _sound_for(data, voice_spec, lambda: guest.timeline,
+                                  lambda: guest.offset, device, wait=False)  # (in the loop)
 
     sound = [None]
     told = [0]
 
     def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
         s = sound[0]
+        if s is not None and s.error is not None:
+            raise s.error  # (the sound device would not open: one line, as on the host)
         if s is None or s.underruns == told[0]:
             return []
         told[0] = s.underruns
@@ -419,28 +428,20 @@ def _clock_line(guest) -> None:
 
 def _build_guest_match(voice_spec):
     """``build`` for ``online.Guest``: the host's match from its log, the plan checked."""
-    from reader.practice import headless
-    from reader.reading.voices import make_voice
-
-    def build(text, digest):
-        header = headless.parse_practice_log(text, "the host's match")[0]
-        spec = voice_spec or header["practice"].get("voice") or None
-        m = headless.resume_text(text, "the host's match", make_voice(spec))
-        if online.plan_digest(m.plan) != digest:
-            raise KarutaError("this machine's reading plan differs from the host's (the same "
-                              "voice and karuta version on both machines?)")
-        return m
-    return build
+    return lambda text, digest: online.match_of_log(text, digest, voice_spec)
 
 
 def _window_ready(device):
-    """Before anything is opened: a display (one line if none)."""
+    """Before anything is opened or written: a display and the sound device (one line if
+    either is missing; the device is opened once the window is up)."""
+    from audio.output.devices import resolve_device
     from reader.base.errors import DeviceError
     from reader.practice.window import NO_DISPLAY
     from reader.ui.window import display_available
 
     if not display_available():
         raise DeviceError(NO_DISPLAY)
+    resolve_device(device)
 
 
 def _calibration(sound) -> float:
@@ -482,7 +483,7 @@ def _end_window(w, transport, sound) -> None:
 
 
 def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
-                 fullscreen: bool, show_kimariji: bool) -> None:
+                 fullscreen: bool, show_kimariji: bool, voice_spec=None) -> None:
     """``--host`` with this machine's player in the board window."""
     import threading
 
@@ -491,10 +492,10 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
 
     _window_ready(device)
     host = online.Host(m, code, ready=False)  # (ready once the window is open)
-    sound = _sound_for(m.plan, m.voice, lambda: host.timeline, lambda t: t, device)
+    sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device, start=False)
     transport = None
     try:
-        claim()  # the log is held from now on (the device is open)
+        claim()  # the log is held from now on
         if new_log and log_file is not None:
             headless.save(m, log_file)  # the deal is on disk before anyone joins
         lock = threading.Lock()
@@ -510,7 +511,7 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
                                                    warn=warn))
         _wait_for(listening, transport)
         w = OnlineWindow(host, host.local, lock, sound, transport=transport,
-                         log_file=log_file, calibration_ms=_calibration(sound),
+                         log_file=log_file, calibrate=_calibration,
                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()
     except BaseException:
@@ -550,11 +551,12 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
                 from reader.practice import headless
 
                 headless.save(m, log_file)
-        sound = _sound_for(m.plan, m.voice, lambda: guest.timeline, guest.host_time, device)
+        sound = _sound_for(m, voice_spec, lambda: guest.timeline, lambda: guest.offset,
+                           device, start=False)
         with lock:
             w = window[0] = OnlineWindow(guest, guest.me, lock, sound, transport=transport,
                                          say=warn,
-                                         log_file=log_file, calibration_ms=_calibration(sound),
+                                         log_file=log_file, calibrate=_calibration,
                                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()
     except BaseException:

@@ -107,8 +107,10 @@ class OnlineWindow(BoardWindow):
     ``transport``: the running ``Transport`` (its end with an error ends the window)."""
 
     def __init__(self, side, local: str, lock: threading.Lock, sound, *, transport=None,
-                 say: Callable[[str], None] | None = None, **kw):
+                 say: Callable[[str], None] | None = None,
+                 calibrate: Callable[[object], float] | None = None, **kw):
         super().__init__(side.m, sound, memorize_min=0, **kw)
+        self.calibrate = calibrate  # sound -> this device's calibration (ms), once it is open
         self.say = say or (lambda text: None)  # a line for the user (the host's warnings)
         self.side = side
         self.local = local
@@ -126,6 +128,12 @@ class OnlineWindow(BoardWindow):
 
     def open(self):
         super().open()
+        # the sound starts once the window is up: opening a window is a burst of work, and a
+        # sound server starved meanwhile plays the stream late ever after (not seen in the
+        # DAC times)
+        self.output.start()
+        if self.calibrate is not None:
+            self.calibration_ms = float(self.calibrate(self.output))
         with self.lock:
             self.side.ready = True  # the board is up: the reading may be scheduled
 
@@ -178,9 +186,12 @@ class OnlineWindow(BoardWindow):
             m = self.m
             owed = m.owed_send()
             go = ev.kind == "key" and ev.key in (self.pg.K_SPACE, self.pg.K_RETURN)
-            if not self.is_host and go and self.phase == "reading":
+            if go and self.phase == "reading":  # the highlighted send, if this player owes
                 if owed is not None and owed.sender == self.local:
-                    self._send(m.suggest_send(owed.sender, owed.count))
+                    if self.is_host:
+                        self.session.send_default()
+                    else:
+                        self._send(m.suggest_send(owed.sender, owed.count))
                 return
             super().handle(ev)
 

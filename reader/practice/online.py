@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from reader.base.errors import KarutaError
 
 __all__ = ["VERSION", "DEFAULT_PORT", "ProtocolError", "encode", "decode", "check",
-           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code"]
+           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code", "match_of_log"]
 
 #: the protocol's version: a peer speaking another is refused in one line
 VERSION = 1
@@ -162,6 +162,22 @@ def new_code() -> str:
     from reader.base import seeds
 
     return f"{seeds.secret(10**6):06d}"
+
+
+def match_of_log(text: str, digest: str, voice_spec: str | None = None):
+    """The host's match from its log's text (the guest's copy; the online sound's own
+    process): the log's voice unless ``voice_spec``, its plan checked against ``digest``
+    (``KarutaError``: another plan)."""
+    from reader.practice import headless
+    from reader.reading.voices import make_voice
+
+    header = headless.parse_practice_log(text, "the host's match")[0]
+    spec = voice_spec or header["practice"].get("voice") or None
+    m = headless.resume_text(text, "the host's match", make_voice(spec))
+    if plan_digest(m.plan) != digest:
+        raise KarutaError("this machine's reading plan differs from the host's (the same "
+                          "voice and karuta version on both machines?)")
+    return m
 
 
 def plan_digest(plan) -> str:
