@@ -431,9 +431,10 @@ def _build_guest_match(voice_spec):
     return lambda text, digest: online.match_of_log(text, digest, voice_spec)
 
 
-def _window_ready(device):
-    """Before anything is opened or written: a display and the sound device (one line if
-    either is missing; the device is opened once the window is up)."""
+def _window_ready(device=False):
+    """Before anything is opened or written: a display, and unless ``device`` is False the
+    sound device (one line if either is missing; the device is opened once the window is
+    up)."""
     from audio.output.devices import resolve_device
     from reader.base.errors import DeviceError
     from reader.practice.window import NO_DISPLAY
@@ -441,7 +442,8 @@ def _window_ready(device):
 
     if not display_available():
         raise DeviceError(NO_DISPLAY)
-    resolve_device(device)
+    if device is not False:
+        resolve_device(device)
 
 
 def _calibration(sound) -> float:
@@ -530,7 +532,7 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
 
     from reader.practice.netwindow import Locked, OnlineWindow, Transport
 
-    _window_ready(device)
+    _window_ready()  # (the sound device once the host has said yes: a refused join is that)
     welcomed = threading.Event()
     guest = online.Guest(code, _build_guest_match(voice_spec),
                          on_event=lambda name, data: welcomed.set() if name == "welcome" else None)
@@ -544,6 +546,7 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
     sound = None
     try:
         _wait_for(welcomed, transport)
+        _window_ready(device)
         _check_new_log(log_file)  # the link is up: the log is this karuta's now
         with lock:
             m = guest.m

@@ -131,7 +131,8 @@ class OnlineWindow(BoardWindow):
         # the sound starts once the window is up: opening a window is a burst of work, and a
         # sound server starved meanwhile plays the stream late ever after (not seen in the
         # DAC times)
-        self.output.start()
+        if hasattr(self.output, "start"):  # (a ``SoundProcess``; tests: a ``NullOutput``)
+            self.output.start()
         if self.calibrate is not None:
             self.calibration_ms = float(self.calibrate(self.output))
         with self.lock:
