@@ -16,8 +16,8 @@ from test_online import CODE, VOICE, build, jitter
 SEED = 133  # read 1 is B's (the guest's) one card
 
 
-def _pair(rng_seed=3):
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, SEED, VOICE,
+def _pair(rng_seed=3, seed=SEED):
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, seed, VOICE,
                            cards=1, reading={"joka": False})
     host, guest = online.Host(m, CODE, ready=False), online.Guest(CODE, build)
     guest.ready = False
@@ -79,6 +79,35 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
         assert not list(w.scene.territories["B"].cards)  # the taken card left B's side
         assert w.phase == "over"  # B's territory is empty: the end table
         assert w.painter.overlay is not None
+    finally:
+        import pygame
+
+        pygame.display.quit()
+
+
+def test_a_guest_that_joins_again_redraws_its_board_from_the_hosts_log(monkeypatch):
+    from audio.output import NullOutput
+    from reader.practice.netwindow import OnlineWindow
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m, host, guest, sim = _pair(seed=7)  # (its first reads are karafuda: the match goes on)
+    assert m.current().where is None
+    host.ready = True
+    assert sim.run_until(lambda: guest.m is not None, limit=5.0)
+    said = []
+    w = OnlineWindow(guest, guest.me, threading.Lock(), NullOutput(48000), say=said.append)
+    w.open()
+    try:
+        first = guest.m
+        assert sim.run_until(lambda: len(guest.m.closed) >= 1, limit=60.0)  # (nobody touched)
+        sim.cut(5.0)
+        assert sim.run_until(lambda: guest.rejoins >= 1 and len(m.closed) >= 2, limit=120.0)
+        w._tick(w.now())
+        assert guest.m is not first and w.m is guest.m and w.session.m is guest.m
+        assert said and said[0].startswith("joined again: the match goes on from read")
+        assert {p: sorted(w.scene.territories[p].cards) for p in "AB"} == \
+            {p: sorted(c) for p, c in guest.m.board.items()}
+        assert guest.m.log_text() == m.log_text()[:len(guest.m.log_text())]
     finally:
         import pygame
 

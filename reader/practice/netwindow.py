@@ -103,7 +103,8 @@ class Transport:
 class OnlineWindow(BoardWindow):
     """The board window of one machine of an online match.  ``side``: the ``online.Host``
     or ``online.Guest`` (not locked: this window takes ``lock`` itself); ``local``: this
-    machine's seat; ``sound``: the started ``TimelineSound`` (the window's output);
+    machine's seat; ``sound``: the ``netsound.SoundProcess`` (the window's output, started
+    once the window is up);
     ``transport``: the running ``Transport`` (its end with an error ends the window)."""
 
     def __init__(self, side, local: str, lock: threading.Lock, sound, *, transport=None,
@@ -273,9 +274,12 @@ class OnlineWindow(BoardWindow):
     def _rebuilt(self, m) -> None:
         from reader.practice.session import PracticeSession
 
+        from reader.base import seeds
+
         self.m = m
         self.session = PracticeSession(m, on_event=self._on_session, release=self._release)
         self.session.phase = "reading"
+        self.rng = seeds.rng(m.extra.get("seed", 0), "place")  # (as a window opened now)
         self._layout_board()
         self.show(panels=True)
         self.painter.full()
