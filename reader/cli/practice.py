@@ -79,7 +79,8 @@ def _cards(ctx, param, value):
 @click.option("--code", default=None, metavar="CODE",
               help="Online: the code the host printed (--join); --host: use this code.")
 @click.option("--as", "as_seat", default=None, metavar="bot:LEVEL",
-              help="Online: a bot plays this machine's seat (no window).")
+              help="Online: a bot plays this machine's seat (no window); without it you play "
+                   "at the board window.")
 @click.option("--sound", is_flag=True,
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")

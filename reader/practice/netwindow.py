@@ -151,6 +151,9 @@ class OnlineWindow(BoardWindow):
         return out
 
     def show(self, status: str | None = None, panels: bool = False):
+        owed = self.m.owed_send()
+        if status is None and owed is not None and owed.sender != self.local:
+            status = "waiting for the other player's send"  # (not "pick on your side")
         super().show(status, panels)
         if panels:  # this machine's player near, named "you"; the session's: A near, B far
             t = self.scene.texts
