@@ -200,6 +200,8 @@ class SoundProcess:
     ``PUSH_S`` — a sync point is decided ``online.MIN_MARGIN_S`` ahead, far more than that
     plus the child's ``LATENCY_S``.  ``timeline_of()``: the current ``online.Timeline``;
     ``offset_of()``: the timeline's clock minus ours (``None``: not known yet, silence).
+    The child opens its stream at once (a device that cannot play is said at start) and
+    again when the first sync point arrives (``online.FIRST_LEAD_S`` ahead of it).
     ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s."""
 
     PUSH_S = 0.01
@@ -330,18 +332,23 @@ def main() -> int:
     audio.quiet.ENABLED = True
     init = json.loads(sys.stdin.readline())
     offset = [None]
-    try:
-        m = online.match_of_log(init["log"], init["digest"], init["voice"])
-        tl = online.Timeline(m.plan)
-        snd = TimelineSound(m.plan, m.voice, lambda: tl,
-                            lambda t: None if offset[0] is None else t + offset[0],
-                            device=init["device"])
+
+    def opened():
+        s = TimelineSound(m.plan, m.voice, lambda: tl,
+                          lambda t: None if offset[0] is None else t + offset[0],
+                          device=init["device"])
         # the stream's callback thread, made as it starts, inherits realtime priority (its
         # speech fetcher, made before, does not: synthesis must not hold a CPU)
         rt = realtime_priority()
-        snd.start()
+        s.start()
         if rt:
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        return s
+
+    try:
+        m = online.match_of_log(init["log"], init["digest"], init["voice"])
+        tl = online.Timeline(m.plan)
+        snd = opened()
     except KarutaError as e:
         print("error " + " ".join(str(e).split()), flush=True)
         return 1
@@ -357,6 +364,12 @@ def main() -> int:
         for line in sys.stdin:
             msg = json.loads(line)
             if "anchors" in msg:
+                if not tl.anchors and msg["anchors"]:
+                    # the reading's first sync point: a stream opened again now (measured:
+                    # one that played silence for the seconds before plays the reading tens
+                    # of ms off its DAC times on a busy sound server; opened now, within 3 ms)
+                    snd.stop()
+                    snd = opened()
                 tl.anchors = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
             if "offset" in msg:
                 offset[0] = float(msg["offset"])

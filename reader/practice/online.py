@@ -56,6 +56,9 @@ MAX_BOUND_S = 1.5
 #: the least time between a sync point being decided and its instant (s): the guest must hear
 #: of it (one-way delay) before its output makes the buffers it falls in (``netsound``: 0.25 s)
 MIN_MARGIN_S = 0.6
+#: the first sync point comes this much later still (s): the sound processes open their
+#: streams again when they hear of it (``netsound.SoundProcess``)
+FIRST_LEAD_S = 1.0
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
 #: the latest round trips compared with the older ones to find a clock that stepped
@@ -558,7 +561,8 @@ class Host(_Pinger):
             if self.synced:
                 self.started = True
                 self.session.start_reading()
-                out += self._schedule(now + self.memorize_s + self.margin, self._first_frame())
+                out += self._schedule(now + self.memorize_s + self.margin + FIRST_LEAD_S,
+                                      self._first_frame())
             return out
         tj = now - self.bound  # the judge's time: every earlier touch has arrived
         heard = self.timeline.heard(tj)
