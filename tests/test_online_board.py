@@ -1,13 +1,16 @@
 """Online play's board window, in this process (SDL's dummy video driver, no sound device):
 the window of each machine over a simulated link (``online.Sim``, 80 ± 20 ms each way, the
 guest's clock far from the host's) — what a click sends, and what the host's judgements do
-to the guest's board.  The same with two real processes, X servers and sinks:
-tests/test_online_window.py."""
+to the guest's board; and the reading's own sound process (on the session's PulseAudio).
+The same with two real processes, X servers and sinks: tests/test_online_window.py."""
 from __future__ import annotations
 
 import random
 import threading
 
+import pytest
+
+from audio_fixtures import pulse_server  # noqa: F401
 from reader.practice import headless, online
 from reader.practice.match import Seat
 
@@ -112,3 +115,31 @@ def test_a_guest_that_joins_again_redraws_its_board_from_the_hosts_log(monkeypat
         import pygame
 
         pygame.display.quit()
+
+
+@pytest.mark.realtime
+def test_the_sound_process_plays_and_a_sound_that_ends_by_itself_is_an_error(pulse_server):
+    """``SoundProcess``: the reading's sound in its own process, started on the session's
+    PulseAudio; its process ending while it should play is said (``error``), as a board
+    window then ends with one line."""
+    import time
+
+    from reader.practice.netsound import SoundProcess
+
+    m, host, guest, sim = _pair()
+    s = SoundProcess(m.log_text(), online.plan_digest(m.plan), "tone", lambda: host.timeline,
+                     lambda: 0.0)
+    s.start()
+    try:
+        assert s.error is None and s.device_info and s.proc.poll() is None
+        s.proc.kill()
+        end = time.monotonic() + 10
+        while s.error is None and time.monotonic() < end:
+            time.sleep(0.05)
+        assert s.error is not None and "stopped" in str(s.error)
+    finally:
+        s.stop()
+    bad = SoundProcess(m.log_text(), "0" * 16, "tone", lambda: None, lambda: None)
+    with pytest.raises(Exception) as e:  # another plan: refused in one line
+        bad.start()
+    assert "plan differs" in str(e.value) and "\n" not in str(e.value)

@@ -475,10 +475,11 @@ def _end_window(w, transport, sound) -> None:
 
     transport.stop()
     _sound_line(sound)
-    if transport.error is not None:
-        if w.log_file is not None:
-            warn(f"the match so far is kept in {w.log_file}")
-        raise transport.error
+    error = transport.error or getattr(sound, "error", None)
+    if error is not None and not w.session.over:
+        if w.log_file is not None and isinstance(error, KarutaError):
+            raise type(error)(f"{error} (the match so far is kept in {w.log_file})")
+        raise error
     click.echo(matchlog.report(w.m.match))
     for line in w.end_lines()[3:]:
         click.echo(line)

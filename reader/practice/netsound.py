@@ -202,7 +202,8 @@ class SoundProcess:
     ``offset_of()``: the timeline's clock minus ours (``None``: not known yet, silence).
     The child opens its stream at once (a device that cannot play is said at start) and
     again when the first sync point arrives (``online.FIRST_LEAD_S`` ahead of it).
-    ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s."""
+    ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s;
+    ``error``: why it could not start, or that it ended by itself (a ``DeviceError``)."""
 
     PUSH_S = 0.01
 
@@ -283,6 +284,8 @@ class SoundProcess:
                 sent_offset = off if "offset" in msg else sent_offset
 
     def _status(self) -> None:
+        from reader.base.errors import DeviceError
+
         try:
             for line in self.proc.stdout:
                 parts = line.split()
@@ -290,6 +293,9 @@ class SoundProcess:
                     self.underruns, self.late = int(parts[1]), int(parts[2])
         except (OSError, ValueError):  # (stopped)
             pass
+        if not self._halt.is_set():  # it ended by itself: nothing is heard any more
+            self.error = DeviceError("the reading's sound stopped (its process ended: the "
+                                     "device or the sound server went away?)")
 
     def stop(self) -> None:
         import subprocess

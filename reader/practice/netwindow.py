@@ -246,6 +246,8 @@ class OnlineWindow(BoardWindow):
         t = self.transport
         if t is not None and t.done.is_set() and (t.error is not None or self.phase != "over"):
             self.quit = True  # (the caller says why)
+        if getattr(self.output, "error", None) is not None and self.phase != "over":
+            self.quit = True  # the sound stopped (the caller says it)
 
     def _guest_news(self, name: str, data) -> None:
         s = self.session
