@@ -71,7 +71,7 @@ def _click(display, wid, x, y) -> tuple[float, float]:
 
 @pytest.mark.realtime
 def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, xvfb2,
-                                                          tmp_path):
+                                                          tmp_path, monkeypatch):
     from bench_online import Relay
 
     m = _match()
@@ -87,12 +87,12 @@ def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, x
         for e in ears.values():
             assert e.listening.wait(30), "parec heard nothing from a sink's monitor"
         common = {"PULSE_SERVER": pulse_server.env["PULSE_SERVER"],
-                  "KARUTA_CONFIG_DIR": str(tmp_path / "cfg"),
-                  "KARUTA_DATA_DIR": str(tmp_path / "data")}
+                  "KARUTA_CONFIG_DIR": str(tmp_path / "cfg")}  # (data: each machine its own)
         apps["h"] = start_app(karuta_argv(
             "practice", "--host", "--port", "0", "--seed", str(SEED), "--cards", "1",
             "--no-joka", "--voice", "tone", "--log", str(tmp_path / "h.jsonl")),
-            env=karuta_env({**common, "DISPLAY": xvfb, "PULSE_SINK": "online_h"}),
+            env=karuta_env({**common, "DISPLAY": xvfb, "PULSE_SINK": "online_h",
+                            "KARUTA_DATA_DIR": str(tmp_path / "data_h")}),
             cwd=tmp_path)
         out_h = []
 
@@ -107,7 +107,8 @@ def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, x
         apps["g"] = start_app(karuta_argv(
             "practice", "--join", f"127.0.0.1:{relay.port}", "--code", code,
             "--log", str(tmp_path / "g.jsonl")),
-            env=karuta_env({**common, "DISPLAY": xvfb2, "PULSE_SINK": "online_g"}),
+            env=karuta_env({**common, "DISPLAY": xvfb2, "PULSE_SINK": "online_g",
+                            "KARUTA_DATA_DIR": str(tmp_path / "data_g")}),
             cwd=tmp_path)
         wid = {"h": window_of(apps["h"], xvfb), "g": window_of(apps["g"], xvfb2)}
         # both sinks start read 1's 上の句 together (measured on their monitors)
@@ -160,3 +161,14 @@ def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, x
     for k in "hg":
         assert "Traceback" not in outs[k], outs[k]
         assert "B wins" in outs[k], outs[k]
+    # each machine's stats database learns its own player's touches, not the other's
+    from reader.drills.stats import StatsDB
+
+    for k, p in (("g", "B"), ("h", "A")):
+        monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / f"data_{k}"))
+        with StatsDB() as db:
+            taps = [(t.poem, t.correct) for t in db.taps()]
+        if p == "B":
+            assert taps == [(cur.poem, True)], taps
+        else:
+            assert (cur.poem, True) not in taps, taps  # (B's take is not A's)

@@ -272,14 +272,10 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     calib = CalibrationStore().offset_ms(key)
     if calib is None:
         warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
-    from datetime import datetime, timezone
-
     from reader.drills.stats import StatsDB
 
     with StatsDB() as db:
-        sid = db.start_session("practice", datetime.now(timezone.utc), {
-            "rules": m.rules, "seats": {p: s.kind for p, s in m.seats.items()},
-            "seed": m.extra.get("seed"), "device": key, "calibration_ms": calib})
+        sid = _stats_session(db, m, key, calib)
         w = BoardWindow(m, output, log_file=log_file, hints=hints, memorize_min=memorize,
                         calibration_ms=calib or 0.0, show_kimariji=show_kimariji,
                         fullscreen=fullscreen, on_event=on_event, db=db, session_id=sid)
@@ -296,6 +292,27 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     if w.ready_line() is not None:
         click.echo(w.ready_line())
     return m
+
+
+def _stats_session(db, m, key: str, calib, **more) -> str:
+    """A practice session in the stats database (``karuta stats`` learns from its takes)."""
+    from datetime import datetime, timezone
+
+    return db.start_session("practice", datetime.now(timezone.utc), {
+        "rules": m.rules, "seats": {p: s.kind for p, s in m.seats.items()},
+        "seed": m.extra.get("seed"), "device": key, "calibration_ms": calib, **more})
+
+
+def _record_online(w) -> None:
+    """This machine's player's takes and faults of an online match, into the stats database
+    (the other player's are theirs)."""
+    from reader.drills.calibrate import device_key
+    from reader.drills.stats import StatsDB
+
+    with StatsDB() as db:
+        w.db, w.session_id = db, _stats_session(db, w.m, device_key(w.output),
+                                                w.calibration_ms, online=w.local)
+        w.record_stats()
 
 
 def _check_new_log(log_file, hold: bool = True) -> None:
@@ -475,6 +492,7 @@ def _end_window(w, transport, sound) -> None:
 
     transport.stop()
     _sound_line(sound)
+    _record_online(w)
     error = transport.error or getattr(sound, "error", None)
     if error is not None and not w.session.over:
         if w.log_file is not None and isinstance(error, KarutaError):

@@ -407,7 +407,8 @@ class BoardWindow:
         deck = MemoryDeck.from_json(self.db.memory_cards())
         now = self.clock.now()
         for closed in self.m.closed:
-            record_read(self.db, self.session_id, self.m, closed, now, deck=deck)
+            record_read(self.db, self.session_id, self.m, closed, now, players=self.humans,
+                        deck=deck)
 
     def _save(self):
         """Save the log after a read, off the window's thread (an fsync can take 100+ ms on a
