@@ -71,12 +71,19 @@ def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
 
 
 # ------------------------------------------------------------------------------- the relay
-class Relay:
-    """host:port <- relay <- guest; each chunk held ``delay ± jitter`` s, in order."""
+#: a lost TCP segment arrives once the sender's retransmission timer fires (Linux's least
+#: RTO is 200 ms); what was sent after it waits behind it (in order)
+RTO_S = 0.2
 
-    def __init__(self, target_port: int, delay: float, jitter: float, seed: int = 1):
+
+class Relay:
+    """host:port <- relay <- guest; each chunk held ``delay ± jitter`` s, in order; a share
+    ``loss`` of the chunks is lost once and resent (``RTO_S`` later), as TCP would."""
+
+    def __init__(self, target_port: int, delay: float, jitter: float, seed: int = 1,
+                 loss: float = 0.0):
         self.target = target_port
-        self.delay, self.jitter = delay, jitter
+        self.delay, self.jitter, self.loss = delay, jitter, loss
         self.rng = random.Random(seed)
         self.refuse_until = 0.0
         self.writers: list = []
@@ -115,7 +122,8 @@ class Relay:
         try:
             while data := await reader.read(65536):
                 at = max(last[0], time.monotonic() + self.delay
-                         + self.rng.uniform(-self.jitter, self.jitter))
+                         + self.rng.uniform(-self.jitter, self.jitter)
+                         + (RTO_S if self.rng.random() < self.loss else 0.0))
                 last[0] = at
                 q.put_nowait((at, data))
         except (ConnectionError, OSError):
@@ -196,7 +204,7 @@ def process_run(args, tmp: Path) -> dict:
             time.sleep(0.1)
         else:
             raise SystemExit("the host did not start: " + (tmp / "host.err").read_text()[-300:])
-        relay = Relay(int(m.group(1)), args.delay / 1000, args.jitter / 1000)
+        relay = Relay(int(m.group(1)), args.delay / 1000, args.jitter / 1000, loss=args.loss)
         guest = subprocess.Popen(
             [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", m.group(2),
              "--log", str(tmp / "g.jsonl"), *common],
@@ -231,6 +239,187 @@ def process_run(args, tmp: Path) -> dict:
     return {"skews": skews(mix), "clock": clock.groups() if clock else None, "h": h, "g": g,
             "cut_reads": cut_reads, "guest_err": (tmp / "guest.err").read_text(),
             "host_err": (tmp / "host.err").read_text()}
+
+
+# ------------------------------------------------------------------------------- two boards
+def window_trials(args, tmp: Path) -> dict:
+    """``--windows``: a player at each board (``--host`` / ``--join`` without ``--as``), each
+    app with its own Xvfb and its own sink (``sink_h``, ``sink_g``), the guest through the
+    relay.  One match a trial (a new seed each, 50 cards a side: read 1's card is on both
+    boards where the deal put it): both sinks' onsets of read 1's 上の句 are heard
+    (``Onsets``, the window tests' ear), then XTest clicks on that card on both boards, 10 ms
+    apart at 0.3 s after its decisive sound (A first in even trials, B in odd), with a
+    simultaneous window of 5 ms.  Each click's frame is the frame its sink was playing at the
+    press (its onset as the clock); the log says the frame each machine mapped it to and who
+    took the card.  The last trial then cuts the link for 5 s after read 1 and waits for read
+    2 on both machines."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from Xlib import display as xdisplay
+
+    from bench_board import start_xvfb
+    from bench_stress import press_realtime, xtest_press
+    from reader.practice import headless
+    from reader.practice.match import PracticeSettings, Seat
+    from reader.reading.voices import make_voice
+    from test_practice_window import Onsets, _card_px, _onset_number
+    from x_driver import end_app, start_app, window_of
+
+    voice = make_voice("tone")
+    pulse, env = start_pulse(tmp / "pulse")
+    rec = subprocess.Popen(["parec", "-d", "mix.monitor", "--raw", "--format=s16le",
+                            f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
+                           env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
+    xs = []
+    ears = {k: Onsets(sink=f"sink_{k}", env=env) for k in "hg"}
+    press_realtime()
+    out = {"errors_ms": {"A": [], "B": []}, "won": 0, "trials": 0, "skew_ms": [],
+           "cut": None, "failed": []}
+    try:
+        for k in range(args.trials_windows):
+            seed = args.seed + k
+            m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, seed,
+                                   voice, cards=50, reading={"joka": False},
+                                   settings=PracticeSettings(simultaneous_ms=5.0))
+            cur = m.current()
+            n_kami = _onset_number(m.plan, voice, cur.kami)
+            cut = k == args.trials_windows - 1
+            base = dict(env, KARUTA_CONFIG_DIR=str(tmp / "cfg"),
+                        KARUTA_DATA_DIR=str(tmp / "data"), PYGAME_HIDE_SUPPORT_PROMPT="1")
+            base.pop("SDL_VIDEODRIVER", None)
+            logs = {s: tmp / f"{s}{k}.jsonl" for s in "hg"}
+            apps = {}
+            xs = [start_xvfb(), start_xvfb()]  # (fresh X servers: no window of the last trial)
+            disp = {"h": xs[0][1], "g": xs[1][1]}
+            try:
+                hout = tmp / f"host{k}.out"
+                apps["h"] = start_app(
+                    [KARUTA, "practice", "--host", "--port", "0", "--seed", str(seed),
+                     "--cards", "50", "--no-joka", "--voice", "tone", "--simultaneous", "5",
+                     "--log", str(logs["h"])],
+                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h"),
+                    stdout=open(hout, "w"))
+                end = time.monotonic() + 60
+                while not (line := next((x for x in hout.read_text().splitlines()
+                                         if x.startswith("hosting on port")), None)):
+                    if apps["h"].poll() is not None or time.monotonic() > end:
+                        raise SystemExit("the host did not start: " + hout.read_text()[-300:])
+                    time.sleep(0.05)
+                port, code = int(line.split()[3].rstrip(",")), line.split()[5].rstrip(":")
+                relay = Relay(port, args.delay / 1000, args.jitter / 1000, seed=seed,
+                              loss=args.loss)
+                errf = open(tmp / f"guest{k}.err", "w")
+                apps["g"] = start_app(
+                    [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", code,
+                     "--log", str(logs["g"])],
+                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g"), stdout=errf,
+                    stderr=subprocess.STDOUT)
+                t_start = time.monotonic()
+                wins = {s: window_of(apps[s], disp[s]) for s in "hg"}
+                heard = {s: ears[s].wait(n_kami, after=t_start, timeout=90) - cur.start / RATE
+                         for s in "hg"}
+                out["skew_ms"].append((heard["g"] - heard["h"]) * 1000)
+                first = "A" if k % 2 == 0 else "B"
+                f1 = cur.decisive + 0.3 * RATE
+                frames = {first: f1, ("B" if first == "A" else "A"): f1 + 0.010 * RATE}
+                side = {"A": "h", "B": "g"}
+                ds = {}
+                for p, s in side.items():
+                    x, y, _ = _card_px(m, seed, cur.poem, viewer=p)
+                    d = xdisplay.Display(disp[s])
+                    d.create_resource_object("window", int(wins[s])).warp_pointer(x, y)
+                    d.sync()
+                    ds[p] = d
+                pressed = {}
+                for p in sorted(frames, key=frames.get):
+                    at = heard[side[p]] + frames[p] / RATE
+                    while time.monotonic() < at - 0.003:
+                        time.sleep(0.001)
+                    while time.monotonic() < at:
+                        pass
+                    t0, _ = xtest_press(ds[p], "mouse", 1)
+                    pressed[p] = (t0 / 1e9 - heard[side[p]]) * RATE  # the frame then
+                time.sleep(1.0)  # the taker of a card from across owes a send: the default
+                for p, d in ds.items():
+                    xtest_press(d, "key", d.keysym_to_keycode(0xFF0D))  # (Return)
+                    d.close()
+                end = time.monotonic() + 30
+                while time.monotonic() < end and min(len(reads(logs[s])) for s in "hg") < 1:
+                    time.sleep(0.1)
+                h = reads(logs["h"])
+                if not h:
+                    out["failed"].append(f"trial {k}: read 1 was not logged")
+                    continue
+                touches = {t["player"]: t for t in h[0]["timing"]["touches"]}
+                for p, f in pressed.items():
+                    if p in touches:
+                        out["errors_ms"][p].append(touches[p]["ms"] - f * 1000 / RATE)
+                out["trials"] += 1
+                out["won"] += h[0]["took"] == first
+                if cut:
+                    relay.cut(5.0)
+                    end = time.monotonic() + 90
+                    while time.monotonic() < end and min(len(reads(logs[s])) for s in "hg") < 2:
+                        time.sleep(0.2)
+                    text = (tmp / f"guest{k}.err").read_text()
+                    again = re.findall(r"joined again: the match goes on from read (\d+)", text)
+                    h, g = reads(logs["h"]), reads(logs["g"])
+                    n = min(len(h), len(g))
+                    out["cut"] = {"again": again, "h": len(h), "g": len(g),
+                                  "equal": n >= 2 and g[:n] == h[:n]}
+            finally:
+                for p in apps.values():
+                    if p.poll() is None:
+                        p.send_signal(signal.SIGINT)
+                for p in apps.values():
+                    try:
+                        p.wait(10)
+                    except subprocess.TimeoutExpired:
+                        pass
+                    end_app(p)
+                for p, _ in xs:
+                    p.terminate()
+                    p.wait()
+                xs = []
+    finally:
+        for e in ears.values():
+            e.close()
+        rec.terminate()
+        rec.wait()
+        for p, _ in xs:
+            p.terminate()
+            p.wait()
+        pulse.terminate()
+        pulse.wait()
+    mix = np.fromfile(tmp / "mix.raw", dtype=np.int16)
+    out["skews"] = skews(mix[: len(mix) // 2 * 2].reshape(-1, 2))
+    return out
+
+
+def report_windows(r: dict) -> None:
+    sk = r["skews"]
+    if sk:
+        a = sorted(abs(x) for x in sk)
+        print(f"two boards: start skew, guest sink − host sink (recorded mix), {len(sk)} "
+              f"sounds: median {statistics.median(sk):+.2f} ms, max {a[-1]:.2f} ms; within "
+              f"5 ms: {sum(x <= 5 for x in a)}/{len(a)}")
+    if r["skew_ms"]:
+        print(f"  read 1's 上の句 on the two monitors (live ears, ±5 ms each): "
+              + " ".join(f"{x:+.1f}" for x in r["skew_ms"]) + " ms")
+    for p in "AB":
+        e = r["errors_ms"][p]
+        if e:
+            print(f"  touch frame − the frame its sink played at the XTest press, {p} "
+                  f"({'host' if p == 'A' else 'guest'}): median {statistics.median(e):+.2f} ms,"
+                  f" range {min(e):+.2f} .. {max(e):+.2f} ms ({len(e)} clicks)")
+    if r["trials"]:
+        print(f"  earlier click (10 ms, 5 ms window) took the card: {r['won']}/{r['trials']}")
+    for f in r["failed"]:
+        print("  " + f)
+    c = r["cut"]
+    if c is not None:
+        print(f"  5 s cut after read 1: joined again at read {', '.join(c['again']) or '-'}; "
+              f"host logged {c['h']} reads, guest {c['g']}; the guest's copy equals the "
+              f"host's: {c['equal']}")
 
 
 def reads(path: Path) -> list[dict]:
@@ -296,9 +485,23 @@ def main() -> None:
     ap.add_argument("--jitter", type=float, default=20.0)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--skip-processes", action="store_true")
+    ap.add_argument("--loss", type=float, default=0.0,
+                    help="share of chunks lost once and resent 200 ms later (as TCP does)")
+    ap.add_argument("--windows", action="store_true",
+                    help="a player at each board instead (two Xvfb, XTest clicks)")
+    ap.add_argument("--trials-windows", type=int, default=6)
     args = ap.parse_args()
 
-    print(f"link: {args.delay:g} ± {args.jitter:g} ms each way (uniform, in order)")
+    print(f"link: {args.delay:g} ± {args.jitter:g} ms each way (uniform, in order), "
+          f"{args.loss:.0%} of chunks lost and resent")
+    if args.windows:
+        tmp = Path(tempfile.mkdtemp(prefix="karuta-bench-online-"))
+        try:
+            report_windows(window_trials(args, tmp))
+        finally:
+            if not os.environ.get("KEEP"):
+                shutil.rmtree(tmp, ignore_errors=True)
+        return
     won, total, offs, jumps = earlier_wins(args.trials, args.delay / 1000, args.jitter / 1000)
     print(f"earlier wins (10 ms apart, 5 ms window, guest's touch mapped through its clock): "
           f"{won}/{total} = {won / total:.1%}")

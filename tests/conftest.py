@@ -1,4 +1,5 @@
 """Shared pytest configuration (keep minimal: fixtures live in helper modules)."""
+import contextlib
 import os
 import select
 import subprocess
@@ -125,6 +126,20 @@ def tmux(tmp_path):
 @pytest.fixture
 def xvfb():
     """A real X server (Xvfb, 1280x800) on a display number it picks itself; yields ":N"."""
+    with x_server() as display:
+        yield display
+
+
+@pytest.fixture
+def xvfb2():
+    """A second X server beside ``xvfb`` (two machines' windows: online play)."""
+    with x_server() as display:
+        yield display
+
+
+@contextlib.contextmanager
+def x_server():
+    """Xvfb (1280x800) on a display number it picks itself, for the ``with`` block: ":N"."""
     from audio_fixtures import require_tool, stop_process
 
     require_tool("Xvfb", "xvfb")

@@ -94,7 +94,14 @@ def test_a_wrong_code_and_a_garbage_line_are_refused_in_one_line(tmp_path):
     try:
         port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
         r = run_karuta("practice", "--join", f"127.0.0.1:{port}", "--code", "000000",
-                       "--as", "bot:1", home=tmp_path, timeout=60)
+                       "--as", "bot:1", "--log", str(tmp_path / "g.jsonl"), home=tmp_path,
+                       timeout=60)
+        one_line_error(r, "wrong code")
+        # a refused join wrote nothing: no log, and no lock file beside its name
+        assert not list(tmp_path.glob("*g.jsonl*"))
+        # a player at a board is refused the same way, before any window opens
+        r = run_karuta("practice", "--join", f"127.0.0.1:{port}", "--code", "000000",
+                       env={"SDL_VIDEODRIVER": "dummy"}, home=tmp_path, timeout=60)
         one_line_error(r, "wrong code")
         with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
             s.sendall(b'{"t":"hello","v":1,"code":"' + b"x" * 9000 + b'"}\n')
@@ -114,6 +121,10 @@ def test_bad_online_options_are_one_line(tmp_path):
     one_line_error(run_karuta("practice", "--code", "123456"), "online")
     one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--code", "123456",
                               "--as", "bot:2", home=tmp_path, timeout=60), "cannot reach")
+    one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--code", "123456",
+                              env={"SDL_VIDEODRIVER": "dummy"}, home=tmp_path, timeout=60),
+                   "cannot reach")
+    one_line_error(run_karuta("practice", "--host", "--sound"), "--sound")
 
 
 def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):

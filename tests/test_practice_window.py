@@ -40,13 +40,14 @@ def _match(seed, cards=1, vs="none", joka=False):
                               seed, ToneVoice(), cards=cards, reading={"joka": joka})
 
 
-def _card_px(m, seed, poem):
-    """Where the window draws ``poem`` (1280x720 window): the same placement and viewport."""
+def _card_px(m, seed, poem, viewer="A"):
+    """Where the window draws ``poem`` (1280x720 window; ``viewer``'s side near): the same
+    placement and viewport."""
     from reader.practice import board as B
 
     rng = random.Random(f"{seed}/place")
     terr = {p: B.place(m.board[p], rng, universe=m.plan.universe) for p in ("A", "B")}
-    boxes = B.kyogi_viewport((1280, 720), m.state.solo).boxes(B.kyogi_board(terr, "A"))
+    boxes = B.kyogi_viewport((1280, 720), m.state.solo).boxes(B.kyogi_board(terr, viewer))
     c = next(b for b in boxes if b.poem == poem)
     return round(c.rect.cx), round(c.rect.cy), c
 
@@ -126,13 +127,13 @@ class Onsets:
     stream may stall a few tenths of a second after it starts, so neither the key press nor
     the first sound is a clock for a later card: the onset of its own 上の句 is."""
 
-    def __init__(self):
+    def __init__(self, sink="ci_sink", env=None):
         import threading
 
         self.proc = subprocess.Popen(
-            ["parec", "-d", "ci_sink.monitor", "--raw", "--format=s16le", "--rate=48000",
+            ["parec", "-d", f"{sink}.monitor", "--raw", "--format=s16le", "--rate=48000",
              "--channels=1", "--latency-msec=5"], stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, bufsize=0)
+            stderr=subprocess.DEVNULL, bufsize=0, env=env)
         self.times: list[float] = []
         self.cv = threading.Condition()
         self.listening = threading.Event()  # set once the monitor's samples arrive

@@ -104,6 +104,21 @@ def narrowest_pair(stream, pairs: int = 5, *, enough: float = 0.0,
     return best_w, best_off
 
 
+def realtime_priority() -> bool:
+    """Realtime priority (``SCHED_FIFO``) for the calling thread where allowed (root,
+    CAP_SYS_NICE, an rtprio limit), else a better nice value, else as it is; threads it
+    creates later inherit it.  True if realtime."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
+        return True
+    except (AttributeError, OSError):
+        try:
+            os.nice(-10)
+        except OSError:
+            pass
+        return False
+
+
 def _pairing(stream, clk, halt: threading.Event, period: float = 0.1) -> None:
     """Publish stream clock − perf_counter from the narrowest of 5 paired readings, every
     ``period`` s (the narrowest of the last second wins: the clocks drift by ppm only)."""
@@ -142,13 +157,7 @@ def main(argv: list[str]) -> int:
     # realtime priority where allowed (root, CAP_SYS_NICE, an rtprio limit), else a better
     # nice value, else as it is: the stream's thread (created later) inherits it.  Only this
     # small process runs at that priority; it sleeps between callbacks.
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
-    except (AttributeError, OSError):
-        try:
-            os.nice(-10)
-        except OSError:
-            pass
+    realtime_priority()
     out = sys.stdout
     try:
         import sounddevice as sd

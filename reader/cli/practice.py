@@ -79,7 +79,8 @@ def _cards(ctx, param, value):
 @click.option("--code", default=None, metavar="CODE",
               help="Online: the code the host printed (--join); --host: use this code.")
 @click.option("--as", "as_seat", default=None, metavar="bot:LEVEL",
-              help="Online: a bot plays this machine's seat (no window).")
+              help="Online: a bot plays this machine's seat (no window); without it you play "
+                   "at the board window.")
 @click.option("--sound", is_flag=True,
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")
@@ -118,9 +119,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         local = headless.parse_seat(as_seat) if as_seat is not None else Seat("human")
         if local.kind == "none":
             raise KarutaError("--as none: someone has to play this seat (bot:1-5)")
-        if local.kind == "human":
-            raise KarutaError("online play in the board window is not built yet: let a bot "
-                              "play this machine's seat with --as bot:LEVEL")
+        if local.kind == "human" and sound:
+            raise KarutaError("--sound is for --as bot:LEVEL (the board window always reads "
+                              "aloud)")
     if join is not None:
         if code is None:
             raise KarutaError("--join needs --code CODE (the code the host printed)")
@@ -131,7 +132,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
                               "--seed, --joka and --resume when joining")
         address = _netplay().parse_address(join)
-        _check_new_log(log_file)
+        _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
+        if local.kind == "human":              # leaves nothing beside the log's name)
+            return _join_window(address, code, voice_spec, log_file, device=device,
+                                fullscreen=fullscreen, show_kimariji=show_kimariji)
         return _join(address, code, local, voice_spec, log_file, device if sound else False)
     if host_mode:
         if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
@@ -186,11 +190,16 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
                                reading=None if joka is None else {"joka": joka},
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 
+    if host_mode and local.kind == "human":
+        return _host_window(m, code or online.new_code(), port if port is not None
+                            else online.DEFAULT_PORT, log_file, new_log=not resume,
+                            device=device, claim=claim, fullscreen=fullscreen,
+                            show_kimariji=show_kimariji, voice_spec=voice_spec)
     if host_mode:
         claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
                      else online.DEFAULT_PORT, log_file, new_log=not resume,
-                     device=device if sound else False)
+                     device=device if sound else False, voice_spec=voice_spec)
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
@@ -263,14 +272,10 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     calib = CalibrationStore().offset_ms(key)
     if calib is None:
         warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
-    from datetime import datetime, timezone
-
     from reader.drills.stats import StatsDB
 
     with StatsDB() as db:
-        sid = db.start_session("practice", datetime.now(timezone.utc), {
-            "rules": m.rules, "seats": {p: s.kind for p, s in m.seats.items()},
-            "seed": m.extra.get("seed"), "device": key, "calibration_ms": calib})
+        sid = _stats_session(db, m, key, calib)
         w = BoardWindow(m, output, log_file=log_file, hints=hints, memorize_min=memorize,
                         calibration_ms=calib or 0.0, show_kimariji=show_kimariji,
                         fullscreen=fullscreen, on_event=on_event, db=db, session_id=sid)
@@ -289,13 +294,35 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     return m
 
 
-def _check_new_log(log_file) -> None:
-    """A new online log: never over a file (``claim_log``), held while the match runs."""
+def _stats_session(db, m, key: str, calib, **more) -> str:
+    """A practice session in the stats database (``karuta stats`` learns from its takes)."""
+    from datetime import datetime, timezone
+
+    return db.start_session("practice", datetime.now(timezone.utc), {
+        "rules": m.rules, "seats": {p: s.kind for p, s in m.seats.items()},
+        "seed": m.extra.get("seed"), "device": key, "calibration_ms": calib, **more})
+
+
+def _record_online(w) -> None:
+    """This machine's player's takes and faults of an online match, into the stats database
+    (the other player's are theirs)."""
+    from reader.drills.calibrate import device_key
+    from reader.drills.stats import StatsDB
+
+    with StatsDB() as db:
+        w.db, w.session_id = db, _stats_session(db, w.m, device_key(w.output),
+                                                w.calibration_ms, online=w.local)
+        w.record_stats()
+
+
+def _check_new_log(log_file, hold: bool = True) -> None:
+    """A new online log: never over a file (``claim_log``), held while the match runs
+    (``hold=False``: the check alone; a guest holds it once the host has welcomed it)."""
     if log_file is None:
         return
     from reader.cli import claim_log
 
-    claim_log(log_file, "a practice log", new=True)
+    claim_log(log_file, "a practice log", new=True, hold=hold)
 
 
 def _netplay():
@@ -304,14 +331,20 @@ def _netplay():
     return netplay
 
 
-def _sound_for(plan, voice, timeline_of, to_timeline, device):
-    """The reading heard in sync (``--sound``), started; ``None`` without ``--sound``."""
+def _sound_for(m, voice_spec, timeline_of, offset_of, device, wait: bool = True,
+               start: bool = True):
+    """The reading heard in sync, in a process of its own (``netsound.SoundProcess``),
+    started (unless ``start`` is False: the window starts it); ``None`` for ``device`` False
+    (a bot's seat without ``--sound``).  ``wait``: until it plays (else its ``error`` says
+    later why not)."""
     if device is False:
         return None
-    from reader.practice.netsound import TimelineSound
+    from reader.practice.netsound import SoundProcess
 
-    s = TimelineSound(plan, voice, timeline_of, to_timeline, device=device)
-    s.start()
+    s = SoundProcess(m.log_text(), online.plan_digest(m.plan), voice_spec, timeline_of,
+                     offset_of, device=device)
+    if start:
+        s.start(wait=wait)
     return s
 
 
@@ -322,7 +355,8 @@ def _sound_line(s) -> None:
                    "in time")
 
 
-def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> None:
+def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
+          voice_spec=None) -> None:
     """``--host``: serve the match until it is over; the log is saved after every read."""
     from reader.practice import headless
     from reader.match import log as matchlog
@@ -342,7 +376,7 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> Non
         click.echo(f"hosting on port {p}, code {code}: on the other machine run "
                    f"karuta practice --join THIS-MACHINE:{p} --code {code}")
 
-    sound = _sound_for(m.plan, m.voice, lambda: host.timeline, lambda t: t, device)
+    sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device)
     try:
         _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
     finally:
@@ -354,17 +388,9 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False) -> Non
 def _join(address, code: str, local, voice_spec, log_file, device=False) -> None:
     """``--join``: play the host's match (a bot in this seat: ``--as``)."""
     from reader.practice import headless
-    from reader.reading.voices import make_voice
     from reader.match import log as matchlog
 
-    def build(text, digest):
-        header = headless.parse_practice_log(text, "the host's match")[0]
-        spec = voice_spec or header["practice"].get("voice") or None
-        m = headless.resume_text(text, "the host's match", make_voice(spec))
-        if online.plan_digest(m.plan) != digest:
-            raise KarutaError("this machine's reading plan differs from the host's (the same "
-                              "voice and karuta version on both machines?)")
-        return m
+    build = _build_guest_match(voice_spec)
 
     def event(name, data):
         if name == "closed" and data is not None and data.result is not None:
@@ -378,15 +404,19 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
             warn(f"the host says: {data}")
         elif name == "welcome" and guest.rejoins:
             warn(f"joined again: the match goes on from read {data.index + 1}")
+        elif name == "welcome":
+            _check_new_log(log_file)  # the link is up: the log is this karuta's now
         if name == "welcome" and sound[0] is None and device is not False:
-            sound[0] = _sound_for(data.plan, data.voice, lambda: guest.timeline,
-                                  guest.host_time, device)
+            sound[0] = _sound_for(data, voice_spec, lambda: guest.timeline,
+                                  lambda: guest.offset, device, wait=False)  # (in the loop)
 
     sound = [None]
     told = [0]
 
     def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
         s = sound[0]
+        if s is not None and s.error is not None:
+            raise s.error  # (the sound device would not open: one line, as on the host)
         if s is None or s.underruns == told[0]:
             return []
         told[0] = s.underruns
@@ -403,8 +433,159 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
         _netplay().run(_netplay().run_guest(guest, address, players=players, warn=warn))
     finally:
         _sound_line(sound[0])
-        c = guest.clock
-        if c.offset is not None:
-            click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
-                       f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
+        _clock_line(guest)
     click.echo(matchlog.report(guest.m.match))
+
+
+def _clock_line(guest) -> None:
+    c = guest.clock
+    if c.offset is not None:
+        click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
+                   f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
+
+
+def _build_guest_match(voice_spec):
+    """``build`` for ``online.Guest``: the host's match from its log, the plan checked."""
+    return lambda text, digest: online.match_of_log(text, digest, voice_spec)
+
+
+def _window_ready(device=False):
+    """Before anything is opened or written: a display, and unless ``device`` is False the
+    sound device (one line if either is missing; the device is opened once the window is
+    up)."""
+    from audio.output.devices import resolve_device
+    from reader.base.errors import DeviceError
+    from reader.practice.window import NO_DISPLAY
+    from reader.ui.window import display_available
+
+    if not display_available():
+        raise DeviceError(NO_DISPLAY)
+    if device is not False:
+        resolve_device(device)
+
+
+def _calibration(sound) -> float:
+    from reader.drills.calibrate import CalibrationStore, device_key
+
+    key = device_key(sound)
+    calib = CalibrationStore().offset_ms(key)
+    if calib is None:
+        warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
+    return calib or 0.0
+
+
+def _wait_for(event, transport) -> None:
+    """Until ``event`` is set or the transport ended (its error raised here, one line)."""
+    while not event.wait(0.05):
+        if transport.done.is_set():
+            break
+    if transport.error is not None:
+        raise transport.error
+    if not event.is_set():
+        raise KarutaError("the link ended before the match began")
+
+
+def _end_window(w, transport, sound) -> None:
+    """The window is closed: the transport stopped, its error said (one line), else the
+    report."""
+    from reader.match import log as matchlog
+
+    transport.stop()
+    _sound_line(sound)
+    _record_online(w)
+    error = transport.error or getattr(sound, "error", None)
+    if error is not None and not w.session.over:
+        if w.log_file is not None and isinstance(error, KarutaError):
+            raise type(error)(f"{error} (the match so far is kept in {w.log_file})")
+        raise error
+    click.echo(matchlog.report(w.m.match))
+    for line in w.end_lines()[3:]:
+        click.echo(line)
+    click.echo(w.stats())
+
+
+def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
+                 fullscreen: bool, show_kimariji: bool, voice_spec=None) -> None:
+    """``--host`` with this machine's player in the board window."""
+    import threading
+
+    from reader.practice import headless
+    from reader.practice.netwindow import Locked, OnlineWindow, Transport
+
+    _window_ready(device)
+    host = online.Host(m, code, ready=False)  # (ready once the window is open)
+    sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device, start=False)
+    transport = None
+    try:
+        claim()  # the log is held from now on
+        if new_log and log_file is not None:
+            headless.save(m, log_file)  # the deal is on disk before anyone joins
+        lock = threading.Lock()
+        listening = threading.Event()
+
+        def listen(p):
+            click.echo(f"hosting on port {p}, code {code}: on the other machine run "
+                       f"karuta practice --join THIS-MACHINE:{p} --code {code}")
+            listening.set()
+
+        net = _netplay()
+        transport = Transport(lambda: net.run_host(Locked(host, lock), port, on_listen=listen,
+                                                   warn=warn))
+        _wait_for(listening, transport)
+        w = OnlineWindow(host, host.local, lock, sound, transport=transport,
+                         log_file=log_file, calibrate=_calibration,
+                         show_kimariji=show_kimariji, fullscreen=fullscreen)
+        w.run()
+    except BaseException:
+        if transport is not None:
+            transport.stop()
+        sound.stop()
+        raise
+    _end_window(w, transport, sound)
+    _say_seed(m)
+
+
+def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen: bool,
+                 show_kimariji: bool) -> None:
+    """``--join`` with this machine's player in the board window."""
+    import threading
+
+    from reader.practice.netwindow import Locked, OnlineWindow, Transport
+
+    _window_ready()  # (the sound device once the host has said yes: a refused join is that)
+    welcomed = threading.Event()
+    guest = online.Guest(code, _build_guest_match(voice_spec),
+                         on_event=lambda name, data: welcomed.set() if name == "welcome" else None)
+    guest.ready = False  # (ready once the window is open)
+    lock = threading.Lock()
+    window = [None]
+    net = _netplay()
+    transport = Transport(lambda: net.run_guest(
+        Locked(guest, lock), address, warn=warn,
+        players=[lambda now: window[0].drain(now) if window[0] is not None else []]))
+    sound = None
+    try:
+        _wait_for(welcomed, transport)
+        _window_ready(device)
+        _check_new_log(log_file)  # the link is up: the log is this karuta's now
+        with lock:
+            m = guest.m
+            if log_file is not None:
+                from reader.practice import headless
+
+                headless.save(m, log_file)
+        sound = _sound_for(m, voice_spec, lambda: guest.timeline, lambda: guest.offset,
+                           device, start=False)
+        with lock:
+            w = window[0] = OnlineWindow(guest, guest.me, lock, sound, transport=transport,
+                                         say=warn,
+                                         log_file=log_file, calibrate=_calibration,
+                                         show_kimariji=show_kimariji, fullscreen=fullscreen)
+        w.run()
+    except BaseException:
+        transport.stop()
+        if sound is not None:
+            sound.stop()
+        raise
+    _end_window(w, transport, sound)
+    _clock_line(guest)

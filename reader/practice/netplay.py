@@ -215,6 +215,10 @@ async def _guest_link(guest, reader, writer, players, clock, on_tick) -> bool:
             await asyncio.sleep(TICK_S)
 
     task = asyncio.create_task(ticker())
+    # a player that fails (a sound device that would not open) ends the link; its error is
+    # raised below (``await task``)
+    task.add_done_callback(lambda t: writer.transport.abort()
+                           if not t.cancelled() and t.exception() is not None else None)
     try:
         async for msg in _lines(reader, online.MAX_WELCOME):
             await _send(writer, guest.receive(msg, clock()))

@@ -19,7 +19,7 @@ import numpy as np
 
 from audio.output.audio_process import narrowest_pair
 
-__all__ = ["frames_for", "TimelineSound"]
+__all__ = ["frames_for", "TimelineSound", "SoundProcess"]
 
 #: the output's latency (s): the DAC times place every buffer, so a safe one costs nothing
 #: (a sync point is decided ``online.MIN_MARGIN_S`` ahead: more than this plus the link)
@@ -128,9 +128,10 @@ class TimelineSound:
         self.stream = None
 
     def start(self) -> None:
-        import sounddevice as sd
-
+        from audio.output.devices import _sd
         from reader.base.errors import DeviceError
+
+        sd = _sd()  # (ALSA's own lines kept off stderr, as for every output)
 
         try:
             self.stream = sd.OutputStream(samplerate=self.rate, channels=1, dtype="float32",
@@ -138,6 +139,8 @@ class TimelineSound:
                                           device=self.device)
             self._pair()
             self.stream.start()
+            # (what calibrations are kept under: ``reader.drills.calibrate.device_key``)
+            self.device_info = sd.query_devices(self.stream.device)
         except (sd.PortAudioError, ValueError) as e:
             raise DeviceError(f"cannot open the sound output ({e})") from None
         threading.Thread(target=self._pairing, name="karuta-netsound-clock",
@@ -181,3 +184,209 @@ class TimelineSound:
                 self.stream.close()
             except Exception:
                 pass
+
+
+# ------------------------------------------------------------------------------- its own process
+class SoundProcess:
+    """A ``TimelineSound`` in a process of its own (``python -m reader.practice.netsound``),
+    as the board's reading has its ``AudioProcessOutput``: the app's process (a window
+    drawing, the transport, garbage collections) holds its GIL, and a PortAudio callback
+    waiting for it underruns — a sound next to an underrun is heard tens of ms off.
+
+    The child builds the same plan from the match log (``online.match_of_log``: the digest
+    checked) and plays it by the timeline it is told: this side sends the anchors whenever
+    they change and the offset of the timeline's clock from ``time.perf_counter`` (the same
+    ``CLOCK_MONOTONIC`` in both processes) whenever it moves, both checked every
+    ``PUSH_S`` — a sync point is decided ``online.MIN_MARGIN_S`` ahead, far more than that
+    plus the child's ``LATENCY_S``.  ``timeline_of()``: the current ``online.Timeline``;
+    ``offset_of()``: the timeline's clock minus ours (``None``: not known yet, silence).
+    The child opens its stream at once (a device that cannot play is said at start) and
+    again when the first sync point arrives (``online.FIRST_LEAD_S`` ahead of it).
+    ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s;
+    ``error``: why it could not start, or that it ended by itself (a ``DeviceError``)."""
+
+    PUSH_S = 0.01
+
+    def __init__(self, log_text: str, digest: str, voice_spec, timeline_of: Callable,
+                 offset_of: Callable, device=None):
+        self._init = {"log": log_text, "digest": digest, "voice": voice_spec,
+                      "device": device}
+        self.timeline_of = timeline_of
+        self.offset_of = offset_of
+        self.underruns = 0
+        self.late = 0
+        self.device_info = None
+        self.error = None
+        self.proc = None
+        self._halt = threading.Event()
+        self._wlock = threading.Lock()
+
+    def start(self, wait: bool = True) -> None:
+        """Start the process; with ``wait``, until it plays (``DeviceError``: it cannot).
+        Without, ``error`` says later why it did not (a caller that cannot wait: an event
+        loop)."""
+        import subprocess
+        import sys
+
+        self.error = None
+        self.proc = subprocess.Popen([sys.executable, "-m", "reader.practice.netsound"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     bufsize=1)
+        self._write(self._init)
+        if wait:
+            self._opened()
+            if self.error is not None:
+                self.stop()
+                raise self.error
+        else:
+            threading.Thread(target=self._opened, daemon=True).start()
+
+    def _opened(self) -> None:
+        import json
+
+        from reader.base.errors import DeviceError
+
+        line = self.proc.stdout.readline().strip()
+        if not line.startswith("open "):
+            self.error = DeviceError(line.removeprefix("error ")
+                                     or "the sound process did not start")
+            return
+        self.device_info = {"name": json.loads(line[5:])}
+        threading.Thread(target=self._push, name="karuta-netsound-push", daemon=True).start()
+        self._reader = threading.Thread(target=self._status, name="karuta-netsound-status",
+                                        daemon=True)
+        self._reader.start()
+
+    def _write(self, msg) -> bool:
+        import json
+
+        try:
+            with self._wlock:
+                self.proc.stdin.write(json.dumps(msg) + "\n")
+                self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):  # the child is gone: the status reader notices
+            return False
+
+    def _push(self) -> None:
+        sent_anchors, sent_offset = None, None
+        while not self._halt.wait(self.PUSH_S):
+            tl = self.timeline_of()
+            anchors = None if tl is None else [(a.at, a.frame) for a in tl.anchors]
+            off = self.offset_of()
+            msg = {}
+            if anchors is not None and anchors != sent_anchors:
+                msg["anchors"] = anchors
+            if off is not None and (sent_offset is None or abs(off - sent_offset) > 1e-6):
+                msg["offset"] = off
+            if msg and self._write(msg):
+                sent_anchors = anchors if "anchors" in msg else sent_anchors
+                sent_offset = off if "offset" in msg else sent_offset
+
+    def _status(self) -> None:
+        from reader.base.errors import DeviceError
+
+        try:
+            for line in self.proc.stdout:
+                parts = line.split()
+                if len(parts) == 3 and parts[0] == "status":
+                    self.underruns, self.late = int(parts[1]), int(parts[2])
+        except (OSError, ValueError):  # (stopped)
+            pass
+        if not self._halt.is_set():  # it ended by itself: nothing is heard any more
+            self.error = DeviceError("the reading's sound stopped (its process ended: the "
+                                     "device or the sound server went away?)")
+
+    def stop(self) -> None:
+        import subprocess
+
+        self._halt.set()
+        if self.proc is None:
+            return
+        self._write({"stop": True})
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        reader = getattr(self, "_reader", None)
+        if reader is not None:
+            reader.join(2)  # (its last status line read: the counts are final)
+        try:
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+
+
+def main() -> int:
+    """The sound process (``SoundProcess``): one JSON line (the log, its plan's digest, the
+    voice, the device), then ``{"anchors": [[at, frame], ...]}`` / ``{"offset": s}`` lines
+    until ``{"stop": true}`` or the end of its input.  Says ``open "DEVICE NAME"`` (or
+    ``error TEXT``) once playing, then ``status UNDERRUNS LATE`` every 0.25 s."""
+    import json
+    import signal
+    import sys
+
+    import os
+
+    import audio.quiet
+    from audio.output.audio_process import realtime_priority
+    from reader.base.errors import KarutaError
+    from reader.practice import online
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the app stops it: its Ctrl-C is the app's)
+    audio.quiet.ENABLED = True
+    init = json.loads(sys.stdin.readline())
+    offset = [None]
+
+    def opened():
+        s = TimelineSound(m.plan, m.voice, lambda: tl,
+                          lambda t: None if offset[0] is None else t + offset[0],
+                          device=init["device"])
+        # the stream's callback thread, made as it starts, inherits realtime priority (its
+        # speech fetcher, made before, does not: synthesis must not hold a CPU)
+        rt = realtime_priority()
+        s.start()
+        if rt:
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        return s
+
+    try:
+        m = online.match_of_log(init["log"], init["digest"], init["voice"])
+        tl = online.Timeline(m.plan)
+        snd = opened()
+    except KarutaError as e:
+        print("error " + " ".join(str(e).split()), flush=True)
+        return 1
+    print("open " + json.dumps(str(snd.device_info.get("name", "default"))), flush=True)
+    halt = threading.Event()
+
+    def status():
+        while not halt.wait(0.25):
+            print(f"status {snd.underruns} {snd.late}", flush=True)
+
+    threading.Thread(target=status, daemon=True).start()
+    try:
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if "anchors" in msg:
+                if not tl.anchors and msg["anchors"]:
+                    # the reading's first sync point: a stream opened again now (measured:
+                    # one that played silence for the seconds before plays the reading tens
+                    # of ms off its DAC times on a busy sound server; opened now, within 3 ms)
+                    snd.stop()
+                    snd = opened()
+                tl.anchors = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
+            if "offset" in msg:
+                offset[0] = float(msg["offset"])
+            if msg.get("stop"):
+                break
+    finally:
+        halt.set()
+        snd.stop()
+        print(f"status {snd.underruns} {snd.late}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from reader.base.errors import KarutaError
 
 __all__ = ["VERSION", "DEFAULT_PORT", "ProtocolError", "encode", "decode", "check",
-           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code"]
+           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code", "match_of_log"]
 
 #: the protocol's version: a peer speaking another is refused in one line
 VERSION = 1
@@ -56,6 +56,9 @@ MAX_BOUND_S = 1.5
 #: the least time between a sync point being decided and its instant (s): the guest must hear
 #: of it (one-way delay) before its output makes the buffers it falls in (``netsound``: 0.25 s)
 MIN_MARGIN_S = 0.6
+#: the first sync point comes this much later still (s): the sound processes open their
+#: streams again when they hear of it (``netsound.SoundProcess``)
+FIRST_LEAD_S = 1.0
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
 #: the latest round trips compared with the older ones to find a clock that stepped
@@ -93,7 +96,7 @@ def _msg(t: str, required: dict, optional: dict | None = None) -> dict:
             "additionalProperties": False}
 
 
-#: every message, by its ``t``.  Guest → host: hello, touch, send, status; host → guest:
+#: every message, by its ``t``.  Guest → host: hello, ready, touch, send, status; host → guest:
 #: welcome, start, judged, closed, sent, over, warn; both: ping, pong, error.
 SCHEMAS: dict[str, dict] = {
     "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64}}),
@@ -111,6 +114,7 @@ SCHEMAS: dict[str, dict] = {
     "send": _msg("send", {"read": _INT, "cards": _CARDS}),
     "sent": _msg("sent", {"read": _INT, "player": _PLAYER, "cards": _CARDS}),
     "status": _msg("status", {"underruns": _INT}),
+    "ready": _msg("ready", {}),
     "over": _msg("over", {}),
     "warn": _msg("warn", {"text": _TEXT}),
     "error": _msg("error", {"text": _TEXT}),
@@ -161,6 +165,22 @@ def new_code() -> str:
     from reader.base import seeds
 
     return f"{seeds.secret(10**6):06d}"
+
+
+def match_of_log(text: str, digest: str, voice_spec: str | None = None):
+    """The host's match from its log's text (the guest's copy; the online sound's own
+    process): the log's voice unless ``voice_spec``, its plan checked against ``digest``
+    (``KarutaError``: another plan)."""
+    from reader.practice import headless
+    from reader.reading.voices import make_voice
+
+    header = headless.parse_practice_log(text, "the host's match")[0]
+    spec = voice_spec or header["practice"].get("voice") or None
+    m = headless.resume_text(text, "the host's match", make_voice(spec))
+    if plan_digest(m.plan) != digest:
+        raise KarutaError("this machine's reading plan differs from the host's (the same "
+                          "voice and karuta version on both machines?)")
+    return m
 
 
 def plan_digest(plan) -> str:
@@ -359,8 +379,12 @@ class Host(_Pinger):
     set when the link is to be closed after sending what was returned."""
 
     def __init__(self, m, code: str, *, remote: str = "B", memorize_s: float = 0.0,
-                 on_event: Callable[[str, object], None] | None = None):
+                 on_event: Callable[[str, object], None] | None = None, ready: bool = True):
         super().__init__()
+        #: this machine's player can play (a window: once it is open); the guest's says so
+        #: with ``ready`` after each welcome.  No sync point is scheduled before both are.
+        self.ready = ready
+        self.guest_ready = False
         from reader.practice.session import PracticeSession
 
         self.m = m
@@ -427,6 +451,9 @@ class Host(_Pinger):
             return [{"t": "error", "text": "say hello with the match's code first"}]
         if t in ("ping", "pong"):
             return self._pong(msg, now)
+        if t == "ready":
+            self.guest_ready = True
+            return []
         if t == "touch":
             heard = self.timeline.heard(now)
             if heard is not None:
@@ -475,6 +502,7 @@ class Host(_Pinger):
             return [{"t": "error", "text": "wrong code: ask the host for the code it printed"}]
         self.link = link  # (a link that was the guest's is left to the transport to close)
         self.joined = True
+        self.guest_ready = False
         self._synced_at = self.clock.count
         self._next_ping = now
         return [{"t": "welcome", "v": VERSION, "you": self.remote, "log": self.m.log_text(),
@@ -482,8 +510,10 @@ class Host(_Pinger):
 
     @property
     def synced(self) -> bool:
-        """The guest is here and its clock was measured since it (re)joined."""
-        return self.joined and self.clock.count - self._synced_at >= MIN_SAMPLES
+        """The guest is here, ready, and its clock was measured since it (re)joined; this
+        machine's player is ready too."""
+        return (self.joined and self.guest_ready and self.ready
+                and self.clock.count - self._synced_at >= MIN_SAMPLES)
 
     @property
     def bound(self) -> float:
@@ -531,7 +561,8 @@ class Host(_Pinger):
             if self.synced:
                 self.started = True
                 self.session.start_reading()
-                out += self._schedule(now + self.memorize_s + self.margin, self._first_frame())
+                out += self._schedule(now + self.memorize_s + self.margin + FIRST_LEAD_S,
+                                      self._first_frame())
             return out
         tj = now - self.bound  # the judge's time: every earlier touch has arrived
         heard = self.timeline.heard(tj)
@@ -624,6 +655,10 @@ class Guest(_Pinger):
         self.hangup = False
         self.read_started = -1
         self.rejoins = 0  # welcomes after the first: joined again
+        #: this machine's player can play (a window: once it is open): said to the host
+        #: (``ready``) after each welcome; the host schedules no sync point before
+        self.ready = True
+        self._ready_sent = False
 
     def hello(self, now: float) -> list[dict]:
         self._next_ping = now
@@ -709,6 +744,7 @@ class Guest(_Pinger):
             self.hangup = True
             return [{"t": "error", "text": str(e)[:300]}]
         self.me = msg["you"]
+        self._ready_sent = False
         if self.timeline is None or self.timeline.frames != self.m.plan.frames:
             self.timeline = Timeline(self.m.plan)
         if msg["open"] is not None:
@@ -717,7 +753,11 @@ class Guest(_Pinger):
         return []
 
     def tick(self, now: float) -> list[dict]:
-        return self._pings(now, fast=self.clock.count < MIN_SAMPLES)
+        out = self._pings(now, fast=self.clock.count < MIN_SAMPLES)
+        if self.m is not None and self.ready and not self._ready_sent:
+            self._ready_sent = True
+            out.append({"t": "ready"})
+        return out
 
     def touch(self, card: int, now: float, frame: float | None = None) -> list[dict]:
         """A touch on ``card`` at ``now`` (or at plan ``frame``, if the toucher knows it)."""

@@ -244,8 +244,13 @@ class PracticeSession:
         self.on_event("read", cur)
 
     def _close(self, at: int | None) -> None:
+        self.closed_read(self.m.close_read(at))
+
+    def closed_read(self, closed) -> None:
+        """A read closed (``PracticeMatch.close_read`` or ``send``; here, or by the judge of an
+        online match on another machine, whose mirror this session shows): the send owed, or
+        the read done."""
         m = self.m
-        closed = m.close_read(at)
         self.on_event("closed", closed)
         owed = closed.owed
         if owed is None:

@@ -139,6 +139,7 @@ class BoardWindow:
         self.session = PracticeSession(m, memorize_s=60.0 * memorize, hints=hints,
                                        on_event=self._on_session, release=self._release)
         self.humans = self.session.humans
+        self.viewer = "A"  # whose side is drawn near (an online guest: "B")
         self.quit = False
         self.rate = m.plan.sample_rate
         self.rng = seeds.rng(m.extra.get('seed', 0), "place")
@@ -177,7 +178,7 @@ class BoardWindow:
         self.pg = pg
         self.screen = screen
         self.vp = self.m.game.viewport(screen.get_size(), self.m.state.solo)
-        self.scene = Scene(self.m.game, self.vp, viewer="A")
+        self.scene = Scene(self.m.game, self.vp, viewer=self.viewer)
         self._layout_board()
         self.painter = Painter(screen, self.vp)
         self.painter.between = self._poll_between
@@ -406,7 +407,8 @@ class BoardWindow:
         deck = MemoryDeck.from_json(self.db.memory_cards())
         now = self.clock.now()
         for closed in self.m.closed:
-            record_read(self.db, self.session_id, self.m, closed, now, deck=deck)
+            record_read(self.db, self.session_id, self.m, closed, now, players=self.humans,
+                        deck=deck)
 
     def _save(self):
         """Save the log after a read, off the window's thread (an fsync can take 100+ ms on a
@@ -457,7 +459,12 @@ class BoardWindow:
                 player = self._player_at(y)
                 c = B.hit(self.scene.boxes(), x, y, B.HIT_MARGIN_MM * self.vp.scale)
                 if player is not None and c is not None:
-                    s.touch(player, c.poem, self.heard(ev.ns))
+                    self.touch(player, c.poem, ev.ns)
+
+    def touch(self, player: str, poem: int, ns: int) -> None:
+        """A click on ``poem`` by ``player``, stamped ``ns``: to the session, at the frame
+        heard then (an online window sends it to the judge instead)."""
+        self.session.touch(player, poem, self.heard(ns))
 
     def _in_status(self, x, y) -> bool:
         """On the status line ("click here: start"), where it is drawn (goshiki with an

@@ -1,0 +1,145 @@
+"""Online play's board window, in this process (SDL's dummy video driver, no sound device):
+the window of each machine over a simulated link (``online.Sim``, 80 ± 20 ms each way, the
+guest's clock far from the host's) — what a click sends, and what the host's judgements do
+to the guest's board; and the reading's own sound process (on the session's PulseAudio).
+The same with two real processes, X servers and sinks: tests/test_online_window.py."""
+from __future__ import annotations
+
+import random
+import threading
+
+import pytest
+
+from audio_fixtures import pulse_server  # noqa: F401
+from reader.practice import headless, online
+from reader.practice.match import Seat
+
+from test_online import CODE, VOICE, build, jitter
+
+SEED = 133  # read 1 is B's (the guest's) one card
+
+
+def _pair(rng_seed=3, seed=SEED):
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, seed, VOICE,
+                           cards=1, reading={"joka": False})
+    host, guest = online.Host(m, CODE, ready=False), online.Guest(CODE, build)
+    guest.ready = False
+    rng = random.Random(rng_seed)
+    sim = online.Sim(host, guest, online.SimLink(jitter(rng)), online.SimLink(jitter(rng)),
+                     offset=-3456.25)
+    return m, host, guest, sim
+
+
+def test_no_read_is_scheduled_until_both_boards_are_up():
+    m, host, guest, sim = _pair()
+    sim.run_until(lambda: False, limit=4.0)
+    assert guest.m is not None and guest.clock.count > online.MIN_SAMPLES
+    assert not host.timeline.anchors and not host.started  # (measured, but no board yet)
+    guest.ready = True
+    sim.run_until(lambda: False, limit=6.0)
+    assert host.guest_ready and not host.timeline.anchors  # the host's own board is not up
+    host.ready = True
+    assert sim.run_until(lambda: host.timeline.anchors, limit=9.0)
+    assert sim.run_until(lambda: guest.timeline.anchors, limit=10.0)  # told to the guest
+
+
+def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_its_board(
+        monkeypatch):
+    from audio.output import NullOutput
+    from reader.practice.netwindow import OnlineWindow
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m, host, guest, sim = _pair()
+    host.ready = True
+    assert sim.run_until(lambda: guest.m is not None, limit=5.0)
+    lock = threading.Lock()
+    w = OnlineWindow(guest, guest.me, lock, NullOutput(48000))
+    w.open()
+    try:
+        assert guest.ready and w.viewer == "B"
+        assert "you" in w.scene.texts["near"] and "B" in w.scene.texts["near"]
+        sim.players.append(lambda h, g: w.drain(g))
+        assert sim.run_until(lambda: host.timeline.anchors and m.current() is not None,
+                             limit=15.0)
+        cur = m.current()
+        rate = m.plan.sample_rate
+        f_b = cur.decisive + round(0.3 * rate)  # B touches its card here, A 30 ms later
+        f_a = f_b + round(0.030 * rate)  # (10 ms: simultaneous by the rules)
+        # the guest's click at the instant its sink plays f_b: on the guest's own clock
+        # (the true offset, not the measured one: the frame sent is what was heard)
+        t_b = host.timeline.instant_of(f_b) - sim.offset
+        assert sim.run_until(lambda: sim.gnow >= t_b, limit=40.0)
+        with lock:
+            w.touch("B", cur.poem, int(t_b * 1e9))
+        sent = list(w.outbox)
+        assert [x["t"] for x in sent] == ["touch"] and sent[0]["card"] == cur.poem
+        assert abs(sent[0]["frame"] - f_b) <= 0.001 * rate  # within 1 ms of what was heard
+        host.touch(cur.poem, f_a, sim.now)  # the host's own player, 30 ms later
+        assert sim.run_until(lambda: m.closed and guest.m.closed, limit=60.0)
+        assert m.closed[0].event.took == "B"  # the earlier frame, not the earlier arrival
+        w._tick(w.now())  # the window's turn: the host's news drawn
+        assert guest.m.log_text() == m.log_text()
+        assert not list(w.scene.territories["B"].cards)  # the taken card left B's side
+        assert w.phase == "over"  # B's territory is empty: the end table
+        assert w.painter.overlay is not None
+    finally:
+        import pygame
+
+        pygame.display.quit()
+
+
+def test_a_guest_that_joins_again_redraws_its_board_from_the_hosts_log(monkeypatch):
+    from audio.output import NullOutput
+    from reader.practice.netwindow import OnlineWindow
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m, host, guest, sim = _pair(seed=7)  # (its first reads are karafuda: the match goes on)
+    assert m.current().where is None
+    host.ready = True
+    assert sim.run_until(lambda: guest.m is not None, limit=5.0)
+    said = []
+    w = OnlineWindow(guest, guest.me, threading.Lock(), NullOutput(48000), say=said.append)
+    w.open()
+    try:
+        first = guest.m
+        assert sim.run_until(lambda: len(guest.m.closed) >= 1, limit=60.0)  # (nobody touched)
+        sim.cut(5.0)
+        assert sim.run_until(lambda: guest.rejoins >= 1 and len(m.closed) >= 2, limit=120.0)
+        w._tick(w.now())
+        assert guest.m is not first and w.m is guest.m and w.session.m is guest.m
+        assert said and said[0].startswith("joined again: the match goes on from read")
+        assert {p: sorted(w.scene.territories[p].cards) for p in "AB"} == \
+            {p: sorted(c) for p, c in guest.m.board.items()}
+        assert guest.m.log_text() == m.log_text()[:len(guest.m.log_text())]
+    finally:
+        import pygame
+
+        pygame.display.quit()
+
+
+@pytest.mark.realtime
+def test_the_sound_process_plays_and_a_sound_that_ends_by_itself_is_an_error(pulse_server):
+    """``SoundProcess``: the reading's sound in its own process, started on the session's
+    PulseAudio; its process ending while it should play is said (``error``), as a board
+    window then ends with one line."""
+    import time
+
+    from reader.practice.netsound import SoundProcess
+
+    m, host, guest, sim = _pair()
+    s = SoundProcess(m.log_text(), online.plan_digest(m.plan), "tone", lambda: host.timeline,
+                     lambda: 0.0)
+    s.start()
+    try:
+        assert s.error is None and s.device_info and s.proc.poll() is None
+        s.proc.kill()
+        end = time.monotonic() + 10
+        while s.error is None and time.monotonic() < end:
+            time.sleep(0.05)
+        assert s.error is not None and "stopped" in str(s.error)
+    finally:
+        s.stop()
+    bad = SoundProcess(m.log_text(), "0" * 16, "tone", lambda: None, lambda: None)
+    with pytest.raises(Exception) as e:  # another plan: refused in one line
+        bad.start()
+    assert "plan differs" in str(e.value) and "\n" not in str(e.value)
