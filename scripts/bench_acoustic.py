@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: what a listener hears in a whole 100-card kyogi reading by the synthesized voice.
 
-    nice python scripts/bench_acoustic.py [--seed 1] [--cards N] [--classes] [--wav reading.wav --plan plan.json]
+    nice python scripts/bench_acoustic.py [--seed 1] [--cards N] [--classes] [--calibrate]
+                                          [--wav reading.wav --plan plan.json]
 
 Renders the reading with `karuta render --out X.wav --plan-out X.json --seed N` (this
 environment's karuta, the voice cache of $KARUTA_CACHE_DIR or the per-user one), then measures
@@ -38,12 +39,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def class_offsets(wav_path, plan: dict, voice) -> dict:
     """Per consonant: where the first sharp rise is heard, against the design's consonant onset
-    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; and the
+    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; where the
+    independent measure (``mel_flux_onset``) hears it against the layout's onset; and the
     vowel onset against the beat.  Lists per class, for every mora after the first of every
-    numbered poem's clip (how ``chant.HEARD_MS`` is measured)."""
+    numbered poem's clip (how ``chant.HEARD_MS`` is measured: ``calibration``)."""
+    import numpy as np
     import soundfile as sf
 
-    from audio.acoustics import sharp_rise, vowel_onset
+    from audio.acoustics import mel_flux_onset, sharp_rise, vowel_onset
     from audio.voice import SpeechItem
 
     rate = int(plan["sample_rate"])
@@ -65,10 +68,42 @@ def class_offsets(wav_path, plan: dict, voice) -> dict:
                     continue
                 c0 = mp.onset * 240
                 rise = sharp_rise(x, rate, c0)
-                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "vowel_vs_beat": []})
+                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "flux_vs_layout": [],
+                                               "vowel_vs_beat": [], "after_breath": []})
                 row["vs_consonant"].append((rise - c0) / ms)
                 row["vs_layout"].append((sharp_rise(x, rate, m.start) - m.start) / ms)
+                # the independent measure, as the decisive onsets are measured with it
+                fx = mel_flux_onset(x, rate, m.start)
+                row["flux_vs_layout"].append(np.nan if fx is None else (fx - m.start) / ms)
                 row["vowel_vs_beat"].append((vowel_onset(x, rate, mp.beat * 240) - mp.beat * 240) / ms)
+                row["after_breath"].append(des.morae[n - 1].ku_end)
+    return out
+
+
+def calibration(offsets: dict, speed: float = 1.0) -> dict:
+    """``chant.HEARD_MS`` re-measured from ``class_offsets`` (morae within a ku: after a
+    breath the layout takes the consonant's whole lead anyway): per class with at least 10
+    such morae, the current value moved by the middle of the two measures' median offsets
+    (the sharp rise and the log-mel flux rise, each against the layout's onset), so that
+    both measures hear the class's morae as near the layout as they can together; at speeds
+    other than 1.0 the offsets are scaled back to speed 1.0 (as the design scales leads).
+    Returns {class: (current, proposed, n, sharp-rise median, flux median)}."""
+    import numpy as np
+
+    from audio.chant import HEARD_MS, LEAD_MS
+
+    shrink = 1.0 / max(1.0, speed)
+    out = {}
+    for c, row in offsets.items():
+        inner = ~np.asarray(row["after_breath"], dtype=bool)
+        sr = np.asarray(row["vs_layout"])[inner]
+        fx = np.asarray(row["flux_vs_layout"])[inner]
+        fx = fx[np.isfinite(fx)]
+        if len(sr) < 10 or len(fx) < 10:
+            continue
+        mid = 0.5 * (float(np.median(sr)) + float(np.median(fx)))
+        cur = HEARD_MS.get(c, LEAD_MS.get(c, 50))
+        out[c] = (cur, int(round(cur - mid / shrink)), len(sr), float(np.median(sr)), float(np.median(fx)))
     return out
 
 
@@ -81,7 +116,11 @@ def main() -> None:
     ap.add_argument("--classes", action="store_true",
                     help="also print, per consonant, where its mora is heard (sharp rise) against "
                          "the design and the layout, and its vowel onset against the beat")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="also print chant.HEARD_MS re-measured per consonant class (implies --classes)")
     a = ap.parse_args()
+    import numpy as np
+
     from audio.acoustics import reading_figures, summary_lines
 
     tmp = None
@@ -110,17 +149,23 @@ def main() -> None:
           f"(analysed in {time.perf_counter() - t:.0f} s)")
     for line in summary_lines(fig):
         print("  " + line)
-    if a.classes:
-        import numpy as np
-
-
+    if a.classes or a.calibrate:
+        offsets = class_offsets(wav, plan, voice)
         print("  per consonant (ms; median [25 %, 75 %]): sharp rise - consonant onset | - layout onset | "
-              "vowel onset - beat")
-        for c, row in sorted(class_offsets(wav, plan, voice).items(), key=lambda kv: -len(kv[1]["vs_layout"])):
-            q = {k: np.percentile(v, [50, 25, 75]) for k, v in row.items()}
+              "log-mel flux rise - layout onset | vowel onset - beat")
+        for c, row in sorted(offsets.items(), key=lambda kv: -len(kv[1]["vs_layout"])):
+            q = {k: np.nanpercentile(v, [50, 25, 75]) for k, v in row.items() if k != "after_breath"}
             print(f"    {c:3s} n={len(row['vs_layout']):4d}  "
                   + " | ".join(f"{q[k][0]:+6.1f} [{q[k][1]:+5.1f}, {q[k][2]:+5.1f}]"
-                               for k in ("vs_consonant", "vs_layout", "vowel_vs_beat")))
+                               for k in ("vs_consonant", "vs_layout", "flux_vs_layout", "vowel_vs_beat")))
+    if a.calibrate:
+        cal = calibration(offsets, float(plan.get("settings", {}).get("speed", 1.0)))
+        print("  HEARD_MS re-measured (within a ku; current -> proposed ms, n, sharp rise / flux median "
+              "against the layout):")
+        for c, (cur, new, n, sr, fx) in sorted(cal.items()):
+            print(f"    {c:3s} {cur:4d} -> {new:4d}   n={n:4d}  {sr:+6.1f} / {fx:+6.1f}")
+        print("  HEARD_MS = dict(LEAD_MS, " + ", ".join(f"{c}={new}" for c, (_cur, new, *_r) in sorted(cal.items()))
+              + ")")
     if tmp is not None:
         tmp.cleanup()
 
