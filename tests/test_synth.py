@@ -25,6 +25,15 @@ ALL_PARTS = [(str(n), part) for n in range(1, 101) for part in ("kami", "shimo")
 
 @pytest.fixture
 def voice(tmp_path, monkeypatch):
+    """The default voice on a cache of its own, synthesizing in this process (the worker
+    processes are ``pooled``'s: tests of the cache need no pool to start and stop)."""
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
+    return SynthVoice(workers=0)
+
+
+@pytest.fixture
+def pooled(tmp_path, monkeypatch):
+    """The default voice as an app makes it: on its own cache, synthesizing in worker processes."""
     monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
     v = SynthVoice()
     yield v
@@ -328,12 +337,11 @@ def test_cache_hit_is_fast_and_identical(voice, tmp_path):
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".tmp")]
 
 
-@pytest.fixture(scope="module")
-def good_entry(tmp_path_factory):
-    """A clip and its cache entry's bytes, synthesized once for the damage tests."""
-    v = SynthVoice(cache_dir=tmp_path_factory.mktemp("good"), workers=0)
+@pytest.fixture
+def good_entry(shared):
+    """A clip and its cache entry's bytes, for the damage tests (made once on the shared cache)."""
     item = SpeechItem("8", "kami")
-    return item, v.samples(item), v.cache_path(item).read_bytes()
+    return item, shared.samples(item), shared.cache_path(item).read_bytes()
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
@@ -363,7 +371,8 @@ def test_cache_key_covers_timing(voice):
     assert voice.cache_key(SpeechItem("1", "kami")) != voice.cache_key(SpeechItem("1", "shimo"))
 
 
-def test_prefetch(voice):
+def test_prefetch(pooled):
+    voice = pooled
     items = [SpeechItem(str(n), part) for n in (11, 12, 13) for part in ("kami", "shimo")]
     futures = voice.prefetch(items)
     assert len(futures) == len(items)
@@ -395,8 +404,9 @@ def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
 
 def test_deterministic(tmp_path):
     item = SpeechItem("33", "kami", speed=1.25, hold_ms=300)
-    a = SynthVoice(cache_dir=tmp_path / "x").samples(item)
-    b = SynthVoice(cache_dir=tmp_path / "y").samples(item)
+    a = SynthVoice(cache_dir=tmp_path / "x", workers=0).samples(item)  # here
+    with SynthVoice(cache_dir=tmp_path / "y", workers=1) as v:  # in a worker process
+        b = v.samples(item)
     assert np.array_equal(a, b)
 
 
