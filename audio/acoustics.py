@@ -25,6 +25,8 @@ audio was made, so they measure recorded voices as well as the synthesized one.
 * ``mel_flux_onset``: an onset measure independent of ``sharp_rise``: the first 1 ms step
   near a time where the log-mel flux (the mean dB rise over 10 ms of 40 mel bands) reaches 6 dB;
   None when there is no such rise.
+* ``reading_figures`` / ``summary_lines``: a whole rendered reading against its plan, with the
+  timing of issue 21's human reader (``READER_TIMING``; the jo-ka's parts: ``joka_rows``).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ import numpy as np
 
 __all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return",
            "sharp_rise", "vowel_onset", "window_db", "harvest_st", "ku_opening", "mel_flux_onset",
-           "OPENS_LOW_ST"]
+           "OPENS_LOW_ST", "READER_TIMING", "joka_rows", "reading_figures", "summary_lines"]
 
 
 def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):

@@ -17,7 +17,13 @@ every figure of issue 11's targets with the target beside it:
   show no rise; and the melody of issue 21, measured as issue 21 measured a human reader
   (WORLD Harvest, 10 ms): how each ku opens (the first 150 ms of voice against the reciting
   tone 0.45-1.2 s on: depth, how many open low, how long low, the glide up) and the pitch after
-  the glide (its range, the share of voiced frames on the reciting tone).
+  the glide (its range, the share of voiced frames on the reciting tone); and the timing of
+  issue 21's human reader (``audio.acoustics.READER_TIMING``): each ku's pace (first to last
+  vowel onset over the morae between), its length and the breaths between ku as heard, and the
+  jo-ka's parts and pauses as heard, each beside the reader's figure.
+
+--classes prints, per consonant class, where its morae are heard by both onset measures against
+the layout; --calibrate also proposes ``chant.HEARD_MS`` from them (``calibration``).
 
 With --wav/--plan an existing rendering is measured instead (no render).  --cards N reads only
 N cards (for iterating; the figures of issue 11 are for the whole reading).
