@@ -188,7 +188,10 @@ def main() -> None:
               "|error| 90 % now -> then):")
         for c, (cur, new, n, before, after) in sorted(cal.items()):
             print(f"    {c:3s} {cur:4d} -> {new:4d}   n={n:4d}  {before:5.1f} -> {after:5.1f} ms")
-        print("  HEARD_MS = dict(LEAD_MS, " + ", ".join(f"{c}={new}" for c, (_cur, new, *_r) in sorted(cal.items()))
+        from audio.chant import HEARD_MS, LEAD_MS
+
+        proposed = dict(HEARD_MS, **{c: new for c, (_cur, new, *_r) in cal.items()})
+        print("  HEARD_MS = dict(LEAD_MS, " + ", ".join(f"{c}={v}" for c, v in proposed.items() if v != LEAD_MS.get(c))
               + ")")
     if tmp is not None:
         tmp.cleanup()
