@@ -25,6 +25,8 @@ audio was made, so they measure recorded voices as well as the synthesized one.
 * ``mel_flux_onset``: an onset measure independent of ``sharp_rise``: the first 1 ms step
   near a time where the log-mel flux (the mean dB rise over 10 ms of 40 mel bands) reaches 6 dB;
   None when there is no such rise.
+* ``reading_figures`` / ``summary_lines``: a whole rendered reading against its plan, with the
+  timing of issue 21's human reader (``READER_TIMING``; the jo-ka's parts: ``joka_rows``).
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ import numpy as np
 
 __all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return",
            "sharp_rise", "vowel_onset", "window_db", "harvest_st", "ku_opening", "mel_flux_onset",
-           "OPENS_LOW_ST"]
+           "OPENS_LOW_ST", "READER_TIMING", "joka_rows", "reading_figures", "summary_lines"]
 
 
 def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):
@@ -340,7 +342,9 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
                  "over_099": 0, "ku_ends": 0, "double_endings": 0, "ku_f0_range": [],
                  "ku_onset_sd": [], "onset_intervals": [], "heard_ma_err_ms": [],
                  "decisive_err_ms": [], "decisive_flux_ms": [], "no_rise": [], "openings": [],
-                 "onset_openings": []}
+                 "onset_openings": [], "ku_pace_s": [], "ku_len_s": [], "breath_s": [], "joka": [],
+                 "rate": rate}
+    last_heard_end = None  # sample (in the file) of the last sound of the jo-ka's last part
     ms = rate // 1000
     prev_speech = None
     for i, s in enumerate(segs):
@@ -359,6 +363,14 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
             continue
         prev_speech = s
         x = read(a, b)
+        if s["poem"] == "joka":  # each part's heard length and the heard gap before it
+            hb = heard_bounds(x, rate)
+            if hb:
+                row = {"part": kind, "start": a + hb[0], "end": a + hb[1]}
+                if last_heard_end is not None:
+                    row["gap_s"] = (a + hb[0] - last_heard_end) / rate
+                last_heard_end = a + hb[1]
+                out["joka"].append(row)
         tp = true_peak_db(x)
         out["true_peak"].append(tp)
         out["over_099"] += int(np.sum(np.abs(x) >= 0.99))
@@ -379,6 +391,8 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
         if des is None:
             continue
         g = 240
+        if out["joka"] and s["poem"] == "joka" and des.hold:  # the speech before the 余韻
+            out["joka"][-1]["speech_end"] = a + des.speech * g
         if kind == "shimo" and des.hold:
             speech = des.speech * g
             body = x[speech:max(speech, len(x) - 400 * ms)]
@@ -390,9 +404,21 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
                 out["hold_vs_shimo_lu"].append(short_lufs(body, rate) - integrated_lufs(x[:speech], rate))
         # ku by ku: the ends, the pitch, the vowel onsets
         morae = des.morae
+        prev_end = None
         for start, n in des.kus():
             ku, m = morae[start:n + 1], morae[n]
             vend = (m.vend - (des.hold if n == len(morae) - 1 else 0)) * g
+            # the ku as heard: from its first sound to its last (its closure and the breaths
+            # around it are silent)
+            k_a = (ku[0].onset - ku[0].closure) * g
+            hb = heard_bounds(x[k_a:vend + 20 * ms], rate)
+            if hb:
+                out["ku_len_s"].append((hb[1] - hb[0]) / rate)
+                if prev_end is not None:
+                    out["breath_s"].append((k_a + hb[0] - prev_end) / rate)
+                    if out["joka"] and s["poem"] == "joka" and kind == "kami" and start == des.kus()[1][0]:
+                        out["joka"][-1]["breath_s"] = out["breath_s"][-1]
+                prev_end = k_a + hb[1]
             out["ku_ends"] += 1
             if dip_and_return(x[max(0, vend - 150 * ms):vend], rate):
                 out["double_endings"] += 1
@@ -410,7 +436,41 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
             if len(iv) >= 2:
                 out["ku_onset_sd"].append(float(np.std(iv)))
                 out["onset_intervals"] += iv
+            if len(onsets) >= 3:  # the pace: first to last vowel onset over the morae between
+                (j1, t1), (j2, t2) = onsets[0], onsets[-1]
+                out["ku_pace_s"].append((t2 - t1) / rate / (j2 - j1))
     f.close()
+    return out
+
+
+#: a human reader's timing (issue 21: one reader's jo-ka, 21 s), what the reading's timing is
+#: measured against: seconds a mora within a ku, a ku's length, and the jo-ka's parts in order
+#: (its 上の句 with the breath after its first ku, the pause before the 下の句, the 下の句,
+#: the pause before it is read again, the 下の句 again), each (low, high)
+READER_TIMING = {"mora_s": (0.31, 0.36), "ku_s": (1.8, 3.3), "joka_kami_s": (6.7, 6.7),
+                 "joka_breath_s": (0.2, 0.2), "joka_gap_s": (1.5, 1.5), "joka_shimo_s": (5.2, 5.5),
+                 "joka_repeat_gap_s": (0.9, 0.9)}
+
+
+def joka_rows(fig: dict) -> list[tuple[str, float, tuple[float, float]]]:
+    """The jo-ka's parts and pauses as heard, in order: (what, seconds, the reader's
+    (low, high)).  A held 下の句 counts to its 余韻's start."""
+    r = READER_TIMING
+    out = []
+    shimo = 0
+    for row in fig.get("joka", []):
+        if "gap_s" in row:
+            out.append(("pause before the 下の句" if row["part"] == "shimo" and shimo == 0
+                        else "pause before the 下の句 again", row["gap_s"],
+                        r["joka_gap_s"] if shimo == 0 else r["joka_repeat_gap_s"]))
+        length = (row.get("speech_end", row["end"]) - row["start"]) / fig["rate"]
+        if row["part"] == "kami":
+            out.append(("上の句", length, r["joka_kami_s"]))
+            if "breath_s" in row:
+                out.append(("  breath after its first ku", row["breath_s"], r["joka_breath_s"]))
+        else:
+            out.append(("下の句" + (" again (to its 余韻)" if shimo else ""), length, r["joka_shimo_s"]))
+            shimo += 1
     return out
 
 
@@ -457,6 +517,19 @@ def summary_lines(fig: dict) -> list[str]:
     lines.append(f"pitch after the glide: per-ku range (5-95 %) median {med(fr):.2f} st, 90 % {pct(fr, 90):.2f} st over "
                  f"{len(fr)} ku; voiced frames within 2 st of the reciting tone: median {100 * med(on):.1f} %, "
                  f"10 % of ku under {100 * pct(on, 10):.1f} %   (target: range median <= 4 st; one tone: median >= 90 %)")
+    r = READER_TIMING
+    pace, kl, br = fig["ku_pace_s"], fig["ku_len_s"], fig["breath_s"]
+    lines.append(f"ku pace (first to last vowel onset / morae between): median {med(pace):.3f} s a mora, "
+                 f"range {min(pace, default=float('nan')):.3f}..{max(pace, default=float('nan')):.3f} over {len(pace)} ku   "
+                 f"(the human reader: {r['mora_s'][0]:.2f}-{r['mora_s'][1]:.2f} s a mora)")
+    lines.append(f"ku length (first to last sound): median {med(kl):.2f} s, range {min(kl, default=float('nan')):.2f}.."
+                 f"{max(kl, default=float('nan')):.2f} s over {len(kl)} ku; breaths between ku median {med(br):.2f} s "
+                 f"[{min(br, default=float('nan')):.2f}, {max(br, default=float('nan')):.2f}]   "
+                 f"(the human reader: ku {r['ku_s'][0]:.1f}-{r['ku_s'][1]:.1f} s, a {r['joka_breath_s'][0]:.1f} s breath)")
+    jr = joka_rows(fig)
+    if jr:
+        lines.append("jo-ka as heard (first to last sound; the reader's figure beside each): " + "; ".join(
+            f"{what.strip()} {v:.2f} s ({lo:.1f}" + (f"-{hi:.1f}" if hi != lo else "") + ")" for what, v, (lo, hi) in jr))
     sd = fig["ku_onset_sd"]
     lines.append(f"vowel-onset intervals within a ku: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
                  f"({len(fig['onset_intervals'])} intervals, mean {float(np.mean(fig['onset_intervals'] or [np.nan])):.1f} ms)   "

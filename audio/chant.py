@@ -7,8 +7,9 @@ spectral envelope, an aperiodicity and a pitch track, 5 ms a frame (at FFT size 
 see ``_analyse``), and this module rebuilds it frame by frame on the reading's designed
 timeline:
 
-* **Timeline** (``design``, pure: no audio needed, so the plan is exact before synthesis).
-  Vowel onsets fall on a steady beat (``mora_ms``, 300 ms at speed 1.0), the consonant before
+* **Timeline** (``design``, pure: no audio needed, so the plan is exact before synthesis;
+  its settings are ``PACE``, a ``Pace``: a human reader's timing, issue 21).
+  Vowel onsets fall on a steady beat (``mora_ms``, 315 ms at speed 1.0), the consonant before
   its beat, as singing synthesis does: each consonant class has a *lead* (its audible part:
   burst + aspiration of a stop, the frication of s/sh/h, the murmur of m/n) and stops and
   affricates a *closure* (silence) before that.  A mora's layout onset is where its sound is
@@ -50,14 +51,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Design", "MoraPlan", "Melody", "MELODY", "design", "heard_onsets", "natural", "render", "LEAD_MS", "HEARD_MS", "CLOSURE_MS",
+__all__ = ["Design", "MoraPlan", "Melody", "MELODY", "Pace", "PACE", "design", "heard_onsets", "natural", "render", "LEAD_MS", "HEARD_MS", "CLOSURE_MS",
            "FRAME", "VOICE_VERSION"]
 
 RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-9"
+VOICE_VERSION = "chant-11"
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ class Melody:
     WORLD Harvest pitch every 10 ms): every ku, 7 of 7, with or without a pause before it,
     opens with its first mora 9-12 st (median 10 st) under the reciting tone for about
     150-250 ms, glides up over ~150 ms into one reciting tone and keeps it to the ku's end,
-    with only 1-2 st dips at some mora joins.  Times are at 300 ms a mora and follow the pace."""
+    with only 1-2 st dips at some mora joins.  Times are at the reader's pace (``PACE``) and
+    follow the pace."""
 
     #: the first mora of each ku, semitones against the reciting tone
     opening_st: float = -10.0
@@ -89,6 +91,31 @@ class Melody:
 #: the melody every clip is made with (the cache key includes it)
 MELODY = Melody()
 
+
+@dataclass(frozen=True)
+class Pace:
+    """The chant's timing at speed 1.0: the one place for it (``design``'s defaults; a
+    ``SynthVoice`` can override each; every figure here is divided by the speed).
+
+    The defaults are the human reader's of issue 21 (the same jo-ka recording as ``Melody``):
+    ku of 1.8-3.3 s, 0.31-0.36 s a mora; the jo-ka's 上の句 6.7 s with a 0.2 s breath after
+    its first ku; each 下の句 5.2-5.5 s.  A 5-7-5 上の句 lasts 20 beats less 150 ms, its
+    first sounds' leads and two breaths: 315 ms a beat and 200 ms breaths give the jo-ka's
+    上の句 6.75 s and its 下の句 5.23 s (``scripts/bench_acoustic.py`` measures them).  The
+    pauses around and between the jo-ka's halves are the reading plan's
+    (``reader.reading.settings``: ``joka_gap_ms`` 1.5 s, ``gap_ms`` 0.9 s)."""
+
+    #: beat: from one mora's vowel onset to the next
+    mora_ms: int = 315
+    #: each ku's last mora lasts this many beats, less 50 ms
+    ku_end: float = 2.0
+    #: silence after each ku but the item's last
+    breath_ms: int = 200
+
+
+#: the pace every clip is made with (the designed timeline, so the cache key, includes it)
+PACE = Pace()
+
 #: audible part of each consonant before its vowel's beat, ms at speed 1.0
 LEAD_MS = {
     "k": 30, "t": 30, "p": 30, "g": 25, "d": 20, "b": 20, "kw": 40, "gw": 35,
@@ -97,13 +124,17 @@ LEAD_MS = {
     "s": 85, "sh": 85, "h": 60, "f": 65, "hy": 65,
     "m": 45, "n": 45, "my": 55, "ny": 55, "r": 30, "ry": 40, "w": 45, "y": 45, "v": 50,
 }
-#: where each consonant's mora is first heard, ms before its vowel's beat at speed 1.0: the first
-#: sharp rise of spectral energy (``audio.acoustics.sharp_rise``): the burst of a stop, the
-#: start of frication, the release of a nasal, flap or glide into its vowel.  Measured on this
-#: voice's own audio (median over the morae of 25 poems, ``scripts/bench_acoustic.py --classes``);
-#: classes not measured keep their lead.
-HEARD_MS = dict(LEAD_MS, n=10, m=10, ny=15, my=15, r=15, ry=20, y=5, w=15, ts=65, g=35, b=30, z=20,
-                h=55, t=27, sh=83)
+#: where each consonant's mora is first heard, ms before its vowel's beat at speed 1.0, within a
+#: ku (after a breath the consonant's whole lead is heard: ``heard_onsets``).  Measured on this
+#: voice's own audio by two onset measures (``audio.acoustics.sharp_rise``, the first sharp rise
+#: of spectral energy: the burst of a stop, the start of frication, the release of a nasal, flap
+#: or glide into its vowel; and ``mel_flux_onset``, the first log-mel flux rise of 6 dB):
+#: ``scripts/bench_acoustic.py --calibrate`` over the morae of a 100-card reading proposes, per
+#: class, the value that makes the worse measure's 90th-percentile error smallest.  Where a
+#: class is heard at two places (つ, ふ, ひ: the frication in some morae, only the vowel in
+#: others), that is a value between them.  Classes not measured keep their lead.
+HEARD_MS = dict(LEAD_MS, n=10, m=10, ny=15, my=15, r=10, ry=20, y=5, w=15, ts=42, g=24, b=22, z=17,
+                h=31, t=24, sh=83, k=27, d=16, ch=69, f=35)
 #: closure (silence) before the audible part: stops and affricates only, ms at speed 1.0
 CLOSURE_MS = {"k": 45, "t": 45, "p": 50, "kw": 45, "ky": 45, "py": 50, "ty": 45,
               "g": 30, "d": 30, "b": 30, "gw": 30, "gy": 30, "by": 30, "dy": 30,
@@ -170,8 +201,8 @@ def _high(label: str) -> bool:
     return 1 < pos <= acc
 
 
-def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = 300,
-           ku_end: float = 2.0, breath_ms: int = 100) -> Design:
+def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = PACE.mora_ms,
+           ku_end: float = PACE.ku_end, breath_ms: int = PACE.breath_ms) -> Design:
     """The designed timeline of a ``synth.Script`` (see the module docstring).  Pure."""
     def ticks(ms):
         return max(0, round(ms / _MS))
@@ -459,7 +490,7 @@ def melody_st(des: Design, melody: Melody = MELODY):
     the 余韻's fall.  Pure."""
     D = des.frames
     level = np.zeros(D + 1)
-    scale = des.beat / (300 / _MS)  # the melody's times follow the pace
+    scale = des.beat / (PACE.mora_ms / _MS)  # the melody's times follow the pace
     low = melody.low_ms / _MS * scale
     ramp = max(1.0, melody.glide_ms / 0.8 / _MS * scale)
     dip_half = max(1.0, melody.accent_dip_ms / 2 / _MS * scale)

@@ -9,14 +9,14 @@ How a clip is made
    word's ``pron`` is rewritten, so the words and their accents stay and only the sounds change.
    Vowel devoicing is turned off (a chanted mora is always voiced).  The full-context labels
    come from ``pyopenjtalk.make_label``.
-2. **Designed timing** (``audio.chant.design``, pure): vowel onsets on a steady beat of
-   ``mora_ms`` (300 ms) per mora at speed 1.0, scaled by 1/speed, each consonant before its
-   beat (its audible part by class, stops and affricates with a closure before that); each
-   ku's last mora lasts ``ku_end`` (2) beats less 50 ms; a breath (``breath_ms`` = 100 ms /
-   speed) follows each ku but the last; the item's last sound is then held ``hold_ms`` longer
-   (余韻, rounded to 5 ms, not scaled by speed).  **The 余韻 setting counts only the hold**: the
-   last mora first sounds for its ku-end length (0.55 s at speed 1.0), then is held for
-   ``hold_ms``.
+2. **Designed timing** (``audio.chant.design``, pure; its settings ``chant.PACE`` are a human
+   reader's, issue 21): vowel onsets on a steady beat of ``mora_ms`` (315 ms) per mora at
+   speed 1.0, scaled by 1/speed, each consonant before its beat (its audible part by class,
+   stops and affricates with a closure before that); each ku's last mora lasts ``ku_end`` (2)
+   beats less 50 ms; a breath (``breath_ms`` = 200 ms / speed) follows each ku but the last;
+   the item's last sound is then held ``hold_ms`` longer (余韻, rounded to 5 ms, not scaled by
+   speed).  **The 余韻 setting counts only the hold**: the last mora first sounds for its
+   ku-end length (0.58 s at speed 1.0), then is held for ``hold_ms``.
 3. **Synthesis** (``audio.chant``): pyopenjtalk's in-process HTS engine says the labels at its
    natural pace (no system binary); WORLD (pyworld) analyses it and resynthesises it on the
    designed timeline with a designed melody (each ku opens low and glides up to one reciting
@@ -429,9 +429,11 @@ class SynthVoice:
     """HTS "mei" chanting in karuta style (see the module docstring and ``audio.chant``).
 
     Args:
-      mora_ms:    beat: one mora at speed 1.0 (default 300); scaled by 1/speed
+      mora_ms:    beat: one mora at speed 1.0 (default ``chant.PACE``: 315, a human reader's
+                  pace, issue 21); scaled by 1/speed
       ku_end:     each ku's last mora lasts this many beats, less 50 ms (default 2.0)
-      breath_ms:  silence after each ku but the item's last, at speed 1.0 (default 100)
+      breath_ms:  silence after each ku but the item's last, at speed 1.0 (default 200);
+                  scaled by 1/speed
       half_tone:  pitch shift in half-tones (default 0)
       low_hz:     the reciting tone (default 262 Hz); each ku opens under it (``melody``)
       melody:     the chant's melody (default ``chant.MELODY``: a human reader's, issue 21)
@@ -448,13 +450,13 @@ class SynthVoice:
     sample_rate = SAMPLE_RATE
     grid = GRID
 
-    def __init__(self, *, mora_ms: int = 300, ku_end: float = 2.0, breath_ms: int = 100,
+    def __init__(self, *, mora_ms: int | None = None, ku_end: float | None = None,
+                 breath_ms: int | None = None,
                  half_tone: float = 0.0, low_hz: float = 262.0, melody=None,
                  cache_dir: str | os.PathLike | None = None,
                  voice_file: str | os.PathLike | None = None, workers: int = 2):
-        self.mora_ms = mora_ms
-        self.ku_end = ku_end
-        self.breath_ms = breath_ms
+        # None: ``chant.PACE``'s (chant, and numpy with it, is imported only when needed)
+        self._pace = {"mora_ms": mora_ms, "ku_end": ku_end, "breath_ms": breath_ms}
         self.half_tone = float(half_tone)
         self.low_hz = float(low_hz)
         self._melody = melody  # None: chant.MELODY (chant is imported only when needed)
@@ -471,9 +473,32 @@ class SynthVoice:
         self._timed: dict[SpeechItem, _Timed] = {}
 
     def _config(self) -> tuple:
-        return (("mora_ms", self.mora_ms), ("ku_end", self.ku_end), ("breath_ms", self.breath_ms),
+        return (*self._pace.items(),
                 ("half_tone", self.half_tone), ("low_hz", self.low_hz), ("melody", self._melody),
                 ("cache_dir", str(self.cache_dir)), ("voice_file", self._voice_file))
+
+    def _paced(self, name: str):
+        value = self._pace[name]
+        if value is None:
+            from audio.chant import PACE
+
+            return getattr(PACE, name)
+        return value
+
+    @property
+    def mora_ms(self) -> int:
+        """The beat at speed 1.0, ms (default ``chant.PACE``'s: a human reader's)."""
+        return self._paced("mora_ms")
+
+    @property
+    def ku_end(self) -> float:
+        """Beats (less 50 ms) of each ku's last mora (default ``chant.PACE``'s)."""
+        return self._paced("ku_end")
+
+    @property
+    def breath_ms(self) -> int:
+        """Silence after each ku but the item's last at speed 1.0, ms (default ``chant.PACE``'s)."""
+        return self._paced("breath_ms")
 
     @property
     def melody(self):
@@ -556,7 +581,7 @@ class SynthVoice:
         frames = des.frames * GRID
         heard = chant.heard_onsets(des) + [frames]
         morae = tuple(Mora(k, heard[i], heard[i + 1]) for i, k in enumerate(sc.kana))
-        ident = "\n".join([chant.VOICE_VERSION, repr(des), *sc.labels])
+        ident = "\n".join([chant.VOICE_VERSION, repr(des), repr(sorted(chant.HEARD_MS.items())), *sc.labels])
         timed = _Timed(des, ident, frames, des.speech * GRID,
                        Layout(frames=frames, sample_rate=SAMPLE_RATE, morae=morae, exact=True))
         with self._lock:

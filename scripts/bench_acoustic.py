@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: what a listener hears in a whole 100-card kyogi reading by the synthesized voice.
 
-    nice python scripts/bench_acoustic.py [--seed 1] [--cards N] [--classes] [--wav reading.wav --plan plan.json]
+    nice python scripts/bench_acoustic.py [--seed 1] [--cards N] [--classes] [--calibrate]
+                                          [--wav reading.wav --plan plan.json]
 
 Renders the reading with `karuta render --out X.wav --plan-out X.json --seed N` (this
 environment's karuta, the voice cache of $KARUTA_CACHE_DIR or the per-user one), then measures
@@ -16,7 +17,13 @@ every figure of issue 11's targets with the target beside it:
   show no rise; and the melody of issue 21, measured as issue 21 measured a human reader
   (WORLD Harvest, 10 ms): how each ku opens (the first 150 ms of voice against the reciting
   tone 0.45-1.2 s on: depth, how many open low, how long low, the glide up) and the pitch after
-  the glide (its range, the share of voiced frames on the reciting tone).
+  the glide (its range, the share of voiced frames on the reciting tone); and the timing of
+  issue 21's human reader (``audio.acoustics.READER_TIMING``): each ku's pace (first to last
+  vowel onset over the morae between), its length and the breaths between ku as heard, and the
+  jo-ka's parts and pauses as heard, each beside the reader's figure.
+
+--classes prints, per consonant class, where its morae are heard by both onset measures against
+the layout; --calibrate also proposes ``chant.HEARD_MS`` from them (``calibration``).
 
 With --wav/--plan an existing rendering is measured instead (no render).  --cards N reads only
 N cards (for iterating; the figures of issue 11 are for the whole reading).
@@ -38,12 +45,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def class_offsets(wav_path, plan: dict, voice) -> dict:
     """Per consonant: where the first sharp rise is heard, against the design's consonant onset
-    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; and the
+    (the beat minus ``chant.LEAD_MS``) and against the layout's mora onset, in ms; where the
+    independent measure (``mel_flux_onset``) hears it against the layout's onset; and the
     vowel onset against the beat.  Lists per class, for every mora after the first of every
-    numbered poem's clip (how ``chant.HEARD_MS`` is measured)."""
+    numbered poem's clip (how ``chant.HEARD_MS`` is measured: ``calibration``)."""
+    import numpy as np
     import soundfile as sf
 
-    from audio.acoustics import sharp_rise, vowel_onset
+    from audio.acoustics import mel_flux_onset, sharp_rise, vowel_onset
     from audio.voice import SpeechItem
 
     rate = int(plan["sample_rate"])
@@ -65,10 +74,54 @@ def class_offsets(wav_path, plan: dict, voice) -> dict:
                     continue
                 c0 = mp.onset * 240
                 rise = sharp_rise(x, rate, c0)
-                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "vowel_vs_beat": []})
+                row = out.setdefault(mp.cons, {"vs_consonant": [], "vs_layout": [], "flux_vs_layout": [],
+                                               "vowel_vs_beat": [], "after_breath": []})
                 row["vs_consonant"].append((rise - c0) / ms)
                 row["vs_layout"].append((sharp_rise(x, rate, m.start) - m.start) / ms)
+                # the independent measure, as the decisive onsets are measured with it
+                fx = mel_flux_onset(x, rate, m.start)
+                row["flux_vs_layout"].append(np.nan if fx is None else (fx - m.start) / ms)
                 row["vowel_vs_beat"].append((vowel_onset(x, rate, mp.beat * 240) - mp.beat * 240) / ms)
+                row["after_breath"].append(des.morae[n - 1].ku_end)
+    return out
+
+
+def calibration(offsets: dict, speed: float = 1.0, min_gain_ms: float = 3.0) -> dict:
+    """``chant.HEARD_MS`` re-measured from ``class_offsets`` (morae within a ku: after a breath
+    the layout takes the consonant's whole lead anyway).  Per class with at least 10 such
+    morae: the shift of the layout onset that makes the worse of the two measures' 90th
+    percentile |error| smallest (the sharp rise and the log-mel flux rise against the layout;
+    a shift moves every error by itself, except that the flux measure looks only 10 ms before
+    the onset: a rise left further before it is passed over for the next one, taken to be
+    the one the sharp rise finds; a mora with no rise is a miss); kept at 0 unless it gains
+    ``min_gain_ms``.  Offsets at other speeds are scaled back
+    to speed 1.0 (as the design scales leads).  Returns {class: (current, proposed, n, p90
+    before, p90 after)} in ms."""
+    import numpy as np
+
+    from audio.chant import HEARD_MS, LEAD_MS
+
+    shrink = 1.0 / max(1.0, speed)
+
+    def cost(sr, fx, d):
+        f = np.where(np.isfinite(fx), np.abs(np.where(fx - d >= -10.0, fx, sr) - d), np.inf)
+        return max(float(np.percentile(np.abs(sr - d), 90)), float(np.percentile(f, 90, method="higher")))
+
+    out = {}
+    for c, row in offsets.items():
+        inner = ~np.asarray(row["after_breath"], dtype=bool)
+        sr = np.asarray(row["vs_layout"], dtype=float)[inner]
+        fx = np.asarray(row["flux_vs_layout"], dtype=float)[inner]
+        if len(sr) < 10:
+            continue
+        shifts = np.arange(-60, 61)
+        costs = np.array([cost(sr, fx, d) for d in shifts])
+        best = int(shifts[np.lexsort((np.abs(shifts), costs))[0]])
+        if not costs[shifts == best][0] <= costs[shifts == 0][0] - min_gain_ms:
+            best = 0
+        cur = HEARD_MS.get(c, LEAD_MS.get(c, 50))
+        out[c] = (cur, int(round(cur - best / shrink)), int(len(sr)), float(costs[shifts == 0][0]),
+                  float(costs[shifts == best][0]))
     return out
 
 
@@ -81,7 +134,11 @@ def main() -> None:
     ap.add_argument("--classes", action="store_true",
                     help="also print, per consonant, where its mora is heard (sharp rise) against "
                          "the design and the layout, and its vowel onset against the beat")
+    ap.add_argument("--calibrate", action="store_true",
+                    help="also print chant.HEARD_MS re-measured per consonant class (implies --classes)")
     a = ap.parse_args()
+    import numpy as np
+
     from audio.acoustics import reading_figures, summary_lines
 
     tmp = None
@@ -110,17 +167,32 @@ def main() -> None:
           f"(analysed in {time.perf_counter() - t:.0f} s)")
     for line in summary_lines(fig):
         print("  " + line)
-    if a.classes:
-        import numpy as np
-
-
+    if a.classes or a.calibrate:
+        offsets = class_offsets(wav, plan, voice)
         print("  per consonant (ms; median [25 %, 75 %]): sharp rise - consonant onset | - layout onset | "
-              "vowel onset - beat")
-        for c, row in sorted(class_offsets(wav, plan, voice).items(), key=lambda kv: -len(kv[1]["vs_layout"])):
-            q = {k: np.percentile(v, [50, 25, 75]) for k, v in row.items()}
-            print(f"    {c:3s} n={len(row['vs_layout']):4d}  "
-                  + " | ".join(f"{q[k][0]:+6.1f} [{q[k][1]:+5.1f}, {q[k][2]:+5.1f}]"
-                               for k in ("vs_consonant", "vs_layout", "vowel_vs_beat")))
+              "log-mel flux rise - layout onset | vowel onset - beat")
+        print("  (a class's morae within a ku, then as c/b those right after a breath)")
+        for c, row in sorted(offsets.items(), key=lambda kv: -len(kv[1]["vs_layout"])):
+            after = np.asarray(row["after_breath"], dtype=bool)
+            for name, sel in ((c, ~after), (c + "/b", after)):
+                if not sel.any():
+                    continue
+                q = {k: np.nanpercentile(np.asarray(v, dtype=float)[sel], [50, 25, 75])
+                     for k, v in row.items() if k != "after_breath"}
+                print(f"    {name:5s} n={int(sel.sum()):4d}  "
+                      + " | ".join(f"{q[k][0]:+6.1f} [{q[k][1]:+5.1f}, {q[k][2]:+5.1f}]"
+                                   for k in ("vs_consonant", "vs_layout", "flux_vs_layout", "vowel_vs_beat")))
+    if a.calibrate:
+        cal = calibration(offsets, float(plan.get("settings", {}).get("speed", 1.0)))
+        print("  HEARD_MS re-measured (morae within a ku; current -> proposed ms, n, the worse measure's "
+              "|error| 90 % now -> then):")
+        for c, (cur, new, n, before, after) in sorted(cal.items()):
+            print(f"    {c:3s} {cur:4d} -> {new:4d}   n={n:4d}  {before:5.1f} -> {after:5.1f} ms")
+        from audio.chant import HEARD_MS, LEAD_MS
+
+        proposed = dict(HEARD_MS, **{c: new for c, (_cur, new, *_r) in cal.items()})
+        print("  HEARD_MS = dict(LEAD_MS, " + ", ".join(f"{c}={v}" for c, v in proposed.items() if v != LEAD_MS.get(c))
+              + ")")
     if tmp is not None:
         tmp.cleanup()
 

@@ -54,6 +54,17 @@ def test_plan_json_is_reproducible_from_the_seed():
     assert all(s["end_ms"] - s["start_ms"] == pytest.approx(300.0) for s in a["segments"] if s["kind"] == "ma")
 
 
+def test_joka_pauses_are_reading_options():
+    """The jo-ka's pauses (issue 21's reader: 1.5 s before its 下の句, 0.9 s before it is read
+    again) are options like every pause."""
+    def gaps(*opts):
+        plan = json.loads(karuta("plan", "--json", "--seed", "1", "--cards", "1", "--voice", "tone", *opts).stdout)
+        return [s["end_ms"] - s["start_ms"] for s in plan["segments"] if s["kind"] == "gap"]
+
+    assert gaps() == pytest.approx([1500.0, 900.0])
+    assert gaps("--joka-gap", "2", "--gap", "0.5") == pytest.approx([2000.0, 500.0])
+
+
 def test_render_writes_what_the_plan_says(tmp_path):
     out, plan_out = tmp_path / "r.wav", tmp_path / "r.json"
     res = karuta("render", "--out", str(out), "--plan-out", str(plan_out), "--seed", "3", "--cards", "4", *FAST)

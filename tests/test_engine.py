@@ -36,9 +36,13 @@ def test_kyogi_rhythm_joka_then_kami_take_shimo_ma():
     # every card: 間 then 上の句, then the take, then that card's own 下の句
     for no in plan.order:
         assert kinds(plan, no) == ["ma", "kami", "take", "shimo"]
-    # the jo-ka's 下の句 is held like any other
+    # the jo-ka as a human reader reads it (issue 21): 1.5 s before its 下の句, 0.9 s between
+    # the two 下の句, and only the second, which leads into the 間, is held like any other
     joka_shimo = plan.find("shimo", "joka")
-    assert all(s.speech.hold_ms == 3000 for s in joka_shimo)
+    assert [s.speech.hold_ms for s in joka_shimo] == [0, 3000]
+    assert [s.frames for s in plan.segments[:5] if s.kind == "gap"] == [int(1.5 * RATE), int(0.9 * RATE)]
+    shifted = build_plan(preset("kyogi", joka_gap_ms=2000, gap_ms=500), 1, VOICE)
+    assert [s.frames for s in shifted.segments[:5] if s.kind == "gap"] == [2 * RATE, RATE // 2]
 
 
 def test_every_ma_is_exactly_one_second_and_segments_tile():

@@ -25,10 +25,27 @@ ALL_PARTS = [(str(n), part) for n in range(1, 101) for part in ("kami", "shimo")
 
 @pytest.fixture
 def voice(tmp_path, monkeypatch):
+    """The default voice on a cache of its own, synthesizing in this process (the worker
+    processes are ``pooled``'s: tests of the cache need no pool to start and stop)."""
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
+    return SynthVoice(workers=0)
+
+
+@pytest.fixture
+def pooled(tmp_path, monkeypatch):
+    """The default voice as an app makes it: on its own cache, synthesizing in worker processes."""
     monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path / "cache"))
     v = SynthVoice()
     yield v
     v.close()
+
+
+@pytest.fixture
+def shared(synth_cache):
+    """The default voice on the session's shared cache, synthesizing in this process: for
+    tests of what a clip sounds like, not of the cache or the worker processes (a clip another
+    test made is read back instead of made again)."""
+    return SynthVoice(cache_dir=synth_cache / "synth", workers=0)
 
 
 def _ku(key: str, part: str) -> tuple[str, ...]:
@@ -149,8 +166,9 @@ def test_timing_design_numbers(voice):
     lay = voice.layout(item)
     des = chant.design(script_for("2", "kami"))
     beats = [m.beat * 240 for m in des.morae]
-    # the vowels are on the beat, 300 ms apart
-    assert [b - a for a, b in zip(beats[:4], beats[1:5])] == [14400] * 4
+    # the vowels are on the beat, a human reader's 315 ms apart (issue 21: 0.31-0.36 s a mora)
+    assert chant.PACE == chant.Pace(mora_ms=315, ku_end=2.0, breath_ms=200)
+    assert [b - a for a, b in zip(beats[:4], beats[1:5])] == [315 * 48] * 4
     # each mora is heard where its consonant is first heard, before its beat (は at the start);
     # after a breath a nasal's murmur is heard from its start (な, the second ku's first mora)
     assert lay.morae[0].start == 0
@@ -160,11 +178,37 @@ def test_timing_design_numbers(voice):
             heard = max(heard, chant.LEAD_MS.get(d.cons, 0))
         assert m.start == d.beat * 240 - heard * 48, (m, d)
     assert lay.morae[5].start == des.morae[5].onset * 240 < des.morae[5].beat * 240 - chant.HEARD_MS["n"] * 48
-    # ku end: its vowel lasts 2 beats less 50 ms, then a 100 ms breath before the next ku begins
-    assert des.morae[4].vend == des.morae[4].beat + (600 - 50) // 5
-    assert des.morae[5].onset - des.morae[5].closure == des.morae[4].vend + 100 // 5
+    # ku end: its vowel lasts 2 beats less 50 ms, then a 200 ms breath before the next ku begins
+    assert des.morae[4].vend == des.morae[4].beat + (630 - 50) // 5
+    assert des.morae[5].onset - des.morae[5].closure == des.morae[4].vend + 200 // 5
     fast = chant.design(script_for("2", "kami"), speed=1.5)
-    assert fast.morae[2].beat - fast.morae[1].beat == 40  # 200 ms at 1.5x
+    assert fast.morae[2].beat - fast.morae[1].beat == 42  # 210 ms at 1.5x
+    assert fast.morae[5].onset - fast.morae[5].closure - fast.morae[4].vend == round(200 / 1.5 / 5)
+    # the settings are the timeline: another pace, another layout
+    slow = SynthVoice(cache_dir=voice.cache_dir, mora_ms=360, breath_ms=300, workers=0)
+    assert slow.layout(item).frames > lay.frames and voice.cache_key(item) != slow.cache_key(item)
+
+
+def test_joka_parts_last_as_a_human_reader_reads_them(voice):
+    """Issue 21's reader: the jo-ka's 上の句 6.7 s with a 0.2 s breath after its first ku, each
+    下の句 5.2-5.5 s; ku 1.8-3.3 s.  The clips' lengths are exact before synthesis (the layout);
+    scripts/bench_acoustic.py measures them in the sound too."""
+    kami = voice.layout(SpeechItem("joka", "kami"))
+    shimo = voice.layout(SpeechItem("joka", "shimo"))
+    assert abs(kami.frames / RATE - 6.7) <= 0.1, kami.frames / RATE
+    assert 5.2 <= shimo.frames / RATE <= 5.5, shimo.frames / RATE
+    des = voice._time(SpeechItem("joka", "kami")).design
+    (a0, e0), (a1, _e1), _ = des.kus()
+    m1 = des.morae[a1]
+    assert (m1.onset - m1.closure - des.morae[e0].vend) * 5 == 200  # the breath
+    for item in (SpeechItem("joka", "kami"), SpeechItem("joka", "shimo")):
+        d = voice._time(item).design
+        for a, e in d.kus():
+            ku_s = (d.morae[e].vend - d.morae[a].onset + d.morae[a].closure) * 5 / 1000
+            assert 1.8 <= ku_s <= 3.3, (item, a, ku_s)
+    # slower, the same shape, every part longer by the speed
+    slow = voice.layout(SpeechItem("joka", "kami", speed=0.8))
+    assert abs(slow.frames / kami.frames - 1 / 0.8) < 0.05
 
 
 def test_melody_design():
@@ -199,11 +243,11 @@ def test_melody_design():
     assert low6[0] == -6.0
 
 
-def test_melody_settings_drive_the_sound(tmp_path):
+def test_melody_settings_drive_the_sound(tmp_path, shared):
     from audio import acoustics, chant
 
     item = SpeechItem("9", "kami")  # はなのいろは: a voiced first mora
-    ref = SynthVoice(cache_dir=tmp_path / "a", workers=0)
+    ref = shared
     shallow = SynthVoice(cache_dir=tmp_path / "b", workers=0, melody=chant.Melody(opening_st=-5.0))
     assert ref.cache_key(item) != shallow.cache_key(item) and ref.layout(item) == shallow.layout(item)
     des = ref._time(item).design
@@ -230,7 +274,8 @@ def _rms(a: np.ndarray, start: int, end: int) -> float:
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=lambda i: f"{i.key}-{i.part}-{i.speed}-{i.hold_ms}")
-def test_samples_match_layout(voice, item):
+def test_samples_match_layout(shared, item):
+    voice = shared
     lay = voice.layout(item)
     a = voice.samples(item)
     assert a.dtype == np.float32 and a.ndim == 1
@@ -268,10 +313,10 @@ def test_hold_and_speed(voice):
     assert voice.layout(SpeechItem("5", "shimo", speed=1.5)).frames < base.frames
 
 
-def test_half_tone_changes_pitch_not_timing(tmp_path):
+def test_half_tone_changes_pitch_not_timing(tmp_path, shared):
     item = SpeechItem("9", "kami")
-    lo = SynthVoice(cache_dir=tmp_path / "a")
-    hi = SynthVoice(cache_dir=tmp_path / "b", half_tone=4)
+    lo = shared
+    hi = SynthVoice(cache_dir=tmp_path / "b", half_tone=4, workers=0)
     assert lo.layout(item) == hi.layout(item)
     a, b = lo.samples(item), hi.samples(item)
     assert len(a) == len(b) and not np.array_equal(a, b)
@@ -292,12 +337,20 @@ def test_cache_hit_is_fast_and_identical(voice, tmp_path):
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".tmp")]
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
-def test_bad_cache_entry_is_rebuilt(voice, damage):
+@pytest.fixture
+def good_entry(shared):
+    """A clip and its cache entry's bytes, for the damage tests (made once on the shared cache)."""
     item = SpeechItem("8", "kami")
-    good = voice.samples(item)
+    return item, shared.samples(item), shared.cache_path(item).read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
+def test_bad_cache_entry_is_rebuilt(voice, damage, good_entry):
+    item, good, data = good_entry
     path = voice.cache_path(item)
-    data = path.read_bytes()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    assert np.array_equal(voice.samples(item), good)  # the entry as made is read back
     if damage == "truncate":
         path.write_bytes(data[: len(data) // 2])
     elif damage == "flip":
@@ -318,7 +371,8 @@ def test_cache_key_covers_timing(voice):
     assert voice.cache_key(SpeechItem("1", "kami")) != voice.cache_key(SpeechItem("1", "shimo"))
 
 
-def test_prefetch(voice):
+def test_prefetch(pooled):
+    voice = pooled
     items = [SpeechItem(str(n), part) for n in (11, 12, 13) for part in ("kami", "shimo")]
     futures = voice.prefetch(items)
     assert len(futures) == len(items)
@@ -350,8 +404,9 @@ def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
 
 def test_deterministic(tmp_path):
     item = SpeechItem("33", "kami", speed=1.25, hold_ms=300)
-    a = SynthVoice(cache_dir=tmp_path / "x").samples(item)
-    b = SynthVoice(cache_dir=tmp_path / "y").samples(item)
+    a = SynthVoice(cache_dir=tmp_path / "x", workers=0).samples(item)  # here
+    with SynthVoice(cache_dir=tmp_path / "y", workers=1) as v:  # in a worker process
+        b = v.samples(item)
     assert np.array_equal(a, b)
 
 

@@ -5,8 +5,9 @@ fresh voice cache, then measured against its plan with ``audio.acoustics`` (the 
 acoustic benchmark uses): the held last sounds (余韻) do not loop and do not flutter and sit at
 the loudness of their 下の句, no sample and no inter-sample peak comes near full scale, and the
 間 a listener hears between the last sound of a 下の句 and the first of the next 上の句 is the
-set 間.  The chant has a human reader's melody (issue 21): every ku opens about 10 semitones
-under the reciting tone, glides up in about 150 ms and keeps one tone; and the decisive onsets
+set 間.  The chant has a human reader's melody and pace (issue 21): every ku opens about 10
+semitones under the reciting tone, glides up in about 150 ms and keeps one tone, at 0.31-0.36 s
+a mora with 0.2 s breaths between ku; and the decisive onsets
 are where an independent measure (a log-mel flux rise) hears them.  The detectors themselves
 are checked on signals with known answers.
 """
@@ -78,6 +79,18 @@ def test_no_double_endings_and_a_chant(reading):
     assert fig["ku_ends"] >= 16
     assert fig["double_endings"] <= 0.05 * fig["ku_ends"] + 1e-9
     assert np.median(fig["ku_f0_range"]) <= 4.0, fig["ku_f0_range"]
+
+
+def test_the_human_readers_pace(reading):
+    """Issue 21's reader: 0.31-0.36 s a mora within a ku, a 0.2 s breath between ku, ku of
+    1.8-3.3 s; measured in the sound (vowel onsets, first and last sounds)."""
+    _wav, _plan, fig = reading
+    lo, hi = ac.READER_TIMING["mora_s"]
+    pace = fig["ku_pace_s"]
+    assert len(pace) >= 16 and all(lo <= p <= hi for p in pace), pace
+    assert all(abs(b - 0.2) <= 0.02 for b in fig["breath_s"]) and len(fig["breath_s"]) >= 8, fig["breath_s"]
+    lo, hi = ac.READER_TIMING["ku_s"]
+    assert all(lo <= k <= hi for k in fig["ku_len_s"]), fig["ku_len_s"]
 
 
 def test_decisive_onsets_where_heard(reading):

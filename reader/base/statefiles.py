@@ -68,7 +68,7 @@ SCHEMAS: dict[str, dict] = {
                 "required": ["rules"],
                 "properties": {
                     "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
-                    "ma_ms": _MS, "yoin_ms": _MS, "take_ms": _MS, "gap_ms": _MS,
+                    "ma_ms": _MS, "yoin_ms": _MS, "take_ms": _MS, "gap_ms": _MS, "joka_gap_ms": _MS,
                     "speed": {"type": "number", "minimum": 0.25, "maximum": 4},
                     "cards": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
                     "poems": {"type": ["array", "null"], "maxItems": 100, "items": _POEM},

@@ -38,7 +38,10 @@ def reading_options(f):
         click.option("--yoin", type=FINITE, default=None, help="How long a 下の句's last sound is held, seconds."),
         click.option("--take", type=FINITE, default=None,
                      help="Wait after each 上の句 in auto mode and in files, seconds (kyogi 3.0)."),
-        click.option("--gap", type=FINITE, default=None, help="Silence between the halves of a poem, seconds."),
+        click.option("--gap", type=FINITE, default=None,
+                     help="Silence between the halves of a poem (kyogi: between the jo-ka's two 下の句, 0.9), seconds."),
+        click.option("--joka-gap", type=FINITE, default=None,
+                     help="Silence between the jo-ka's 上の句 and 下の句, seconds (1.5)."),
         click.option("--speed", type=FINITE, default=None, help="Reading pace, 1.0 = kyogi (0.25-4)."),
         joka_option(),
         click.option("--last-shimo/--no-last-shimo", default=None, help="Read the last card's 下の句 (kyogi)."),
@@ -54,7 +57,8 @@ def reading_from_options(opts: dict):
     settings = settings_from_options(
         opts["rules"], poems_spec=opts["poems_spec"], colors=opts["colors"], cards=opts["cards"],
         karafuda=opts["karafuda"], ma=opts["ma"], yoin=opts["yoin"], take=opts["take"],
-        gap=opts["gap"], speed=opts["speed"], joka=opts["joka"], last_shimo=opts["last_shimo"])
+        gap=opts["gap"], speed=opts["speed"], joka=opts["joka"], last_shimo=opts["last_shimo"],
+        joka_gap=opts.get("joka_gap"))
     return settings, opts["seed"], opts["voice_spec"]
 
 

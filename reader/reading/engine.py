@@ -2,7 +2,7 @@
 
 Order of a kyogi reading (rules.md §1)::
 
-    jo-ka 上の句 · gap · jo-ka 下の句+余韻 · gap · jo-ka 下の句+余韻
+    jo-ka 上の句 · joka_gap · jo-ka 下の句 · gap · jo-ka 下の句+余韻
     ─ 間 ─ card 1 上の句 · take(wait) · card 1 下の句+余韻
     ─ 間 ─ card 2 上の句 · take(wait) · card 2 下の句+余韻
     ...
@@ -95,10 +95,10 @@ def build_plan(settings: ReadingSettings, seed: int, voice: Voice) -> Plan:
     s = settings
     b = _Builder(voice, s)
 
-    if s.rules == "kyogi" and s.joka:
+    if s.rules == "kyogi" and s.joka:  # the 下の句 is held only before the 間 (issue 21)
         b.speak("kami", "joka", "joka", "kami")
-        b.silence("gap", "joka", s.gap_ms)
-        b.speak("shimo", "joka", "joka", "shimo", hold_ms=s.yoin_ms)
+        b.silence("gap", "joka", s.joka_gap_ms)
+        b.speak("shimo", "joka", "joka", "shimo")
         b.silence("gap", "joka", s.gap_ms)
         b.speak("shimo", "joka", "joka", "shimo", hold_ms=s.yoin_ms)
     elif s.rules == "goshiki" and s.joka:
@@ -109,7 +109,7 @@ def build_plan(settings: ReadingSettings, seed: int, voice: Voice) -> Plan:
         b.speak("shimo", "karafuda", "karafuda", "shimo", hold_ms=s.yoin_ms)
     elif s.rules == "beginner" and s.joka:
         b.speak("kami", "joka", "joka", "kami")
-        b.silence("gap", "joka", s.gap_ms)
+        b.silence("gap", "joka", s.joka_gap_ms)
         b.speak("shimo", "joka", "joka", "shimo", hold_ms=s.yoin_ms)
 
     read: list[int] = []

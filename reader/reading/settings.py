@@ -5,7 +5,8 @@ A preset gives defaults; any option given on the command line replaces just that
 
 Defaults and where they come from (rules.md §1-2):
   kyogi    間 1000 ms (the one fixed number), 余韻 3000 ms ("5-3-1-6" tempo since 2021),
-           take 3000 ms in auto mode and files; the jo-ka read 上の句, 下の句, 下の句 again.
+           take 3000 ms in auto mode and files; the jo-ka read 上の句, 1.5 s, 下の句, 0.9 s,
+           下の句 again with its 余韻 (the pauses a human reader makes: issue 21).
   goshiki  each poem 上の句 then 下の句 once, no waiting, about 7-8 s a poem: a faster pace,
            a short hold; starts with 「ご用意よければ 空札一枚」 and a karafuda poem; 17 cards.
   beginner each poem 上の句 then 下の句 straight through, slower, with room between poems.
@@ -27,8 +28,10 @@ class ReadingSettings:
     #: the wait after a 上の句 while players take (auto mode and files; live waits for a key)
     take_ms: int = 3000
     #: silence between the two halves of one poem (goshiki, beginner) and between the
-    #: jo-ka's 下の句 and its repeat ("one breath")
-    gap_ms: int = 600
+    #: jo-ka's 下の句 and its repeat ("one breath": 0.9 s, a human reader's, issue 21)
+    gap_ms: int = 900
+    #: silence between the jo-ka's 上の句 and its 下の句 (1.5 s, the same reader's)
+    joka_gap_ms: int = 1500
     #: voice pace, 1.0 = kyogi (about 0.3 s a mora with the synthesized voice)
     speed: float = 1.0
     #: how many cards to read (None = all selected, goshiki 17)
@@ -49,7 +52,7 @@ class ReadingSettings:
             raise KarutaError(f"unknown rules {self.rules!r}: choose kyogi, goshiki or beginner")
         from reader.base.limits import check_pause_ms
 
-        for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms"):
+        for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms", "joka_gap_ms"):
             check_pause_ms(name.removesuffix("_ms"), getattr(self, name))
         if self.karafuda < 0:
             raise KarutaError("karafuda must not be negative")
@@ -87,7 +90,8 @@ def settings_from_options(rules: str = "kyogi", *, poems_spec: str | None = None
                           ma: float | None = None, yoin: float | None = None,
                           take: float | None = None, gap: float | None = None,
                           speed: float | None = None, joka: bool | None = None,
-                          last_shimo: bool | None = None) -> ReadingSettings:
+                          last_shimo: bool | None = None,
+                          joka_gap: float | None = None) -> ReadingSettings:
     """Settings from values as a user gives them: pauses in seconds, the poems as a selection
     text (``1-20``, ``blue``, ``むすめふさほせ`` ...) and colour names; None keeps the preset's
     value.  The CLI's reading options and version-1 club sessions both come through here."""
@@ -102,8 +106,8 @@ def settings_from_options(rules: str = "kyogi", *, poems_spec: str | None = None
         raise KarutaError("--poems is empty: give poems (1-20, blue, むすめふさほせ) or leave it out")
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     return preset(rules, poems=selection, cards=cards, karafuda=karafuda, ma_ms=ms(ma),
-                  yoin_ms=ms(yoin), take_ms=ms(take), gap_ms=ms(gap), speed=speed, joka=joka,
-                  last_shimo=last_shimo)
+                  yoin_ms=ms(yoin), take_ms=ms(take), gap_ms=ms(gap), joka_gap_ms=ms(joka_gap),
+                  speed=speed, joka=joka, last_shimo=last_shimo)
 
 
 def settings_from_dict(d: dict) -> ReadingSettings:
