@@ -442,3 +442,60 @@ def test_the_club_window_letterboxes_its_layout_in_any_window_size():
         cx, cy = ox + (nx + nw / 2) * box.scale, oy + (ny + nh / 2) * box.scale
         assert _inside(button_rect(SIZE), *box.to_canvas(cx, cy))
         assert not _inside(button_rect(SIZE), *box.to_canvas(ox + (nx - 5) * box.scale, cy))
+
+
+def test_keys_hold_next_repeat_back_quit_make_the_read_log(tone_voice):
+    """What ``karuta read --live`` does with a club's keys, card by card (the terminal and the
+    window only turn keys into these commands: tests/test_club_cli.py): a hold keeps a next
+    pressed during it until the hold ends; r repeats the last 下の句 and waits again; b during
+    a take goes back a card (read again, logged "again"); q saves where the reading stands."""
+    from reader.ui import keys as ui_keys
+
+    plan = small_plan(tone_voice, cards=4, seed=5, joka=False)
+    out = PumpOutput()
+    saved = []
+    s = club_session(plan, tone_voice, out)
+    s.save = lambda: saved.append(s.to_dict())
+
+    def waiting_at(card):
+        out.pump_until(s, lambda: out.cursor.state.waiting and s.current == card - 1)
+        v = s.view()
+        assert (v.card, v.state) == (card, "waiting for take")
+        return "\n".join(club_terminal.screen_lines(v))
+
+    def key(text):
+        s.command(ui_keys.read_command(FakeKeys(text)))
+
+    s.start()
+    screen = waiting_at(1)
+    kami = plan.segments[csession.card_kami_index(plan)[0]]
+    assert "card 1/4" in screen and "read 1 · left 3" in screen and kami.kimariji in screen
+    key("p")  # a hand is up: hold
+    assert s.view().state == "held"
+    key(" ")  # next during the hold: kept until the hold ends
+    out.pump(s, 48000 * 2)
+    assert s.current == 0 and s.view().state == "held" and s.position == 1
+    key("p")
+    assert "read 2 · left 2" in waiting_at(2)
+    key("r")  # card 1's 下の句 again, then the wait at card 2 again
+    out.pump(s, 960)
+    assert s.view().state == "repeating 下の句"
+    waiting_at(2)
+    key("b")  # a take came too early: back to card 1, its 上の句 again
+    assert s.position == 0
+    waiting_at(1)
+    assert s.position == 1 and saved[-1]["position"] == 1
+    key(" ")
+    waiting_at(2)
+    key("\x1b[6~")  # PageDown (a foot pedal) is next too
+    assert "read 3 · left 1" in waiting_at(3)
+    key("q")
+    assert s.phase == "quit" and s.view().state == "stopped (saved)"
+    data = saved[-1]
+    assert data["position"] == 3 and data["order"] == list(plan.order) and not data["finished"]
+    assert [e["card"] for e in data["log"]] == [1, 2, 1, 2, 3]
+    assert [e["again"] for e in data["log"]] == [False, False, True, True, False]
+    assert [e["poem"] for e in data["log"]] == [plan.order[i - 1] for i in (1, 2, 1, 2, 3)]
+    lines = csession.format_log(data["log"], data["total"], data["seed"])
+    assert lines[0] == f"read log (seed {plan.seed}): 3 of 4 cards"
+    assert len([ln for ln in lines if "(again)" in ln]) == 2
