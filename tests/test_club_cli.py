@@ -27,7 +27,7 @@ import pytest
 from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
 from waits import wait_until
-from x_driver import screenshot_when, window_of
+from x_driver import colours, screenshot_when, window_of
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
         "--yoin", "0.2"]
@@ -237,8 +237,7 @@ def test_bad_memorize_and_signals(tmp_path):
 
 
 # ---------------------------------------------------------------------------- window
-def _colours(img) -> int:
-    return len(np.unique(img.reshape(-1, 3), axis=0))
+_colours = colours
 
 
 @pytest.mark.realtime
