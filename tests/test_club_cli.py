@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from cli_run import one_line_error, run_inproc, run_karuta  # noqa: F401
 
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -86,9 +87,13 @@ def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_pa
     tmux.keys("p")
     tmux.wait_for("● held")
     tmux.keys("p")
-    tmux.keys("b")
-    assert pulse_server.listen(1.0).any(), "card 2 was not heard on the sink"
-    tmux.wait_for("card 2/5", "waiting for take", "read 2 · left 3")
+    # an ear on the sink from before the key (parec takes a moment to start on a busy machine)
+    with concurrent.futures.ThreadPoolExecutor(1) as ear:
+        heard = ear.submit(pulse_server.listen, 3.0)
+        time.sleep(0.5)
+        tmux.keys("b")  # card 1's 下の句, 間, card 2's 上の句: 2.75 s of sound
+        s = tmux.wait_for("card 2/5", "waiting for take", "read 2 · left 3")
+        assert heard.result().any(), "card 2 was not heard on the sink"
     tmux.keys("r")
     tmux.wait_for("repeating 下の句")
     tmux.wait_for("card 2/5", "waiting for take")
@@ -133,7 +138,7 @@ def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_pa
     assert data["finished"] and data["position"] == 5
     assert [e["poem"] for e in data["log"]][4:] == order[2:]
     # the log of the last session, on request; a finished session resumes to nothing
-    res = karuta("read", "--show-log", env=env)
+    res = run_inproc("read", "--show-log", env=env)
     assert res.returncode == 0 and len([ln for ln in res.stdout.splitlines() if "(again)" in ln]) == 2
     res = karuta("read", "--resume", "--device", "pulse", env=env)
     assert res.returncode == 0 and "this session is finished" in res.stdout
@@ -171,7 +176,7 @@ def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
     assert time.monotonic() - t0 >= 3.0
     assert "finished: 2 of 2 cards read" in res.stdout
     ref_path = tmp_path / "ref.wav"
-    assert karuta("render", "--out", str(ref_path), *args).returncode == 0
+    assert run_inproc("render", "--out", str(ref_path), *args).returncode == 0
     import soundfile as sf
 
     ref, _ = sf.read(ref_path, dtype="int16")
@@ -189,11 +194,11 @@ def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
     home, _ = capture_home
     sess = tmp_path / "g.json"
     res = karuta("read", "--rules", "goshiki", "--color", "blue", "--cards", "3", "--live",
-                 "--memorize", "0", "--voice", "tone", "--seed", "2", "--session", str(sess),
-                 env={"HOME": str(home)}, timeout=60)
+                 "--memorize", "0", "--voice", "tone", "--speed", "4", "--seed", "2",
+                 "--session", str(sess), env={"HOME": str(home)}, timeout=60)
     assert res.returncode == 0, res.stderr
     order = plan_of("--rules", "goshiki", "--color", "blue", "--cards", "3", "--voice", "tone",
-                    "--seed", "2")["order"]
+                    "--speed", "4", "--seed", "2")["order"]
     data = session(sess)
     assert data["finished"] and [e["poem"] for e in data["log"]] == order
     assert "finished: 3 of 3 cards read" in res.stdout

@@ -22,8 +22,8 @@ from cli_run import karuta_argv
 from audio_fixtures import REPO, PulseServer, require_tool, stop_process
 from waits import wait_until
 
-FAST = ["--voice", "tone", "--speed", "4", "--take", "0.3", "--ma", "0.2", "--yoin", "0.2",
-        "--seed", "3"]
+FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--take", "0.3", "--ma", "0.2",
+        "--yoin", "0.2", "--seed", "3"]
 
 
 @pytest.fixture

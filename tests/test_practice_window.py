@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
+from cli_run import run_inproc
 from tmux_driver import karuta_argv
 from waits import wait_until
 from x_driver import end_app, screenshot, screenshot_when, start_app, window_of
@@ -280,14 +281,13 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert "kyogi alone, 1 read" in out and "1 taken, 0 missed, 0 faults" in out
     assert "get ready:" in out  # the reading waited for the output's timing, as drills do
     assert shot.mean() < img.mean()  # the end screen darkens the board
-    r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
-                       capture_output=True, text=True, timeout=60)
+    # (the pure commands that read what it left: in this process)
+    r = run_inproc("match", "replay", str(g.log), "--json")
     assert r.returncode == 0, r.stderr
     done = json.loads(r.stdout)
     assert done["winner"] == "A" and done["solo"] == {"taken": 1, "missed": 0, "faults": 0}
     # the take is in the stats database too (karuta stats learns from matches)
-    r = subprocess.run(karuta_argv("stats", "--json"), cwd=REPO, capture_output=True, text=True,
-                       timeout=60, env={**os.environ, **dirs})
+    r = run_inproc("stats", "--json", env=dirs)
     assert r.returncode == 0, r.stderr
     assert str(a_card) in r.stdout
     os.environ.update(dirs)

@@ -97,7 +97,7 @@ def test_tiebreak_card_plays_exactly_the_rendered_card(tmp_path):
                       .read_text())
     assert [e["poem"] for e in sess["log"]] == [card]
     ref = tmp_path / "ref.wav"
-    r = karuta("render", "--out", ref, "--rules", "goshiki", "--poems", card, "--cards", 1,
+    r = run_inproc("render", "--out", ref, "--rules", "goshiki", "--poems", card, "--cards", 1,
                "--no-joka", "--seed", seed, *FAST)
     assert r.returncode == 0, r.stderr
     import soundfile as sf
