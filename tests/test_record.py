@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import numpy as np
@@ -218,6 +219,64 @@ def test_a_take_holds_what_was_heard_between_the_two_keys():
     dev.advance(1.0)
     assert analyse(mic.stop_take()).warnings == ["nothing heard"]
     mic.close()
+
+
+def test_the_terminal_does_not_save_a_take_with_nothing_heard_and_keeps_a_too_loud_one(tmp_path):
+    """``run_terminal`` (the recorder's screen) on a microphone whose device is driven by the
+    test: a take of silence is said and not saved; a clipped take is saved, warned, and the
+    retake suggested.  (The real microphone and tty: the tmux test below.)"""
+    import io
+    import threading
+
+    from audio.record import Microphone
+    from reader.voices.recorder import run_terminal
+    from waits import wait_until
+
+    streams = []
+    mic = Microphone(open_stream=lambda cb: streams.append(_LateStream(cb)) or streams[0])
+    dev = streams[0]
+    session = RecordSession("mine", clip_order((1,), joka=False), tmp_path / "mine")
+    out = io.StringIO()
+    r, w = os.pipe()
+    done = []
+
+    def take(signal, seconds):
+        dev.signal = signal
+        os.write(w, b" ")  # start
+        wait_until(lambda: mic.recording, 10, "the take to start")
+        dev.advance(seconds)
+        os.write(w, b" ")  # stop: what was heard up to the key arrives a moment later
+        for _ in range(20):
+            time.sleep(0.02)
+            dev.advance(0.02)
+        wait_until(lambda: not mic.recording, 10, "the take to stop")
+
+    def player():
+        try:
+            wait_until(lambda: "[1/2] 1 上の句" in out.getvalue(), 10, "the first clip")
+            take(lambda t: np.zeros_like(t), 1.5)
+            wait_until(lambda: "nothing heard" in out.getvalue(), 10, "nothing heard")
+            take(lambda t: np.where(t < dev.time - 0.3, 1.0, 0.0) * np.sign(np.sin(2 * np.pi * 440 * t)), 1.8)
+            wait_until(lambda: "take 1 saved" in out.getvalue(), 10, "the take saved")
+        finally:
+            os.write(w, b"q")
+            done.append(True)
+
+    th = threading.Thread(target=player, daemon=True)
+    th.start()
+    with os.fdopen(r, "rb", buffering=0) as keys:
+        run_terminal(session, mic, stop_after=0, stdin=keys, stdout=out, full_screen=False)
+    th.join(10)
+    os.close(w)
+    mic.close()
+    text = out.getvalue()
+    assert done and "1 上の句: nothing heard (" in text and "not saved, press r to retry" in text
+    saved = text[text.index("take 1 saved"):]
+    assert "⚠ too loud: move back or lower the gain, r to retake" in saved.splitlines()[0]
+    assert session.states[Clip("1", "kami")] == "recorded"
+    assert session.warnings[Clip("1", "kami")][0] == "too loud"
+    y, _ = sf.read(tmp_path / "mine" / "001_1.flac")
+    assert np.abs(y).max() > 0.99  # kept as it was heard
 
 
 def test_meter_bar():
