@@ -391,9 +391,11 @@ def test_a_resumed_window_reads_on_from_the_next_reads_ma(tmp_path, monkeypatch)
         assert segs[k - 1].kind == "ma" and segs[k - 1].poem == nxt.poem
         assert w.cursor.anchors[0].plan_frame == segs[k - 1].start
     finally:
-        w.cursor.stop()
+        if w.cursor is not None:
+            w.cursor.stop()
         w.output.stop()
-        w.cursor.close()
+        if w.cursor is not None:
+            w.cursor.close()
         pygame.display.quit()
 
 
