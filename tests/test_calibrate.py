@@ -314,14 +314,14 @@ def test_taps_after_a_gap_in_the_sound_are_not_used(monkeypatch):
 
     out = NullOutput()
     lead = 300
-    _, _, clicks = click_track(48000, count=12, interval_ms=300, lead_ms=lead)
+    _, _, clicks = click_track(48000, count=12, interval_ms=200, lead_ms=lead)
     # the first run stalls after click 3 (too few before it: once more), the second after 10
     Stall(out, ms=80, at=[clicks[2] + 4800, clicks[9] + 4800])
-    front = BeatFront(out, clicks, interval_ms=300)
+    front = BeatFront(out, clicks, interval_ms=200)
     monkeypatch.setattr(cal, "click_track",
                         lambda rate, count, interval_ms: click_track(rate, count, interval_ms, lead))
     said = []
-    res = cal.run_calibration(out, front, count=12, interval_ms=300, echo=said.append,
+    res = cal.run_calibration(out, front, count=12, interval_ms=200, echo=said.append,
                               attempts=3, max_spread_ms=0.5)
     assert any("the sound had a gap before click 4: once more (2 of 3)" in s for s in said), said
     assert res.moved_at == 11 and res.taps == 10, res

@@ -14,7 +14,7 @@ from fakes import FakeClock
 from reader.club import session as csession, store, timer
 from reader.ui import keys as ui_keys
 from reader.club import terminal as club_terminal
-from reader.base.errors import KarutaError
+from reader.base.errors import DeviceError, KarutaError
 
 
 # ---------------------------------------------------------------------------- card positions
@@ -442,3 +442,136 @@ def test_the_club_window_letterboxes_its_layout_in_any_window_size():
         cx, cy = ox + (nx + nw / 2) * box.scale, oy + (ny + nh / 2) * box.scale
         assert _inside(button_rect(SIZE), *box.to_canvas(cx, cy))
         assert not _inside(button_rect(SIZE), *box.to_canvas(ox + (nx - 5) * box.scale, cy))
+
+
+def test_keys_hold_next_repeat_back_quit_make_the_read_log(tone_voice):
+    """What ``karuta read --live`` does with a club's keys, card by card (the terminal and the
+    window only turn keys into these commands: tests/test_club_cli.py): a hold keeps a next
+    pressed during it until the hold ends; r repeats the last 下の句 and waits again; b during
+    a take goes back a card (read again, logged "again"); q saves where the reading stands."""
+    from reader.ui import keys as ui_keys
+
+    plan = small_plan(tone_voice, cards=4, seed=5, joka=False)
+    out = PumpOutput()
+    saved = []
+    s = club_session(plan, tone_voice, out)
+    s.save = lambda: saved.append(s.to_dict())
+
+    def waiting_at(card):
+        out.pump_until(s, lambda: out.cursor.state.waiting and s.current == card - 1)
+        v = s.view()
+        assert (v.card, v.state) == (card, "waiting for take")
+        return "\n".join(club_terminal.screen_lines(v))
+
+    def key(text):
+        s.command(ui_keys.read_command(FakeKeys(text)))
+
+    s.start()
+    screen = waiting_at(1)
+    kami = plan.segments[csession.card_kami_index(plan)[0]]
+    assert "card 1/4" in screen and "read 1 · left 3" in screen and kami.kimariji in screen
+    key("p")  # a hand is up: hold
+    assert s.view().state == "held"
+    key(" ")  # next during the hold: kept until the hold ends
+    out.pump(s, 48000 * 2)
+    assert s.current == 0 and s.view().state == "held" and s.position == 1
+    key("p")
+    assert "read 2 · left 2" in waiting_at(2)
+    key("r")  # card 1's 下の句 again, then the wait at card 2 again
+    out.pump(s, 960)
+    assert s.view().state == "repeating 下の句"
+    waiting_at(2)
+    key("b")  # a take came too early: back to card 1, its 上の句 again
+    assert s.position == 0
+    waiting_at(1)
+    assert s.position == 1 and saved[-1]["position"] == 1
+    key(" ")
+    waiting_at(2)
+    key("\x1b[6~")  # PageDown (a foot pedal) is next too
+    assert "read 3 · left 1" in waiting_at(3)
+    key("q")
+    assert s.phase == "quit" and s.view().state == "stopped (saved)"
+    data = saved[-1]
+    assert data["position"] == 3 and data["order"] == list(plan.order) and not data["finished"]
+    assert [e["card"] for e in data["log"]] == [1, 2, 1, 2, 3]
+    assert [e["again"] for e in data["log"]] == [False, False, True, True, False]
+    assert [e["poem"] for e in data["log"]] == [plan.order[i - 1] for i in (1, 2, 1, 2, 3)]
+    lines = csession.format_log(data["log"], data["total"], data["seed"])
+    assert lines[0] == f"read log (seed {plan.seed}): 3 of 4 cards"
+    assert len([ln for ln in lines if "(again)" in ln]) == 2
+
+
+# ---------------------------------------------------------------------------- the device goes away
+class LosingOutput(PumpOutput):
+    """``PumpOutput`` whose device can go away (``gone``): reading where it stands and opening
+    a stream then fail with a ``DeviceError``, as the real outputs do (tests/test_faults_device.py
+    pulls a real sound server's plug)."""
+
+    gone = False
+
+    def frame_now(self):
+        if self.gone:
+            raise DeviceError("the sound device went away")
+        return super().frame_now()
+
+    def play(self, cursor):
+        if self.gone:
+            raise DeviceError("no sound device")
+        super().play(cursor)
+
+    def stop(self):
+        if not self.gone:
+            super().stop()
+
+
+@pytest.mark.parametrize("auto", [False, True])
+def test_a_lost_device_stops_at_the_last_card_heard_saved_then_reads_on_from_it(tone_voice, auto):
+    """The sound server dies mid-reading: the reading stops at the last card heard, saved, and
+    goes no further while nothing can be heard; ``next`` (or, with ``--auto``, every
+    ``REOPEN_EVERY_S`` on the session's clock) tries the device again — while it is still gone
+    the session waits on — and once it is back the reading goes on from the first card not
+    heard, no card skipped or logged twice."""
+    plan = small_plan(tone_voice, cards=5, seed=3, joka=False)
+    out = LosingOutput()
+    echoed = []
+    s = club_session(plan, tone_voice, out, auto=auto, echo=echoed.append)
+    saved = []
+    s.save = lambda: saved.append(s.to_dict())
+    s.start()
+    kami = csession.card_kami_index(plan)
+
+    def go_on():  # the reader lets each take go (--auto: the reading goes on by itself)
+        if not auto and out.cursor.state.waiting:
+            s.command("next")
+
+    out.pump_until(s, lambda: go_on() or out.cursor.position > plan.segments[kami[2]].start + 4800)
+    assert s.position == 2  # card 3's 上の句 is being heard: the plug is pulled
+    out.gone = True
+    s.tick()
+    assert s.phase == "lost" and s.view().state == "sound device lost (saved)"
+    assert saved[-1]["position"] == 2 and len(saved[-1]["log"]) == 2
+    assert echoed[-1].startswith("the sound device went away: stopped at card 3/5 (saved)")
+    for _ in range(50):  # nothing is heard: the position does not move on
+        s.clock.advance(0.02 if not auto else 0.05)
+        s.tick()
+    assert s.position == 2 and s.phase == "lost"
+    if auto:
+        s.clock.advance(s.REOPEN_EVERY_S)
+        s.tick()  # tried by itself: still gone
+    else:
+        s.command("next")  # tried: still gone
+    assert s.phase == "lost" and "try again" in s.message
+    out.gone = False
+    if auto:
+        s.clock.advance(s.REOPEN_EVERY_S - 0.1)
+        s.tick()
+        assert s.phase == "lost"  # not before its time
+        s.clock.advance(0.1)
+        s.tick()
+    else:
+        s.command("next")
+    assert s.phase == "reading" and s.message.startswith("device back: reading on from card 3")
+    assert out.cursor.anchors[0].plan_frame == plan.segments[csession.card_start_index(plan, 2)].start
+    out.pump_until(s, lambda: go_on() or s.phase == "finished")
+    assert [e["card"] for e in s.log] == [1, 2, 3, 4, 5]
+    assert [e["poem"] for e in s.log] == list(plan.order)

@@ -124,23 +124,6 @@ def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
         {ln["poem"]: ln["reaction_ms"] for ln in lines})
 
 
-@pytest.mark.realtime
-def test_a_card_not_tapped_is_missed_and_q_quits(pulse_server, tmux, tmp_path, dirs):
-    log = tmp_path / "drill.jsonl"
-    env = {"PULSE_SERVER": os.environ["PULSE_SERVER"],
-           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm"}
-    tmux.start(karuta_argv("drill", "speed", "--poems", "1-3", "--seed", "2", "--voice", "tone",
-                           "--speed", "4", "--ma", "0.2", "--take", "0.5", "--device", "pulse",
-                           "--log", str(log)), env, tee=True)
-    pos = tmux.wait_pos("[1/3]")
-    pos = tmux.wait_pos("missed", after=pos, timeout=20)
-    tmux.wait_pos("[2/3]", after=pos)
-    tmux.keys("q")
-    tmux.wait_pos("EXIT=0")
-    assert "0 taps" in tmux.screen() and "1 missed" in tmux.screen()
-    assert log.read_text() == ""
-
-
 # ---------------------------------------------------------------------------- bad input
 def _run(args, env=None, timeout=60):
     return subprocess.run(karuta_argv(*args), cwd=REPO, capture_output=True, text=True,
@@ -199,7 +182,7 @@ def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs
     env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
            "PYGAME_HIDE_SUPPORT_PROMPT": "1", "KARUTA_WARMUP_MAX_S": "0"}
     env.pop("SDL_VIDEODRIVER", None)
-    p = subprocess.Popen(karuta_argv("drill", "speed", "--window", "--poems", "1-4", "--seed", "9",
+    p = subprocess.Popen(karuta_argv("drill", "speed", "--window", "--poems", "1-3", "--seed", "9",
                                      "--voice", "tone", "--speed", "4", "--ma", "0.3", "--take",
                                      "6", "--choices", "3", "--device", "pulse", "--log", str(log),
                                      "--plan-out", str(plan_out)),
@@ -249,7 +232,7 @@ def test_window_drill_under_xvfb_with_xdotool(pulse_server, xvfb, tmp_path, dirs
     for ln in lines:
         _check_line(ln, plan, ln["poem"])
         assert ln["correct"] and not ln["fault"]
-    assert "4 cards · 4 taps · 4 correct" in out
+    assert "3 cards · 3 taps · 3 correct" in out
     # the window says its frame rate; 60 fps is a benchmark figure (scripts/bench_board.py),
     # here only a window that kept drawing (a busy machine may cost it some frames)
     fps = float(out.split("window ")[1].split(" fps")[0])
@@ -332,7 +315,7 @@ def _robot_drill(tmp_path, stall_card):
     from reader.drills.speed import run_drill
     from reader.drills.stats import StatsDB
 
-    voice = ToneVoice(48000, mora_ms=60)
+    voice = ToneVoice(48000, mora_ms=30)
     plan = drill_plan(voice, 3, poems=[1, 2, 3], ma_ms=200, take_ms=1500, lead_ms=300)
     out = NullOutput()
     stall = Stall(out, ms=80) if stall_card else None
@@ -392,3 +375,57 @@ def test_a_steady_drill_times_every_card(tmp_path):
     if not untimed:
         assert "not timed" not in summary.describe() and summary.untimed == 0
         assert summary.median_reaction_ms == pytest.approx(400, abs=2)
+
+
+class QuitRobot:
+    """A player who taps nothing, then presses ``q`` once card ``quit_at`` (1-based) is read."""
+
+    name = "robot"
+
+    def __init__(self, quit_at):
+        from reader.input.taps import TapEvent
+
+        self.quit_at, self.shown, self.cards = quit_at, [], []
+        self.q = TapEvent(0, "key", char="q")
+
+    def poll(self, timeout):
+        time.sleep(timeout)
+        return [self.q] if len(self.cards) >= self.quit_at else []
+
+    def is_tap(self, ev):
+        return ev.char == " "
+
+    def card(self, plan, index, poem):
+        self.cards.append(poem)
+
+    def show(self, text):
+        self.shown.append(text)
+
+
+def test_a_card_not_tapped_is_missed_and_q_quits(tmp_path, monkeypatch):
+    """No tap during card 1's take: missed (said, counted; nothing logged, nothing in the
+    stats); q during card 2 stops the drill there.  (The terminal's keys reaching the drill:
+    the tmux test above.)"""
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.drills.grab import drill_plan, summarize
+    from reader.drills.speed import run_drill
+    from reader.drills.stats import StatsDB
+
+    monkeypatch.setenv("KARUTA_WARMUP_MAX_S", "0")  # (the "get ready": tests/test_taps.py)
+    voice = ToneVoice(48000, mora_ms=30)
+    plan = drill_plan(voice, 2, poems=[1, 2, 3], ma_ms=200, take_ms=500, lead_ms=300)
+    front = QuitRobot(quit_at=2)
+    log = tmp_path / "drill.jsonl"
+    with StatsDB(tmp_path / "stats.sqlite") as db, open(log, "w", encoding="utf-8") as f:
+        sid = db.start_session("speed", datetime.now(timezone.utc))
+        res = run_drill(plan, voice, NullOutput(), front, take_s=0.5, choices=2, log=f, db=db,
+                        session_id=sid, rng=random.Random(3))
+        taps = db.taps()
+    first = plan.order[0]
+    assert res.quit and res.missed == [first] and res.records == []
+    assert front.cards == list(plan.order[:2]) and front.shown[-1] == "stopped"
+    assert any(t.startswith(f"  missed {first} ") for t in front.shown), front.shown
+    text = summarize(res.records, cards=len(plan.order), missed=len(res.missed)).describe()
+    assert "0 taps" in text and "1 missed" in text
+    assert log.read_text() == "" and taps == []

@@ -22,8 +22,8 @@ from cli_run import karuta_argv
 from audio_fixtures import REPO, PulseServer, require_tool, stop_process
 from waits import wait_until
 
-FAST = ["--voice", "tone", "--speed", "4", "--take", "0.3", "--ma", "0.2", "--yoin", "0.2",
-        "--seed", "3"]
+FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--take", "0.3", "--ma", "0.2",
+        "--yoin", "0.2", "--seed", "3"]
 
 
 @pytest.fixture
@@ -117,60 +117,35 @@ def test_plain_read_stops_with_one_line_and_exit_1(own_pulse, tmp_path):
     assert "read 8 of 8" not in out
 
 
-def test_club_reading_stops_saves_waits_and_reopens(own_pulse, tmp_path):
-    """Before: the screen and the saved session ran on through cards nobody heard."""
+def test_club_reading_stops_saves_reopens_and_quit_while_lost_is_one_line(own_pulse, tmp_path):
+    """Before: the screen and the saved session ran on through cards nobody heard.  The plug
+    is pulled twice: the reading stops at the last card heard, saved, waits (the process does
+    not exit) and reads on when the server is back (``--auto`` retries by itself); ``q`` while
+    the device is gone is one line, exit 1, naming the card ``--resume`` continues at.  (What
+    the session does while lost — nothing moves on, ``next`` retries, a retry while still
+    gone — is tested on a fake device in milliseconds: tests/test_club.py.)"""
     sess = tmp_path / "s.json"
     proc = _start(own_pulse, tmp_path, "read", "--live", "--auto", "--memorize", "0",
                   "--session", str(sess), "--cards", "12", *FAST)
     try:
-        wait_until(lambda: (_session(sess) or {}).get("position", 0) >= 2, 90, "two cards read")
+        wait_until(lambda: (_session(sess) or {}).get("position", 0) >= 1, 90, "a card read")
         _kill_server(own_pulse)
         at_kill = _session(sess)["position"]
         out_line = wait_until(lambda: (lambda ln: ln if "stopped at card" in ln else None)(
             proc.stdout.readline()), 30, "the lost-device message")
         assert "(saved)" in out_line
-        time.sleep(3.0)  # nothing is heard now: the saved position must not move on
         s = _session(sess)
         assert s["position"] <= at_kill + 1, (at_kill, s["position"])
         assert len(s["log"]) == s["position"]
         stalled = s["position"]
-        time.sleep(2.0)
-        assert _session(sess)["position"] == stalled
         assert proc.poll() is None, "club mode must wait, not exit"
         # the server comes back: --auto retries by itself and reads on from that card
         _restart_server(own_pulse)
         wait_until(lambda: (_session(sess) or {}).get("position", 0) > stalled, 60,
                   "the reading to continue after the device came back")
-        log = _session(sess)["log"]
-        assert [e["card"] for e in log] == list(range(1, len(log) + 1)), \
-            "no card skipped or counted twice across the loss"
-        proc.stdin.write("q")
-        proc.stdin.flush()
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err
-    assert "Traceback" not in err and "Expression" not in err
-
-
-def test_club_quit_after_loss_is_one_line_exit_1_and_resumable(own_pulse, tmp_path):
-    sess = tmp_path / "s.json"
-    proc = _start(own_pulse, tmp_path, "read", "--live", "--memorize", "0", "--session",
-                  str(sess), "--cards", "12", *FAST[:-2], "--seed", "5")
-    try:
-        # live (no --auto): the reader presses space after each take
-        def advanced():
-            proc.stdin.write(" ")
-            proc.stdin.flush()
-            return (_session(sess) or {}).get("position", 0) >= 1
-
-        wait_until(advanced, 60, "a card read")
+        # pulled again; the reader quits while it is gone
         _kill_server(own_pulse)
-        wait_until(lambda: "stopped at card" in proc.stdout.readline(), 30, "the message")
-        proc.stdin.write(" ")  # next: tries the device again (still gone)
-        proc.stdin.flush()
-        time.sleep(1.0)
+        wait_until(lambda: "stopped at card" in proc.stdout.readline(), 30, "the message again")
         proc.stdin.write("q")
         proc.stdin.flush()
         out, err = proc.communicate(timeout=30)
@@ -180,7 +155,10 @@ def test_club_quit_after_loss_is_one_line_exit_1_and_resumable(own_pulse, tmp_pa
     assert proc.returncode == 1
     saved = _session(sess)
     _assert_one_line(err, "sound device", f"card {saved['position'] + 1}/12", "--resume")
-    assert len(saved["log"]) == saved["position"]
+    log = saved["log"]
+    assert len(log) == saved["position"] > stalled
+    assert [e["card"] for e in log] == list(range(1, len(log) + 1)), \
+        "no card skipped or counted twice across the losses"
 
 
 def test_match_keep_read_says_the_device_went_away_and_keeps_the_log(own_pulse, tmp_path):

@@ -1,6 +1,8 @@
 """--resume under changed surroundings (issue 12, item 8): it reads with the session's voice,
 not whatever the default became since; --voice given now wins; a damaged option in the
-session names the file.  Real ALSA file capture (no clock: fast), real subprocesses."""
+session names the file.  Real ALSA file capture (no clock: fast), real subprocesses for what
+reads; the refusals (before any sound device is opened) run the command in this process, on
+one half-read session read for the module."""
 from __future__ import annotations
 
 import json
@@ -9,15 +11,14 @@ import subprocess
 import sys
 
 import pytest
-from cli_run import karuta_argv
+from cli_run import karuta_argv, run_inproc
 
 from audio_fixtures import ASOUNDRC, REPO
 
 FAST = ["--speed", "4", "--take", "0.2", "--ma", "0.2", "--yoin", "0.2"]
 
 
-@pytest.fixture
-def env(tmp_path):
+def _env(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
     (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=home / "capture.wav"))
@@ -25,6 +26,20 @@ def env(tmp_path):
     e.update(HOME=str(home), XDG_RUNTIME_DIR=str(home), KARUTA_DATA_DIR=str(tmp_path / "data"),
              KARUTA_CONFIG_DIR=str(tmp_path / "config"), PYTHONPATH=str(REPO))
     return e
+
+
+@pytest.fixture
+def env(tmp_path):
+    return _env(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def tone_session(tmp_path_factory) -> str:
+    """The text of a half-read session read with ``--voice tone``, read once (per xdist worker:
+    session scope, so this module's tests may still be shared out) — each test writes its own
+    copy."""
+    tmp = tmp_path_factory.mktemp("tone-session")
+    return half_read_session(_env(tmp), tmp, ["--voice", "tone"]).read_text()
 
 
 def karuta(env, *args):
@@ -57,21 +72,22 @@ def test_resume_uses_the_sessions_voice_not_todays_default(env, tmp_path):
     assert after["finished"] and after["voice"] == "tone"
 
 
-def test_resume_takes_voice_given_now(env, tmp_path):
-    sess = half_read_session(env, tmp_path, ["--voice", "tone"])
-    r = karuta(env, "read", "--resume", "--session", str(sess), "--voice", "no-such-pack")
+def test_resume_takes_voice_given_now(env, tmp_path, tone_session):
+    sess = tmp_path / "s.json"
+    sess.write_text(tone_session)
+    r = run_inproc("read", "--resume", "--session", str(sess), "--voice", "no-such-pack", env=env)
     assert r.returncode == 1 and "no-such-pack" in r.stderr and r.stderr.count("\n") == 1
 
 
-def assert_damage_is_named(env, tmp_path, damage):
+def assert_damage_is_named(env, tmp_path, tone_session, damage):
     """A half-read session changed by ``damage(data)``: ``--resume`` says one line naming the
     file, exits 1 and leaves the file as it is."""
-    sess = half_read_session(env, tmp_path, ["--voice", "tone"])
-    data = json.loads(sess.read_text())
+    sess = tmp_path / "s.json"
+    data = json.loads(tone_session)
     damage(data)
     sess.write_text(json.dumps(data))
     before = sess.read_bytes()
-    r = karuta(env, "read", "--resume", "--session", str(sess))
+    r = run_inproc("read", "--resume", "--session", str(sess), env=env)
     assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
     assert str(sess) in r.stderr and "left as it is" in r.stderr
     assert sess.read_bytes() == before
@@ -79,11 +95,11 @@ def assert_damage_is_named(env, tmp_path, damage):
 
 @pytest.mark.parametrize("field,value", [("rules", "kyogi!"), ("ma_ms", 10 ** 12),
                                          ("speed", "fast")])
-def test_damaged_option_in_a_session_names_the_file(env, tmp_path, field, value):
-    assert_damage_is_named(env, tmp_path, lambda data: data["reading"].update({field: value}))
+def test_damaged_option_in_a_session_names_the_file(env, tmp_path, tone_session, field, value):
+    assert_damage_is_named(env, tmp_path, tone_session, lambda data: data["reading"].update({field: value}))
 
 
 @pytest.mark.parametrize("keys", [{"next": ["nosuchkey"], "back": ["x"]}, {"next": "b"},
                                   {"next": ["p"], "back": ["x"]}])
-def test_damaged_saved_keys_name_the_file(env, tmp_path, keys):
-    assert_damage_is_named(env, tmp_path, lambda data: data.update(keys=keys))
+def test_damaged_saved_keys_name_the_file(env, tmp_path, tone_session, keys):
+    assert_damage_is_named(env, tmp_path, tone_session, lambda data: data.update(keys=keys))

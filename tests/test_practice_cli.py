@@ -1,27 +1,25 @@
-"""``karuta practice`` through the installed entry point: headless matches, logs, resume, bad input.
+"""``karuta practice`` headless: matches, logs, resume, bad input.
 
 Every bad input ends as one line ``karuta: ...`` on stderr, exit status 1, and the log on disk
-is left exactly as it was.
+is left exactly as it was.  ``--bot-vs-bot`` plays no sound and opens no window: the cases run
+the command in this process (``cli_run.run_marked``), those marked ``entry_point`` through
+the installed command.
 """
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from cli_run import karuta_argv, one_line_error
+from cli_run import one_line_error, run_marked
 
 TONE = ("--voice", "tone")
 
 
-def karuta(*args, timeout=120, **kw):
-    return subprocess.run([*karuta_argv(), *args], capture_output=True,
-                          text=True, timeout=timeout, **kw)
+def karuta(*args, timeout=120):
+    return run_marked(*args, timeout=timeout)
 
 
-
-
+@pytest.mark.entry_point
 def test_bot_vs_bot_json_is_what_match_replay_prints(tmp_path):
     log = tmp_path / "m.jsonl"
     r = karuta("practice", "--bot-vs-bot", "2,4", "--seed", "7", "--log", str(log), "--json",
@@ -59,6 +57,7 @@ def test_goshiki_and_a_short_kyogi_game(tmp_path):
     assert len(head["A"]) == len(head["B"]) == 8 and head["cards"] == 8
 
 
+@pytest.mark.entry_point
 def test_resume_continues_a_cut_log_to_the_same_end(tmp_path):
     whole = tmp_path / "whole.jsonl"
     r = karuta("practice", "--bot-vs-bot", "4,2", "--seed", "21", "--log", str(whole), "--json",
@@ -178,6 +177,7 @@ def test_no_joka_starts_with_the_first_card_and_the_log_keeps_it(tmp_path):
                                           "--joka", *TONE), "leave out")
 
 
+@pytest.mark.entry_point
 def test_a_log_that_cannot_be_written_is_one_line(tmp_path):
     one_line_error(karuta("practice", "--bot-vs-bot", "2,3", "--log",
                           str(tmp_path / "no" / "such" / "m.jsonl"), *TONE), "cannot write")

@@ -203,6 +203,60 @@ def test_narrowing_ends_on_the_read_card_at_its_kimariji(seed):
     assert ruled_in(board, poem, k) == {poem}
 
 
+# ---------------------------------------------------------------------------- kyogi touches
+def _log_reads(m, tmp_path):
+    """The match's log as the window saves it (header, reads) and ``karuta match replay``'s
+    verdict of it."""
+    import json
+
+    from cli_run import run_inproc
+
+    log = tmp_path / "m.jsonl"
+    log.write_text(m.log_text(), encoding="utf-8")
+    lines = [json.loads(x) for x in m.log_text().splitlines() if x.strip()]
+    r = run_inproc("match", "replay", str(log), "--json")
+    assert r.returncode == 0, r.stderr
+    return lines, json.loads(r.stdout)
+
+
+def _play_on(s, heard, done):
+    """Tick at each frame where something is due (as ``--bot-vs-bot`` does) until ``done()``."""
+    while not done():
+        heard = s.next_due(heard, lambda f: f / RATE)
+        assert heard is not None, "nothing more is due"
+        _tick(s, heard)
+
+
+def test_a_touch_on_the_other_sides_card_during_a_karafuda_is_a_fault_paid_by_a_send(tmp_path):
+    m, s, events = _session(seed=47, b="bot:1")  # a bot that does not touch on read 1
+    a_card, b_card = m.deal.hands["A"][0], m.deal.hands["B"][0]
+    cur = m.current()
+    assert cur.where is None and m.order[1] == a_card and m.bot_touches() == []  # a karafuda
+    _tick(s, cur.start)
+    j = s.touch("A", b_card, cur.decisive + round(0.6 * RATE))
+    assert j.verdict == "fault" and s.marks == {b_card: "fault"}
+    _play_on(s, cur.decisive + round(0.6 * RATE), lambda: m.closed)
+    lines, replay = _log_reads(m, tmp_path)
+    read = lines[1]
+    assert read["read"] == cur.poem and read["took"] is None
+    assert read["touched"]["A"] == ["opp"] and read["timing"]["touches"][0]["verdict"] == "fault"
+    assert read["send"] == [b_card]  # 片お手: B sends A its only card, reaches 0 and wins
+    assert s.over and replay["winner"] == "B"
+
+
+def test_two_players_at_one_board_a_touch_on_your_own_card_is_your_take(tmp_path):
+    m, s, events = _session(seed=133, b="human")
+    cur = m.current()
+    assert cur.where == "B" and s.humans == ("A", "B")
+    _tick(s, cur.start)
+    assert s.touch("B", cur.poem, cur.decisive + round(0.6 * RATE)).verdict == "take"
+    _play_on(s, cur.decisive + round(0.6 * RATE), lambda: s.over)
+    lines, replay = _log_reads(m, tmp_path)
+    assert lines[0]["practice"]["seats"] == {"A": "human", "B": "human"}
+    assert lines[1]["took"] == "B" and lines[1]["touched"] == {"A": [], "B": ["own"]}
+    assert replay["winner"] == "B"
+
+
 # ---------------------------------------------------------------------------- goshiki alone
 def test_goshiki_alone_a_touch_on_a_karafuda_is_a_fault_the_panel_and_end_table_count():
     m, s, events = _session("goshiki", b="none", seed=8, color="blue")

@@ -5,7 +5,10 @@ A one-card game (``--cards 1``, mostly ``--vs none``: alone, the one card yours)
 whose first reads are known from the same plan the app builds: the click lands on the card's pixels as ``reader.practice.board``
 lays it out, timed against the reading's own schedule.  Tests that are not about the jo-ka play
 with ``--no-joka`` (the reading starts with the first 上の句, not ~21 s later).  Windows are
-found and screenshotted only through ``tests/x_driver.py``.
+found and screenshotted only through ``tests/x_driver.py``.  One such game (a drag, a take,
+the log, the stats, the end screen) checks the wiring; what a click means (whose touch, on
+which card) and a resumed window's first read are tested on SDL's dummy driver, and the rules
+of the touches (faults, sends, two players) on the pure session (tests/test_practice_session.py).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import numpy as np
 import pytest
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
+from cli_run import run_inproc
 from tmux_driver import karuta_argv
 from waits import wait_until
 from x_driver import end_app, screenshot, screenshot_when, start_app, window_of
@@ -278,14 +282,13 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert "kyogi alone, 1 read" in out and "1 taken, 0 missed, 0 faults" in out
     assert "get ready:" in out  # the reading waited for the output's timing, as drills do
     assert shot.mean() < img.mean()  # the end screen darkens the board
-    r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
-                       capture_output=True, text=True, timeout=60)
+    # (the pure commands that read what it left: in this process)
+    r = run_inproc("match", "replay", str(g.log), "--json")
     assert r.returncode == 0, r.stderr
     done = json.loads(r.stdout)
     assert done["winner"] == "A" and done["solo"] == {"taken": 1, "missed": 0, "faults": 0}
     # the take is in the stats database too (karuta stats learns from matches)
-    r = subprocess.run(karuta_argv("stats", "--json"), cwd=REPO, capture_output=True, text=True,
-                       timeout=60, env={**os.environ, **dirs})
+    r = run_inproc("stats", "--json", env=dirs)
     assert r.returncode == 0, r.stderr
     assert str(a_card) in r.stdout
     os.environ.update(dirs)
@@ -301,91 +304,6 @@ def test_a_dragged_card_clicked_while_read_is_taken_and_logged(pulse_server, xvf
     assert kinds == ["practice"]
     assert [(t.poem, t.correct) for t in taps] == [(a_card, True)]
     assert taps[0].reaction_ms == pytest.approx(touch["reaction_ms"], abs=0.2)
-
-
-@pytest.mark.realtime
-def test_a_click_on_a_card_during_a_karafuda_is_a_fault(pulse_server, xvfb, tmp_path, dirs):
-    # against a bot (two territories: a fault is paid by a send); the seed's bot does not
-    # touch on read 1
-    seed = 47
-    m = _match(seed, vs="bot:1")
-    a_card, b_card = m.deal.hands["A"][0], m.deal.hands["B"][0]
-    cur = m.current()
-    assert cur.where is None and m.order[1] == a_card  # read 1 is a karafuda
-    assert m.bot_touches() == []
-    x, y, box = _card_px(m, seed, b_card)
-    assert box.owner == "B" and box.upside_down
-    with Game(xvfb, tmp_path, dirs, seed, vs="bot:1") as g:
-        t0 = _start_reading(g, m)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
-        g.click(x, y)
-        lines = g.wait_reads(1)
-        time.sleep(0.5)
-        g.key("q", check=False)
-        out = g.finish()
-    assert g.p.returncode == 0, out
-    read = lines[1]
-    assert read["read"] == cur.poem and read["took"] is None
-    assert read["touched"]["A"] == ["opp"], (read, out)
-    assert read["timing"]["touches"][0]["verdict"] == "fault"
-    # 片お手: B sends A its only card, reaches 0 and wins
-    assert read.get("send") == [b_card]
-    r = subprocess.run(karuta_argv("match", "replay", str(g.log), "--json"), cwd=REPO,
-                       capture_output=True, text=True, timeout=60)
-    assert json.loads(r.stdout)["winner"] == "B"
-
-
-@pytest.mark.realtime
-def test_a_take_from_the_other_side_is_paid_by_a_send_picked_on_the_board(
-        pulse_server, xvfb, tmp_path, dirs):
-    seed = 200  # against a bot that does not touch on read 1 (the seed's premise)
-    m = _match(seed, cards=2, vs="bot:1")
-    cur = m.current()
-    assert cur.where == "B" and all(m.order.index(c) > 2 for c in m.deal.hands["A"])
-    assert m.bot_touches() == []
-    x, y, _ = _card_px(m, seed, cur.poem)
-    with Game(xvfb, tmp_path, dirs, seed, cards=2, vs="bot:1") as g:
-        t0 = _start_reading(g, m)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
-        g.click(x, y)  # B's card: a take from the other side, A owes a send
-        time.sleep(1.5)
-        assert len(g.lines()) == 1  # the read waits for the send
-        # the highlighted default is the bot's choice; pick the other card instead
-        m.touch("A", cur.poem, cur.decisive + 24000)
-        m.close_read()
-        default = m.suggest_send("A", 1)[0]
-        other = next(c for c in m.deal.hands["A"] if c != default)
-        ox, oy, _ = _card_px(m, seed, other)
-        g.click(ox, oy)
-        lines = g.wait_reads(1)
-        g.key("q", check=False)
-        out = g.finish()
-    assert g.p.returncode == 0, out
-    read = lines[1]
-    assert read["took"] == "A" and read["touched"]["A"] == ["opp"]
-    assert read["send"] == [other]
-
-
-@pytest.mark.realtime
-def test_two_players_each_touch_belongs_to_the_half_it_starts_on(
-        pulse_server, xvfb, tmp_path, dirs):
-    seed = 133
-    m = _match(seed, cards=1, vs="human")
-    cur = m.current()
-    assert cur.where == "B"
-    x, y, box = _card_px(m, seed, cur.poem)
-    assert box.upside_down and y < 360  # B's card, on the top half
-    with Game(xvfb, tmp_path, dirs, seed, cards=1, vs="human") as g:
-        t0 = _start_reading(g, m)
-        time.sleep(max(0.0, t0 + cur.decisive / m.plan.sample_rate + 0.6 - time.monotonic()))
-        g.click(x, y)
-        lines = g.wait_reads(1)
-        g.key("q", check=False)
-        out = g.finish()
-    assert g.p.returncode == 0, out
-    read = lines[1]
-    assert lines[0]["practice"]["seats"] == {"A": "human", "B": "human"}
-    assert read["took"] == "B" and read["touched"] == {"A": [], "B": ["own"]}
 
 
 # ---------------------------------------------------------------------------- bad input
@@ -417,42 +335,69 @@ def test_absurd_memorisation_and_missing_device_are_one_line(tmp_path, dirs):
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.realtime
-def test_resume_continues_at_the_next_read(pulse_server, xvfb, tmp_path, dirs):
-    from reader.practice import headless
+# ---------------------------------------------------------------------------- clicks, resume
+def test_a_click_is_the_touch_of_the_card_under_it_by_the_player_whose_half_it_is(monkeypatch):
+    """Where a click lands decides who touches what (what the session then judges — a fault
+    on a karafuda, a take paid by a send picked on the board, two players' takes —
+    tests/test_practice_session.py; a real click reaching it: the dragged-card test above)."""
+    import pygame
 
-    seed = 200
-    m = _match(seed, cards=2, joka=True)  # (the log's plan has a jo-ka; a resume skips it)
+    # against a bot: a click on B's card (upside down, across) is A's touch on it
+    m, w = _window(monkeypatch, "kyogi", "bot:1", 47, cards=1)
+    b_card, a_card = m.deal.hands["B"][0], m.deal.hands["A"][0]
+    x, y, box = _card_px(m, 47, b_card)
+    assert box.owner == "B" and box.upside_down
+    assert w.touched(x, y) == ("A", b_card)
+    x, y, _ = _card_px(m, 47, a_card)
+    assert w.touched(x, y) == ("A", a_card) and w.touched(x, 700) is None  # (no card there)
+    pygame.display.quit()
+    # two players at one board: each touch belongs to the half it starts on
+    m, w = _window(monkeypatch, "kyogi", "human", 133, cards=1)
+    x, y, box = _card_px(m, 133, m.deal.hands["B"][0])
+    assert box.upside_down and y < 360  # B's card, on the top half
+    assert w.touched(x, y) == ("B", m.deal.hands["B"][0])
+    x, y, _ = _card_px(m, 133, m.deal.hands["A"][0])
+    assert y > 360 and w.touched(x, y) == ("A", m.deal.hands["A"][0])
+    pygame.display.quit()
+
+
+def test_a_resumed_window_reads_on_from_the_next_reads_ma(tmp_path, monkeypatch):
+    """``karuta practice --resume``: the log's match (``headless.resume``) in the window starts
+    the reading at the 間 before the next read's 上の句 (no jo-ka, no read 1 again), on the
+    plan's own frames."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import headless
+    from reader.practice import window as W
+
+    m = _match(200, cards=2, joka=True)  # (the log's plan has a jo-ka; a resume skips it)
     first = m.current()
     m.close_read()  # read 1: nobody touched it (a crash came after it was saved)
     log = tmp_path / "m.jsonl"
     headless.save(m, log)
     nxt = m.current()
-    assert nxt.index == 1
-    env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
-           "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
-    env.pop("SDL_VIDEODRIVER", None)
-    p = start_app(karuta_argv("practice", "--log", str(log), "--resume", "--voice", "tone",
-                              "--memorize", "0", "--device", "pulse"), cwd=REPO, env=env)
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    r = headless.resume(log, ToneVoice())
+    assert r.index == 1 and r.current().poem == nxt.poem and r.closed[0].poem == first.poem
+    assert r.current().start == nxt.start  # the plan's own frames
+    w = W.BoardWindow(r, NullOutput(48000), memorize_min=0)
+    w.open()
     try:
-        end = time.monotonic() + 60
-        while len(log.read_text().splitlines()) < 3:
-            assert p.poll() is None, p.stdout.read()
-            assert time.monotonic() < end, "read 2 was not logged"
-            time.sleep(0.1)
-        lines = [json.loads(x) for x in log.read_text().splitlines()]
-        wid = window_of(p, xvfb)
-        subprocess.run(["xdotool", "key", "--window", wid, "q"], env={**os.environ, "DISPLAY": xvfb},
-                       capture_output=True)
-        out, _ = p.communicate(timeout=30)
+        assert w.phase == "memorize"  # (no arranging: the cards lie as they were)
+        w.session.start_reading()
+        segs = r.plan.segments
+        k = segs.index(r.current().kami)
+        assert segs[k - 1].kind == "ma" and segs[k - 1].poem == nxt.poem
+        assert w.cursor.anchors[0].plan_frame == segs[k - 1].start
     finally:
-        end_app(p)
-    assert p.returncode == 0, out
-    assert lines[1]["read"] == first.poem and lines[1]["took"] is None
-    # the reading started at read 2 (no jo-ka, no read 1 again), on the plan's own frames
-    assert lines[2]["read"] == nxt.poem and lines[2]["took"] is None
-    assert lines[2]["timing"]["kami_ms"] == pytest.approx(nxt.start * 1000 / m.plan.sample_rate,
-                                                          abs=0.1)
+        if w.cursor is not None:
+            w.cursor.stop()
+        w.output.stop()
+        if w.cursor is not None:
+            w.cursor.close()
+        pygame.display.quit()
 
 
 # ---------------------------------------------------------------------------- the loop, fast

@@ -456,10 +456,16 @@ class BoardWindow:
                 s.start_reading()
             elif (s.phase == "reading" and ev.kind in ("mouse", "touch")
                   and not (self.gate and self.gate.waiting)):
-                player = self._player_at(y)
-                c = B.hit(self.scene.boxes(), x, y, B.HIT_MARGIN_MM * self.vp.scale)
-                if player is not None and c is not None:
-                    self.touch(player, c.poem, ev.ns)
+                hit = self.touched(x, y)
+                if hit is not None:
+                    self.touch(*hit, ev.ns)
+
+    def touched(self, x: float, y: float) -> tuple[str, int] | None:
+        """A click at window pixel (x, y) while reading: (the player whose half it lands on —
+        two at one board — or the one human, the card under it with the hit margin), or None."""
+        player = self._player_at(y)
+        c = B.hit(self.scene.boxes(), x, y, B.HIT_MARGIN_MM * self.vp.scale)
+        return None if player is None or c is None else (player, c.poem)
 
     def touch(self, player: str, poem: int, ns: int) -> None:
         """A click on ``poem`` by ``player``, stamped ``ns``: to the session, at the frame
