@@ -242,16 +242,15 @@ class SoundProcess:
             threading.Thread(target=self._opened, daemon=True).start()
 
     def _opened(self) -> None:
-        import json
-
         from reader.base.errors import DeviceError
+        from reader.base.statefiles import decode_json
 
         line = self.proc.stdout.readline().strip()
         if not line.startswith("open "):
             self.error = DeviceError(line.removeprefix("error ")
                                      or "the sound process did not start")
             return
-        self.device_info = {"name": json.loads(line[5:])}
+        self.device_info = {"name": decode_json(line[5:])}
         threading.Thread(target=self._push, name="karuta-netsound-push", daemon=True).start()
         self._reader = threading.Thread(target=self._status, name="karuta-netsound-status",
                                         daemon=True)
@@ -332,11 +331,12 @@ def main() -> int:
     import audio.quiet
     from audio.output.audio_process import realtime_priority
     from reader.base.errors import KarutaError
+    from reader.base.statefiles import decode_json
     from reader.practice import online
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # (the app stops it: its Ctrl-C is the app's)
     audio.quiet.ENABLED = True
-    init = json.loads(sys.stdin.readline())
+    init = decode_json(sys.stdin.readline())
     offset = [None]
 
     def opened():
@@ -368,7 +368,7 @@ def main() -> int:
     threading.Thread(target=status, daemon=True).start()
     try:
         for line in sys.stdin:
-            msg = json.loads(line)
+            msg = decode_json(line)
             if "anchors" in msg:
                 if not tl.anchors and msg["anchors"]:
                     # the reading's first sync point: a stream opened again now (measured:
