@@ -174,23 +174,30 @@ def _show(v: str) -> str:
 
 
 # ---------------------------------------------------------------------------- harness
-#: the populated files, made once per test process (``_populate``): copied for each case
-_TEMPLATE: list[Path] = []
+#: folders of files made once per test process (``made_once``), by name
+_MADE: dict[str, Path] = {}
 
 
-def _populate(tmp: Path) -> None:
-    """The user's files a careless command could damage, in ``tmp``: a copy of the ones made
-    for this test process's first case (two tournaments and two tables take a tenth of a
-    second to make; a copy takes a millisecond, and the cases run over a thousand times)."""
-    if not _TEMPLATE:
+def made_once(dest: Path, make) -> None:
+    """The files ``make(folder)`` makes, copied into ``dest``: made in a folder of their own
+    the first time this test process asks (SQLite files and their fsyncs take a tenth of a
+    second to make; a copy takes a millisecond, and some tables run their cases a thousand
+    times), a byte-for-byte copy each later time."""
+    key = f"{make.__module__}.{make.__qualname__}"
+    if key not in _MADE:
         import atexit
         import tempfile
 
-        root = Path(tempfile.mkdtemp(prefix="karuta-faults-template-"))
+        root = Path(tempfile.mkdtemp(prefix="karuta-test-made-"))
         atexit.register(shutil.rmtree, root, True)
-        _make_files(root)
-        _TEMPLATE.append(root)
-    shutil.copytree(_TEMPLATE[0], tmp, dirs_exist_ok=True)
+        make(root)
+        _MADE[key] = root
+    shutil.copytree(_MADE[key], dest, dirs_exist_ok=True)
+
+
+def _populate(tmp: Path) -> None:
+    """The user's files a careless command could damage, in ``tmp`` (``made_once``)."""
+    made_once(tmp, _make_files)
 
 
 def _make_files(tmp: Path) -> None:
