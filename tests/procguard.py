@@ -97,21 +97,8 @@ def _envs_of(pids) -> dict[int, dict[bytes, bytes] | None]:
     environment reads empty is looked at again for up to ``EXEC_WINDOW_S``, all of them in
     the same window (one wait a scan, however many such processes there are)."""
     out: dict[int, dict[bytes, bytes] | None] = {}
-    again = []
-    for pid in pids:
-        raw = _read(f"/proc/{pid}/environ")
-        if raw:
-            out[pid] = _marks(raw)
-        elif _may_be_in_exec(pid):
-            again.append(pid)
-        else:
-            out[pid] = None
-    deadline = time.monotonic() + EXEC_WINDOW_S
+    again, deadline = list(pids), None
     while again:
-        if time.monotonic() >= deadline:
-            out.update((pid, None) for pid in again)
-            break
-        time.sleep(0.002)
         left = []
         for pid in again:
             raw = _read(f"/proc/{pid}/environ")
@@ -122,6 +109,12 @@ def _envs_of(pids) -> dict[int, dict[bytes, bytes] | None]:
             else:
                 out[pid] = None
         again = left
+        deadline = deadline or time.monotonic() + EXEC_WINDOW_S
+        if again and time.monotonic() >= deadline:
+            out.update((pid, None) for pid in again)
+            break
+        if again:
+            time.sleep(0.002)
     return out
 
 
