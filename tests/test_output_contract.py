@@ -124,10 +124,12 @@ def test_stop_is_prompt_idempotent_and_stops_the_cursor(make_output):
 def test_one_play_at_a_time_and_the_output_plays_again(make_output):
     plan = one_card(VOICE)
     out = make_output()
-    out.play(PlanCursor(plan, VOICE))
-    if out.is_active:
-        with pytest.raises(RuntimeError, match="already playing"):
-            out.play(PlanCursor(plan, VOICE))
+    held = PlanCursor(plan, VOICE, live=True)  # waits at the take: playing until released
+    out.play(held)
+    assert out.is_active
+    with pytest.raises(RuntimeError, match="already playing"):
+        out.play(PlanCursor(plan, VOICE))
+    held.release()
     assert out.wait(timeout=plan.seconds + 10)
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=plan.seconds + 10)
