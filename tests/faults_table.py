@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import io
 import os
+import shutil
 import signal
 import sys
 from pathlib import Path
@@ -173,8 +174,33 @@ def _show(v: str) -> str:
 
 
 # ---------------------------------------------------------------------------- harness
+#: folders of files made once per test process (``made_once``), by name
+_MADE: dict[str, Path] = {}
+
+
+def made_once(dest: Path, make) -> None:
+    """The files ``make(folder)`` makes, copied into ``dest``: made in a folder of their own
+    the first time this test process asks (SQLite files and their fsyncs take a tenth of a
+    second to make; a copy takes a millisecond, and some tables run their cases a thousand
+    times), a byte-for-byte copy each later time."""
+    key = f"{make.__module__}.{make.__qualname__}"
+    if key not in _MADE:
+        import atexit
+        import tempfile
+
+        root = Path(tempfile.mkdtemp(prefix="karuta-test-made-"))
+        atexit.register(shutil.rmtree, root, True)
+        make(root)
+        _MADE[key] = root
+    shutil.copytree(_MADE[key], dest, dirs_exist_ok=True)
+
+
 def _populate(tmp: Path) -> None:
-    """The user's files a careless command could damage."""
+    """The user's files a careless command could damage, in ``tmp`` (``made_once``)."""
+    made_once(tmp, _make_files)
+
+
+def _make_files(tmp: Path) -> None:
     (tmp / "source").mkdir()
     (tmp / "match.jsonl").write_text('{"rules": "kyogi", "A": [1, 2, 3], "B": [4, 5, 6]}\n')
     sessions = tmp / "data" / "sessions"

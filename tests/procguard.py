@@ -89,18 +89,43 @@ EXEC_WINDOW_S = 0.05
 
 
 def _env_of(pid: int) -> dict[bytes, bytes] | None:
-    raw = _read(f"/proc/{pid}/environ")
-    deadline = None
-    # a zombie has no environment left (it has ended); init and kernel threads never had one
-    while not raw:
-        ps = _ppid_state(pid)
-        if ps is None or ps[1] in ("Z", "X") or pid == 1 or 2 in (pid, ps[0]):
-            return None
+    return _envs_of([pid]).get(pid)
+
+
+def _envs_of(pids) -> dict[int, dict[bytes, bytes] | None]:
+    """The two marks in each process's environment (None: it has none).  A live process whose
+    environment reads empty is looked at again for up to ``EXEC_WINDOW_S``, all of them in
+    the same window (one wait a scan, however many such processes there are)."""
+    out: dict[int, dict[bytes, bytes] | None] = {}
+    again, deadline = list(pids), None
+    while again:
+        left = []
+        for pid in again:
+            raw = _read(f"/proc/{pid}/environ")
+            if raw:
+                out[pid] = _marks(raw)
+            elif _may_be_in_exec(pid):
+                left.append(pid)
+            else:
+                out[pid] = None
+        again = left
         deadline = deadline or time.monotonic() + EXEC_WINDOW_S
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(0.002)
-        raw = _read(f"/proc/{pid}/environ")
+        if again and time.monotonic() >= deadline:
+            out.update((pid, None) for pid in again)
+            break
+        if again:
+            time.sleep(0.002)
+    return out
+
+
+def _may_be_in_exec(pid: int) -> bool:
+    """Whether an empty environment may be a moment of execve: not for a zombie (it has
+    ended), init or a kernel thread (they never had one)."""
+    ps = _ppid_state(pid)
+    return not (ps is None or ps[1] in ("Z", "X") or pid == 1 or 2 in (pid, ps[0]))
+
+
+def _marks(raw: bytes) -> dict[bytes, bytes]:
     out = {}
     for item in raw.split(b"\0"):
         k, sep, v = item.partition(b"=")
@@ -127,11 +152,8 @@ def marked(run: str, owner: str | None = None) -> list[Proc]:
     found = []
     if not os.path.isdir("/proc"):  # not Linux: nothing to look at (the guard does nothing)
         return found
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        pid = int(name)
-        env = _env_of(pid)
+    envs = _envs_of(int(name) for name in os.listdir("/proc") if name.isdigit())
+    for pid, env in envs.items():
         if not env or env.get(b"KARUTA_TEST_RUN") != run.encode():
             continue
         own = env.get(b"KARUTA_TEST_OWNER", b"").decode()

@@ -1,4 +1,8 @@
-"""The `karuta` command end to end, as a user runs it (subprocesses, real files, real devices)."""
+"""The `karuta` command end to end, as a user runs it (subprocesses, real files, real devices).
+
+The tests marked ``entry_point`` (help, listings, sound, one bad option) run the installed
+command; the other pure commands (files and text out) run in this process
+(``cli_run.run_marked``)."""
 import json
 import os
 import subprocess
@@ -18,6 +22,7 @@ def karuta(*args, env=None, input=None, timeout=120):
     return run_karuta(*args, env=env, input=input, timeout=timeout)
 
 
+@pytest.mark.entry_point
 def test_help_lists_the_commands():
     res = karuta("--help")
     assert res.returncode == 0
@@ -25,6 +30,7 @@ def test_help_lists_the_commands():
         assert cmd in res.stdout
 
 
+@pytest.mark.entry_point
 def test_poems_json_is_the_stable_form():
     data = json.loads(karuta("poems", "--json").stdout)
     assert len(data) == 100
@@ -85,6 +91,7 @@ def test_render_writes_what_the_plan_says(tmp_path):
     assert not audio[last["start_frame"] - 14400:last["start_frame"]].any()
 
 
+@pytest.mark.entry_point
 def test_read_auto_plays_exactly_the_rendered_file(tmp_path):
     """Live playback through real PortAudio/ALSA carries the same samples as the file."""
     home = tmp_path / "home"
@@ -132,7 +139,7 @@ def test_read_live_waits_for_the_reader(tmp_path):
     (["plan", "--poems", "1-3", "--cards", "5"], ["more than"]),
     (["plan", "--speed", "10"], ["speed"]),
     (["plan", "--rules", "goshiki"], ["colour"]),
-    (["plan", "--bogus"], ["--bogus"]),
+    pytest.param(["plan", "--bogus"], ["--bogus"], marks=pytest.mark.entry_point),
     (["kimariji", "--read", "0"], ["0"]),
     (["render", "--out", "/nonexistent/dir/x.wav", "--voice", "tone"], ["/nonexistent/dir"]),
     (["render", "--voice", "nosuchvoice", "--out", "x.wav"], ["nosuchvoice"]),
@@ -141,6 +148,7 @@ def test_bad_input_is_one_line_and_exit_1(args, words, tmp_path):
     one_line_error(karuta(*args), *words)
 
 
+@pytest.mark.entry_point
 def test_no_sound_device_points_to_render(tmp_path):
     empty = tmp_path / "run"
     empty.mkdir()

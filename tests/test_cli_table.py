@@ -1,4 +1,9 @@
-"""`karuta table`: the installed command, end to end (save, resume, undo, --json, log, recite)."""
+"""`karuta table`: the command, end to end (save, resume, undo, --json, log, recite).
+
+The commands run in this process (``cli_run.run_marked``); the tests marked ``entry_point``
+(the prompt, a kill, sound through PortAudio) run the installed command as a user's shell does
+(the files they start from are made in this process, ``setup``).  The synthesized voice's
+clips come from the worker's shared cache (``synth_cache``): its cache is not tested here."""
 import json
 import os
 import signal
@@ -7,14 +12,20 @@ import sys
 import time
 
 import numpy as np
+import pytest
 import soundfile as sf
 
 from audio_fixtures import ASOUNDRC, find_lead_in, read_wav_capture
-from cli_run import karuta_argv, run_karuta
+from cli_run import karuta_argv, run_inproc, run_marked
 
 
 def karuta(*args, input=None, env=None, timeout=180):
-    return run_karuta(*map(str, args), input=input, env=env, timeout=timeout)
+    return run_marked(*map(str, args), input=input, env=env, timeout=timeout)
+
+
+def setup(*args):
+    """``karuta ARGS`` in this process, for the files a test starts from."""
+    return ok(run_inproc(*map(str, args)))
 
 
 def ok(res):
@@ -85,6 +96,7 @@ def test_cards_bad_input_is_one_line_and_changes_nothing(tmp_path):
 
 # --- 現幻 -----------------------------------------------------------------------------------------
 
+@pytest.mark.entry_point
 def test_genkan_session_through_the_command(tmp_path):
     save = tmp_path / "t.json"
     ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "在五:3", "--player",
@@ -167,6 +179,7 @@ def test_genkan_bad_cards_and_bad_save(tmp_path):
 
 # --- the prompt -----------------------------------------------------------------------------------
 
+@pytest.mark.entry_point
 def test_prompt_undo_help_and_resume(tmp_path):
     save = tmp_path / "c.json"
     lines = "?\nplayer b h\ndraw b 2\nu\nshow\nwhat\nq\n"
@@ -214,18 +227,33 @@ def test_killed_mid_session_loses_nothing(tmp_path):
 
 def _composed(tmp_path, name="t.json"):
     save = tmp_path / name
-    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
-    d = json.loads(ok(do(save, "genkan", "compose solo 小町", "--json")).stdout)["result"]["drawn"]
-    ok(do(save, "genkan", f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5"))
+    setup("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4")
+    d = json.loads(setup("table", "genkan", "do", save, "compose solo 小町", "--json").stdout)
+    d = d["result"]["drawn"]
+    setup("table", "genkan", "do", save, f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5")
     return save, [[d[0], 1], [d[1], 2], [d[2], 3], [d[3], 4], [d[4], 5]]
 
 
-def test_recite_renders_the_composed_poem_with_the_synthesized_voice(tmp_path):
+def _alsa_capture(tmp_path, synth_cache):
+    """(environment whose only sound device is an ALSA file capture, the capture's path)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    cap = home / "capture.wav"
+    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
+    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home),
+               KARUTA_CACHE_DIR=str(synth_cache))
+    env.pop("PULSE_SERVER", None)
+    return env, cap
+
+
+def test_recite_renders_the_composed_poem_with_the_synthesized_voice(tmp_path, synth_cache,
+                                                                    monkeypatch):
     from audio.synth import SynthVoice
     from audio.voice import SpeechItem, composed_text
     from poems.kimariji import sound_morae
     from reader.table.recite import HOLD_MS, speech_key
 
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(synth_cache))
     save, ku = _composed(tmp_path)
     out = tmp_path / "poem.wav"
     r = ok(karuta("table", "genkan", "recite", save, "1", "--out", out))
@@ -245,18 +273,15 @@ def test_recite_renders_the_composed_poem_with_the_synthesized_voice(tmp_path):
     assert np.max(np.abs(data - np.clip(ref, -1, 1))) < 2 / 32768
 
 
-def test_recite_at_the_prompt_plays_live_through_portaudio(tmp_path):
+@pytest.mark.entry_point
+def test_recite_at_the_prompt_plays_live_through_portaudio(tmp_path, synth_cache):
     save, ku = _composed(tmp_path)
-    home = tmp_path / "home"
-    home.mkdir()
-    cap = home / "capture.wav"
-    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
-    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
-    env.pop("PULSE_SERVER", None)
+    env, cap = _alsa_capture(tmp_path, synth_cache)
     r = karuta("table", "genkan", "play", "--save", save, "--resume", input="recite\nq\n", env=env)
     assert r.returncode == 0, r.stderr
     assert "recited poem #1" in r.stdout
-    ok(karuta("table", "genkan", "recite", save, "--out", tmp_path / "ref.wav"))
+    ok(karuta("table", "genkan", "recite", save, "--out", tmp_path / "ref.wav",
+              env={"KARUTA_CACHE_DIR": str(synth_cache)}))
     ref, _ = sf.read(tmp_path / "ref.wav", dtype="int16")
     heard = read_wav_capture(cap)
     lead = find_lead_in(heard, ref)
@@ -268,7 +293,7 @@ def test_recite_at_the_prompt_plays_live_through_portaudio(tmp_path):
 
 def test_recite_without_a_poem_or_device_is_one_line(tmp_path):
     save = tmp_path / "t.json"
-    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
+    setup("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4")
     one_line_error(karuta("table", "genkan", "recite", save, "--out", tmp_path / "x.wav"),
                    "no poem composed yet")
     save2, _ = _composed(tmp_path, "t2.json")
@@ -277,6 +302,7 @@ def test_recite_without_a_poem_or_device_is_one_line(tmp_path):
                    "does not exist")
 
 
+@pytest.mark.entry_point  # no sound device: PortAudio as a process of its own finds it
 def test_recite_live_without_a_sound_device_points_to_out(tmp_path):
     save, _ = _composed(tmp_path)
     home = tmp_path / "empty"
@@ -290,16 +316,13 @@ def test_recite_live_without_a_sound_device_points_to_out(tmp_path):
     assert r.returncode == 0 and "! no sound device" in r.stdout and "scene 1:" in r.stdout
 
 
-def test_play_with_recite_reads_each_poem_as_it_is_placed(tmp_path):
+@pytest.mark.entry_point
+def test_play_with_recite_reads_each_poem_as_it_is_placed(tmp_path, synth_cache):
     save = tmp_path / "t.json"
-    ok(karuta("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4"))
-    d = json.loads(ok(do(save, "genkan", "compose solo 小町", "--json")).stdout)["result"]["drawn"]
-    home = tmp_path / "home"
-    home.mkdir()
-    cap = home / "capture.wav"
-    (home / ".asoundrc").write_text(ASOUNDRC.format(rate=48000, wav=cap))
-    env = dict(os.environ, HOME=str(home), XDG_RUNTIME_DIR=str(home))
-    env.pop("PULSE_SERVER", None)
+    setup("table", "genkan", "new", save, "--seed", "7", "--player", "小町:4")
+    d = json.loads(setup("table", "genkan", "do", save, "compose solo 小町", "--json").stdout)
+    d = d["result"]["drawn"]
+    env, cap = _alsa_capture(tmp_path, synth_cache)
     r = karuta("table", "genkan", "play", "--save", save, "--resume", "--recite",
                input=f"place {d[0]}.1 {d[1]}.2 {d[2]}.3 {d[3]}.4 {d[4]}.5\nq\n", env=env)
     assert r.returncode == 0, r.stderr

@@ -12,17 +12,20 @@ import subprocess
 import time
 from pathlib import Path
 
-from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+from cli_run import karuta_argv, karuta_env, one_line_error, run_inproc, run_karuta
 from audio_fixtures import pulse_server  # noqa: F401 (fixture)
 
 TONE = ("--voice", "tone")
 
 
-def karuta(tmp_path, *args, input=None):
+def karuta(tmp_path, *args, input=None, run=run_karuta):
+    """``karuta ARGS`` as a process (another karuta holds the file: the test, in this
+    process); ``run=run_inproc`` for the files a test starts from and what follows once the
+    file is free."""
     env = {"KARUTA_DATA_DIR": str(tmp_path / "data"),
            "KARUTA_CONFIG_DIR": str(tmp_path / "config"),
            "KARUTA_CACHE_DIR": str(tmp_path / "cache")}
-    return run_karuta(*map(str, args), env=env, input=input, cwd=tmp_path)
+    return run(*map(str, args), env=env, input=input, cwd=tmp_path)
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -37,7 +40,7 @@ def test_two_practices_resuming_one_log(tmp_path):
 
     log = tmp_path / "m.jsonl"
     r = karuta(tmp_path, "practice", "--bot-vs-bot", "2,4", "--seed", "7", "--cards", "3",
-               "--log", log, *TONE)
+               "--log", log, *TONE, run=run_inproc)
     assert r.returncode == 0, r.stderr
     lines = log.read_text().splitlines()
     log.write_text("\n".join(lines[:3]) + "\n")  # stopped after two reads
@@ -52,7 +55,7 @@ def test_two_practices_resuming_one_log(tmp_path):
                        "exists", "--resume")
     finally:
         lock.release()
-    r = karuta(tmp_path, *argv)
+    r = karuta(tmp_path, *argv, run=run_inproc)
     assert r.returncode == 0, r.stderr
     assert len(log.read_text().splitlines()) > 3, "the match went on once the log was free"
 
@@ -130,7 +133,8 @@ def test_an_interrupted_practice_says_how_to_go_on(tmp_path):
     assert p.returncode == 130, (p.returncode, err)
     assert f"continue with: karuta practice --resume --log {log} --bot-vs-bot 1,1" in err, err
     saved = [json.loads(x) for x in log.read_text().splitlines()]
-    r = karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "1,1", *TONE)
+    r = karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "1,1", *TONE,
+               run=run_inproc)
     assert r.returncode == 0, r.stderr
     assert [json.loads(x) for x in log.read_text().splitlines()][:len(saved)] == saved
 

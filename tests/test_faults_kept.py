@@ -6,6 +6,9 @@ Each test injects the fault through the ``karuta`` command (or holds the lock a 
 command would hold) and checks what a user would see: one line ``karuta: ...``, exit 1, and
 their files as they were — or, for the concurrency cases, every action kept.  The concurrent
 cases are made repeatable by holding the save's lock in the test, never left to timing.
+
+The commands run in this process (``cli_run.run_marked``); the tests marked ``entry_point``,
+and the concurrent ones, run them as processes of their own, as a user's shell does.
 """
 from __future__ import annotations
 
@@ -17,18 +20,18 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+from cli_run import karuta_argv, karuta_env, one_line_error, run_inproc, run_marked
 from audio_fixtures import pulse_server  # noqa: F401 (fixture)
 from faults_table import inproc  # noqa: F401 (fixture)
 
 TONE = ("--voice", "tone")
 
 
-def karuta(tmp_path, *args, env=None, input=None, timeout=120):
+def karuta(tmp_path, *args, env=None, input=None, timeout=120, run=run_marked):
     full = {"KARUTA_DATA_DIR": str(tmp_path / "data"),
             "KARUTA_CONFIG_DIR": str(tmp_path / "config"),
             "KARUTA_CACHE_DIR": str(tmp_path / "cache"), **(env or {})}
-    return run_karuta(*map(str, args), env=full, input=input, timeout=timeout, cwd=tmp_path)
+    return run(*map(str, args), env=full, input=input, timeout=timeout, cwd=tmp_path)
 
 
 def ok(res):
@@ -39,15 +42,17 @@ def ok(res):
 # ------------------------------------------------------------------ practice logs
 
 def _practice_log(tmp_path, name="m.jsonl", seed=7) -> Path:
+    """A practice log to damage (made in this process: what is tested is the next command)."""
     log = tmp_path / name
     ok(karuta(tmp_path, "practice", "--bot-vs-bot", "2,4", "--seed", seed, "--cards", "3",
-              "--log", log, *TONE))
+              "--log", log, *TONE, run=run_inproc))
     return log
 
 
 @pytest.mark.parametrize("argv", [
     ["--bot-vs-bot", "1,1", "--cards", "2"],                     # headless: exit 0 before
-    ["--vs", "bot:2", "--device", "karuta-no-such-device"],        # window: no display, exit 1
+    pytest.param(["--vs", "bot:2", "--device", "karuta-no-such-device"],  # window: no display
+                 marks=pytest.mark.entry_point),
 ], ids=["bot-vs-bot", "window"])
 def test_practice_does_not_start_over_an_existing_log(tmp_path, argv):
     log = _practice_log(tmp_path)
@@ -70,7 +75,8 @@ def test_practice_writes_no_log_before_the_sound_device_opened(tmp_path, xvfb):
 
 
 @pytest.mark.parametrize("where,value,words", [
-    ("simultaneous_ms", "abc", ["simultaneous_ms", "0-1000"]),
+    pytest.param("simultaneous_ms", "abc", ["simultaneous_ms", "0-1000"],
+                 marks=pytest.mark.entry_point),
     ("simultaneous_ms", 1e308, ["simultaneous_ms", "1e+308"]),
     ("simultaneous_ms", -5, ["simultaneous_ms"]),
     ("simultaneous_ms", True, ["simultaneous_ms"]),
@@ -114,7 +120,8 @@ def test_resume_of_another_rules_or_a_corrupt_log_is_one_line(tmp_path):
 
 def _table(tmp_path, name="c.json") -> Path:
     save = tmp_path / name
-    ok(karuta(tmp_path, "table", "cards", "new", save, "--seed", "1", "--player", "a:s"))
+    ok(karuta(tmp_path, "table", "cards", "new", save, "--seed", "1", "--player", "a:s",
+              run=run_inproc))
     return save
 
 
@@ -128,12 +135,24 @@ def test_two_table_commands_at_once_keep_both_actions(tmp_path):
     from reader.table.store import locked
 
     save = _table(tmp_path)
+    free = _table(tmp_path, "free.json")
     env = karuta_env({"KARUTA_DATA_DIR": str(tmp_path / "data")})
+
+    def do(path, n):
+        return subprocess.Popen(karuta_argv("table", "cards", "do", str(path), f"player {n} h"),
+                                env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
     with locked(save):
-        procs = [subprocess.Popen(karuta_argv("table", "cards", "do", str(save), f"player {n} h"),
-                                  env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for n in ("b", "c")]
-        time.sleep(3)  # long enough to have loaded the save, were they not waiting
+        procs = [do(save, n) for n in ("b", "c")]
+        # the same command on a save nobody holds, started with them: it loads, changes and
+        # writes its save in some time T on this machine as busy as it is now; after 2 T
+        # they would certainly have saved theirs, were they not waiting
+        start = time.monotonic()
+        control = do(free, "d")
+        assert control.communicate(timeout=60)[1] == "" and control.returncode == 0
+        time.sleep(time.monotonic() - start)
+        assert _names(free) == ["a", "d"]
         assert all(p.poll() is None for p in procs), "a command did not wait for the lock"
         assert _names(save) == ["a"]
     outs = [p.communicate(timeout=60) for p in procs]
@@ -240,7 +259,8 @@ def test_atomic_writes_follow_links_keep_permissions_and_stage_every_file(tmp_pa
 # ------------------------------------------------------------------ the data folder
 
 @pytest.mark.parametrize("argv", [
-    ["stats"], ["drill", "memory", "--count", "1"], ["read", "--show-log"],
+    pytest.param(["stats"], marks=pytest.mark.entry_point),
+    ["drill", "memory", "--count", "1"], ["read", "--show-log"],
     ["tournament", "new", "--players", "{tmp}/p.csv", "--seed", "1"],
     ["voice", "add", "{tmp}/src"],
 ], ids=lambda a: " ".join(a[:2]))
@@ -382,6 +402,7 @@ def test_the_default_voice_setting_and_a_club_session_that_are_links_stay_links(
 
 
 @pytest.mark.realtime
+@pytest.mark.entry_point
 def test_voice_record_keeps_a_take_it_cannot_save(pulse_server, tmux, tmp_path):
     """Through the command, recording from a PulseAudio null sink's monitor: the take's file
     name is taken by a folder, so the save fails; the take is kept, and at quit written to

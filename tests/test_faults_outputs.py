@@ -21,9 +21,9 @@ from pathlib import Path
 
 import click
 import pytest
-from cli_run import run_karuta
+from cli_run import run_inproc, run_karuta
 
-from faults_table import BASES, _without, inproc  # noqa: F401 (fixture)
+from faults_table import BASES, _without, inproc, made_once  # noqa: F401 (fixture)
 
 #: (command path, option or <argument>) -> the argv that writes FILE there (after "karuta")
 OUTPUTS: dict[tuple[tuple[str, ...], str], list[str]] = {
@@ -112,8 +112,20 @@ def test_every_path_option_is_known_as_an_output_or_an_input():
     assert not (set(OUTPUTS) | set(INPUTS)) - params, "a case for an option that is gone"
 
 
-def _state_files(root: Path) -> None:
-    """Beside faults_table's t.sqlite and g.json: the other files karuta keeps."""
+def _state_files(root: Path) -> sqlite3.Connection:
+    """Beside faults_table's t.sqlite and g.json: the other files karuta keeps; and t.sqlite
+    in WAL mode with a live -wal (as while a desk has it open): the connection that keeps it
+    so, for the caller to close."""
+    made_once(root, _kept_files)
+    con = sqlite3.connect(root / "t.sqlite")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+    con.execute("UPDATE players SET grp = grp")
+    con.commit()
+    return con
+
+
+def _kept_files(root: Path) -> None:
     from reader.drills.stats import StatsDB
 
     with StatsDB(root / "data" / "stats.sqlite3") as db:
@@ -126,20 +138,14 @@ def _state_files(root: Path) -> None:
     (root / "data" / "sessions").mkdir(parents=True, exist_ok=True)
     (root / "data" / "sessions" / "last.json").write_text(
         '{"kind": "karuta-club-session", "version": 2}')
+    (root / "config").mkdir(exist_ok=True)
     (root / "config" / "calibration.json").write_text(
         '{"devices": {"x": {"offset_ms": 3.0}}, "version": 1}')
-    # the tournament in WAL mode with a live -wal (as while a desk has it open)
-    con = sqlite3.connect(root / "t.sqlite")
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute("PRAGMA wal_autocheckpoint=0")
-    con.execute("UPDATE players SET grp = grp")
-    con.commit()
     other = sqlite3.connect(root / "other.db")
     other.execute("CREATE TABLE notes(t TEXT)")
     other.execute("INSERT INTO notes VALUES ('mine')")
     other.commit()
     other.close()
-    return con
 
 
 def _all_bytes(root: Path) -> dict[str, str]:
@@ -202,11 +208,12 @@ def test_stats_export_over_the_stats_database_keeps_the_history(tmp_path):
 
 
 def _tournament(tmp_path, players_name="p.csv") -> tuple[Path, Path]:
-    """(the organiser's players CSV, a tournament made from it) through the command."""
+    """(the organiser's players CSV, a tournament made from it by the command, in this
+    process: what is tested is the next command)."""
     players = tmp_path / players_name
     players.write_text("名前,組,ブロック\n山田,1,A\n佐藤,2,A\n", encoding="utf-8")
     t = tmp_path / "t.sqlite"
-    assert run_karuta("tournament", "new", "-f", str(t), "--players", str(players),
+    assert run_inproc("tournament", "new", "-f", str(t), "--players", str(players),
                       "--seed", "1").returncode == 0
     return players, t
 

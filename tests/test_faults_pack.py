@@ -2,8 +2,10 @@
 without --replace, a damaged clip is found by ``voice check`` (exit 1), an import stopped by
 SIGTERM or killed leaves no ``NAME.importing-PID`` folder behind.
 
-Through the real entry point (``python -m reader.cli``), real audio files (soundfile), real
-signals.
+Real audio files (soundfile), real signals.  The commands run in this process
+(``cli_run.run_marked``) but where a process is what is tested (a signal, a decoder's noise on
+the terminal) and in the tests marked ``entry_point``: the installed command, as a user's
+shell runs it.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import karuta_argv
+from cli_run import karuta_argv, run_marked
 import soundfile as sf
 
 from audio_fixtures import REPO
@@ -47,8 +49,7 @@ def env(tmp_path):
 
 
 def karuta(env, *args, timeout=180):
-    return subprocess.run([*karuta_argv(), *args], capture_output=True,
-                          text=True, env=env, cwd=REPO, stdin=subprocess.DEVNULL, timeout=timeout)
+    return run_marked(*args, env=env, cwd=REPO, timeout=timeout)
 
 
 def one_line(r, *words):
@@ -105,6 +106,7 @@ def test_check_finds_truncated_and_replaced_clips_and_exits_1(env, tmp_path):
     assert "4 of 202 clips usable" in r.stdout
 
 
+@pytest.mark.entry_point
 def test_damaged_default_voice_setting_is_said_not_replaced(env, tmp_path):
     cfg = tmp_path / "config"
     cfg.mkdir()
@@ -148,6 +150,7 @@ def test_a_killed_imports_leftover_is_removed_by_the_next_import(env, tmp_path):
     assert "old" not in karuta(env, "voice", "list").stdout
 
 
+@pytest.mark.entry_point  # the decoder writes to the process's stderr itself
 def test_damaged_mp3_import_prints_no_decoder_noise(env, tmp_path):
     """Before: libmpg123's "Note: Illegal Audio-MPEG-Header ..." lines reached the screen."""
     from audio_fixtures import require_tool
@@ -169,7 +172,8 @@ def test_damaged_mp3_import_prints_no_decoder_noise(env, tmp_path):
     assert "3 kami" in r.stdout and "unreadable" in r.stdout
 
 
-@pytest.mark.parametrize("value", ["1e308", "nan", "inf", "-1e9"])
+@pytest.mark.parametrize("value", [pytest.param("1e308", marks=pytest.mark.entry_point),
+                                   "nan", "inf", "-1e9"])
 def test_absurd_manifest_gain_is_reported_not_a_traceback(env, tmp_path, value):
     src = make_source(tmp_path / "src" / "ab", "ab", poems=(1,))
     (src / "voice.toml").write_text(f'[clips."1"]\ngain_db = {value}\n')

@@ -1,6 +1,9 @@
 """Rendering under faults (issue 12, items 4 and 8): no partial file whatever signal stops a
 render, a WAV that would pass 4 GiB is RF64 (or refused), files get the usual permissions,
-and --plan-out cannot overwrite the audio."""
+and --plan-out cannot overwrite the audio.
+
+Signals, a kill and the umask need ``karuta`` as a process; the refusals run in this process
+(``cli_run.run_marked``; one through the installed command, marked ``entry_point``)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +15,7 @@ import time
 
 import numpy as np
 import pytest
-from cli_run import karuta_argv
+from cli_run import karuta_argv, run_marked
 import soundfile as sf
 
 from audio_fixtures import REPO
@@ -23,6 +26,10 @@ def karuta(tmp_path, *args, **kw):
     env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path / "data"), PYTHONPATH=str(REPO))
     return subprocess.run([*karuta_argv(), *args], capture_output=True,
                           text=True, env=env, cwd=tmp_path, timeout=300, **kw)
+
+
+def refused(tmp_path, *args):
+    return run_marked(*args, env={"KARUTA_DATA_DIR": str(tmp_path / "data")}, cwd=tmp_path)
 
 
 def test_a_wav_past_4_gib_is_written_as_rf64(tmp_path):
@@ -80,11 +87,12 @@ def test_rendered_files_have_the_usual_permissions(tmp_path):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o644, name
 
 
+@pytest.mark.entry_point
 def test_plan_out_may_not_be_the_audio_file(tmp_path):
     (tmp_path / "r.wav").write_bytes(b"the user's earlier render")
     for plan in ("r.wav", "./r.wav", str(tmp_path / "r.wav")):
-        r = karuta(tmp_path, "render", "--voice", "tone", "--cards", "1", "--out", "r.wav",
-                   "--plan-out", plan)
+        r = refused(tmp_path, "render", "--voice", "tone", "--cards", "1", "--out", "r.wav",
+                    "--plan-out", plan)
         assert r.returncode == 1 and r.stderr.startswith("karuta: --plan-out and --out are the same")
         assert r.stderr.count("\n") == 1
     assert (tmp_path / "r.wav").read_bytes() == b"the user's earlier render"
@@ -92,7 +100,7 @@ def test_plan_out_may_not_be_the_audio_file(tmp_path):
 
 def test_huge_pauses_are_refused_before_any_audio(tmp_path):
     for opt, value in (("--ma", "1e9"), ("--take", "1e5"), ("--yoin", "61"), ("--gap", "nan")):
-        r = karuta(tmp_path, "render", "--voice", "tone", "--out", "r.wav", opt, value)
+        r = refused(tmp_path, "render", "--voice", "tone", "--out", "r.wav", opt, value)
         assert r.returncode == 1 and r.stderr.count("\n") == 1, r.stderr
         assert "60 s" in r.stderr or "finite" in r.stderr or "far too large" in r.stderr
     assert not (tmp_path / "r.wav").exists()

@@ -1,20 +1,20 @@
 """A damaged stats database (issue 12, item 3): the damaged file is kept, what SQLite can
 still read is copied into the new one, and the user is told what was recovered.  Rows of
-the wrong type (a damaged page can read back that way) do not become tracebacks."""
+the wrong type (a damaged page can read back that way) do not become tracebacks.
+
+The commands run in this process (``cli_run.run_marked``); those marked ``entry_point`` run
+the installed command as a user's shell does."""
 from __future__ import annotations
 
 import hashlib
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from cli_run import karuta_argv
+from cli_run import run_inproc, run_marked
 
-from audio_fixtures import REPO
 from reader.drills.stats import StatsDB
 
 T0 = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
@@ -83,19 +83,16 @@ def test_rows_of_the_wrong_type_are_left_out_not_tracebacks(tmp_path):
         assert {r.poem for r in rows} >= set(range(1, 11))
         assert db.memory_cards() == {}
         assert [t.id for t in db.taps()] == [1, 2, 4, 5, 6, 7, 8, 9, 10]  # row 3 left out
-    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-    r = subprocess.run([*karuta_argv(), "stats", "--json"], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = run_marked("stats", "--json", data_dir=tmp_path)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
 
 
+@pytest.mark.entry_point
 def test_karuta_stats_says_what_was_recovered(tmp_path):
     path = tmp_path / "stats.sqlite3"
     fill(path, taps=2000)
     damage_page(path, os.path.getsize(path) // 4096 - 2)
-    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-    r = subprocess.run([*karuta_argv(), "stats"], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = run_marked("stats", data_dir=tmp_path)
     assert r.returncode == 0, r.stderr
     line = r.stderr.strip()
     assert line.count("\n") == 0 and line.startswith("karuta: the stats database") and \
@@ -112,9 +109,7 @@ def test_a_table_missing_from_the_database_is_kept_and_salvaged_not_a_traceback(
     con.commit()
     con.close()
     damaged = sha1(path)
-    env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-    r = subprocess.run([*karuta_argv(), "stats", "--json"], env=env,
-                       capture_output=True, text=True, timeout=120)
+    r = run_marked("stats", "--json", data_dir=tmp_path)
     assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
     line = r.stderr.strip()
     assert line.count("\n") == 0 and "table reviews is missing" in line and "50 taps" in line
@@ -122,24 +117,27 @@ def test_a_table_missing_from_the_database_is_kept_and_salvaged_not_a_traceback(
     assert sha1(tmp_path / "stats.sqlite3.corrupt-1") == damaged
 
 
-def test_a_database_locked_by_another_program_is_one_line_and_kept(tmp_path):
+def test_a_database_locked_by_another_program_is_one_line_and_kept(tmp_path, monkeypatch):
     """Issue 22: another program holds the database exclusively (the test holds it): after
     the busy timeout, one line; the file is not moved aside or changed."""
     path = tmp_path / "stats.sqlite3"
     fill(path, taps=20)
+    from reader.drills import stats
+
+    stats_wait = 0.5  # in this process, the wait for the file cut from 5 s
+    monkeypatch.setattr(stats, "BUSY_TIMEOUT_S", stats_wait)
     other = sqlite3.connect(path, isolation_level=None)
     other.execute("PRAGMA locking_mode = EXCLUSIVE")
     other.execute("BEGIN EXCLUSIVE")
     try:
-        env = dict(os.environ, KARUTA_DATA_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-        r = subprocess.run([*karuta_argv(), "stats"], env=env, capture_output=True, text=True,
-                           timeout=120)
+        r = run_inproc("stats", data_dir=tmp_path)
     finally:
         other.execute("ROLLBACK")
         other.close()
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1 and "in use by another program" in lines[0], \
         r.stderr
+    assert f"{stats_wait:g} s" in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir() if "corrupt" in p.name) == []
     with StatsDB(path) as db:
         assert len(db.taps()) == 20
@@ -153,9 +151,7 @@ def test_calibrate_show_with_fields_of_another_type(tmp_path):
                               "history": [1, "x", {"offset_ms": "a"}, {"offset_ms": 3.0},
                                           {"offset_ms": 5.0, "spread_ms": {}}]},
         "pygame:default": {"offset_ms": -4.0, "history": "none", "date": 7}}}))
-    env = dict(os.environ, KARUTA_CONFIG_DIR=str(tmp_path), PYTHONPATH=str(REPO))
-    r = subprocess.run([*karuta_argv(), "calibrate", "--show"], env=env, capture_output=True,
-                       text=True, timeout=120)
+    r = run_marked("calibrate", "--show", env={"KARUTA_CONFIG_DIR": str(tmp_path)})
     assert r.returncode == 0 and not r.stderr, r.stderr
     assert "sounddevice:pulse: +12.5 ms  (? taps, spread ?" in r.stdout, r.stdout
     assert "history: 2 calibrations, offsets +3.0 to +5.0 ms" in r.stdout
@@ -165,10 +161,11 @@ def test_calibrate_show_with_fields_of_another_type(tmp_path):
     assert CalibrationStore(tmp_path / "calibration.json").offset_ms("sounddevice:pulse") == 12.5
 
 
-@pytest.mark.parametrize("what", ["folder", "dangling link"])
+@pytest.mark.parametrize("what", [pytest.param("folder", marks=pytest.mark.entry_point),
+                                  "dangling link"])
 def test_a_stats_database_that_is_a_folder_or_a_dangling_link_is_said_so(tmp_path, what):
     """Not SQLite's "unable to open database file": what the path is, and nothing made."""
-    from cli_run import one_line_error, run_karuta
+    from cli_run import one_line_error
 
     db = tmp_path / "stats.sqlite3"
     if what == "folder":
@@ -178,5 +175,5 @@ def test_a_stats_database_that_is_a_folder_or_a_dangling_link_is_said_so(tmp_pat
         db.symlink_to(tmp_path / "disk" / "stats.db")
         words = ("is a link to", "which does not exist")
     for argv in (("stats",), ("drill", "memory", "--count", "1")):
-        one_line_error(run_karuta(*argv, data_dir=tmp_path, input=""), str(db), *words)
+        one_line_error(run_marked(*argv, data_dir=tmp_path, input=""), str(db), *words)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["stats.sqlite3"]

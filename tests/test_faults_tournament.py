@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
-from cli_run import karuta_argv, karuta_env, run_marked
+from cli_run import karuta_argv, karuta_env, run_inproc, run_marked
 
 
 def karuta(*args, input_=None, timeout=60):
@@ -48,9 +48,10 @@ def day(tmp_path) -> Path:
     players = tmp_path / "p.csv"
     players.write_text("名前,組,ブロック\n山田,1,A\n佐藤,2,A\n鈴木,3,A\n田中,4,A\n",
                        encoding="utf-8")
-    t = tmp_path / "t.sqlite"
-    assert karuta("tournament", "new", "-f", t, "--players", players, "--seed", "1").returncode == 0
-    assert karuta("tournament", "pair", "-f", t).returncode == 0
+    t = tmp_path / "t.sqlite"  # (made in this process: what is tested is the next command)
+    assert run_inproc("tournament", "new", "-f", str(t), "--players", str(players),
+                      "--seed", "1").returncode == 0
+    assert run_inproc("tournament", "pair", "-f", str(t)).returncode == 0
     return t
 
 
@@ -69,12 +70,25 @@ def test_two_results_for_one_table_at_once_the_second_is_refused(day):
     """Another desk holds the write lock while it enters 5-4 for table 1; this command,
     started meanwhile, enters 8-6 for the same table.  It must wait, then see 5-4 and refuse
     (not replace it without --correct, not print 5-4 as its own)."""
+    free = day.with_name("free.sqlite")
+    shutil.copyfile(day, free)
     other = sqlite3.connect(day, isolation_level=None, timeout=10)
     other.execute("BEGIN IMMEDIATE")
-    p = subprocess.Popen(karuta_argv("tournament", "result", "1", "8", "6", "-f", str(day)),
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=karuta_env(), stdin=subprocess.DEVNULL)
-    time.sleep(2.0)  # the command has opened the file and reached its entry by now
+
+    def result(t, table, a, b):
+        return subprocess.Popen(karuta_argv("tournament", "result", table, a, b, "-f", str(t)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=karuta_env(), stdin=subprocess.DEVNULL)
+
+    p = result(day, "1", "8", "6")
+    # the same entry into a copy nobody holds, started with it: it opens the file, enters
+    # and stores its result in some time T on this machine as busy as it is now; after 2 T
+    # the command has certainly opened the file and reached its entry
+    start = time.monotonic()
+    control = result(free, "1", "8", "6")
+    assert control.communicate(timeout=60)[1] == "" and control.returncode == 0
+    time.sleep(time.monotonic() - start)
+    assert p.poll() is None, "the command did not wait for the other desk"
     other.execute("INSERT INTO entries(round, table_no, counts, faults, source) "
                   "VALUES (1, 1, '5,4', '', 'sheet')")
     other.execute("COMMIT")
@@ -86,8 +100,13 @@ def test_two_results_for_one_table_at_once_the_second_is_refused(day):
     assert [(r, t, c) for r, t, c, u in entries(day) if not u] == [(1, 1, "5,4")]
 
 
-@pytest.mark.entry_point
-def test_a_file_held_past_the_busy_timeout_is_one_line_and_nothing_changes(day):
+def test_a_file_held_past_the_busy_timeout_is_one_line_and_nothing_changes(day, monkeypatch):
+    """In this process, with the wait for the file cut from 10 s to 0.5 s (SQLite's locks
+    hold between two connections of one process as between two processes; another karuta
+    waiting as a process of its own: the test above)."""
+    from reader.tournament import integrity
+
+    monkeypatch.setattr(integrity, "BUSY_TIMEOUT_S", 0.5)
     other = sqlite3.connect(day, isolation_level=None)
     other.execute("BEGIN IMMEDIATE")
     try:
@@ -95,7 +114,7 @@ def test_a_file_held_past_the_busy_timeout_is_one_line_and_nothing_changes(day):
     finally:
         other.execute("ROLLBACK")
         other.close()
-    one_line(res, str(day), "in use by another karuta", "nothing was changed")
+    one_line(res, str(day), "in use by another karuta", "after 0.5 s", "nothing was changed")
     assert entries(day) == []
     assert karuta("tournament", "result", "1", "9", "7", "-f", day).returncode == 0
 

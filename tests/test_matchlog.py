@@ -1,4 +1,7 @@
-"""Match logs: round trip through the state machines, replay output, bad logs refused."""
+"""Match logs: round trip through the state machines, replay output, bad logs refused.
+
+``karuta match replay`` runs in this process (``cli_run.run_marked``); the tests marked
+``entry_point`` run the installed command, as a user's shell does."""
 from __future__ import annotations
 
 import json
@@ -7,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cli_run import run_karuta
+from cli_run import run_marked
 from hypothesis import given, settings, strategies as st
 
 from poems import COLORS
@@ -31,7 +34,7 @@ def write(path: Path, *objs) -> Path:
 
 
 def karuta(*args):
-    return run_karuta(*args)
+    return run_marked(*args)
 
 
 # --- round trip -------------------------------------------------------------------------------
@@ -92,6 +95,7 @@ def kyogi_won_log(tmp_path) -> Path:
     return write(tmp_path / "k.jsonl", *lines)
 
 
+@pytest.mark.entry_point
 def test_replay_json_kyogi(tmp_path):
     r = karuta("match", "replay", str(kyogi_won_log(tmp_path)), "--json")
     assert r.returncode == 0, r.stderr
@@ -184,7 +188,8 @@ BAD = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(BAD))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.entry_point)
+                                  if n == "not_json" else n for n in sorted(BAD)])
 def test_bad_log_is_refused_with_one_line(tmp_path, name):
     objs, lineno, why = BAD[name]
     log = write(tmp_path / "bad.jsonl", *objs)
@@ -204,7 +209,8 @@ def test_bad_log_raises_log_error_in_the_library():
         matchlog.loads(json.dumps(KYOGI_HEAD) + "\n[1, 2]\n", "x")
 
 
-@pytest.mark.parametrize("content, why", [("", "empty"), (None, "no such file")])
+@pytest.mark.parametrize("content, why", [
+    ("", "empty"), pytest.param(None, "no such file", marks=pytest.mark.entry_point)])
 def test_empty_or_missing_log(tmp_path, content, why):
     log = tmp_path / "e.jsonl"
     if content is not None:

@@ -41,6 +41,12 @@ def make_output(request):
     return make
 
 
+def one_card(voice):
+    """A card's 上の句, the take and its 下の句 (0.9 s of real time; no jo-ka): every output's
+    start, a silence between two parts, and an end, for the tests about playing in time."""
+    return small_plan(voice, cards=1, ma_ms=100, take_ms=100, yoin_ms=100, joka=False)
+
+
 class SlowVoice(ToneVoice):
     """Its 下の句 arrives ``delay`` s late (a synthesis job that keeps the feeder waiting)."""
 
@@ -62,10 +68,10 @@ class BrokenVoice(ToneVoice):
 
 
 def test_plays_to_the_end_and_says_so(make_output):
-    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    plan = one_card(VOICE)
     out = make_output()
+    out.play(PlanCursor(plan, VOICE))  # returns once the device runs (an audio process is up)
     t = time.perf_counter()
-    out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=plan.seconds + 10)
     el = time.perf_counter() - t
     assert not out.is_active
@@ -116,12 +122,14 @@ def test_stop_is_prompt_idempotent_and_stops_the_cursor(make_output):
 
 
 def test_one_play_at_a_time_and_the_output_plays_again(make_output):
-    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    plan = one_card(VOICE)
     out = make_output()
-    out.play(PlanCursor(plan, VOICE))
-    if out.is_active:
-        with pytest.raises(RuntimeError, match="already playing"):
-            out.play(PlanCursor(plan, VOICE))
+    held = PlanCursor(plan, VOICE, live=True)  # waits at the take: playing until released
+    out.play(held)
+    assert out.is_active
+    with pytest.raises(RuntimeError, match="already playing"):
+        out.play(PlanCursor(plan, VOICE))
+    held.release()
     assert out.wait(timeout=plan.seconds + 10)
     out.play(PlanCursor(plan, VOICE))
     assert out.wait(timeout=plan.seconds + 10)
@@ -163,11 +171,11 @@ def test_late_audio_is_silence_counted_not_waited_for(make_output):
     underruns (the realtime side never waits for it); the synchronous one just waits.  (The
     audio process's feeder without running ahead: with it, see test_output.py.)"""
     v = SlowVoice(0.4)
-    plan = small_plan(v, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    plan = one_card(v)
     out = make_output(**({"ahead_ms": 0} if make_output.kind == "portaudio-process" else {}))
     cursor = PlanCursor(plan, v, threaded=False)  # no look-ahead: the feeder itself waits
-    t = time.perf_counter()
     out.play(cursor)
+    t = time.perf_counter()
     assert out.wait(timeout=plan.seconds + 10)
     el = time.perf_counter() - t
     if make_output.kind in REALTIME:

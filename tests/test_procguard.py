@@ -50,8 +50,9 @@ LEAKY = textwrap.dedent('''
 ''')
 
 
-def inner_pytest(tmp_path: Path, run: str, **env: str) -> subprocess.CompletedProcess:
-    (tmp_path / "test_leaky.py").write_text(LEAKY)
+def inner_pytest(tmp_path: Path, run: str, *, tests: str = LEAKY,
+                 **env: str) -> subprocess.CompletedProcess:
+    (tmp_path / "test_leaky.py").write_text(tests)
     full = {k: v for k, v in os.environ.items() if k not in (procguard.STRICT, procguard.LOG)}
     full.update(PYTHONPATH=str(TESTS), **env)
     full[procguard.RUN] = run
@@ -87,10 +88,20 @@ def test_every_process_a_test_started_is_ended_and_named(tmp_path):
     assert (check.returncode, check.stderr) == (0, "")
 
 
+#: two of LEAKY's tests: one leaves a process, one ends what it starts
+TWO = "import subprocess, sys\n" + "\n\n".join(
+    block for block in LEAKY.split("\n\n")
+    if "def test_fails_after_starting_the_app" in block or "def test_ends_what_it_starts" in block)
+
+
 def test_strict_mode_makes_a_leak_an_error(tmp_path):
     run = f"guard-test-{uuid.uuid4().hex[:8]}"
-    res = inner_pytest(tmp_path, run, **{procguard.STRICT: "1"})
-    assert "6 errors" in res.stdout and "left running, now ended" in res.stdout, res.stdout
+    res = inner_pytest(tmp_path, run, tests=TWO, **{procguard.STRICT: "1"})
+    # the test that failed on its own fails, and its leak is an error as well; the test that
+    # ended what it started passes
+    summary = res.stdout.strip().splitlines()[-1]
+    assert "1 failed, 1 passed," in summary and "1 error" in summary, res.stdout
+    assert "left running, now ended" in res.stdout and "time.sleep(302)" in res.stdout
     assert procguard.marked(run) == []
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import karuta_argv, run_karuta  # noqa: F401
+from cli_run import karuta_argv, run_inproc, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, require_tool
 from x_driver import end_app, start_app
@@ -279,18 +279,19 @@ def dom(browser: Browser, path: Path) -> str:
     return browser.dom(path)
 
 
-def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path, browser):
+def test_projector_page_left_open_reloads_itself_after_an_entry(tmp_path, browser,
+                                                               monkeypatch):
     """A browser left on the projector page shows a new result within one refresh period,
-    without anyone touching it (the page reloads itself from the rewritten file)."""
+    without anyone touching it (the page reloads itself from the rewritten file).  The
+    commands run in this process with the period cut from 10 s to 1 s (an entry through the
+    installed command: test_projector_page_follows_an_entry_made_through_the_command)."""
     csv = tmp_path / "p.csv"
     csv.write_text("name\n" + "".join(f"{n}\n" for n in NAMES[:4]), encoding="utf-8")
     db = tmp_path / "t.sqlite"
-    env = dict(os.environ, PYTHONPATH=str(REPO))
+    monkeypatch.setattr(pages, "REFRESH_S", 1)
 
     def karuta(*a):
-        res = subprocess.run([*karuta_argv(), "tournament", *map(str, a),
-                              "-f", str(db), "--json"], capture_output=True, text=True, env=env,
-                             cwd=REPO, timeout=60)
+        res = run_inproc("tournament", *map(str, a), "-f", str(db), "--json")
         assert res.returncode == 0, res.stderr
         return json.loads(res.stdout)
 

@@ -144,6 +144,14 @@ def screenshot(display: str) -> np.ndarray:
     return np.frombuffer(parts[4][: w * h * 3], dtype=np.uint8).reshape(h, w, 3)
 
 
+def colours(img: np.ndarray) -> int:
+    """How many different colours an (h, w, 3) uint8 picture holds (antialiased text has many,
+    a flat fill one).  Each pixel packed into one integer: ``np.unique(..., axis=0)`` on the
+    rows took seconds a screen."""
+    px = img.reshape(-1, 3).astype(np.uint32)
+    return len(np.unique((px[:, 0] << 16) | (px[:, 1] << 8) | px[:, 2]))
+
+
 def screenshot_when(display: str, ready, timeout: float = 30.0,
                     what: str = "the expected picture") -> np.ndarray:
     """A screenshot once ``ready(img)`` holds (a window paints over several frames, later on
