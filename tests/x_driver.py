@@ -167,11 +167,3 @@ def screenshot_when(display: str, ready, timeout: float = 30.0,
         if time.monotonic() > end:
             raise AssertionError(f"the screen never showed {what} within {timeout:.0f} s")
         time.sleep(0.2)
-
-
-def colours(img: np.ndarray) -> int:
-    """How many distinct colours an RGB image (H×W×3, 0-255) shows ("antialiased text, not a
-    flat fill").  Each pixel packed into one integer: ``np.unique(rows, axis=0)`` sorts a
-    1280×800 screenshot's rows in ~1.5 s, this in a few ms."""
-    a = np.asarray(img).reshape(-1, 3).astype(np.int64)
-    return len(np.unique((a[:, 0] << 16) | (a[:, 1] << 8) | a[:, 2]))
