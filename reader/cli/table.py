@@ -229,9 +229,15 @@ class Prompt:
             action = self.change(lambda t: t.pop(), lambda t, a: t.push(a))
             return f"undone: {action['do']} (action {len(self.table.actions) + 1})"
         if c.name == "recite":
+            from reader.base.errors import OutputError
+
             entry = _poem_entry(self.table, c.args.get("poem"))
-            return recite(entry, c.args.get("out"), self.voice_spec, self.device,
-                          c.args.get("replace", False))
+            try:
+                return recite(entry, c.args.get("out"), self.voice_spec, self.device,
+                              c.args.get("replace", False))
+            except OutputError as e:  # said in the prompt's words: out=FILE, replace
+                raise OutputError(str(e).replace("--out ", "out=").replace(
+                    "add --replace", "add the word replace")) from None
         raise KarutaError(f"unknown command {c.name}")
 
 
