@@ -208,10 +208,12 @@ def test_a_tournament_on_a_full_disk_says_the_disk_is_full(tmp_path):
 
 
 def test_a_stats_database_in_a_read_only_folder_says_so(tmp_path):
-    """SQLite's "unable to open database file" is said as the read-only folder it is."""
+    """SQLite's "unable to open database file" is said as the read-only folder it is, by a
+    command that would write answers (looking at them works there: test_faults_readonly.py)."""
     shell = ('mkdir -p "$D/data" && $PY -c "import sys; from reader.drills.stats import StatsDB; '
              'StatsDB(sys.argv[1]).close()" "$D/data/stats.sqlite3" && '
-             'mount -o remount,ro "$D" && $K stats; r=$?; mount -o remount,rw "$D"; (exit $r)')
+             'mount -o remount,ro "$D" && $K drill memory -n 1 < /dev/null; r=$?; '
+             'mount -o remount,rw "$D"; (exit $r)')
     rc, out, err, files = small_disk(tmp_path, 1024, shell)
     one_line(rc, err, "stats.sqlite3", "is read-only", "KARUTA_DATA_DIR")
     assert "data/stats.sqlite3" in files

@@ -35,6 +35,7 @@ ACCEPTED = {
     "--yoin='1e-320'": "a tiny pause rounds to 0 ms, a valid pause",
     "--take='1e-320'": "a tiny pause rounds to 0 ms, a valid pause",
     "--gap='1e-320'": "a tiny pause rounds to 0 ms, a valid pause",
+    "--joka-gap='1e-320'": "a tiny pause rounds to 0 ms, a valid pause",
     "render --plan-out=''": "an empty --plan-out means no plan file",
     "render --plan-out=not-utf8": "a file name in bytes is a file name",
     "kimariji --read=''": "no card read yet",
