@@ -256,11 +256,12 @@ def _voiced_frames(db):
     return np.flatnonzero(keep) if keep.sum() >= 2 else np.arange(len(db))
 
 
-def _normalised(c, keep):
-    """Cepstra 1-8 of the kept frames, mean and variance normalised over them (c0, the
-    level, differs between readers and is left out; so do the finer details of the envelope,
-    9-12: without them another voice fits its text better and other texts no better)."""
-    c = c[keep][:, 1:9]
+def _normalised(c, keep, upto: int = 9):
+    """Cepstra 1 to ``upto`` - 1 of the kept frames, mean and variance normalised over them
+    (c0, the level, differs between readers and is left out; so do, for the alignment, the
+    finer details of the envelope, 9-12: without them another voice fits its text better and
+    other texts no better)."""
+    c = c[keep][:, 1:upto]
     c = c - c.mean(axis=0)
     return c / (c.std(axis=0) + 1e-6)
 
@@ -322,12 +323,7 @@ def _voice_ratio(ca, ka, cb, kb) -> float:
     """Whether the recording is the reference's own voice: the cost ratio (``_cost_ratio``,
     20 ms frames) of cepstra 1-12, the envelope's finer detail included, which only the same
     voice matches (another voice, even reading the right text, ~0.84 or more)."""
-    def norm(c, keep):
-        c = c[keep][:, 1:13]
-        c = c - c.mean(axis=0)
-        return c / (c.std(axis=0) + 1e-6)
-
-    return _cost_ratio(norm(ca, ka)[::2], norm(cb, kb)[::2])
+    return _cost_ratio(_normalised(ca, ka, 13)[::2], _normalised(cb, kb, 13)[::2])
 
 
 def _voice_distance(ca, ka, cb, kb) -> float:
@@ -337,12 +333,8 @@ def _voice_distance(ca, ka, cb, kb) -> float:
     are the same sounds, said alike); another voice is far, even reading the same text."""
     import numpy as np
 
-    def norm(c, keep):
-        c = c[keep][:, 1:13]
-        c = c - c.mean(axis=0)
-        return c / (c.std(axis=0) + 1e-6)
-
-    return float(np.median(_local_costs(norm(cb, kb)[::2], norm(ca, ka)[::2]).min(axis=1)))
+    A, B = _normalised(ca, ka, 13)[::2], _normalised(cb, kb, 13)[::2]
+    return float(np.median(_local_costs(B, A).min(axis=1)))
 
 
 def _cost_ratio(A, B) -> float:
