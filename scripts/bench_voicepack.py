@@ -159,17 +159,17 @@ def foreign(work: Path, names: list[str], n_poems: int, n_wrong: int) -> int:
         truth_file = work / "src" / f"{name}.truth.json"
         t0 = time.perf_counter()
         n_files = len(keys) * (2 if name == "own" else 1)
-        if truth_file.exists() and len(list(src.glob("*.mp3"))) == n_files:
+        if name == "own":
+            builder = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=work / "builder-cache")
+            built = "reused"
+            if len(list(src.glob("*.mp3"))) != n_files:
+                build(src, builder, keys)
+                built = f"built in {time.perf_counter() - t0:.0f} s"
+            truth = {k: _own_truth(builder, k, src) for k in keys}
+            builder.close()
+        elif truth_file.exists() and len(list(src.glob("*.mp3"))) == n_files:
             truth = json.loads(truth_file.read_text())
             built = "reused"
-        elif name == "own":
-            builder = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=work / "builder-cache")
-            lay = build(src, builder, keys)
-            truth = {k: [m.start for m in lay[(k, "kami")].morae] for k in keys}
-            truth = {k: [o - _lead_of(builder, k) for o in v] for k, v in truth.items()}
-            truth_file.write_text(json.dumps(truth))
-            builder.close()
-            built = f"built in {time.perf_counter() - t0:.0f} s"
         else:
             truth = write_pack(src, readers[name](), keys, seed=7)
             truth_file.write_text(json.dumps(truth))
@@ -207,12 +207,17 @@ def foreign(work: Path, names: list[str], n_poems: int, n_wrong: int) -> int:
     return 0
 
 
-def _lead_of(voice, key: str) -> int:
-    """Where the clip ``build`` wrote for ``key``'s 上の句 starts once import trims it."""
-    from audio.decode import trim_silence
+def _own_truth(voice, key: str, src: Path) -> list[int]:
+    """Where each 上の句 mora of ``build``'s clip for ``key`` starts once import trims it: the
+    layout's onsets, moved by the lead ``build`` put before the clip and by where the trim
+    finds the first sound in the decoded mp3 (as import does)."""
+    from audio.decode import decode, trim_silence
     from audio.voice import SpeechItem
 
-    return trim_silence(0.5 * voice.samples(SpeechItem(key, "kami")), 48000)[0]
+    x = decode(src / f"{int(key):03d}_1.mp3", 48000).samples
+    s, _ = trim_silence(x, 48000)
+    lead = int(0.25 * 48000)
+    return [m.start + lead - s for m in voice.layout(SpeechItem(key, "kami")).morae]
 
 
 def own_summary(pack, truth: dict) -> str:
