@@ -20,23 +20,24 @@ are exact (``SynthVoice.layout``), though the recording is another voice at anot
 5. DTW with symmetric steps (a step on one side costs a little more); each reference mora
    onset is carried to the first recording frame the path meets, moved past a short
    silence there (a mora is first heard at a sound).  A recording of the reference's own
-   voice (cost ratio below ``_SAME_VOICE``) takes its onsets from a plain DTW of all 13
-   cepstra, silences kept, which is exact to a few ms there.
+   voice (``_voice_ratio`` below ``SAME_VOICE``: cepstra 1-12, whose finer detail only the
+   same voice matches) takes its onsets from a plain DTW of all 13 cepstra, silences kept,
+   which is exact to a few ms there.
 6. Another voice: its features are mapped onto the reference's by the affine map that best
    turns the recording's frames on the path into the reference frames they met (ridge
    regression), and aligned again, twice (speaker adaptation: a formant synthesizer's
    spectra differ from HTS's in ways no filterbank warp undoes).  Against the onsets
    espeak-ng itself reports, this halves the error of its decisive onsets' worst tenth.
 
-Confidence (0-1): the DTW cost against the reference over the lowest cost against the same
-reference scrambled (reversed; turned a third and two thirds round) -- the same speaker and
-sounds in the wrong order -- with the recording's features as finally mapped.  The reading
-of the text costs clearly less (ratio ~0.3-0.55 for this voice itself, <= ~0.73 for HTS
-voices, ~0.76-0.89 for espeak-ng); another text ~0.85 or more, noise or a tone more.  It is
-lowered by the share of morae the path squeezed under a quarter or spread over four times
-their expected length (a path forced through a text not said).  On espeak-ng's
-100 上の句 the ones below 0.5 were aligned as well as the rest (median error per poem
-21-33 ms, all: 24 ms), so what is below the threshold there is the margin, not the path.
+Confidence (0-1): the DTW cost of the parts as aligned (each ku with its own ku) over the
+lowest cost against the same reference with its morae shuffled (three fixed orders: the
+same speaker and sounds, another text), with the recording's features as finally mapped.
+Shuffled morae stand for another text better than the reference reversed or turned round
+(which keep long runs in order): a wrong text's ratio comes out nearer 1.  The reading of
+the text costs clearly less (ratio <= ~0.4 for this voice itself, <= ~0.69 for HTS voices,
+~0.75-0.91 for espeak-ng); another text read by another voice ~0.86 or more, noise or a
+tone more.  It is lowered by the share of morae the path squeezed under a quarter or spread
+over four times their expected length (a path forced through a text not said).
 
 Without a usable reference (no synthesizer), ``proportional`` spreads the reference layout
 over the clip linearly and reports confidence 0 with method "proportional".
@@ -47,7 +48,8 @@ from dataclasses import dataclass
 
 from audio.voice import Layout, Mora
 
-__all__ = ["Timeline", "features", "dtw", "align", "proportional", "ku_sizes", "LOW_CONFIDENCE"]
+__all__ = ["Timeline", "features", "dtw", "align", "align_detail", "proportional", "ku_sizes", "OWN_KIN",
+           "LOW_CONFIDENCE", "SAME_VOICE"]
 
 #: timelines below this are reported by ``karuta voice check``
 LOW_CONFIDENCE = 0.5
@@ -59,15 +61,23 @@ _NFFT = 512
 _SILENT_DB = 35.0
 _PAUSE_FRAMES = 8
 _KU_PAUSE_FRAMES = 12
-#: DTW cost over the cost with the reference scrambled (after another voice's features are
-#: mapped onto the reference's): at or above _RATIO_NONE confidence 0, at or below _RATIO_SURE
-#: confidence 1 (0.5 at 0.87).  Measured on 40 poems each (issue 21): HTS voices reading the
-#: right text <= 0.73, espeak-ng 0.76-0.89 (3 of 40 over 0.87); a wrong text >= 0.85 (HTS;
-#: 3 of 40 under 0.87) and >= 0.88 (espeak-ng)
-_RATIO_NONE = 0.92
-_RATIO_SURE = 0.82
-#: under this ratio the recording is the reference's own voice
-_SAME_VOICE = 0.58
+#: confidence from the cost ratio (the parts' DTW cost over the lowest cost against the
+#: reference with its morae shuffled, after another voice's features are mapped onto the
+#: reference's): at or above _RATIO_NONE 0, at or below _RATIO_SURE 1 (0.5 at 0.875).
+#: Measured (issue 21, bench_voicepack.py --foreign): the right text read by HTS voices
+#: <= ~0.69, by espeak-ng ~0.75-0.91 (90 % under 0.87); by the built-in voice itself <= 0.39;
+#: a wrong text read by HTS or espeak-ng >= 0.86 (90 % over 0.91)
+_RATIO_NONE = 0.925
+_RATIO_SURE = 0.825
+#: a recording whose ``_voice_ratio`` is under this is the reference's own voice (measured:
+#: the built-in voice re-timed and 2 half-tones off <= 0.55; HTS voices >= 0.84, espeak-ng
+#: >= 0.95)
+SAME_VOICE = 0.70
+#: a recording whose ``_voice_distance`` is under this is the reference's voice, whatever it
+#: reads (measured: the built-in voice re-timed, its own text <= 0.75, another text <= 2.09;
+#: HTS voices >= 2.16, espeak-ng >= 2.59): its confidence comes from the ratio before any
+#: adaptation (another text by the built-in voice >= ~0.88 there)
+OWN_KIN = 2.1
 #: extra cost of a (1,0) or (0,1) DTW step, times the mean local cost: among equally good
 #: paths through look-alike morae, the more even one
 _STEP_PENALTY = 0.2
@@ -246,11 +256,12 @@ def _voiced_frames(db):
     return np.flatnonzero(keep) if keep.sum() >= 2 else np.arange(len(db))
 
 
-def _normalised(c, keep):
-    """Cepstra 1-8 of the kept frames, mean and variance normalised over them (c0, the
-    level, differs between readers and is left out; so do the finer details of the envelope,
-    9-12: without them another voice fits its text better and other texts no better)."""
-    c = c[keep][:, 1:9]
+def _normalised(c, keep, upto: int = 9):
+    """Cepstra 1 to ``upto`` - 1 of the kept frames, mean and variance normalised over them
+    (c0, the level, differs between readers and is left out; so do, for the alignment, the
+    finer details of the envelope, 9-12: without them another voice fits its text better and
+    other texts no better)."""
+    c = c[keep][:, 1:upto]
     c = c - c.mean(axis=0)
     return c / (c.std(axis=0) + 1e-6)
 
@@ -293,6 +304,37 @@ def _ku_pauses(db, sizes):
         if score < best_score:
             best, best_score = list(comb), score
     return best
+
+
+def _mora_shuffles(A, cuts, n: int = 3):
+    """``A`` with its morae (rows between ``cuts``) put in ``n`` fixed random orders."""
+    import numpy as np
+
+    edges = sorted({0, len(A), *[int(c) for c in cuts if 0 < c < len(A)]})
+    segs = [A[a:b] for a, b in zip(edges, edges[1:])]
+    out = []
+    for seed in range(n):
+        order = np.random.default_rng(seed).permutation(len(segs))
+        out.append(np.concatenate([segs[i] for i in order]))
+    return out
+
+
+def _voice_ratio(ca, ka, cb, kb) -> float:
+    """Whether the recording is the reference's own voice: the cost ratio (``_cost_ratio``,
+    20 ms frames) of cepstra 1-12, the envelope's finer detail included, which only the same
+    voice matches (another voice, even reading the right text, ~0.84 or more)."""
+    return _cost_ratio(_normalised(ca, ka, 13)[::2], _normalised(cb, kb, 13)[::2])
+
+
+def _voice_distance(ca, ka, cb, kb) -> float:
+    """How far the recording's sounds are from the reference's, in no order: the median, over
+    the recording's frames (20 ms apart), of the distance to the nearest reference frame
+    (cepstra 1-12, normalised).  The reference's voice reading any poem is near (its morae
+    are the same sounds, said alike); another voice is far, even reading the same text."""
+    import numpy as np
+
+    A, B = _normalised(ca, ka, 13)[::2], _normalised(cb, kb, 13)[::2]
+    return float(np.median(_local_costs(B, A).min(axis=1)))
 
 
 def _cost_ratio(A, B) -> float:
@@ -346,11 +388,18 @@ def align(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None)
     (the pauses that end ku are chosen among all pauses by where the ku would end at an even
     pace), so no mora can be carried across a ku boundary.
     """
+    return align_detail(recording, rate, reference, ref_layout, ku_sizes=ku_sizes)[0]
+
+
+def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None):
+    """``align``, and what it measured on the way (for the benchmark): {"ratio0": the cost
+    ratio before any speaker adaptation, "ratio": the ratio confidence comes from,
+    "same_voice": whether the recording was taken for the reference's own voice}."""
     import numpy as np
 
     frames = len(recording)
     if frames == 0 or not ref_layout.morae:
-        return Timeline((), 0.0, "dtw")
+        return Timeline((), 0.0, "dtw"), {}
     (ca,), dba = _cepstra(reference, ref_layout.sample_rate)
     cbs, dbb = _cepstra(recording, rate, _WARPS)
     ka, kb = _voiced_frames(dba), _voiced_frames(dbb)
@@ -396,9 +445,25 @@ def align(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None)
                 onsets[m] = int(round(kb[ib[j]] * rec_hop))
         return onsets, np.concatenate(on_a), np.concatenate(on_b)
 
+    def part_cost(B):
+        """The DTW cost with each part aligned on its own (per frame of both)."""
+        tot, num = 0.0, 0
+        for a0, a1, b0, b1, _ in parts:
+            ia = np.flatnonzero((ka >= a0) & (ka < a1))
+            ib = np.flatnonzero((kb >= b0) & (kb < b1))
+            if len(ia) < 2 or len(ib) < 2:
+                return _dtw_cost(A, B)
+            tot += _dtw_cost(A[ia], B[ib]) * (len(ia) + len(ib))
+            num += len(ia) + len(ib)
+        return tot / num
+
     onsets, on_a, on_b = onsets_of(B)
-    ratio = _cost_ratio(A, B)
-    if ratio < _SAME_VOICE:
+    cb1 = cbs[_WARPS.index(1.0)]
+    voice = _voice_ratio(ca, ka, cb1, kb)
+    kin = _voice_distance(ca, ka, cb1, kb)
+    same = voice < SAME_VOICE
+    B0 = B
+    if same:
         # the reference's own voice (a pack made from it, re-timed): the plain alignment of
         # whole cepstra, level included, is the more exact one there
         onsets = _plain_onsets(reference, ref_layout, recording, rate)
@@ -407,10 +472,22 @@ def align(recording, rate: int, reference, ref_layout: Layout, *, ku_sizes=None)
         for _ in range(_ADAPT_ROUNDS):
             B = _adapted(A, B, on_a, on_b)
             onsets, on_a, on_b = onsets_of(B)
-        ratio = _cost_ratio(A, B)
+    shuffled = _mora_shuffles(A, np.searchsorted(ka, ref_at))
+
+    def ratio_of(B):
+        """The parts' DTW cost over the lowest cost against the reference's morae shuffled."""
+        return part_cost(B) / max(1e-9, min(_dtw_cost(X, B) for X in shuffled))
+
+    if kin < OWN_KIN:
+        # the reference's own voice (by its sounds, whatever the text): no adaptation counts
+        # (a map learned along a wrong text's path made that text fit too)
+        ratio = ratio_of(B0)
+    else:
+        ratio = ratio_of(B)
     conf = float(np.clip((_RATIO_NONE - ratio) / (_RATIO_NONE - _RATIO_SURE), 0.0, 1.0))
     conf *= _even_pace(onsets, frames, ref_layout)
-    return Timeline(_morae_from_onsets([m.kana for m in ref_layout.morae], onsets, frames), conf, "dtw")
+    t = Timeline(_morae_from_onsets([m.kana for m in ref_layout.morae], onsets, frames), conf, "dtw")
+    return t, {"ratio": ratio, "voice": voice, "same_voice": same, "kin": kin}
 
 
 def _adapted(A, B, on_a, on_b):

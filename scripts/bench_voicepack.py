@@ -12,11 +12,16 @@ estimated 上の句 mora onsets match the truth (the builder's layout) with thei
 
     python scripts/bench_voicepack.py [--workdir DIR] [--tone] [--keep]
 
-``--foreign hts,hts-human,espeak,hts-fast`` instead builds 100-poem one-file packs by other
-readers (``scripts/foreign_pack.py``: uniform ku pauses of 0.2-0.6 s, stereo 24 kHz mp3 with
-leading silence), imports each as ``karuta voice add`` does and prints, per pack: poems split
-right (of 100), 上の句 below the confidence threshold (of 100), and the decisive onsets' error
-against the truth the generator knows (issue 21: <= 10 of 100 below the threshold).
+``--foreign own,hts,hts-fast,hts-human,espeak`` instead builds packs by other readers
+(``scripts/foreign_pack.py``: one file a poem, uniform ku pauses of 0.2-0.6 s, stereo 24 kHz
+mp3 with leading silence) and by the built-in voice itself (``own``: 340 ms a mora, two
+half-tones lower, two files a poem), imports each as ``karuta voice add`` does and prints, per
+pack: poems split right, 上の句 below the confidence threshold, the onset errors (decisive
+mora and all morae: median, 90 %, max) against the truth the generator knows; then ``--wrong``
+of its 上の句 aligned again with their own text and with another poem's (how many wrong texts
+reach the threshold, the cost ratios' margin); at the end both own-voice tests' margins.
+Issue 21: <= 10 of 100 below the threshold on espeak-ng, no wrong text at 0.5, decisive onsets
+of the own pack within +-10 ms.
 
 Targets (issue 4): check <= 5 s after the first import; import <= 60 s.
 """
@@ -41,14 +46,14 @@ import soundfile as sf  # noqa: E402
 KEYS = ["joka"] + [str(n) for n in range(1, 101)]
 
 
-def build(src: Path, voice, rate_out: int = 44100) -> dict:
+def build(src: Path, voice, keys=KEYS, rate_out: int = 44100) -> dict:
     """Write the 202 mp3 clips; returns {(key, part): (lead_frames_48k, layout)}."""
     from audio.decode import resample
     from audio.voice import SpeechItem
 
     src.mkdir(parents=True, exist_ok=True)
     truth = {}
-    items = [(k, p) for k in KEYS for p in ("kami", "shimo")]
+    items = [(k, p) for k in keys for p in ("kami", "shimo")]
     if hasattr(voice, "prefetch"):
         voice.prefetch([SpeechItem(k, p) for k, p in items])
 
@@ -79,25 +84,72 @@ FOREIGN = {
     "hts-fast": "HTS 1.25x faster, warp 1.12, 4 half-tones higher",
     "hts-human": "HTS as 'hts' but 1.0-1.6 s of pause before the 下の句",
     "espeak": "espeak-ng's Japanese voice (formant synthesis)",
+    "own": "the built-in voice itself, 340 ms a mora, 2 half-tones lower (NNN_1/NNN_2.mp3)",
 }
 
 
-def foreign(work: Path, names: list[str], n_poems: int) -> int:
-    """Build, import and score one-file packs by other readers (uniform ku pauses 0.2-0.6 s,
-    stereo 24 kHz mp3, 0.3-1.2 s of leading silence)."""
+def wrong_key(key: str) -> str:
+    """Another poem's text for ``key``'s recording (the pack's files in the wrong order)."""
+    return str((int(key) + 36) % 100 + 1)
+
+
+def margins(pack, keys, ref) -> list[dict]:
+    """Each 上の句 of ``pack`` aligned again (as import does) with the reference of its own
+    text and of a wrong one: {"right": (confidence, detail), "wrong": (confidence, detail)}."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from audio.align import align_detail, ku_sizes
+    from audio.voice import SpeechItem
+
+    def one(key):
+        x = pack.samples(SpeechItem(key, "kami"))
+        out = {"key": key}
+        for side, k in (("right", key), ("wrong", wrong_key(key))):
+            item = SpeechItem(k, "kami")
+            lay = ref.layout(item)
+            t, d = align_detail(x, 48000, ref.samples(item), lay, ku_sizes=ku_sizes(item, lay))
+            out[side] = (t.confidence, d)
+        return out
+
+    with ThreadPoolExecutor(max_workers=2) as ex:
+        return list(ex.map(one, keys))
+
+
+def margin_lines(name: str, rows: list[dict]) -> str:
+    from audio.align import LOW_CONFIDENCE
+
+    rc = np.array([r["right"][0] for r in rows])
+    wc = np.array([r["wrong"][0] for r in rows])
+    rr = np.array([r["right"][1]["ratio"] for r in rows])
+    wr = np.array([r["wrong"][1]["ratio"] for r in rows])
+    return (f"    right vs wrong text ({len(rows)} poems each): wrong texts at or above {LOW_CONFIDENCE} "
+            f"{int((wc >= LOW_CONFIDENCE).sum())} of {len(wc)} (highest {wc.max():.2f}); "
+            f"right texts below {int((rc < LOW_CONFIDENCE).sum())}; cost ratio right max {rr.max():.3f}, "
+            f"90% {np.percentile(rr, 90):.3f}, wrong min {wr.min():.3f}, 10% {np.percentile(wr, 10):.3f}")
+
+
+def foreign(work: Path, names: list[str], n_poems: int, n_wrong: int) -> int:
+    """Build, import and score packs by other readers (one file a poem, uniform ku pauses
+    0.2-0.6 s, stereo 24 kHz mp3, 0.3-1.2 s of leading silence) and by the built-in voice
+    itself (``own``: two files a poem), then align ``n_wrong`` of each pack's 上の句 again
+    with their own text and with a wrong one."""
     import json
 
     from foreign_pack import EspeakReader, HtsReader, score_pack, summary, write_pack
 
+    from audio.align import OWN_KIN, SAME_VOICE
     from audio.pack import import_pack
+    from audio.synth import SynthVoice
 
     readers = {"hts": lambda: HtsReader(warp=0.88, half_tone=-5.0),
                "hts-fast": lambda: HtsReader(warp=1.12, half_tone=4.0, speed=1.25, seed=1),
                "hts-human": lambda: HtsReader(warp=0.88, half_tone=-5.0, style="human", seed=2),
                "espeak": lambda: EspeakReader(seed=3)}
     keys = [str(n) for n in range(1, n_poems + 1)]
+    ref = SynthVoice()
+    voice_stat = {}
     for name in names:
-        if name not in readers:
+        if name not in FOREIGN:
             print(f"unknown voice {name!r} (known: {', '.join(FOREIGN)})", file=sys.stderr)
             return 1
         if name == "espeak" and not EspeakReader.available():
@@ -106,7 +158,16 @@ def foreign(work: Path, names: list[str], n_poems: int) -> int:
         src = work / "src" / name
         truth_file = work / "src" / f"{name}.truth.json"
         t0 = time.perf_counter()
-        if truth_file.exists() and len(list(src.glob("*.mp3"))) == len(keys):
+        n_files = len(keys) * (2 if name == "own" else 1)
+        if name == "own":
+            builder = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=work / "builder-cache")
+            built = "reused"
+            if len(list(src.glob("*.mp3"))) != n_files:
+                build(src, builder, keys)
+                built = f"built in {time.perf_counter() - t0:.0f} s"
+            truth = {k: _own_truth(builder, k, src) for k in keys}
+            builder.close()
+        elif truth_file.exists() and len(list(src.glob("*.mp3"))) == n_files:
             truth = json.loads(truth_file.read_text())
             built = "reused"
         else:
@@ -116,9 +177,75 @@ def foreign(work: Path, names: list[str], n_poems: int) -> int:
         t0 = time.perf_counter()
         pack = import_pack(src, name=f"bench-{name}", replace=True)
         took = time.perf_counter() - t0
-        print(f"{name}: {FOREIGN[name]}; {len(keys)} mp3 (stereo 24 kHz) {built}; imported in {took:.0f} s")
-        print(summary(name, score_pack(pack, truth)))
+        what = "44.1 kHz mono, 2 files a poem" if name == "own" else "stereo 24 kHz"
+        print(f"{name}: {FOREIGN[name]}; {n_files} mp3 ({what}) {built}; imported in {took:.0f} s")
+        if name == "own":
+            print(own_summary(pack, truth))
+        else:
+            print(summary(name, score_pack(pack, truth)))
+        rows = margins(pack, keys[:n_wrong], ref)
+        print(margin_lines(name, rows))
+        voice_stat[name] = [(r["right"][1]["voice"], r["right"][1]["kin"], r["wrong"][1]["kin"]) for r in rows]
+    if voice_stat:
+        own = [v for n, vs in voice_stat.items() if n == "own" for v in vs]
+        other = [v for n, vs in voice_stat.items() if n != "own" for v in vs]
+        line = f"own-voice test, cepstra 1-12 ratio (under {SAME_VOICE}: the built-in voice's reading):"
+        if own:
+            line += f" built-in voice max {max(v[0] for v in own):.3f} (margin {SAME_VOICE - max(v[0] for v in own):.3f})"
+        if other:
+            line += f"; other voices min {min(v[0] for v in other):.3f} (margin {min(v[0] for v in other) - SAME_VOICE:.3f})"
+        print(line)
+        line = f"own-voice test, sound distance (under {OWN_KIN}: the built-in voice, any text):"
+        if own:
+            k = max(max(v[1], v[2]) for v in own)
+            line += f" built-in voice max {k:.2f} (margin {OWN_KIN - k:.2f})"
+        if other:
+            k = min(min(v[1], v[2]) for v in other)
+            line += f"; other voices min {k:.2f} (margin {k - OWN_KIN:.2f})"
+        print(line)
+    ref.close()
     return 0
+
+
+def _own_truth(voice, key: str, src: Path) -> list[int]:
+    """Where each 上の句 mora of ``build``'s clip for ``key`` starts once import trims it: the
+    layout's onsets, moved by the lead ``build`` put before the clip and by where the trim
+    finds the first sound in the decoded mp3 (as import does)."""
+    from audio.decode import decode, trim_silence
+    from audio.voice import SpeechItem
+
+    x = decode(src / f"{int(key):03d}_1.mp3", 48000).samples
+    s, _ = trim_silence(x, 48000)
+    lead = int(0.25 * 48000)
+    return [m.start + lead - s for m in voice.layout(SpeechItem(key, "kami")).morae]
+
+
+def own_summary(pack, truth: dict) -> str:
+    """Onset errors of the built-in voice's own pack against its layouts (issue 21: decisive
+    onsets within +-10 ms)."""
+    from audio.align import LOW_CONFIDENCE
+    from poems.kimariji import kimariji_length
+
+    kl = kimariji_length(range(1, 101))
+    errs, dec, low = [], [], 0
+    for key, want in truth.items():
+        t = pack.timeline(key, "kami")
+        if t is None or t.confidence < LOW_CONFIDENCE:
+            low += 1
+        if t is None:
+            continue
+        got = np.array([m.start for m in t.morae])[1:]
+        w = np.array(want)[1:]
+        if len(got) == len(w):
+            e = (got - w) / 48.0
+            errs.extend(np.abs(e))
+            if kl[int(key)] > 1:
+                dec.append(abs(e[kl[int(key)] - 2]))
+    e, d = np.array(errs), np.array(dec)
+    return (f"own: 上の句 below the confidence threshold {low} of {len(truth)}\n"
+            f"    decisive onsets ({len(d)} poems): median {np.median(d):.1f} ms, 90% {np.percentile(d, 90):.1f} ms, "
+            f"max {d.max():.0f} ms; within 10 ms {int((d <= 10).sum())}; "
+            f"all onsets: median {np.median(e):.1f} ms, 90% {np.percentile(e, 90):.1f} ms, max {e.max():.0f} ms")
 
 
 def main() -> int:
@@ -130,6 +257,8 @@ def main() -> int:
                     help="instead: 100-poem one-file packs by other voices (comma list of "
                          + ", ".join(FOREIGN) + "), imported as `karuta voice add` does")
     ap.add_argument("--poems", type=int, default=100, help="with --foreign: how many poems (1..N)")
+    ap.add_argument("--wrong", type=int, default=40,
+                    help="with --foreign: how many 上の句 of each pack are aligned with a wrong text too")
     args = ap.parse_args()
     if not shutil.which("ffmpeg"):
         print("needs ffmpeg", file=sys.stderr)
@@ -139,7 +268,7 @@ def main() -> int:
     os.environ["KARUTA_DATA_DIR"] = str(work / "data")
     os.environ["KARUTA_CONFIG_DIR"] = str(work / "config")
     if args.foreign is not None:
-        rc = foreign(work, args.foreign.split(","), args.poems)
+        rc = foreign(work, args.foreign.split(","), args.poems, min(args.poems, args.wrong))
         if not args.keep and args.workdir is None:
             shutil.rmtree(work, ignore_errors=True)
         return rc
