@@ -16,7 +16,15 @@ for goshiki.  What changed on purpose, and only that: a kyogi read now closes on
 has settled (``session.SETTLE_S`` after the take plus the simultaneous window), as it always
 did in the window; the headless player used to keep the read open to the next 上の句, so the
 old logs also list the loser's ``dead`` touches that came after that.  The check drops exactly
-those from the old kyogi logs and then wants the new log byte for byte.
+those from the old kyogi logs and then wants the new log byte for byte.  And the reading's
+defaults changed on purpose with the human reader's timing (issue 21): the jo-ka's pause before
+its 下の句 (``joka_gap_ms``, 1.5 s, a new setting) and kyogi's pause between its two 下の句
+(``gap_ms`` 0.6 -> 0.9 s); the check writes those into the old logs' headers
+(``_todays_reading``) and moves every plan time in them by the one amount the jo-ka's length
+changed — every read after the jo-ka, its touches and their times, must be as before.  The
+built-in voice itself reads at the reader's pace since then (0.315 s a mora, not 0.3), so for
+the two commands that use it the plan times inside each read moved too: there the reads, the
+touches' owners and verdicts and the printed report must be as before, not the times.
 """
 from __future__ import annotations
 
@@ -114,6 +122,47 @@ def _without_late_dead(old_log: str) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in out)
 
 
+#: the reading settings whose defaults changed after the golden data was made (issue 21)
+READING_NOW = {"kyogi": {"gap_ms": 900, "joka_gap_ms": 1500},
+               "goshiki": {"joka_gap_ms": 1500}}
+
+
+def _todays_reading(old_log: str, new_log: str) -> str:
+    """The old log with its header's reading settings as today's defaults write them (the keys
+    in today's order: ``joka_gap_ms`` after ``gap_ms``) and every plan time (``kami_ms``,
+    ``decisive_ms``, a touch's ``ms``) moved by one amount: how much later the first 上の句
+    after the jo-ka starts in ``new_log`` (one number for the whole match)."""
+    def first_kami(log):
+        return next(json.loads(x)["timing"]["kami_ms"] for x in log.splitlines()[1:]
+                    if json.loads(x).get("timing"))
+
+    shift = first_kami(new_log) - first_kami(old_log)
+
+    def moved(line: str) -> str:
+        r = json.loads(line)
+        t = r.get("timing")
+        if not t:
+            return line
+        t = {**t, "kami_ms": round(t["kami_ms"] + shift, 1),
+             "decisive_ms": round(t["decisive_ms"] + shift, 1) if t.get("decisive_ms")
+             is not None else t.get("decisive_ms"),
+             "touches": [{**x, "ms": round(x["ms"] + shift, 1)} for x in t["touches"]]}
+        return json.dumps({**r, "timing": t}, ensure_ascii=False)
+
+    first, _, rest = old_log.partition("\n")
+    rest = "".join(moved(x) + "\n" for x in rest.splitlines())
+    header = json.loads(first)
+    reading = header["practice"]["reading"]
+    changed = READING_NOW[header["rules"]]
+    new = {}
+    for k, v in reading.items():
+        new[k] = changed.get(k, v)
+        if k == "gap_ms":
+            new["joka_gap_ms"] = changed["joka_gap_ms"]
+    header["practice"]["reading"] = new
+    return json.dumps(header, ensure_ascii=False) + "\n" + rest
+
+
 def _events(log: str) -> list[dict]:
     return [{k: v for k, v in json.loads(x).items() if k != "timing"}
             for x in log.splitlines()]
@@ -126,8 +175,9 @@ def golden():
 
 @pytest.mark.parametrize("case", API_CASES, ids=lambda c: "-".join(map(str, c)))
 def test_an_api_bot_match_replays_as_before(golden, case):
-    old = golden["api"][_key(case)]
+    old = dict(golden["api"][_key(case)])
     new = api_case(*case)
+    old["log"] = _todays_reading(old["log"], new["log"])
     assert new["summary"] == old["summary"]
     assert _events(new["log"]) == _events(old["log"])
     assert new["log"] == _without_late_dead(old["log"])
@@ -135,11 +185,13 @@ def test_an_api_bot_match_replays_as_before(golden, case):
 
 @pytest.mark.parametrize("args", CLI_CASES, ids=lambda a: " ".join(a[:2] + a[3:4]))
 def test_a_bot_vs_bot_command_prints_and_logs_as_before(golden, args, tmp_path):
-    old = golden["cli"][_key(args)]
+    old = dict(golden["cli"][_key(args)])
     new = cli_case(args, tmp_path)
+    old["log"] = _todays_reading(old["log"], new["log"])
     assert new["stdout"] == old["stdout"]
     assert _events(new["log"]) == _events(old["log"])
-    assert new["log"] == _without_late_dead(old["log"])
+    if "tone" in args:  # (the built-in voice's pace changed: its times with it)
+        assert new["log"] == _without_late_dead(old["log"])
 
 
 def test_the_golden_data_is_what_its_cases_name(golden):
