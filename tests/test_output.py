@@ -114,7 +114,7 @@ def test_null_output_stop_during_playback_returns_quickly():
 @pytest.mark.realtime
 def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     require_tool("parec", "pulseaudio-utils")
-    plan = small_plan(VOICE, cards=1, ma_ms=200, take_ms=300)
+    plan = small_plan(VOICE, cards=1, ma_ms=200, take_ms=300, joka_gap_ms=300)
     ref = quantize16(render(plan, VOICE))
     assert 1.5 < plan.seconds < 3.0
     monitor = tmp_path / "monitor.raw"
