@@ -17,7 +17,10 @@ from reader.practice import headless
 from reader.practice.match import Seat
 from reader.reading.voices import make_voice
 
-ARGS = ("--seed", "11", "--cards", "50", "--no-joka", "--voice", "tone")
+#: a quick reading (the tone voice at twice the pace, a short 間 and 余韻): the link is tested
+ARGS = ("--seed", "11", "--cards", "50", "--no-joka", "--voice", "tone", "--speed", "2",
+        "--ma", "0.5", "--yoin", "0.5")
+READING = {"joka": False, "speed": 2.0, "ma_ms": 500, "yoin_ms": 500}
 
 
 def start(*args, tmp_path, name):
@@ -80,7 +83,7 @@ def test_two_processes_play_the_same_match_as_one_machine(tmp_path):
     assert n >= 4 and g[:n] == h[:n]  # the guest's copy is the host's log
     ref = headless.play(headless.new_match(
         "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 11, make_voice("tone"), cards=50,
-        reading={"joka": False})).log_records()[1:]
+        reading=READING)).log_records()[1:]
     assert h == ref[:len(h)]  # every touch at its frame, judged as on one machine
     touched = [t for r in h for t in r["timing"]["touches"]]
     assert {t["player"] for t in touched} == {"A", "B"}  # both machines' bots touched

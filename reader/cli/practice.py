@@ -14,7 +14,7 @@ from reader.cli import warn
 
 from reader.base.errors import KarutaError
 from reader.base.seeds import pick_seed
-from reader.cli.bounds import finite_range
+from reader.cli.bounds import FINITE, finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
                                 voice_option)
 from reader.practice import online
@@ -29,6 +29,18 @@ def _cards(ctx, param, value):
         raise click.BadParameter(f"{value} is out of range: kyogi deals 1-{MAX_KYOGI_CARDS} "
                                  "cards a side", ctx=ctx, param=param)
     return value
+
+
+def _reading(rules: str, joka, ma, yoin, speed) -> dict:
+    """The reading settings a practice match changes (``headless.new_match``'s ``reading``),
+    checked as a reading's are (one line for a pause or pace out of range) before anything is
+    opened or written."""
+    from reader.reading.settings import settings_from_options
+
+    settings_from_options(rules, ma=ma, yoin=yoin, speed=speed)  # (raises on a bad value)
+    given = {"joka": joka, "ma_ms": None if ma is None else round(ma * 1000),
+             "yoin_ms": None if yoin is None else round(yoin * 1000), "speed": speed}
+    return {k: v for k, v in given.items() if v is not None}
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -58,6 +70,12 @@ def _cards(ctx, param, value):
 @voice_option()
 @joka_option("Read the jo-ka before the first card (default: yes; --no-joka starts with the "
              "first 上の句).")
+@click.option("--ma", type=FINITE, default=None,
+              help="間 before each 上の句, seconds (kyogi 1.0, goshiki 0.6).")
+@click.option("--yoin", type=FINITE, default=None,
+              help="How long a 下の句's last sound is held, seconds (kyogi 3.0).")
+@click.option("--speed", type=FINITE, default=None,
+              help="Reading pace, 1.0 = kyogi (0.25-4; goshiki 1.8).")
 @click.option("--simultaneous", type=finite_range(0, 1000), default=10.0, show_default=True,
               help="Touches within this many ms count as simultaneous (the card goes to its "
                    "owner).")
@@ -85,7 +103,7 @@ def _cards(ctx, param, value):
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, joka, simultaneous, device, fullscreen, memorize, show_kimariji, backend,
+             voice_spec, joka, ma, yoin, speed, simultaneous, device, fullscreen, memorize, show_kimariji, backend,
              host_mode, port, join, code, as_seat, sound):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
@@ -104,6 +122,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
 
+    reading = _reading(rules or "kyogi", joka, ma, yoin, speed)
+    reading_set = any(v is not None for v in (ma, yoin, speed))
     online_mode = host_mode or join is not None
     if not online_mode and (port is not None or code is not None or as_seat is not None
                             or sound):
@@ -128,9 +148,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         if port is not None:
             raise KarutaError("--port is for --host; join HOST:PORT")
         if (rules is not None or cards is not None or color is not None or seed is not None
-                or joka is not None or resume):
+                or joka is not None or resume or reading_set):
             raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
-                              "--seed, --joka and --resume when joining")
+                              "--seed, --joka, --ma, --yoin, --speed and --resume when joining")
         address = _netplay().parse_address(join)
         _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
         if local.kind == "human":              # leaves nothing beside the log's name)
@@ -176,9 +196,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     voice = make_voice(voice_spec)
     if resume:
         if (rules is not None or cards is not None or color is not None or seed is not None
-                or joka is not None):
+                or joka is not None or reading_set):
             raise KarutaError("--resume continues the logged match: leave out --rules, "
-                              "--cards, --color, --seed and --joka/--no-joka")
+                              "--cards, --color, --seed, --joka/--no-joka, --ma, --yoin and "
+                              "--speed")
         m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
         if host_mode and m.seats["B"].kind != "human":
             raise KarutaError(f"{log_file}: seat B of this match is {m.seats['B'].kind}, not a "
@@ -187,7 +208,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         if seed is None:
             seed = pick_seed()
         m = headless.new_match(rules or "kyogi", seats, seed, voice, cards=cards, color=color,
-                               reading=None if joka is None else {"joka": joka},
+                               reading=reading or None,
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 
     if host_mode and local.kind == "human":
