@@ -37,9 +37,10 @@ def _reading(rules: str, joka, ma, yoin, speed) -> dict:
     opened or written."""
     from reader.reading.settings import settings_from_options
 
-    settings_from_options(rules, ma=ma, yoin=yoin, speed=speed)  # (raises on a bad value)
-    given = {"joka": joka, "ma_ms": None if ma is None else round(ma * 1000),
-             "yoin_ms": None if yoin is None else round(yoin * 1000), "speed": speed}
+    s = settings_from_options(rules, ma=ma, yoin=yoin, speed=speed)  # (raises on a bad value)
+    given = {"joka": joka, "ma_ms": s.ma_ms if ma is not None else None,
+             "yoin_ms": s.yoin_ms if yoin is not None else None,
+             "speed": s.speed if speed is not None else None}
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -103,8 +104,8 @@ def _reading(rules: str, joka, ma, yoin, speed) -> dict:
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, joka, ma, yoin, speed, simultaneous, device, fullscreen, memorize, show_kimariji, backend,
-             host_mode, port, join, code, as_seat, sound):
+             voice_spec, joka, ma, yoin, speed, simultaneous, device, fullscreen, memorize,
+             show_kimariji, backend, host_mode, port, join, code, as_seat, sound):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
