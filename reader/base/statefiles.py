@@ -643,17 +643,15 @@ def check_output(path: Path | str, option: str | None, same_kind: str | None = N
                           "file name")
     if what or replace:
         return
-    head = _head(path)
-    kind = output_kind(path)
-    if not head:  # no file (or not a regular one), or empty
+    if not _head(path):  # no file (or not a regular one), or empty
         return
+    kind = output_kind(path)
+    other = " or add --replace to replace it" if replace is False else " or move it away"
     if kind in _TEXT_OUTPUTS and not _as_written(path):
         raise OutputError(f"{opt}{path} looks like {kind} but is not as karuta wrote it "
                           "(changed since, or written with another data folder): give another "
-                          "file name" + (" or add --replace to replace it" if replace is False
-                                         else " or move it away"))
+                          "file name" + other)
     if kind:  # karuta's own, as it wrote it: made again at will
         return
     raise OutputError(f"{opt}{path} exists and karuta did not write it: give another file name"
-                      + (" or add --replace to replace it" if replace is False else
-                         " or move it away"))
+                      + other)
