@@ -230,12 +230,12 @@ class ClubSession:
 
     # ------------------------------------------------------------------ commands
     def command(self, cmd: str | None) -> None:
-        if cmd == "repeat" and (self.phase == "finished" or (
-                self.phase == "reading" and self.cursor is not None
-                and self.cursor.state.finished)):
-            self._repeat_after_end = True  # the reading's end is still heard, or is over
-            if self.phase == "finished":
-                self._repeat_last_shimo()
+        if cmd == "repeat" and self.phase == "finished":
+            self._repeat_last_shimo()
+            return
+        if (cmd == "repeat" and self.phase == "reading" and self.cursor is not None
+                and self.cursor.state.finished):
+            self._repeat_after_end = True  # all sent to the device, its end still heard
             return
         if cmd is None or self.phase in ("finished", "quit"):
             return
