@@ -219,13 +219,7 @@ def process_run(args, tmp: Path) -> dict:
                 relay.cut(5.0)
             time.sleep(0.2)
     finally:
-        for p in procs:
-            p.send_signal(signal.SIGINT)
-        for p in procs:
-            try:
-                p.wait(15)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        stop_apps(procs, 15)
         rec.terminate()
         rec.wait()
         pulse.terminate()
@@ -367,15 +361,9 @@ def window_trials(args, tmp: Path) -> dict:
                     out["cut"] = {"again": again, "h": len(h), "g": len(g),
                                   "equal": n >= 2 and g[:n] == h[:n]}
             finally:
+                stop_apps(apps.values())
                 for p in apps.values():
-                    if p.poll() is None:
-                        p.send_signal(signal.SIGINT)
-                for p in apps.values():
-                    try:
-                        p.wait(10)
-                    except subprocess.TimeoutExpired:
-                        pass
-                    end_app(p)
+                    end_app(p)  # (what is left of its process group)
                 for p, _ in xs:
                     p.terminate()
                     p.wait()
@@ -420,6 +408,22 @@ def report_windows(r: dict) -> None:
         print(f"  5 s cut after read 1: joined again at read {', '.join(c['again']) or '-'}; "
               f"host logged {c['h']} reads, guest {c['g']}; the guest's copy equals the "
               f"host's: {c['equal']}")
+
+
+def stop_apps(procs, wait_s: float = 10.0) -> None:
+    """Stop ``karuta`` processes as a user's Ctrl-C does (SIGINT: each saves and says its last
+    line), each given ``wait_s`` to end; one that has not is killed.  (Also the online command
+    tests' way to end their apps.)"""
+    procs = list(procs)
+    for p in procs:
+        if p.poll() is None:
+            p.send_signal(signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def reads(path: Path) -> list[dict]:

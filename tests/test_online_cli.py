@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+from bench_online import Relay, reads, stop_apps  # noqa: E402  (scripts/ is no package)
 from reader.practice import headless
 from reader.practice.match import Seat
 from reader.reading.voices import make_voice
@@ -47,22 +50,8 @@ def listening_port(tmp_path):
     return (int(m.group(1)), m.group(2)) if m else None
 
 
-def reads(path):
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines()[1:] if x.strip()]
-
-
 def stop(*procs):
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-    for p in procs:
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
+    stop_apps(procs)
 
 
 def test_two_processes_play_the_same_match_as_one_machine(tmp_path):
@@ -134,11 +123,6 @@ def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):
     """The guest reaches the host through a relay (30 ± 10 ms each way) that breaks both
     connections and refuses new ones for 5 s: the guest joins again with the same code, at
     the read that was pending, and its copy of the log stays the host's."""
-    import sys
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from bench_online import Relay
-
     host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
                  tmp_path=tmp_path, name="host")
     guest = None
