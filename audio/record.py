@@ -251,6 +251,8 @@ class Microphone:
         sound, and no more)."""
         import time
 
+        from reader.base.clock import SYSTEM_CLOCK
+
         t_to = self._now() if self.recording else None
         if t_to is not None and self._heard_to > -math.inf:
             self._t_to = t_to
@@ -258,8 +260,10 @@ class Microphone:
                 lat = float(self._stream.latency)
             except Exception:
                 lat = 0.0
-            deadline = time.monotonic() + min(1.0, lat + 4 * self.blocksize / self._rate_in + 0.1)
-            while self._heard_to < t_to and time.monotonic() < deadline:
+            # (a real wait for input still in flight: it sleeps)
+            deadline = SYSTEM_CLOCK.seconds() + min(1.0, lat + 4 * self.blocksize / self._rate_in
+                                                    + 0.1)
+            while self._heard_to < t_to and SYSTEM_CLOCK.seconds() < deadline:
                 if not self.pump():
                     time.sleep(0.003)
         self.pump()

@@ -71,10 +71,12 @@ class BlockRing:
     def get(self, timeout: float, poll_s: float = 0.001):
         """The next item, waiting up to ``timeout`` s (for consumers that are not realtime
         callbacks: the pygame player thread); ``EMPTY`` if none came."""
-        end = time.perf_counter() + timeout
+        from reader.base.clock import SYSTEM_CLOCK
+
+        end = SYSTEM_CLOCK.seconds() + timeout  # (a real wait: it sleeps)
         while True:
             item = self.get_nowait()
-            if item is not EMPTY or time.perf_counter() >= end:
+            if item is not EMPTY or SYSTEM_CLOCK.seconds() >= end:
                 return item
             time.sleep(poll_s)
 

@@ -5,9 +5,12 @@
 (``time.perf_counter_ns``: CLOCK_MONOTONIC on Linux, as ``time.monotonic``); ``seconds()`` and
 ``ms()`` are that same monotonic time in seconds and milliseconds.
 
-``SYSTEM_CLOCK`` is the real one.  The tests' one fake is ``tests/fakes.py``'s ``FakeClock``;
-``tests/test_conventions.py`` keeps every other module off ``time.perf_counter`` /
-``time.monotonic`` (the input floor and the audio outputs apart: they stamp hardware events).
+``SYSTEM_CLOCK`` is the real one; a command's is ``reader.cli.command_clock()`` (the one
+``reader.cli.main`` was given), so the dates it writes can be fixed by a test.  The tests' one
+fake is ``tests/fakes.py``'s ``FakeClock``.  ``tests/test_clock_places.py`` names, function by
+function, the few places that read the real time themselves (a device's own clock, a process
+that runs apart) and fails on any other ``time.perf_counter`` / ``monotonic`` / ``time``,
+``datetime.now`` or second clock.
 """
 from __future__ import annotations
 

@@ -64,6 +64,18 @@ def claim_log(path, kind: str, *, new: bool, hold: bool = True) -> None:
     refuse_a_file_there()
 
 
+def command_clock():
+    """The clock this command runs on (a ``reader.base.clock.Clock``): the one ``main`` was
+    given (``SYSTEM_CLOCK`` unless a test hands in its fake), so every date a command writes
+    or shows — a session's start, a log's default name, a calibration's date, the projector
+    page's time — comes from it."""
+    from reader.base.clock import SYSTEM_CLOCK
+
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return obj if obj is not None else SYSTEM_CLOCK
+
+
 def warn(message: str) -> None:
     """The one way a command tells the user something went wrong or is missing: one line
     ``karuta: message`` on stderr (errors end the same way, through ``main``)."""
@@ -114,7 +126,9 @@ def cli():
     """
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None, clock=None) -> None:
+    """Run ``karuta ARGS``; ``clock``: the ``reader.base.clock.Clock`` its commands read
+    (``command_clock``; None: ``SYSTEM_CLOCK``)."""
     import audio.quiet
 
     audio.quiet.ENABLED = True  # C libraries' noise kept off stderr (see audio/quiet.py)
@@ -125,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
         # (not ``cli.main``: click's main prints an empty line on Ctrl-C before raising Abort;
         # our one line is all a user should see)
         args = list(sys.argv[1:] if argv is None else argv)
-        with cli.make_context("karuta", args) as ctx:
+        with cli.make_context("karuta", args, obj=clock) as ctx:
             cli.invoke(ctx)
     except KarutaError as e:
         warn(str(e))

@@ -37,7 +37,10 @@ def calibrate(device, backend, show, clicks, interval, window, attempts, max_spr
                                   run_calibration)
     from reader.cli.underruns import say_underruns
 
-    store = CalibrationStore()
+    from reader.cli import command_clock
+
+    clock = command_clock()
+    store = CalibrationStore(clock=clock)
     if show:
         saved = store.load()
         if not saved:
@@ -62,14 +65,15 @@ def calibrate(device, backend, show, clicks, interval, window, attempts, max_spr
     key = device_key(output)
     click.echo(f"calibrating {key}: {clicks} clicks, {interval:.2f} s apart.")
     click.echo("tap any key on each click, in time with it (q quits)")
-    front = WindowFront(title="karuta calibrate") if window else TerminalFront()
+    front = WindowFront(title="karuta calibrate", clock=clock) if window else \
+        TerminalFront(clock=clock)
     try:
         with front:
             if window:
                 front.message("tap on each click")
             result = run_calibration(output, front, count=clicks, interval_ms=interval * 1000,
                                      echo=lambda t: click.echo(f"\n{t}" if t else ""),
-                                     attempts=attempts, max_spread_ms=max_spread)
+                                     attempts=attempts, max_spread_ms=max_spread, clock=clock)
     except KeyboardInterrupt:
         click.echo("\ncalibration stopped: nothing saved")
         say_underruns(output)

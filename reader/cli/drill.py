@@ -13,7 +13,6 @@ from reader.cli.bounds import FINITE
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
                                 replace_option, seed_option, voice_option)
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 
@@ -63,8 +62,8 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
       karuta drill memory --due --mode kimariji
       karuta drill memory --color 青 --choices 6 --window
     """
+    from reader.cli import command_clock
     from reader.memory.deck import MODES, MemoryDeck, poems_of
-    from reader.base.clock import SYSTEM_CLOCK
     from reader.drills.memory_drill import MemorySession, run_terminal, run_window
     from reader.drills.stats import StatsDB
 
@@ -73,7 +72,7 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
 
         require_display()
     color = _color(color)
-    clock = SYSTEM_CLOCK
+    clock = command_clock()
     rng = seeds.rng(seed)
     with StatsDB() as db:
         if db.notice:
@@ -148,6 +147,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     a tap across a gap in the sound has null reaction times and "untimed" (why).
     """
     from reader.base.seeds import pick_seed
+    from reader.cli import command_clock
     from reader.cli.underruns import say_underruns
     from reader.drills.calibrate import CalibrationStore, device_key
     from reader.drills.speed import TerminalFront, WindowFront, run_drill
@@ -192,6 +192,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
 
         write_output_text(Path(plan_out), plan.to_json(indent=1))
     key = device_key(output)
+    clock = command_clock()
     calib = CalibrationStore().offset_ms(key)
     if calib is None:
         dev = f" --device {device}" if device else ""
@@ -211,14 +212,14 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         with StatsDB() as db:
             if db.notice:
                 warn(db.notice)
-            sid = db.start_session("speed", datetime.now(timezone.utc), {
+            sid = db.start_session("speed", clock.now(), {
                 "seed": seed, "poems": list(plan.universe), "karafuda": karafuda,
                 "device": key, "calibration_ms": calib, "window": window})
-            front = WindowFront() if window else TerminalFront()
+            front = WindowFront(clock=clock) if window else TerminalFront(clock=clock)
             with front:
                 res = run_drill(plan, voice, output, front, calibration_ms=calib or 0.0,
                                 take_s=take, choices=choices, log=log, db=db, session_id=sid,
-                                rng=seeds.rng(seed))
+                                rng=seeds.rng(seed), clock=clock)
                 timing = front.stats()
     finally:
         if log is not None:

@@ -102,12 +102,11 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
     """``karuta match keep`` after click has parsed the options."""
     import os
     import sys
-    import time
     from pathlib import Path
 
     from reader.base.errors import DeviceError, KarutaError
     from reader.base.seeds import pick_seed
-    from reader.cli import claim_log
+    from reader.cli import claim_log, command_clock
     from reader.match import log as matchlog
     from reader.match.keeper import Keeper, read_deal
     from reader.match.rules import BadDeal, goshiki, kyogi
@@ -143,7 +142,8 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
         except BadDeal as e:
             raise KarutaError(str(e)) from None
         if not log_file:
-            log_file = f"match-{rules}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl"
+            local = command_clock().now().astimezone()  # (the user's local time)
+            log_file = f"match-{rules}-{local:%Y%m%d-%H%M%S}.jsonl"
         claim_log(log_file, "a match log", new=True)  # never over a file; one karuta at a time
         st = loaded.match.state
         click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file

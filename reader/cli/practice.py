@@ -294,13 +294,15 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     calib = CalibrationStore().offset_ms(key)
     if calib is None:
         warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
+    from reader.cli import command_clock
     from reader.drills.stats import StatsDB
 
     with StatsDB() as db:
         sid = _stats_session(db, m, key, calib)
         w = BoardWindow(m, output, log_file=log_file, hints=hints, memorize_min=memorize,
                         calibration_ms=calib or 0.0, show_kimariji=show_kimariji,
-                        fullscreen=fullscreen, on_event=on_event, db=db, session_id=sid)
+                        fullscreen=fullscreen, on_event=on_event, db=db, session_id=sid,
+                        clock=command_clock())
         w.run()
         w.record_stats()
     from reader.match import log as matchlog
@@ -318,9 +320,9 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
 
 def _stats_session(db, m, key: str, calib, **more) -> str:
     """A practice session in the stats database (``karuta stats`` learns from its takes)."""
-    from datetime import datetime, timezone
+    from reader.cli import command_clock
 
-    return db.start_session("practice", datetime.now(timezone.utc), {
+    return db.start_session("practice", command_clock().now(), {
         "rules": m.rules, "seats": {p: s.kind for p, s in m.seats.items()},
         "seed": m.extra.get("seed"), "device": key, "calibration_ms": calib, **more})
 

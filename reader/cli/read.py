@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from reader.cli import warn
+from reader.cli import command_clock, warn
 
 from reader.base.errors import KarutaError
 from reader.cli.options import (backend_option, colors_option, device_option, joka_option,
@@ -278,7 +278,7 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         open_club(reading_from_options(opts), resume=resume,
                   session_path=session_path, memorize=memorize, signals=signals, auto=auto,
                   device=device, backend=backend, window=window, echo=click.echo,
-                  bindings=bindings, on_built=_built, claim=claim)
+                  bindings=bindings, on_built=_built, claim=claim, clock=command_clock())
         return
     _device_first()
     p, voice = build(opts)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import json
-from datetime import datetime
 from pathlib import Path
 
 import click
@@ -46,7 +45,9 @@ def _common(f):
 
 
 def _now() -> str:
-    return datetime.now().strftime("%H:%M:%S")
+    from reader.cli import command_clock
+
+    return command_clock().now().astimezone().strftime("%H:%M:%S")  # (local time)
 
 
 def _open(file, reading: bool = False):

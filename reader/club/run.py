@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import DeviceError, KarutaError
 from reader.base.seeds import pick_seed
 from reader.club.session import ClubSession, format_log
@@ -20,13 +21,15 @@ from reader.ui.keys import DEFAULT_KEYS, KeyBindings
 def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: float | None,
               signals: str | None, auto: bool, device, backend: str, window: bool,
               echo: Callable[[str], None], bindings: KeyBindings | None = None,
-              on_built: Callable | None = None, claim: Callable | None = None) -> int:
+              on_built: Callable | None = None, claim: Callable | None = None,
+              clock: Clock = SYSTEM_CLOCK) -> int:
     """Run a club session from the CLI; returns the number of cards read.  ``reading``:
     (settings, seed or None, voice spec) from the command line (with ``resume`` the saved
     session's settings and seed are used, and its voice unless ``--voice`` names one).  ``on_built(plan, voice)`` runs once both exist.  ``bindings``: the
     next/back keys (``--next-keys`` / ``--back-keys``), saved with the session; None: the
     saved session's keys on ``--resume``, else the default keys.  ``claim()`` runs once the
-    sound device is open, before the session is written (the CLI holds the session there)."""
+    sound device is open, before the session is written (the CLI holds the session there).
+    ``clock``: the session's (its memorisation timer, its dates)."""
     if window:
         from reader.ui.window import require_display
 
@@ -83,7 +86,8 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
                           memorize_s=memorize * 60.0, signals_s=signals_s, position=position,
                           log=log, started=started, message=message,
                           keys=None if bindings == DEFAULT_KEYS else bindings.to_dict(),
-                          echo=None if (not window and sys.stdout.isatty()) else echo)
+                          echo=None if (not window and sys.stdout.isatty()) else echo,
+                          clock=clock)
     echo(f"{plan.rules} reading · {len(plan.order)} cards · seed {plan.seed} · session {sf.path}")
     if window:
         from reader.club.window import run_window

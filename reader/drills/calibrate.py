@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from reader.base.clock import SYSTEM_CLOCK
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import KarutaError
 from reader.base.dirs import config_dir
 # the detection of gaps in the sound is shared with the speed drill (one function for both)
@@ -131,8 +131,9 @@ def analyze(taps_ms, clicks_ms, *, min_taps: int = MIN_TAPS, floor_ms: float = 1
 
 
 class CalibrationStore:
-    def __init__(self, path: Path | None = None):
+    def __init__(self, path: Path | None = None, clock: Clock = SYSTEM_CLOCK):
         self.path = Path(path) if path is not None else config_dir() / FILE_NAME
+        self.clock = clock  # (its now() dates a calibration saved without a ``when``)
         #: where ``save`` kept a damaged file it replaced (None: there was none)
         self.kept_damaged: Path | None = None
 
@@ -181,7 +182,7 @@ class CalibrationStore:
         except CalibrationError:  # the damaged file is kept, never replaced unseen
             devices = {}
             self.kept_damaged = self._keep_damaged()
-        when = when or datetime.now(timezone.utc)
+        when = when or self.clock.now()
         entry = asdict(result)
         entry.pop("offsets")
         if entry.get("moved_at") is None:
@@ -325,7 +326,7 @@ def click_track(sample_rate: int = 48000, count: int = 20, interval_ms: float = 
 # ---------------------------------------------------------------------------- running it
 def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.0,
                     echo=print, attempts: int = 3, max_spread_ms: float = MAX_SPREAD_MS,
-                    settle: bool = True) -> CalibrationResult:
+                    settle: bool = True, clock: Clock = SYSTEM_CLOCK) -> CalibrationResult:
     """Play the clicks on ``output`` and collect taps from ``front`` (``TerminalFront`` or
     ``WindowFront`` of ``reader.drills.speed``: ``poll(timeout) -> [TapEvent]``); returns the
     analysis (raises ``CalibrationError`` with too few taps, ``KeyboardInterrupt`` on q/Esc).
@@ -337,7 +338,8 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
     and says so).  The taps after a gap in the sound are not used (``timing_moved``); a run
     with fewer than half its clicks before its gap is repeated too, and counts only when no
     whole run was made (``CalibrationError`` when every run had one too early).
-    ``settle=False``: no waiting (tests of the analysis only)."""
+    ``settle=False``: no waiting (tests of the analysis only).  ``clock``: the one the
+    front's taps are stamped on (it times the "get ready")."""
     runs: list[CalibrationResult] = []
     gap: SoundGapError | None = None
     for k in range(max(1, attempts)):
@@ -350,7 +352,7 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
             echo(f"spread ±{runs[-1].spread_ms:.2f} ms is above ±{max_spread_ms:.2f} ms: "
                  f"once more ({k + 1} of {attempts})")
         try:
-            res = _one_run(output, front, count, interval_ms, echo, settle)
+            res = _one_run(output, front, count, interval_ms, echo, settle, clock)
         except SoundGapError as e:  # too few taps before a gap in the sound
             gap = e
             continue
@@ -366,7 +368,7 @@ def run_calibration(output, front, *, count: int = 20, interval_ms: float = 600.
     return min(runs, key=lambda r: (r.short, r.spread_ms))
 
 
-def _one_run(output, front, count, interval_ms, echo, settle) -> CalibrationResult:
+def _one_run(output, front, count, interval_ms, echo, settle, clock) -> CalibrationResult:
     from audio.render import PlanCursor
     from reader.input.taps import SettleGate, TapMapper
 
@@ -375,7 +377,7 @@ def _one_run(output, front, count, interval_ms, echo, settle) -> CalibrationResu
     cursor = PlanCursor(plan, voice, live=True, threaded=False)
     mapper = TapMapper(output, cursor)
     taps_ms: list[float] = []
-    gate = SettleGate(output, cursor, max_s=None if settle else 0.0)
+    gate = SettleGate(output, cursor, max_s=None if settle else 0.0, clock=clock)
     rec = _Record.from_env(output)
     gate.start()
     output.play(cursor)

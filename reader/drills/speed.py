@@ -90,11 +90,12 @@ class TerminalFront:
 
     name = "terminal"
 
-    def __init__(self, echo: Callable[[str], None] = term_echo, stream=None):
+    def __init__(self, echo: Callable[[str], None] = term_echo, stream=None,
+                 clock: Clock = SYSTEM_CLOCK):
         from reader.input.taps import TerminalTaps
 
         self.echo = echo
-        self.taps = TerminalTaps(stream)
+        self.taps = TerminalTaps(stream, clock=clock)
         self._typed = ""
 
     def __enter__(self):
@@ -170,7 +171,8 @@ class WindowFront:
     SIZE = (960, 640)
 
     def __init__(self, title: str = "karuta drill speed", fps: float = 60.0,
-                 echo: Callable[[str], None] = term_echo):
+                 echo: Callable[[str], None] = term_echo, clock: Clock = SYSTEM_CLOCK):
+        self.clock = clock  # (the one taps are stamped on: run_drill's)
         self.title = title
         self.fps = fps
         self.echo = echo
@@ -192,7 +194,7 @@ class WindowFront:
 
         self._pg = pygame
         self.fonts = (load_font(24), load_font(56), load_font(30))
-        self.taps = WindowTaps()
+        self.taps = WindowTaps(clock=self.clock)
         self.loop = WindowLoop(self.taps, self._draw, fps=self.fps)
         return self
 
@@ -201,11 +203,11 @@ class WindowFront:
         self._pg.display.quit()
 
     def poll(self, timeout: float) -> list:
-        end = SYSTEM_CLOCK.seconds() + timeout
+        end = self.clock.seconds() + timeout
         out = []
         while True:
             out += self.loop.step()
-            if out or SYSTEM_CLOCK.seconds() >= end:
+            if out or self.clock.seconds() >= end:
                 return out
 
     # drawing
@@ -400,7 +402,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
     # "get ready": the stream plays silence (the cursor held in the lead pause) until its DAC
     # times have settled, then a countdown (``reader.input.taps.SettleGate``); taps meanwhile are
     # ignored
-    gate = SettleGate(output, cursor, clock=clock.seconds)
+    gate = SettleGate(output, cursor, clock=clock)
     result.gate = gate
 
     def say(text):

@@ -1,7 +1,10 @@
 """Taps: input sources that stamp each event as it is taken in, and the mapping of a stamp
 onto the reading's timeline.
 
-Sources (all stamp with ``time.perf_counter_ns()`` the moment an event is taken in):
+Sources (all stamp the moment an event is taken in, on the one monotonic clock: a
+``reader.base.clock.Clock``'s ``ns()``, ``SYSTEM_CLOCK`` unless one is passed in; the stamping
+processes, which run apart with the standard library only, read ``time.perf_counter_ns()``,
+the same clock):
 
   ``TerminalTaps``  a small helper process (``tty_stamper.py``) ``select()``s the tty (cbreak, no
                     echo) with a 1 ms timeout and stamps each read as it wakes; a thread here
@@ -38,6 +41,7 @@ from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.procs import end_helper
 
 __all__ = ["TapEvent", "PollStats", "TerminalTaps", "WindowTaps", "TapMapper", "timing_moved",
@@ -61,7 +65,7 @@ class TapEvent:
 
     @property
     def t(self) -> float:
-        """The stamp in ``time.perf_counter()`` seconds."""
+        """The stamp in seconds (the clock's ``seconds()``)."""
         return self.ns / 1e9
 
 
@@ -137,9 +141,11 @@ class TerminalTaps:
     gives a ``quit`` event.
     """
 
-    def __init__(self, stream=None, fd: int | None = None, poll_ms: float = 1.0):
+    def __init__(self, stream=None, fd: int | None = None, poll_ms: float = 1.0,
+                 clock: Clock = SYSTEM_CLOCK):
         import sys
 
+        self.clock = clock
         self.stream = stream if stream is not None else sys.stdin
         self.fd = fd
         self.poll_s = poll_ms / 1000.0
@@ -186,7 +192,7 @@ class TerminalTaps:
 
     def _run(self) -> None:
         if self.fd is None:
-            self.q.put(TapEvent(time.perf_counter_ns(), "quit", source="tty"))
+            self.q.put(TapEvent(self.clock.ns(), "quit", source="tty"))
             return
         try:
             self._run_helper()
@@ -249,7 +255,7 @@ class TerminalTaps:
         self._pending = b""
         while not self._halt.is_set():
             ready, _, _ = select.select([fd], [], [], self.poll_s)
-            ns = time.perf_counter_ns()
+            ns = self.clock.ns()
             self.stats.tick(ns)
             if not ready:
                 continue
@@ -397,10 +403,12 @@ class WindowTaps:
     #: such a stamp still belongs to the press, and the earlier of the two times is kept
     LATE_NS = 5_000_000
 
-    def __init__(self, stamper: bool | None = None, drag: bool = False):
+    def __init__(self, stamper: bool | None = None, drag: bool = False,
+                 clock: Clock = SYSTEM_CLOCK):
         import pygame
 
         self._pg = pygame
+        self.clock = clock
         prompt_gil()
         self.q: queue.Queue[TapEvent] = queue.Queue()
         self.stats = PollStats()
@@ -436,9 +444,9 @@ class WindowTaps:
             st = XStamper(int(wid))
         except OSError:
             return None
-        end = time.monotonic() + 5.0
+        end = self.clock.seconds() + 5.0
         while not st.ok.wait(0.01):
-            if st.ended.is_set() or time.monotonic() > end:
+            if st.ended.is_set() or self.clock.seconds() > end:
                 st.close()  # no python-xlib, no XInput2: stamp on this thread
                 return None
         return st
@@ -470,7 +478,7 @@ class WindowTaps:
 
     def pump(self) -> list[TapEvent]:
         events = self._pg.event.get()
-        ns = time.perf_counter_ns()
+        ns = self.clock.ns()
         self.stats.tick(ns)
         prev = self._prev_pump_ns
         self._prev_pump_ns = ns
@@ -536,7 +544,7 @@ class WindowLoop:
         self.draw = draw
         self.period_ns = int(1e9 / fps)
         self.poll_ns = int(poll_ms * 1e6)
-        self._next_frame = time.perf_counter_ns()
+        self._next_frame = taps.clock.ns()
         self.frames = 0
         self.frame_times: deque[int] = deque(maxlen=600)
         self.draw_ms = PollStats(2000)  # durations of draws (ticked in pairs)
@@ -544,10 +552,11 @@ class WindowLoop:
 
     def step(self) -> list[TapEvent]:
         evs = self.taps.pump()
-        now = time.perf_counter_ns()
+        clock = self.taps.clock
+        now = clock.ns()
         if now >= self._next_frame:
             self._pg_flip(self.draw())
-            end = time.perf_counter_ns()
+            end = clock.ns()
             self._draw_durations.append((end - now) / 1e6)
             self.frames += 1
             self.frame_times.append(end)
@@ -556,7 +565,7 @@ class WindowLoop:
                 self._next_frame = end + self.period_ns // 4
             evs += self.taps.pump()  # what came in while drawing
         # sleep to the next poll (never past the next frame)
-        now = time.perf_counter_ns()
+        now = clock.ns()
         wake = min(now + self.poll_ns, self._next_frame)
         delay = (wake - now) / 1e9
         if delay > 0.0002:
@@ -726,10 +735,11 @@ class SettleGate:
     Call ``start()`` before ``output.play(cursor)`` and ``poll()`` in the loop: it returns True
     once, when the wait ends.  ``pop_message()`` returns the text to show when it changed
     ("get ready…", "3", "2", "1", the fallback's note, "" at the end), else None.  While
-    ``waiting``, taps are to be ignored.  ``clock`` is passed in (seconds).
+    ``waiting``, taps are to be ignored.  ``clock``: a ``reader.base.clock.Clock`` (its
+    ``seconds()``).
     """
 
-    def __init__(self, output, cursor, max_s: float | None = None, clock=time.perf_counter,
+    def __init__(self, output, cursor, max_s: float | None = None, clock: Clock = SYSTEM_CLOCK,
                  countdown: int = COUNTDOWN, step_s: float = COUNTDOWN_STEP_S):
         self.output = output
         self.cursor = cursor
@@ -758,7 +768,7 @@ class SettleGate:
 
     def start(self) -> bool:
         """Hold the cursor if the timing is not settled yet; True if it is now waiting."""
-        self.started = self.clock()
+        self.started = self.clock.seconds()
         if self.max_s > 0 and not self._settled():
             self.cursor.hold()
             self.until = self.started + self.max_s
@@ -774,7 +784,7 @@ class SettleGate:
     def poll(self) -> bool:
         if self.until is None:
             return False
-        now = self.clock()
+        now = self.clock.seconds()
         if self._count_from is not None:  # counting down
             k = int((now - self._count_from) / self.step_s)
             if k < self.countdown:

@@ -183,7 +183,7 @@ class BoardWindow:
         self.painter = Painter(screen, self.vp)
         self.painter.between = self._poll_between
         self._prerender()
-        self.taps = WindowTaps(drag=True)
+        self.taps = WindowTaps(drag=True, clock=self.clock)
         self.loop = WindowLoop(self.taps, self._draw, fps=60.0)
         self.show(panels=True)
         _freeze_heap()
@@ -318,7 +318,7 @@ class BoardWindow:
         self.mapper = TapMapper(self.output, self.cursor)
         # "get ready", as the drills do: silence until the output's DAC times have settled,
         # then a countdown; the reading (and every touch) waits for it
-        self.gate = SettleGate(self.output, self.cursor)
+        self.gate = SettleGate(self.output, self.cursor, clock=self.clock)
         self.gate.start()
         self.output.play(self.cursor)
         _freeze_heap()

@@ -2,7 +2,8 @@
 
 ``KeyReader`` puts a tty into cbreak mode (keys arrive one at a time, no echo) and restores it
 on exit, also on Ctrl-C.  On a pipe (tests, scripts) it reads characters as they come.  Each key
-is stamped with ``time.perf_counter_ns()`` as it is taken in (grab timing needs that).
+is stamped with the clock's ``ns()`` as it is taken in (grab timing needs that; the clock is
+passed in, ``reader.base.clock.SYSTEM_CLOCK`` by default: the monotonic clock input is stamped on).
 
     with KeyReader() as keys:
         key = keys.get(timeout=0.02)   # -> Key(char, ns) or None
@@ -15,17 +16,19 @@ import sys
 import time
 from dataclasses import dataclass
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import KarutaError
 
 
 @dataclass(frozen=True)
 class Key:
     char: str
-    ns: int  # time.perf_counter_ns() when taken in
+    ns: int  # the clock's ns() when taken in
 
 
 class KeyReader:
-    def __init__(self, stream=None):
+    def __init__(self, stream=None, clock: Clock = SYSTEM_CLOCK):
+        self.clock = clock
         self.stream = stream if stream is not None else sys.stdin
         self.fd: int | None = None
         self._saved = None
@@ -71,7 +74,7 @@ class KeyReader:
                 self.closed = True
                 return None
             self._pending = data
-        ns = time.perf_counter_ns()
+        ns = self.clock.ns()
         # decode one UTF-8 character
         for n in range(1, 5):
             try:
@@ -94,7 +97,7 @@ class KeyReader:
             self._pending = line.encode("utf-8")
         ch = self._pending.decode("utf-8")[0]
         self._pending = self._pending[len(ch.encode("utf-8")):]
-        return Key(ch, time.perf_counter_ns())
+        return Key(ch, self.clock.ns())
 
 
 # ---------------------------------------------------------------------------- key names and bindings
