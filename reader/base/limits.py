@@ -25,3 +25,30 @@ def check_pause_ms(name: str, ms) -> None:
     if ms > MAX_PAUSE_S * 1000:
         raise KarutaError(f"{name} {ms / 1000:g} s is longer than any reading uses "
                           f"(at most {MAX_PAUSE_S:g} s)")
+
+
+#: the longest name a person may have (a tournament's player or group, a table's player or
+#: NPC), in characters: a full name with a class or school beside it fits ("山田 太郎 (3年2組)"
+#: is 13), and so does every sheet, the pairing list, the projector's standings column and a
+#: table's lines
+NAME_MAX = 40
+
+
+def check_name(name: str, what: str, where: str = "", error: type | None = None) -> str:
+    """``name`` as a person's ``what`` ("name", "group"), or one line (``error``, default
+    ``KarutaError``; ``where`` it came from, if given, first): no longer than ``NAME_MAX``, no
+    control or format characters (an escape sequence would reach the terminal, a bidi
+    override the sheets)."""
+    import unicodedata
+
+    from reader.base.errors import KarutaError
+
+    error = error or KarutaError
+    at = f"{where}: " if where else ""
+    if len(name) > NAME_MAX:
+        raise error(f"{at}the {what} {name[:20]}… is {len(name)} characters long "
+                    f"(at most {NAME_MAX})")
+    if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
+        raise error(f"{at}the {what} {name.encode('unicode_escape').decode()[:40]} "
+                    "has a control character in it")
+    return name

@@ -60,6 +60,7 @@ import marshal
 import random
 from collections import Counter
 
+from reader.base.limits import check_name
 from reader.table import ActionError
 
 __all__ = ["check_settings", "new_state", "apply", "full_deck", "parse_card", "value_of",
@@ -251,7 +252,7 @@ def _name(action, key="name") -> str:
     name = action.get(key)
     if not isinstance(name, str) or not name.strip() or " " in name:
         raise ActionError(f"a name is one word, not {name!r}")
-    return name
+    return check_name(name, "name", error=ActionError)
 
 
 def _mode(m):

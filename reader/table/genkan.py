@@ -82,6 +82,7 @@ import random
 from functools import lru_cache
 from importlib import resources
 
+from reader.base.limits import check_name
 from reader.table import ActionError
 from reader.base.statefiles import decode_json
 
@@ -415,6 +416,7 @@ def _player_add(st, a, rng, settings, notes):
     name = a.get("name")
     if not isinstance(name, str) or not name.strip() or " " in name:
         raise ActionError(f"a player's name is one word, not {name!r}")
+    check_name(name, "player's name", error=ActionError)
     if name in st["players"]:
         raise ActionError(f"{name} is already at the table")
     kagaku = _int(a.get("kagaku"), "the number of 歌学 specialities", 1, 20)
@@ -472,6 +474,7 @@ def _participant(st, c: dict, name: str, own: dict | None) -> None:
     participant's (「ＧＭが行為判定に必要な判定値、特技、最低難易度を宣言します」 names which
     ones; every participant judges with their own values).  Given per participant (``a:7:2``),
     else the contest's shared DICE / sp, numbers or names on the participant's sheet."""
+    check_name(name, "participant's name", error=ActionError)
     own = own if isinstance(own, dict) else {}
     dice = own.get("dice", c["shared"]["dice"])
     special = own.get("special", c["shared"]["special"])

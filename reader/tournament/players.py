@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from reader.base import limits
+from reader.base.limits import NAME_MAX  # noqa: F401  (re-exported: the tournament's bound)
 from reader.tournament.errors import TournamentError
 
 __all__ = ["PlayerRow", "read_csv", "parse_csv", "balance_blocks", "block_names", "clean_name",
@@ -49,23 +51,11 @@ def clean_name(s: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", s).split())
 
 
-#: the longest name or group a player may have, in characters: a full name with a class or
-#: school beside it fits ("山田 太郎 (3年2組)" is 13), and so does every sheet, the pairing
-#: list and the projector's standings column
-NAME_MAX = 40
-
-
 def check_name(nm: str, what: str, where: str) -> str:
-    """``nm`` (already ``clean_name``d) as a player's ``what`` ("name", "group"), or one line
-    naming ``where`` it came from: no longer than ``NAME_MAX``, no control or format
-    characters (an escape sequence would reach the terminal, a bidi override the sheets)."""
-    if len(nm) > NAME_MAX:
-        raise TournamentError(f"{where}: the {what} {nm[:20]}… is {len(nm)} characters long "
-                              f"(at most {NAME_MAX})")
-    if any(unicodedata.category(c) in ("Cc", "Cf") for c in nm):
-        raise TournamentError(f"{where}: the {what} {nm.encode('unicode_escape').decode()[:40]} "
-                              "has a control character in it")
-    return nm
+    """``nm`` (already ``clean_name``d) as a player's ``what`` ("name", "group"), or one
+    ``TournamentError`` line naming ``where`` it came from (``reader.base.limits.check_name``:
+    at most ``NAME_MAX`` characters, no control or format characters)."""
+    return limits.check_name(nm, what, where, TournamentError)
 
 
 def decode_text(data: bytes, name: str) -> str:
