@@ -178,16 +178,74 @@ LOCK_WAIT_S = 30.0
 
 
 def lock_path(path: Path | str) -> Path:
-    """The lock file of ``path``: ``.NAME.lock`` beside the file it names (through links, so
-    every link to one file shares one lock)."""
+    """Where the lock of ``path`` is a file (not on Linux, see ``lock_name``): ``.NAME.lock``
+    beside the file it names (through links, so every link to one file shares one lock)."""
     target = write_target(path)
     return target.with_name(f".{target.name}.lock")
 
 
+def lock_name(path: Path | str) -> bytes:
+    """The name of ``path``'s lock on Linux: an abstract Unix socket address (no file
+    anywhere: nothing appears beside the user's file).  Made from the folder's device and
+    inode and the file's name (through links, so every link to one file, and every way of
+    spelling its folder, names one lock)."""
+    import hashlib
+
+    target = write_target(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    try:
+        st = os.stat(folder)
+        where = f"{st.st_dev}:{st.st_ino}"
+    except OSError:  # (said where the folder is used)
+        where = os.path.abspath(folder)
+    key = f"{where}/{target.name}".encode("utf-8", "surrogateescape")
+    return b"\0karuta-lock-" + hashlib.sha256(key).hexdigest()[:48].encode()
+
+
+class _SocketLock:
+    """An OS lock with no file: an abstract Unix socket bound to ``lock_name(path)``.  Only
+    one socket can hold an address; the kernel frees it when the socket closes, so a killed
+    process never leaves the file locked.  Sockets are close-on-exec: a program karuta
+    starts does not inherit it."""
+
+    def __init__(self, name: bytes):
+        self.name = name
+        self._sock = None
+
+    def acquire(self, wait: float) -> bool:
+        import errno
+        import socket
+        import time
+
+        from reader.base.clock import SYSTEM_CLOCK
+
+        end = SYSTEM_CLOCK.seconds() + wait  # (a real wait: it sleeps)
+        while True:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.bind(self.name)
+            except OSError as e:
+                sock.close()
+                if e.errno != errno.EADDRINUSE:
+                    raise
+            else:
+                self._sock = sock
+                return True
+            if SYSTEM_CLOCK.seconds() >= end:
+                return False
+            time.sleep(0.02)
+
+    def release(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+
 @contextmanager
 def locked(path: Path | str, what: str = "file", wait: float | None = None):
-    """Hold ``path``'s lock (an OS file lock on ``lock_path(path)``, ``filelock``) while the
-    block reads, changes and writes ``path``: two karuta commands changing one file take
+    """Hold ``path``'s lock (on Linux an abstract socket, ``lock_name``: no file; elsewhere an
+    OS file lock on ``lock_path(path)``, ``filelock``) while the block reads, changes and
+    writes ``path``: two karuta commands changing one file take
     turns, and neither writes over what the other saved.  Waits ``wait`` seconds (default
     ``LOCK_WAIT_S``) for another holder, then one ``OutputError``; the OS drops the lock of a
     killed process, so a crash never leaves the file locked."""
@@ -207,24 +265,39 @@ def hold(path: Path | str, what: str):
 
 
 def _acquire(path: Path | str, what: str, wait: float):
-    import filelock
+    import sys
 
     target = write_target(path)
     if not target.name:
         raise OutputError(f"cannot write {what} {str(path)!r}: it names no file")
     if not os.path.isdir(target):  # (a folder may be held too: a voice's recordings)
         _check_writable(Path(path), target)  # filelock would make a missing folder: never
-    lp = lock_path(path)
-    lock = filelock.FileLock(str(lp), timeout=wait)
+    if sys.platform.startswith("linux"):
+        lock = _SocketLock(lock_name(path))
+        try:
+            got = lock.acquire(wait)
+        except OSError as e:
+            raise OutputError(f"cannot write {what} {path}: cannot lock it "
+                              f"({e.strerror or e})") from None
+        if not got:
+            _refuse(what, path, wait)
+        return lock
+    import filelock
+
+    lock = filelock.FileLock(str(lock_path(path)), timeout=wait)
     try:
         lock.acquire()
     except filelock.Timeout:
-        if wait <= 0:
-            raise OutputError(f"{what} {path} is in use by another karuta (it holds {lp}): "
-                              "finish or quit that one first") from None
-        raise OutputError(f"{what} {path} is being changed by another karuta (waited "
-                          f"{wait:g} s for {lp}): try again when it is done") from None
+        _refuse(what, path, wait)
     except OSError as e:
         raise OutputError(f"cannot write {what} {path}: cannot lock it "
                           f"({e.strerror or e})") from None
     return lock
+
+
+def _refuse(what: str, path, wait: float):
+    if wait <= 0:
+        raise OutputError(f"{what} {path} is in use by another karuta: finish or quit that "
+                          "one first") from None
+    raise OutputError(f"{what} {path} is being changed by another karuta (waited {wait:g} s): "
+                      "try again when it is done") from None

@@ -46,7 +46,7 @@ def claim_log(path, kind: str, *, new: bool, hold: bool = True) -> None:
     a ``new`` one is never started over a file that is there (``check_output``: its own kind
     is "continue it with --resume", another is named), and one karuta plays a log at a time
     (held until the command ends; checked again once held, as another may have begun it).
-    ``hold=False``: the check alone (a command that writes nothing, not even the lock's file,
+    ``hold=False``: the check alone (a command that writes nothing, not even a lock,
     before its sound device has opened calls this again then)."""
     import os
 
@@ -56,7 +56,7 @@ def claim_log(path, kind: str, *, new: bool, hold: bool = True) -> None:
         if new:
             check_output(path, "--log", same_kind=kind, resume="--resume")
 
-    refuse_a_file_there()  # before the lock: its file would appear beside a refused name
+    refuse_a_file_there()  # before the lock (a file beside the log where locks are files)
     if not hold:
         return
     if new or os.path.exists(path):  # (a log to resume that is not there: said when read)
