@@ -150,7 +150,7 @@ def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[s
 
     from reader.ui.keys import KeyReader
 
-    with KeyReader(stdin, clock=clock) as keys:
+    with KeyReader(stdin) as keys:  # (its stamps are not used: the answer is timed here)
         while (q := session.next_question()) is not None:
             say(_question_text(q, session.position, session.total))
             say(f"answer 1-{len(q.choices)} (q to stop): ", end="")
