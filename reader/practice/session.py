@@ -34,6 +34,10 @@ When a read closes (one rule for the window and for ``--bot-vs-bot``):
   segment, ``take_ms``; the frame heard counts on through a live wait);
 - the last read, if still open: ``take_ms`` after the reading finished.
 
+Once a read is over the status line tells what it was and who took it ("read 12: 37 しらつゆに ·
+A took it"); that line stays until the next 上の句 is heard and at least ``READ_LINE_S`` (a
+goshiki read closes as the next 上の句 starts), unless a touch in the new read has news first.
+
 Bots' touches (``PracticeMatch.bot_touches``) are delivered when the frame heard reaches
 theirs.  A human's send is picked on the board (``pick``) or the highlighted default taken
 (``send_default``).  ``--hints``: ``dim`` holds the cards that no longer fit the morae heard.
@@ -44,10 +48,13 @@ from collections.abc import Callable
 
 from poems.kimariji import kami_heard
 
-__all__ = ["PracticeSession", "SETTLE_S", "morae_heard", "ruled_in"]
+__all__ = ["PracticeSession", "SETTLE_S", "READ_LINE_S", "morae_heard", "ruled_in"]
 
 #: a taken card's read closes this long after the take (and the simultaneous window), s
 SETTLE_S = 0.4
+#: a read's line ("read 12: 37 しらつゆに · A took it") stays at least this long once the read
+#: is over, s, unless a touch has news first: a goshiki read closes when the next 上の句 starts
+READ_LINE_S = 3.0
 
 
 # ------------------------------------------------------------------------------ live narrowing
@@ -85,6 +92,7 @@ class PracticeSession:
         self.rate = m.plan.sample_rate
         self.take_s = m.plan.settings.get("take_ms", 3000) / 1000.0
         self.settle_frames = round(SETTLE_S * self.rate)
+        self.read_line_frames = round(READ_LINE_S * self.rate)
         self.phase = "arrange" if m.index == 0 else "memorize"
         #: what the board shows besides the cards: ``marks`` (card -> "take" / "fault" / "send"),
         #: ``dim`` (``--hints``), the status line and the last judgement's message
@@ -98,6 +106,8 @@ class PracticeSession:
         self._bot_i = 0
         self._heard_k = -1
         self._status_at: int | None = None
+        self._heard: float = 0.0  # the last frame heard (a read closes there)
+        self._told_at: float | None = None  # the frame the last read's line was put up
         self._finished_at: float | None = None
         self._picked: list[int] = []
         self._owed_poem: int | None = None
@@ -154,6 +164,9 @@ class PracticeSession:
         while self.phase == "reading" and self._step(now, heard):
             pass
         if self.message and self.phase == "reading":
+            if self._status_at is not None and m.current() is not None:
+                self._status_at = None  # the last read's line gives way to this read's news
+                self.status = self._counter(m.current())
             self.status = f"{self.status.split(' · ')[0]} · {self.message}"
             self.message = ""
 
@@ -170,9 +183,10 @@ class PracticeSession:
             self._new_read(cur)
         if heard is None:
             return False
+        self._heard = heard
         if self._status_at is not None and heard >= self._status_at:
             self._status_at = None
-            self.status = f"read {cur.index + 1}/{len(m.order)}"
+            self.status = self._counter(cur)
         while self._bot_i < len(self._bots) and self._bots[self._bot_i][2] <= heard:
             p, card, f = self._bots[self._bot_i]
             self._bot_i += 1
@@ -240,8 +254,13 @@ class PracticeSession:
         self._heard_k = -1
         self.dim = frozenset()
         self.marks = {}
-        self._status_at = cur.start  # the last read's line stays until this 上の句 is heard
+        # the last read's line stays until this 上の句 is heard, and at least READ_LINE_S
+        self._status_at = cur.start if self._told_at is None else \
+            max(cur.start, round(self._told_at) + self.read_line_frames)
         self.on_event("read", cur)
+
+    def _counter(self, cur) -> str:
+        return f"read {cur.index + 1}/{len(self.m.order)}"
 
     def _close(self, at: int | None) -> None:
         self.closed_read(self.m.close_read(at))
@@ -275,6 +294,7 @@ class PracticeSession:
         kim = closed.timing.get("kimariji", "") if closed.timing else ""
         # what the read was, now that it is over (never while it is live: that would tell)
         self.status = f"read {closed.index + 1}: {closed.poem} {kim} · {who}{sent}"
+        self._told_at = self._heard
         self.message = ""  # (the judgement's line belonged to the read now told)
         self.on_event("done", closed)
         if m.current() is None and m.owed_send() is None:
