@@ -268,7 +268,7 @@ def run_window(
     def wait_choice(q: Question, rects: list) -> tuple[int, float] | None:
         """(chosen index, stamp ms), or None to stop."""
         while True:
-            for stamp, ev in poll_events(clock.ms):
+            for stamp, ev in poll_events(clock):
                 if ev.type == pygame.QUIT:
                     return None
                 if ev.type in redraw_events:  # shown, uncovered: SDL keeps the surface, show it again
@@ -302,7 +302,7 @@ def run_window(
             _draw(screen, q, pos, total, a)
             end = clock.ms() + feedback_ms
             while clock.ms() < end:
-                for _, ev in poll_events(clock.ms):
+                for _, ev in poll_events(clock):
                     if ev.type == pygame.QUIT or (
                             ev.type == pygame.KEYDOWN and ev.key in (pygame.K_ESCAPE, pygame.K_q)):
                         return

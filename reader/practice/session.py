@@ -16,7 +16,12 @@ Both front ends hand the session the same things: ``now`` (seconds on any clock,
 memorisation countdown and the end of the reading), ``heard`` (the plan frame reaching the
 listener, calibration applied; ``None`` before anything was heard), ``waiting_on`` (the poem
 whose take the reading stands waiting at, or ``None``) and ``finished`` (the reading has played
-to its end).  The session tells them what happened through ``on_event(name, data)``:
+to its end).  Time is handed in as a value, not a ``reader.base.clock.Clock``: the session is
+pure and runs on two time bases, the window's clock and (``--bot-vs-bot``) the plan's own
+frames, where ``next_due`` works out when something is next due; a clock object would need a
+second, settable clock in the app for the latter.  (The club session holds a ``Clock``: it
+also opens the device, saves its file and retries a lost device on its own time.)  The
+session tells them what happened through ``on_event(name, data)``:
 
 - ``phase`` (``arrange`` → ``memorize`` → ``reading`` → ``over``): the window starts the
   reading's sound on ``reading`` and shows the end screen on ``over``;

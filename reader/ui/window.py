@@ -22,10 +22,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from reader.base.clock import Clock
 from reader.base.errors import DeviceError
 
 __all__ = [
@@ -141,8 +142,9 @@ def draw_text(surface, text: str, font, rect, color=PAPER, *, center: bool = Fal
     return y - rect.top
 
 
-def poll_events(now_ms: Callable[[], float]) -> list[tuple[float, object]]:
-    """Drain pygame's queue: ``[(stamp_ms, event), ...]``, stamped as taken off the queue."""
+def poll_events(clock: Clock) -> list[tuple[float, object]]:
+    """Drain pygame's queue: ``[(stamp_ms, event), ...]``, stamped as taken off the queue
+    (``clock``: a ``reader.base.clock.Clock``, its ``ms()``)."""
     import pygame
 
-    return [(now_ms(), ev) for ev in pygame.event.get()]
+    return [(clock.ms(), ev) for ev in pygame.event.get()]
