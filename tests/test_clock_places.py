@@ -131,9 +131,15 @@ def test_each_named_place_still_reads_the_time():
 
 def _clock_like(rel: str, tree: ast.AST) -> list[str]:
     """Classes that are a clock by name (``...Clock``) or by shape (two or more of ``Clock``'s
-    methods taking no argument: ``Plan.ms(frame)`` converts, it reads no clock)."""
+    methods taking no argument: ``Plan.ms(frame)`` converts, it reads no clock), an object
+    made with two or more of them (``SimpleNamespace(now=..., seconds=...)``) and a function
+    passed as a ``clock``."""
     out = []
     for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and len({k.arg for k in n.keywords} & CLOCK_METHODS) >= 2:
+            out.append(f"{rel}:{n.lineno}: {ast.unparse(n.func)}(...)")
+        if isinstance(n, ast.keyword) and n.arg == "clock" and isinstance(n.value, ast.Lambda):
+            out.append(f"{rel}:{n.value.lineno}: clock=lambda")
         if isinstance(n, ast.ClassDef):
             methods = {f.name for f in n.body if isinstance(f, (ast.FunctionDef,
                                                                 ast.AsyncFunctionDef))
@@ -168,7 +174,9 @@ def test_the_scan_finds_what_it_forbids():
         "class ClockSync: pass\n"
         "class Ticker:\n"
         "    def seconds(self): pass\n"
-        "    def ns(self): pass\n")
+        "    def ns(self): pass\n"
+        "c = SimpleNamespace(now=lambda: t0, seconds=lambda: 0.0)\n"
+        "g = SettleGate(o, c, clock=lambda: 3.0)\n")
     reads = clock_reads("reader/x.py", src)
     assert sorted((fn, what) for fn, what, _ in reads) == [
         ("<module>", "from time import monotonic_ns"), ("A.g", "time.strftime()"),
@@ -181,4 +189,5 @@ def test_the_scan_finds_what_it_forbids():
         ("SystemClock.ns", "time.perf_counter_ns", 4)]
     assert not _stray([("reader/base/clock.py", named)])
     assert len(_stray([("reader/input/taps.py", named)])) == 1  # a module, not a place, is named
-    assert [c.split(": ")[1] for c in _clock_like("tests/x.py", src)] == ["FakerClock", "Ticker"]
+    assert sorted(c.split(": ")[1] for c in _clock_like("tests/x.py", src)) == [
+        "FakerClock", "SimpleNamespace(...)", "Ticker", "clock=lambda"]
