@@ -203,11 +203,11 @@ class WindowFront:
         self._pg.display.quit()
 
     def poll(self, timeout: float) -> list:
-        end = self.clock.seconds() + timeout
+        end = SYSTEM_CLOCK.seconds() + timeout  # (a real wait: the loop sleeps)
         out = []
         while True:
             out += self.loop.step()
-            if out or self.clock.seconds() >= end:
+            if out or SYSTEM_CLOCK.seconds() >= end:
                 return out
 
     # drawing

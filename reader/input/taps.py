@@ -444,9 +444,9 @@ class WindowTaps:
             st = XStamper(int(wid))
         except OSError:
             return None
-        end = self.clock.seconds() + 5.0
+        end = SYSTEM_CLOCK.seconds() + 5.0  # (a real wait for a real process)
         while not st.ok.wait(0.01):
-            if st.ended.is_set() or self.clock.seconds() > end:
+            if st.ended.is_set() or SYSTEM_CLOCK.seconds() > end:
                 st.close()  # no python-xlib, no XInput2: stamp on this thread
                 return None
         return st
