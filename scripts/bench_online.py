@@ -157,6 +157,102 @@ class Relay:
         self.loop.call_soon_threadsafe(go)
 
 
+# ------------------------------------------------------------------------------- the ears
+#: an ear's capture latency (s): any works, its ADC times place every sample
+EAR_LATENCY_S = 0.02
+
+
+def ear_main(gap_s: float) -> None:
+    """``--ear``: record the default source (``PULSE_SOURCE``: a sink's monitor) through
+    PortAudio and print ``onset T`` (``time.perf_counter`` s) for each sound after ``gap_s``
+    of silence, placed by the capture's own ADC times (``inputBufferAdcTime``, paired with
+    ``perf_counter`` as the app pairs its DAC times).  Not ``parec``'s arrival: a monitor
+    gets each sample when its sink renders it, and the sink renders ahead of playing by its
+    latency -- which the recorder's own request sets (``parec --latency-msec=5``: the ear
+    4-5 ms early, 20: 19 ms; measured against the stream's DAC times here, this ear is
+    within 0.5 ms of them at any latency)."""
+    import sounddevice as sd
+
+    from audio.output.audio_process import narrowest_pair
+
+    quiet = [RATE * 10]
+    clk = [0.0]
+
+    def cb(x, frames, ti, status):
+        loud = np.flatnonzero(np.abs(x[:, 0]) * 32767 > 300)
+        if loud.size:
+            first = int(loud[0])
+            if quiet[0] + first >= gap_s * RATE:
+                print(f"onset {ti.inputBufferAdcTime - clk[0] + first / RATE:.6f}", flush=True)
+            quiet[0] = frames - 1 - int(loud[-1])
+        else:
+            quiet[0] += frames
+
+    stream = sd.InputStream(samplerate=RATE, channels=1, dtype="float32", callback=cb,
+                            latency=EAR_LATENCY_S)
+    clk[0] = narrowest_pair(stream, 5)[1]
+    stream.start()
+    print("listening", flush=True)
+    while sys.stdin.readline():  # (paired again on every line; its end stops the ear)
+        clk[0] = narrowest_pair(stream, 5, skip_errors=True)[1]
+    stream.stop()
+
+
+class Ear:
+    """A sink's onsets as its stream played them (``ear_main`` in a process of its own:
+    ``PULSE_SOURCE`` is read once, when PortAudio starts); ``times``: perf_counter s."""
+
+    def __init__(self, sink: str, env: dict, gap_s: float):
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--ear", str(gap_s)],
+            env=dict(env, PULSE_SOURCE=f"{sink}.monitor", PYTHONPATH=str(REPO)),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.times: list[float] = []
+        self.cv = threading.Condition()
+        self.listening = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+        threading.Thread(target=self._pair, daemon=True).start()
+
+    def _run(self):
+        for line in self.proc.stdout:
+            if line.startswith("listening"):
+                self.listening.set()
+            elif line.startswith("onset "):
+                with self.cv:
+                    self.times.append(float(line.split()[1]))
+                    self.cv.notify_all()
+
+    def _pair(self):
+        while self.proc.poll() is None:
+            time.sleep(0.5)
+            try:
+                self.proc.stdin.write("\n")
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                return
+
+    def wait(self, n: int, after: float = 0.0, timeout: float = 60) -> float:
+        """The ``n``-th onset after perf time ``after``."""
+        def since():
+            return [t for t in self.times if t >= after]
+
+        with self.cv:
+            if not self.cv.wait_for(lambda: len(since()) >= n, timeout):
+                raise TimeoutError(f"{len(since())} onsets heard, waited for {n}")
+            return since()[n - 1]
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 # ------------------------------------------------------------------------------- measuring
 def onsets(x: np.ndarray, thr: float = 300.0, gap_s: float = 0.08) -> list[int]:
     on = np.flatnonzero(np.abs(x) > thr)
@@ -255,7 +351,7 @@ def window_trials(args, tmp: Path) -> dict:
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
     from reader.reading.voices import make_voice
-    from test_practice_window import Onsets, _card_px, _onset_number
+    from test_practice_window import GAP_S, Onsets, _card_px, _onset_number
     from x_driver import end_app, start_app, window_of
 
     voice = make_voice("tone")
@@ -264,9 +360,12 @@ def window_trials(args, tmp: Path) -> dict:
                             f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
                            env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
     xs = []
-    ears = {k: Onsets(sink=f"sink_{k}", env=env) for k in "hg"}
+    ears = {k: Ear(f"sink_{k}", env, GAP_S) for k in "hg"}
+    # the window tests' ear (``parec``'s arrival times) beside it: the reference before
+    old_ears = {k: Onsets(sink=f"sink_{k}", env=env) for k in "hg"}
     press_realtime()
-    out = {"errors_ms": {"A": [], "B": []}, "won": 0, "trials": 0, "skew_ms": [],
+    out = {"errors_ms": {"A": [], "B": []}, "errors_parec_ms": {"A": [], "B": []}, "won": 0,
+           "placed_ms": {"h": [], "g": []}, "audio_counts": {}, "trials": 0, "skew_ms": [],
            "cut": None, "failed": []}
     try:
         for k in range(args.trials_windows):
@@ -286,11 +385,13 @@ def window_trials(args, tmp: Path) -> dict:
             disp = {"h": xs[0][1], "g": xs[1][1]}
             try:
                 hout = tmp / f"host{k}.out"
+                traces = {s: tmp / f"placed_{s}{k}.json" for s in "hg"}
                 apps["h"] = start_app(
                     [KARUTA, "practice", "--host", "--port", "0", "--seed", str(seed),
                      "--cards", "50", "--no-joka", "--voice", "tone", "--simultaneous", "5",
                      "--log", str(logs["h"])],
-                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h"),
+                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h",
+                             KARUTA_NETSOUND_TRACE=str(traces["h"])),
                     stdout=open(hout, "w"))
                 end = time.monotonic() + 60
                 while not (line := next((x for x in hout.read_text().splitlines()
@@ -305,12 +406,15 @@ def window_trials(args, tmp: Path) -> dict:
                 apps["g"] = start_app(
                     [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", code,
                      "--log", str(logs["g"])],
-                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g"), stdout=errf,
+                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g",
+                             KARUTA_NETSOUND_TRACE=str(traces["g"])), stdout=errf,
                     stderr=subprocess.STDOUT)
                 t_start = time.monotonic()
                 wins = {s: window_of(apps[s], disp[s]) for s in "hg"}
                 heard = {s: ears[s].wait(n_kami, after=t_start, timeout=90) - cur.start / RATE
                          for s in "hg"}
+                heard_parec = {s: old_ears[s].wait(n_kami, after=t_start, timeout=10)
+                               - cur.start / RATE for s in "hg"}
                 out["skew_ms"].append((heard["g"] - heard["h"]) * 1000)
                 first = "A" if k % 2 == 0 else "B"
                 f1 = cur.decisive + 0.3 * RATE
@@ -323,7 +427,7 @@ def window_trials(args, tmp: Path) -> dict:
                     d.create_resource_object("window", int(wins[s])).warp_pointer(x, y)
                     d.sync()
                     ds[p] = d
-                pressed = {}
+                pressed, pressed_parec = {}, {}
                 for p in sorted(frames, key=frames.get):
                     at = heard[side[p]] + frames[p] / RATE
                     while time.monotonic() < at - 0.003:
@@ -332,6 +436,7 @@ def window_trials(args, tmp: Path) -> dict:
                         pass
                     t0, _ = xtest_press(ds[p], "mouse", 1)
                     pressed[p] = (t0 / 1e9 - heard[side[p]]) * RATE  # the frame then
+                    pressed_parec[p] = (t0 / 1e9 - heard_parec[side[p]]) * RATE
                 time.sleep(1.0)  # the taker of a card from across owes a send: the default
                 for p, d in ds.items():
                     xtest_press(d, "key", d.keysym_to_keycode(0xFF0D))  # (Return)
@@ -347,6 +452,8 @@ def window_trials(args, tmp: Path) -> dict:
                 for p, f in pressed.items():
                     if p in touches:
                         out["errors_ms"][p].append(touches[p]["ms"] - f * 1000 / RATE)
+                        out["errors_parec_ms"][p].append(
+                            touches[p]["ms"] - pressed_parec[p] * 1000 / RATE)
                 out["trials"] += 1
                 out["won"] += h[0]["took"] == first
                 if cut:
@@ -364,12 +471,22 @@ def window_trials(args, tmp: Path) -> dict:
                 stop_apps(apps.values())
                 for p in apps.values():
                     end_app(p)  # (what is left of its process group)
+                for s in "hg":
+                    out["placed_ms"][s] += sink_vs_dac(traces[s], ears[s].times, m.plan, voice)
+                    said = (tmp / (f"host{k}.out" if s == "h" else f"guest{k}.err"))
+                    got = re.search(r"audio: (\d+) underruns, (\d+) buffers without their "
+                                    r"speech in time, (\d+) starts heard too late",
+                                    said.read_text() if said.exists() else "")
+                    if got:
+                        tot = out["audio_counts"].setdefault(s, [0, 0, 0])
+                        for i in range(3):
+                            tot[i] += int(got.group(i + 1))
                 for p, _ in xs:
                     p.terminate()
                     p.wait()
                 xs = []
     finally:
-        for e in ears.values():
+        for e in [*ears.values(), *old_ears.values()]:
             e.close()
         rec.terminate()
         rec.wait()
@@ -383,22 +500,61 @@ def window_trials(args, tmp: Path) -> dict:
     return out
 
 
+def sink_vs_dac(trace: Path, heard: list[float], plan, voice) -> list[float]:
+    """For each speech segment the sound placed (``KARUTA_NETSOUND_TRACE``: its first frame's
+    instant by its buffer's DAC time), the ear's onset of it minus where its first loud
+    sample was placed, ms: what the sink played against what the stream said (a starved
+    stream that drifts shows here).  Segments the ear did not hear as an onset (no silence
+    before them) are left out."""
+    if not trace.exists() or not heard:
+        return []
+    first = {}
+    for seg in plan.segments:
+        if seg.is_speech and seg.start not in first:
+            x = np.abs(np.asarray(voice.samples(seg.speech), dtype=np.float64).reshape(-1))
+            loud = np.flatnonzero(x * (32767 if x.max(initial=0) <= 1.0 else 1) > 300)
+            first[seg.start] = int(loud[0]) if loud.size else None
+    h = np.array(sorted(heard))
+    out = []
+    for frame, t in json.loads(trace.read_text()):
+        f = first.get(frame)
+        if f is None:
+            continue
+        want = t + f / RATE
+        j = int(np.argmin(np.abs(h - want)))
+        if abs(h[j] - want) < 0.05:
+            out.append((h[j] - want) * 1000)
+    return out
+
+
+def spread(xs: list[float], within: float) -> str:
+    """A distribution in one line: share within ``within`` ms (absolute), median, 90 % and
+    the worst of the absolute values."""
+    a = sorted(abs(x) for x in xs)
+    return (f"{sum(x <= within for x in a)}/{len(a)} within {within:g} ms; median "
+            f"{statistics.median(xs):+.2f} ms, |x| 90 % {a[int(0.9 * (len(a) - 1))]:.2f} ms, "
+            f"max {a[-1]:.2f} ms")
+
+
 def report_windows(r: dict) -> None:
     sk = r["skews"]
     if sk:
-        a = sorted(abs(x) for x in sk)
-        print(f"two boards: start skew, guest sink − host sink (recorded mix), {len(sk)} "
-              f"sounds: median {statistics.median(sk):+.2f} ms, max {a[-1]:.2f} ms; within "
-              f"5 ms: {sum(x <= 5 for x in a)}/{len(a)}")
+        print(f"two boards: start skew, guest sink − host sink (one recording of both), "
+              f"{len(sk)} sounds: {spread(sk, 5)}")
     if r["skew_ms"]:
-        print(f"  read 1's 上の句 on the two monitors (live ears, ±5 ms each): "
-              + " ".join(f"{x:+.1f}" for x in r["skew_ms"]) + " ms")
-    for p in "AB":
-        e = r["errors_ms"][p]
+        print(f"  read 1's 上の句, guest ear − host ear: {spread(r['skew_ms'], 5)}")
+    for s, who in (("h", "host"), ("g", "guest")):
+        e = r["placed_ms"][s]
         if e:
-            print(f"  touch frame − the frame its sink played at the XTest press, {p} "
-                  f"({'host' if p == 'A' else 'guest'}): median {statistics.median(e):+.2f} ms,"
-                  f" range {min(e):+.2f} .. {max(e):+.2f} ms ({len(e)} clicks)")
+            print(f"  {who} sink: heard − placed by the stream's DAC times, {len(e)} sounds: "
+                  f"{spread(e, 1)}")
+    for key, ref in (("errors_ms", "the ears' ADC times"),
+                     ("errors_parec_ms", "parec's arrival (the old reference)")):
+        for p in "AB":
+            e = r[key][p]
+            if e:
+                print(f"  touch frame − frame its sink played at the press, {p} "
+                      f"({'host' if p == 'A' else 'guest'}), by {ref}: {spread(e, 3)}")
     if r["trials"]:
         print(f"  earlier click (10 ms, 5 ms window) took the card: {r['won']}/{r['trials']}")
     for f in r["failed"]:
@@ -408,6 +564,9 @@ def report_windows(r: dict) -> None:
         print(f"  5 s cut after read 1: joined again at read {', '.join(c['again']) or '-'}; "
               f"host logged {c['h']} reads, guest {c['g']}; the guest's copy equals the "
               f"host's: {c['equal']}")
+    for s, (under, late, cuts) in sorted(r["audio_counts"].items()):
+        print(f"  {'host' if s == 'h' else 'guest'} sound, all trials: {under} underruns, "
+              f"{late} buffers without their speech in time, {cuts} starts heard too late")
 
 
 def stop_apps(procs, wait_s: float = 10.0) -> None:
@@ -494,6 +653,9 @@ def main() -> None:
     ap.add_argument("--windows", action="store_true",
                     help="a player at each board instead (two Xvfb, XTest clicks)")
     ap.add_argument("--trials-windows", type=int, default=6)
+    if sys.argv[1:2] == ["--ear"]:
+        ear_main(float(sys.argv[2]))
+        return
     args = ap.parse_args()
 
     print(f"link: {args.delay:g} ± {args.jitter:g} ms each way (uniform, in order), "

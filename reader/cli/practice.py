@@ -374,7 +374,8 @@ def _sound_line(s) -> None:
     if s is not None:
         s.stop()
         click.echo(f"audio: {s.underruns} underruns, {s.late} buffers without their speech "
-                   "in time")
+                   f"in time, {s.cuts} starts heard too late"
+                   + (f" (at worst {s.cut_ms} ms cut)" if s.cuts else ""))
 
 
 def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
@@ -399,8 +400,15 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
                    f"karuta practice --join THIS-MACHINE:{p} --code {code}")
 
     sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device)
+
+    def own_sound(now):  # this machine's sound heard a start too late: scheduled further ahead
+        line = None if sound is None else host.sound_cut(sound.cut_ms)
+        if line is not None:
+            warn(line)
+
     try:
-        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
+        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn,
+                                           on_tick=own_sound))
     finally:
         _sound_line(sound)
     click.echo(matchlog.report(m.match))
@@ -433,16 +441,12 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
                                   lambda: guest.offset, device, wait=False)  # (in the loop)
 
     sound = [None]
-    told = [0]
 
     def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
         s = sound[0]
         if s is not None and s.error is not None:
             raise s.error  # (the sound device would not open: one line, as on the host)
-        if s is None or s.underruns == told[0]:
-            return []
-        told[0] = s.underruns
-        return [{"t": "status", "underruns": s.underruns}]
+        return [] if s is None else guest.sound_status(s.underruns, s.cut_ms)
 
     guest = online.Guest(code, build, on_event=event)
     players = [status]

@@ -19,11 +19,22 @@ import numpy as np
 
 from audio.output.audio_process import narrowest_pair
 
-__all__ = ["frames_for", "TimelineSound", "SoundProcess"]
+__all__ = ["cut_by", "frames_for", "TimelineSound", "SoundProcess"]
 
 #: the output's latency (s): the DAC times place every buffer, so a safe one costs nothing
 #: (a sync point is decided ``online.MIN_MARGIN_S`` ahead: more than this plus the link)
 LATENCY_S = 0.25
+
+
+def cut_by(old, new, made_to: float | None) -> float:
+    """How much of the reading new anchors cut (s; 0: none): an anchor not in ``old`` whose
+    instant is before ``made_to`` (the instant up to which the sound had made its buffers,
+    on the old anchors) came too late -- its first ``made_to - at`` were already silence or
+    the old timeline's, and will not be heard."""
+    if made_to is None:
+        return 0.0
+    seen = {(a.at, a.frame) for a in old}
+    return max([0.0, *(made_to - a.at for a in new if (a.at, a.frame) not in seen)])
 
 
 def frames_for(timeline, t0: float, n: int) -> np.ndarray:
@@ -114,7 +125,7 @@ class TimelineSound:
     has begun)."""
 
     def __init__(self, plan, voice, timeline_of: Callable, to_timeline: Callable,
-                 device=None):
+                 device=None, trace: bool = False):
         self.plan = plan
         self.rate = plan.sample_rate
         self.timeline_of = timeline_of
@@ -123,6 +134,12 @@ class TimelineSound:
         self.speech = _Speech(plan, voice)
         self.underruns = 0
         self.late = 0
+        #: the timeline's instant up to which buffers are made (what a new anchor must be
+        #: after: ``cut_by``)
+        self.made_to: float | None = None
+        #: (plan frame, perf_counter s) of every speech segment's first frame as placed by
+        #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
+        self.placed: list[tuple[int, float]] | None = [] if trace else None
         self._clk = 0.0  # stream clock − perf_counter
         self._halt = threading.Event()
         self.stream = None
@@ -159,14 +176,19 @@ class TimelineSound:
 
     def _callback(self, outdata, frames, time_info, status) -> None:
         out = np.zeros(frames, dtype=np.float32)
-        t = self.to_timeline(time_info.outputBufferDacTime - self._clk)
+        dac = time_info.outputBufferDacTime - self._clk
+        t = self.to_timeline(dac)
         tl = self.timeline_of()
+        if t is not None:
+            self.made_to = t + frames / self.rate
         if status.output_underflow and t is not None and tl is not None and tl.heard(t) is not None:
             self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
         if t is not None and tl is not None:
             idx = frames_for(tl, t, frames)
             if (idx >= 0).any():
                 self.speech.ahead_of(int(idx[idx >= 0][0]))
+                if self.placed is not None:
+                    self._trace(idx, dac)
                 if not self.speech.fill(idx, out):
                     self.late += 1
             else:
@@ -174,6 +196,16 @@ class TimelineSound:
                 if nxt is not None:
                     self.speech.ahead_of(int(nxt))
         outdata[:, 0] = out
+
+    def _trace(self, idx: np.ndarray, dac: float) -> None:
+        starts = self.speech.starts
+        first, last = int(idx[idx >= 0].min()), int(idx.max())
+        k = bisect.bisect_left(starts, first)
+        while k < len(starts) and starts[k] <= last:
+            at = np.flatnonzero(idx == starts[k])
+            if at.size:
+                self.placed.append((starts[k], dac + int(at[0]) / self.rate))
+            k += 1
 
     def stop(self) -> None:
         self._halt.set()
@@ -203,6 +235,7 @@ class SoundProcess:
     The child opens its stream at once (a device that cannot play is said at start) and
     again when the first sync point arrives (``online.FIRST_LEAD_S`` ahead of it).
     ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s;
+    ``cuts`` / ``cut_ms``: sync points it heard of too late, the largest cut (``cut_by``);
     ``error``: why it could not start, or that it ended by itself (a ``DeviceError``)."""
 
     PUSH_S = 0.01
@@ -215,6 +248,8 @@ class SoundProcess:
         self.offset_of = offset_of
         self.underruns = 0
         self.late = 0
+        self.cuts = 0  # sync points heard too late (``cut_by``) and the largest cut, ms
+        self.cut_ms = 0
         self.device_info = None
         self.error = None
         self.proc = None
@@ -288,8 +323,9 @@ class SoundProcess:
         try:
             for line in self.proc.stdout:
                 parts = line.split()
-                if len(parts) == 3 and parts[0] == "status":
+                if len(parts) == 5 and parts[0] == "status":
                     self.underruns, self.late = int(parts[1]), int(parts[2])
+                    self.cuts, self.cut_ms = int(parts[3]), int(parts[4])
         except (OSError, ValueError):  # (stopped)
             pass
         if not self._halt.is_set():  # it ended by itself: nothing is heard any more
@@ -321,7 +357,10 @@ def main() -> int:
     """The sound process (``SoundProcess``): one JSON line (the log, its plan's digest, the
     voice, the device), then ``{"anchors": [[at, frame], ...]}`` / ``{"offset": s}`` lines
     until ``{"stop": true}`` or the end of its input.  Says ``open "DEVICE NAME"`` (or
-    ``error TEXT``) once playing, then ``status UNDERRUNS LATE`` every 0.25 s."""
+    ``error TEXT``) once playing, then ``status UNDERRUNS LATE CUTS CUT_MS`` every 0.25 s
+    (``CUTS``: anchors heard after the buffers of their instant were made, ``CUT_MS`` the
+    largest such cut).  ``KARUTA_NETSOUND_TRACE=FILE``: at the end, where each speech
+    segment's first frame was placed (``[[frame, perf_counter s], ...]``, the benchmark's)."""
     import json
     import signal
     import sys
@@ -338,11 +377,14 @@ def main() -> int:
     audio.quiet.ENABLED = True
     init = decode_json(sys.stdin.readline())
     offset = [None]
+    placed: list = []
+
+    trace = os.environ.get("KARUTA_NETSOUND_TRACE")  # (the benchmark's: where it placed)
 
     def opened():
         s = TimelineSound(m.plan, m.voice, lambda: tl,
                           lambda t: None if offset[0] is None else t + offset[0],
-                          device=init["device"])
+                          device=init["device"], trace=bool(trace))
         # the stream's callback thread, made as it starts, inherits realtime priority (its
         # speech fetcher, made before, does not: synthesis must not hold a CPU)
         rt = realtime_priority()
@@ -361,9 +403,14 @@ def main() -> int:
     print("open " + json.dumps(str(snd.device_info.get("name", "default"))), flush=True)
     halt = threading.Event()
 
+    cut = [0, 0.0]  # anchors heard too late, the largest cut (s)
+
+    def line() -> str:
+        return f"status {snd.underruns} {snd.late} {cut[0]} {round(cut[1] * 1000)}"
+
     def status():
         while not halt.wait(0.25):
-            print(f"status {snd.underruns} {snd.late}", flush=True)
+            print(line(), flush=True)
 
     threading.Thread(target=status, daemon=True).start()
     try:
@@ -374,9 +421,16 @@ def main() -> int:
                     # the reading's first sync point: a stream opened again now (measured:
                     # one that played silence for the seconds before plays the reading tens
                     # of ms off its DAC times on a busy sound server; opened now, within 3 ms)
+                    if snd.placed:
+                        placed += snd.placed
                     snd.stop()
                     snd = opened()
-                tl.anchors = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
+                new = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
+                late = cut_by(tl.anchors, new, snd.made_to)
+                if late > 0.0:
+                    cut[0] += 1
+                    cut[1] = max(cut[1], late)
+                tl.anchors = new
             if "offset" in msg:
                 offset[0] = float(msg["offset"])
             if msg.get("stop"):
@@ -384,7 +438,10 @@ def main() -> int:
     finally:
         halt.set()
         snd.stop()
-        print(f"status {snd.underruns} {snd.late}", flush=True)
+        print(line(), flush=True)
+        if trace:
+            with open(trace, "w") as f:
+                json.dump(placed + (snd.placed or []), f)
     return 0
 
 

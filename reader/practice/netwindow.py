@@ -243,11 +243,27 @@ class OnlineWindow(BoardWindow):
                                  "the clocks are measured")
             else:
                 self.show()
+        self._sound_news()
         t = self.transport
         if t is not None and t.done.is_set() and (t.error is not None or self.phase != "over"):
             self.quit = True  # (the caller says why)
         if getattr(self.output, "error", None) is not None and self.phase != "over":
             self.quit = True  # the sound stopped (the caller says it)
+
+    def _sound_news(self) -> None:
+        """This machine's sound heard a start too late, or stalled: the host schedules further
+        ahead (its own sound: here; the guest's: told by ``status``) and says it in one line."""
+        out = self.output
+        if not hasattr(out, "cut_ms"):  # (tests: a ``NullOutput``)
+            return
+        with self.lock:
+            if self.is_host:
+                line = self.side.sound_cut(out.cut_ms)
+                if line is not None:
+                    self.session.status = line[:120]
+                    self.say(line)
+            else:
+                self.outbox += self.side.sound_status(out.underruns, out.cut_ms)
 
     def _guest_news(self, name: str, data) -> None:
         s = self.session
