@@ -405,12 +405,12 @@ def main() -> int:
 
     cut = [0, 0.0]  # anchors heard too late, the largest cut (s)
 
-    def line() -> str:
+    def status_line() -> str:
         return f"status {snd.underruns} {snd.late} {cut[0]} {round(cut[1] * 1000)}"
 
     def status():
         while not halt.wait(0.25):
-            print(line(), flush=True)
+            print(status_line(), flush=True)
 
     threading.Thread(target=status, daemon=True).start()
     try:
@@ -438,7 +438,7 @@ def main() -> int:
     finally:
         halt.set()
         snd.stop()
-        print(line(), flush=True)
+        print(status_line(), flush=True)
         if trace:
             with open(trace, "w") as f:
                 json.dump(placed + (snd.placed or []), f)
