@@ -285,12 +285,15 @@ def process_run(args, tmp: Path) -> dict:
                             f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
                            env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
     procs = []
+    ears = {k: Ear(f"sink_{k}", env, 0.08) for k in "hg"}
+    traces = {k: tmp / f"placed_{k}.json" for k in "hg"}
     try:
         common = ["--as", "bot:3", "--voice", "tone", "--sound"]
         host = subprocess.Popen(
             [KARUTA, "practice", "--host", "--port", "0", "--seed", str(args.seed),
              "--cards", "50", "--no-joka", "--log", str(tmp / "h.jsonl"), *common],
-            env=dict(env, PULSE_SINK="sink_h"), stdout=open(tmp / "host.out", "w"),
+            env=dict(env, PULSE_SINK="sink_h", KARUTA_NETSOUND_TRACE=str(traces["h"])),
+            stdout=open(tmp / "host.out", "w"),
             stderr=open(tmp / "host.err", "w"), stdin=subprocess.DEVNULL)
         procs.append(host)
         for _ in range(600):
@@ -304,8 +307,9 @@ def process_run(args, tmp: Path) -> dict:
         guest = subprocess.Popen(
             [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", m.group(2),
              "--log", str(tmp / "g.jsonl"), *common],
-            env=dict(env, PULSE_SINK="sink_g"), stdout=open(tmp / "guest.out", "w"),
-            stderr=open(tmp / "guest.err", "w"), stdin=subprocess.DEVNULL)
+            env=dict(env, PULSE_SINK="sink_g", KARUTA_NETSOUND_TRACE=str(traces["g"])),
+            stdout=open(tmp / "guest.out", "w"), stderr=open(tmp / "guest.err", "w"),
+            stdin=subprocess.DEVNULL)
         procs.append(guest)
         t0 = time.monotonic()
         cut_reads = None
@@ -316,6 +320,8 @@ def process_run(args, tmp: Path) -> dict:
             time.sleep(0.2)
     finally:
         stop_apps(procs, 15)
+        for e in ears.values():
+            e.close()
         rec.terminate()
         rec.wait()
         pulse.terminate()
@@ -323,12 +329,23 @@ def process_run(args, tmp: Path) -> dict:
     mix = np.fromfile(tmp / "mix.raw", dtype=np.int16)
     mix = mix[: len(mix) // 2 * 2].reshape(-1, 2)
     gout = (tmp / "guest.out").read_text()
+    from reader.practice import headless
+    from reader.reading.voices import make_voice
+
+    voice = make_voice("tone")
+    plan = headless.resume_text((tmp / "h.jsonl").read_text(), "the host's log", voice).plan
+    placed = {k: sink_vs_dac(traces[k], ears[k].times, plan, voice) for k in "hg"}
+    audio = {k: (re.findall(r"audio: .*", (tmp / f).read_text()) or ["audio: -"])[-1]
+             for k, f in (("h", "host.out"), ("g", "guest.out"))}
+    warned = re.findall(r"karuta: .*(?:too late|stalled).*",
+                        (tmp / "host.err").read_text() + (tmp / "guest.err").read_text())
     clock = re.search(r"clock: the host's minus this machine's ([-+0-9.]+) ms \(best round "
                       r"trip ([0-9.]+) ms\), (\d+) jumps", gout)
     h, g = reads(tmp / "h.jsonl"), reads(tmp / "g.jsonl")
     return {"skews": skews(mix), "clock": clock.groups() if clock else None, "h": h, "g": g,
             "cut_reads": cut_reads, "guest_err": (tmp / "guest.err").read_text(),
-            "host_err": (tmp / "host.err").read_text()}
+            "host_err": (tmp / "host.err").read_text(), "placed": placed, "audio": audio,
+            "warned": warned}
 
 
 # ------------------------------------------------------------------------------- two boards
@@ -690,12 +707,16 @@ def main() -> None:
     if os.environ.get("KEEP"):
         print("skews (ms):", " ".join(f"{x:+.1f}" for x in sk), "kept in", tmp)
     if sk:
-        a = sorted(abs(x) for x in sk)
-        print(f"start skew, guest sink − host sink, {len(sk)} sounds: median {statistics.median(sk):+.2f} ms, "
-              f"|skew| p90 {a[int(0.9 * (len(a) - 1))]:.2f} ms, max {a[-1]:.2f} ms; "
-              f"within 5 ms: {sum(x <= 5 for x in a)}/{len(a)}")
+        print(f"start skew, guest sink − host sink, {len(sk)} sounds: {spread(sk, 5)}")
     else:
         print("start skew: no sound heard on both sinks")
+    for k, who in (("h", "host"), ("g", "guest")):
+        if r["placed"][k]:
+            print(f"{who} sink: heard − placed by the stream's DAC times, "
+                  f"{len(r['placed'][k])} sounds: {spread(r['placed'][k], 1)}")
+        print(f"{who} {r['audio'][k]}")
+    for line in r["warned"]:
+        print("told: " + line)
     if r["clock"]:
         off, rtt, jumps = r["clock"]
         print(f"touch-frame error (guest's clock offset, truth 0 on one machine): {float(off):+.3f} ms "

@@ -57,8 +57,10 @@ MAX_BOUND_S = 1.5
 #: of it (one-way delay) before its output makes the buffers it falls in (``netsound``: 0.25 s)
 MIN_MARGIN_S = 0.6
 #: how far ahead of the DAC a sound makes its buffers, with the time its process takes to hear
-#: of a new anchor (s): ``netsound.LATENCY_S`` + ``SoundProcess.PUSH_S`` and some slack
-SOUND_AHEAD_S = 0.3
+#: of a new anchor (s).  Asked for ``netsound.LATENCY_S`` (0.25 s), PortAudio on PulseAudio
+#: makes 62.5 ms buffers whose first frame is 0.31 s ahead: the last is made 0.375 s before
+#: it plays; then ``SoundProcess.PUSH_S`` and a window process's slow moments
+SOUND_AHEAD_S = 0.45
 #: a message that TCP lost once comes this much later (s): Linux's least retransmission
 #: timeout (200 ms) and its share of the round trip's variance; a sync point is decided with
 #: room for it, so one loss on the way cannot cut the start of a read
