@@ -317,3 +317,16 @@ def test_a_sound_that_heard_a_start_too_late_says_so_and_later_ones_come_earlier
     assert len(cut) == 1 and "16 ms" in cut[0] and "\n" not in cut[0], guest.warnings
     assert host.margin >= margin + 0.016  # later sync points are decided further ahead
     assert host.sound_cut(10) is None  # (not worse than told: nothing to say)
+
+
+def test_the_hosts_own_sound_is_told_as_the_guests_is():
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, 3, VOICE,
+                           cards=2)
+    host = online.Host(m, CODE)
+    assert host.local_sound(0, 0) is None
+    stall = host.local_sound(2, 0)
+    assert "sound stalled (underruns: 2)" in stall and "\n" not in stall
+    assert host.local_sound(5, 0) is None  # once a read
+    margin = host.margin
+    cut = host.local_sound(5, 40)
+    assert "40 ms too late" in cut and host.margin >= margin + 0.04

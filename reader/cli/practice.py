@@ -401,8 +401,8 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
 
     sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device)
 
-    def own_sound(now):  # this machine's sound heard a start too late: scheduled further ahead
-        line = None if sound is None else host.sound_cut(sound.cut_ms)
+    def own_sound(now):  # this machine's sound stalled or heard a start too late: said
+        line = None if sound is None else host.local_sound(sound.underruns, sound.cut_ms)
         if line is not None:
             warn(line)
 

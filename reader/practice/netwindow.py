@@ -258,7 +258,7 @@ class OnlineWindow(BoardWindow):
             return
         with self.lock:
             if self.is_host:
-                line = self.side.sound_cut(out.cut_ms)
+                line = self.side.local_sound(out.underruns, out.cut_ms)
                 if line is not None:
                     self.session.status = line[:120]
                     self.say(line)

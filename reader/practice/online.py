@@ -422,10 +422,10 @@ class Host(_Pinger):
         self._open: list[list] | None = None  # the touches of a read whose send is owed
         self._owed_by: str | None = None
         self._warned_jumps = 0
-        self._underruns = 0
+        self._underruns: dict[str, int] = {}  # by whose sound ("host", "guest")
         self._cut_ms = 0
         self._cut_extra = 0.0
-        self._status_read: int | None = None
+        self._status_read: dict[str, int] = {}
         self._touch_count: dict[int, int] = {}
 
     # -- the link ---------------------------------------------------------------------------
@@ -491,16 +491,8 @@ class Host(_Pinger):
                                               "or the card just read): pick again"}]
             return self._flush()
         if t == "status":
-            cut = self.sound_cut(msg.get("cut_ms", 0))
-            if cut is not None:
-                return [{"t": "warn", "text": cut}]
-            if msg["underruns"] > self._underruns and self._status_read != self.m.index:
-                self._underruns = msg["underruns"]
-                self._status_read = self.m.index  # (told once a read at most)
-                return [{"t": "warn", "text": (
-                    f"your sound stalled (underruns: {msg['underruns']}): what you hear is "
-                    "behind the reading; it is realigned at the next sync point")}]
-            return []
+            line = self._sound_news("guest", msg["underruns"], msg.get("cut_ms", 0))
+            return [] if line is None else [{"t": "warn", "text": line}]
         if t == "error":
             self.hangup = True
             return []
@@ -544,6 +536,23 @@ class Host(_Pinger):
         the buffers it falls in; more after a sound said it heard a start too late."""
         need = self.clock.max_rtt + RETRANSMIT_S + SOUND_AHEAD_S + self._cut_extra
         return max(MIN_MARGIN_S, min(2.5, need))
+
+    def local_sound(self, underruns: int, cut_ms: int) -> str | None:
+        """This machine's sound's counts (a ``netsound.SoundProcess``'s): the line to tell
+        this machine's player, as a guest's ``status`` is answered (``None``: nothing new)."""
+        return self._sound_news("host", underruns, cut_ms)
+
+    def _sound_news(self, who: str, underruns: int, cut_ms: int) -> str | None:
+        cut = self.sound_cut(cut_ms)
+        if cut is not None:
+            return cut
+        seen = self._underruns.get(who, 0)
+        if underruns > seen and self._status_read.get(who) != self.m.index:
+            self._underruns[who] = underruns
+            self._status_read[who] = self.m.index  # (told once a read at most)
+            return (f"your sound stalled (underruns: {underruns}): part of the reading was "
+                    "not heard in time (is this machine busy?)")
+        return None
 
     def sound_cut(self, cut_ms: int) -> str | None:
         """A sound (the guest's, by its ``status``, or this machine's) made the buffers of a
