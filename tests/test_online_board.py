@@ -53,7 +53,7 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
     host.ready = True
     assert sim.run_until(lambda: guest.m is not None, limit=5.0)
     lock = threading.Lock()
-    w = OnlineWindow(guest, guest.me, lock, NullOutput(48000))
+    w = OnlineWindow(guest, guest.me, lock, NullOutput(48000), hints=True)
     w.open()
     try:
         assert guest.ready and w.viewer == "B"
@@ -68,7 +68,14 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
         # the guest's click at the instant its sink plays f_b: on the guest's own clock
         # (the true offset, not the measured one: the frame sent is what was heard)
         t_b = host.timeline.instant_of(f_b) - sim.offset
+        t_k = host.timeline.instant_of(cur.start) - sim.offset - 0.05  # (before its 上の句)
+        assert sim.run_until(lambda: sim.gnow >= t_k, limit=40.0)
+        w._tick(sim.gnow)
+        assert w.session.dim == frozenset()  # --hints: nothing ruled out yet...
         assert sim.run_until(lambda: sim.gnow >= t_b, limit=40.0)
+        w._tick(sim.gnow)  # ... past the decisive sound, as this machine hears it: the other
+        other = {c for cs in m.board.values() for c in cs} - {cur.poem}
+        assert w.session.dim == frozenset(other) and other  # card dims
         with lock:
             w.touch("B", cur.poem, int(t_b * 1e9))
         sent = list(w.outbox)

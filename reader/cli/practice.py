@@ -156,7 +156,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
         if local.kind == "human":              # leaves nothing beside the log's name)
             return _join_window(address, code, voice_spec, log_file, device=device,
-                                fullscreen=fullscreen, show_kimariji=show_kimariji)
+                                fullscreen=fullscreen, show_kimariji=show_kimariji,
+                                hints=hints)
         return _join(address, code, local, voice_spec, log_file, device if sound else False)
     if host_mode:
         if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
@@ -216,7 +217,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         return _host_window(m, code or online.new_code(), port if port is not None
                             else online.DEFAULT_PORT, log_file, new_log=not resume,
                             device=device, claim=claim, fullscreen=fullscreen,
-                            show_kimariji=show_kimariji, voice_spec=voice_spec)
+                            show_kimariji=show_kimariji, voice_spec=voice_spec, hints=hints)
     if host_mode:
         claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
@@ -531,7 +532,8 @@ def _end_window(w, transport, sound) -> None:
 
 
 def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
-                 fullscreen: bool, show_kimariji: bool, voice_spec=None) -> None:
+                 fullscreen: bool, show_kimariji: bool, voice_spec=None,
+                 hints: bool = False) -> None:
     """``--host`` with this machine's player in the board window."""
     import threading
 
@@ -559,7 +561,7 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
                                                    warn=warn))
         _wait_for(listening, transport)
         w = OnlineWindow(host, host.local, lock, sound, transport=transport,
-                         log_file=log_file, calibrate=_calibration,
+                         log_file=log_file, calibrate=_calibration, hints=hints,
                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()
     except BaseException:
@@ -572,7 +574,7 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
 
 
 def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen: bool,
-                 show_kimariji: bool) -> None:
+                 show_kimariji: bool, hints: bool = False) -> None:
     """``--join`` with this machine's player in the board window."""
     import threading
 
@@ -604,7 +606,7 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
                            device, start=False)
         with lock:
             w = window[0] = OnlineWindow(guest, guest.me, lock, sound, transport=transport,
-                                         say=warn,
+                                         say=warn, hints=hints,
                                          log_file=log_file, calibrate=_calibration,
                                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()

@@ -123,6 +123,7 @@ class OnlineWindow(BoardWindow):
         self._news: list[tuple[str, object]] = []
         self.outbox: list[dict] = []  # the guest's messages for the host (``drain``)
         self._picked: list[int] = []
+        self._hint_key = None  # (read, morae heard) the dimmed cards are for (``_hint``)
         if self.is_host:
             self.session = side.session  # the judge's own: what it shows is what is judged
         side.notify = self._queue
@@ -242,6 +243,8 @@ class OnlineWindow(BoardWindow):
                 self.show(status="waiting for the other machine: the reading starts once "
                                  "the clocks are measured")
             else:
+                if self.hints:
+                    self._hint(now)
                 self.show()
         self._sound_news()
         t = self.transport
@@ -249,6 +252,24 @@ class OnlineWindow(BoardWindow):
             self.quit = True  # (the caller says why)
         if getattr(self.output, "error", None) is not None and self.phase != "over":
             self.quit = True  # the sound stopped (the caller says it)
+
+    def _hint(self, now: float) -> None:
+        """``--hints``: the cards the morae heard here rule out, dimmed as this machine hears
+        them (the host's session runs ``bound`` behind; the guest's mirror is not ticked)."""
+        from reader.practice.session import morae_heard, ruled_in
+
+        cur = self.m.current()
+        heard = self.heard(round(now * 1e9))
+        if cur is None or heard is None or self.m.owed_send() is not None:
+            key, dim = None, frozenset()
+        else:
+            key = (cur.index, morae_heard(cur.morae, cur.start, heard))
+            if key == self._hint_key:
+                return
+            on = [c for cs in self.m.board.values() for c in cs]
+            dim = frozenset(on) - ruled_in(on, cur.poem, key[1])
+        self._hint_key = key
+        self.session.dim = dim
 
     def _sound_news(self) -> None:
         """This machine's sound heard a start too late, or stalled: the host schedules further
