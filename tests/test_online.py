@@ -330,3 +330,47 @@ def test_the_hosts_own_sound_is_told_as_the_guests_is():
     margin = host.margin
     cut = host.local_sound(5, 40)
     assert "40 ms too late" in cut and host.margin >= margin + 0.04
+
+
+def test_a_sound_whose_dac_times_slip_counts_it_as_a_stall():
+    """Buffers whose DAC times follow on from each other are the reading; one that lands more
+    than 2 ms off where the last ended (the stream's timing moved: a starved server) is
+    counted with the underruns the host is told of — once the reading has begun."""
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from reader.practice.netsound import TimelineSound
+
+    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
+                           cards=2)
+    tl = online.Timeline(m.plan)
+    snd = TimelineSound(m.plan, VOICE, lambda: tl, lambda t: t, trace=True)
+    ok = SimpleNamespace(output_underflow=False)
+    n, rate = 480, tl.rate
+    try:
+        def play(dac):
+            out = np.zeros((n, 1), np.float32)
+            snd._callback(out, n, SimpleNamespace(outputBufferDacTime=dac), ok)
+
+        t = 0.0
+        for k in range(4):
+            play(t)
+            t += n / rate
+        t += 0.3  # a jump before the reading: not counted
+        while t < 1.0:
+            play(t)
+            t += n / rate
+        tl.anchor(t, 0)
+        s0 = next(s.start for s in m.plan.segments if s.is_speech)
+        t1 = t
+        while t < t1 + (s0 + 2 * n) / rate:
+            play(t)
+            t += n / rate
+        assert snd.underruns == 0
+        play(t + 0.003)  # 3 ms off where the last ended
+        assert snd.underruns == 1
+        # where the first speech was placed: its frame at its instant on the DAC times
+        assert snd.placed[0] == (s0, pytest.approx(t1 + s0 / rate, abs=1e-9))
+    finally:
+        snd.stop()

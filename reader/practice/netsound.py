@@ -26,6 +26,10 @@ __all__ = ["cut_by", "frames_for", "TimelineSound", "SoundProcess"]
 LATENCY_S = 0.25
 
 
+#: a buffer whose DAC time is this far from where the last one ended slipped (s)
+SLIP_S = 0.002
+
+
 def cut_by(old, new, made_to: float | None) -> float:
     """How much of the reading new anchors cut (s; 0: none): an anchor not in ``old`` whose
     instant is before ``made_to`` (the instant up to which the sound had made its buffers,
@@ -120,7 +124,9 @@ class _Speech:
 class TimelineSound:
     """Plays ``timeline`` (``timeline_of()``: the current one) through a PortAudio output
     stream.  ``to_timeline(t_perf)``: a ``time.perf_counter`` instant on the timeline's clock
-    (``None``: not known yet, silence).  ``underruns``: buffers PortAudio reported late;
+    (``None``: not known yet, silence).  ``underruns``: buffers PortAudio reported late, or
+    whose DAC time is more than ``SLIP_S`` off where the last one ended (the stream's timing
+    moved under what was already queued);
     ``late``: buffers whose speech was not fetched in time (both counted once the reading
     has begun)."""
 
@@ -141,6 +147,7 @@ class TimelineSound:
         #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
         self.placed: list[tuple[int, float]] | None = [] if trace else None
         self._clk = 0.0  # stream clock − perf_counter
+        self._end: float | None = None  # where the last buffer ends (its DAC time, perf s)
         self._halt = threading.Event()
         self.stream = None
 
@@ -181,7 +188,10 @@ class TimelineSound:
         tl = self.timeline_of()
         if t is not None:
             self.made_to = t + frames / self.rate
-        if status.output_underflow and t is not None and tl is not None and tl.heard(t) is not None:
+        slipped = self._end is not None and abs(dac - self._end) > SLIP_S
+        self._end = dac + frames / self.rate
+        if (status.output_underflow or slipped) and t is not None and tl is not None \
+                and tl.heard(t) is not None:
             self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
         if t is not None and tl is not None:
             idx = frames_for(tl, t, frames)
