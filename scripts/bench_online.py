@@ -313,10 +313,18 @@ def process_run(args, tmp: Path) -> dict:
         procs.append(guest)
         t0 = time.monotonic()
         cut_reads = None
+        next_starve = t0 + 10.0
         while time.monotonic() - t0 < args.seconds:
             if cut_reads is None and time.monotonic() - t0 > args.cut_at:
                 cut_reads = len(reads(tmp / "h.jsonl"))
                 relay.cut(5.0)
+            if args.starve_ms and time.monotonic() >= next_starve:
+                # the sound server starved: stopped for a moment (this bench's own server;
+                # the machine's load is not raised)
+                pulse.send_signal(signal.SIGSTOP)
+                time.sleep(args.starve_ms / 1000)
+                pulse.send_signal(signal.SIGCONT)
+                next_starve = time.monotonic() + 3.0 + random.random() * 2.0
             time.sleep(0.2)
     finally:
         stop_apps(procs, 15)
@@ -667,6 +675,8 @@ def main() -> None:
     ap.add_argument("--skip-processes", action="store_true")
     ap.add_argument("--loss", type=float, default=0.0,
                     help="share of chunks lost once and resent 200 ms later (as TCP does)")
+    ap.add_argument("--starve-ms", type=float, default=0.0,
+                    help="bots run: stop the sound server this long every 3-5 s (after 10 s)")
     ap.add_argument("--windows", action="store_true",
                     help="a player at each board instead (two Xvfb, XTest clicks)")
     ap.add_argument("--trials-windows", type=int, default=6)
