@@ -26,6 +26,18 @@ one.
    mapped through its own measured clock offset; the simultaneous window is 5 ms (at the
    default 10 ms, 10 ms apart is a simultaneous touch by the rules).  The rate at which the
    earlier touch took the card.
+5. **Each sink against its DAC times.**  An ear on each sink's monitor (``Ear``: PortAudio
+   capture, each onset placed by the capture's ADC times) against where the app's sound
+   placed each speech segment's first sample by its stream's DAC times
+   (``KARUTA_NETSOUND_TRACE``); ``--starve-ms`` stops this bench's sound server for a moment
+   every 3-5 s, and the lines the players were told are printed.
+
+``--windows``: a player at each board instead (two Xvfb, XTest clicks; ``window_trials``),
+``--trials-windows`` matches; every figure as a distribution (share within the target,
+median, 90 %, worst).  The clicks are also timed against ``parec``'s arrival times (the
+reference before): a monitor gets each sample when its sink renders it, ahead of playing
+it by the sink's latency (which the recorder's own request sets), so that reference is
+3-5 ms early -- the constant "bias" every click showed.
 
 Needs: pulseaudio, parec, pactl.
 """
@@ -679,7 +691,8 @@ def main() -> None:
                     help="bots run: stop the sound server this long every 3-5 s (after 10 s)")
     ap.add_argument("--windows", action="store_true",
                     help="a player at each board instead (two Xvfb, XTest clicks)")
-    ap.add_argument("--trials-windows", type=int, default=6)
+    ap.add_argument("--trials-windows", type=int, default=20,
+                    help="--windows: matches (one click each a side; ~13 s a match)")
     if sys.argv[1:2] == ["--ear"]:
         ear_main(float(sys.argv[2]))
         return
