@@ -149,9 +149,10 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         if port is not None:
             raise KarutaError("--port is for --host; join HOST:PORT")
         if (rules is not None or cards is not None or color is not None or seed is not None
-                or joka is not None or resume or reading_set):
+                or joka is not None or resume or reading_set or memorize is not None):
             raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
-                              "--seed, --joka, --ma, --yoin, --speed and --resume when joining")
+                              "--seed, --joka, --ma, --yoin, --speed, --memorize and --resume "
+                              "when joining")
         address = _netplay().parse_address(join)
         _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
         if local.kind == "human":              # leaves nothing beside the log's name)
@@ -217,12 +218,14 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         return _host_window(m, code or online.new_code(), port if port is not None
                             else online.DEFAULT_PORT, log_file, new_log=not resume,
                             device=device, claim=claim, fullscreen=fullscreen,
-                            show_kimariji=show_kimariji, voice_spec=voice_spec, hints=hints)
+                            show_kimariji=show_kimariji, voice_spec=voice_spec, hints=hints,
+                            memorize_s=60.0 * (memorize or 0.0))
     if host_mode:
         claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
                      else online.DEFAULT_PORT, log_file, new_log=not resume,
-                     device=device if sound else False, voice_spec=voice_spec)
+                     device=device if sound else False, voice_spec=voice_spec,
+                     memorize_s=60.0 * (memorize or 0.0))
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
@@ -380,7 +383,7 @@ def _sound_line(s) -> None:
 
 
 def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
-          voice_spec=None) -> None:
+          voice_spec=None, memorize_s: float = 0.0) -> None:
     """``--host``: serve the match until it is over; the log is saved after every read."""
     from reader.practice import headless
     from reader.match import log as matchlog
@@ -394,7 +397,7 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
                 headless.save(m, log_file)
             click.echo(host.session.status)
 
-    host = online.Host(m, code, on_event=event)
+    host = online.Host(m, code, on_event=event, memorize_s=memorize_s)
 
     def listening(p):
         click.echo(f"hosting on port {p}, code {code}: on the other machine run "
@@ -533,7 +536,7 @@ def _end_window(w, transport, sound) -> None:
 
 def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
                  fullscreen: bool, show_kimariji: bool, voice_spec=None,
-                 hints: bool = False) -> None:
+                 hints: bool = False, memorize_s: float = 0.0) -> None:
     """``--host`` with this machine's player in the board window."""
     import threading
 
@@ -541,7 +544,8 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
     from reader.practice.netwindow import Locked, OnlineWindow, Transport
 
     _window_ready(device)
-    host = online.Host(m, code, ready=False)  # (ready once the window is open)
+    host = online.Host(m, code, ready=False,  # (ready once the window is open)
+                       memorize_s=memorize_s)
     sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device, start=False)
     transport = None
     try:

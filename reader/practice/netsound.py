@@ -26,6 +26,10 @@ __all__ = ["cut_by", "frames_for", "TimelineSound", "SoundProcess"]
 LATENCY_S = 0.25
 
 
+#: the stream is opened again this long before the reading's first sync point (s): as long
+#: ahead as the first is ever decided (``online.MIN_MARGIN_S`` + ``FIRST_LEAD_S``)
+REOPEN_LEAD_S = 1.6
+
 #: a buffer whose DAC time is this far from where the last one ended slipped (s)
 SLIP_S = 0.002
 
@@ -239,11 +243,11 @@ class SoundProcess:
     checked) and plays it by the timeline it is told: this side sends the anchors whenever
     they change and the offset of the timeline's clock from ``time.perf_counter`` (the same
     ``CLOCK_MONOTONIC`` in both processes) whenever it moves, both checked every
-    ``PUSH_S`` — a sync point is decided ``online.MIN_MARGIN_S`` ahead, far more than that
-    plus the child's ``LATENCY_S``.  ``timeline_of()``: the current ``online.Timeline``;
+    ``PUSH_S`` — a sync point is decided ``Host.margin`` ahead, with room for that, the
+    link and the buffers the child makes ahead (``online.SOUND_AHEAD_S``).  ``timeline_of()``: the current ``online.Timeline``;
     ``offset_of()``: the timeline's clock minus ours (``None``: not known yet, silence).
     The child opens its stream at once (a device that cannot play is said at start) and
-    again when the first sync point arrives (``online.FIRST_LEAD_S`` ahead of it).
+    again ``REOPEN_LEAD_S`` before the first sync point (at once if that is sooner).
     ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s;
     ``cuts`` / ``cut_ms``: sync points it heard of too late, the largest cut (``cut_by``);
     ``error``: why it could not start, or that it ended by itself (a ``DeviceError``)."""
@@ -372,10 +376,10 @@ def main() -> int:
     largest such cut).  ``KARUTA_NETSOUND_TRACE=FILE``: at the end, where each speech
     segment's first frame was placed (``[[frame, perf_counter s], ...]``, the benchmark's)."""
     import json
+    import os
     import signal
     import sys
-
-    import os
+    import time
 
     import audio.quiet
     from audio.output.audio_process import realtime_priority
@@ -415,6 +419,14 @@ def main() -> int:
 
     cut = [0, 0.0]  # anchors heard too late, the largest cut (s)
 
+    def reopen():
+        nonlocal snd
+        if halt.is_set():
+            return
+        placed.extend(snd.placed or [])
+        snd.stop()
+        snd = opened()
+
     def status_line() -> str:
         return f"status {snd.underruns} {snd.late} {cut[0]} {round(cut[1] * 1000)}"
 
@@ -427,19 +439,22 @@ def main() -> int:
         for line in sys.stdin:
             msg = decode_json(line)
             if "anchors" in msg:
-                if not tl.anchors and msg["anchors"]:
-                    # the reading's first sync point: a stream opened again now (measured:
-                    # one that played silence for the seconds before plays the reading tens
-                    # of ms off its DAC times on a busy sound server; opened now, within 3 ms)
-                    if snd.placed:
-                        placed += snd.placed
-                    snd.stop()
-                    snd = opened()
                 new = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
                 late = cut_by(tl.anchors, new, snd.made_to)
                 if late > 0.0:
                     cut[0] += 1
                     cut[1] = max(cut[1], late)
+                if not tl.anchors and new:
+                    # the reading's first sync point: the stream is opened again shortly
+                    # before it (measured: one that played silence for the seconds before
+                    # plays the reading tens of ms off its DAC times on a busy sound server;
+                    # opened within 2 s of it, within 3 ms) -- minutes later after a
+                    # memorisation
+                    at = None if offset[0] is None else new[0].at - offset[0]
+                    wait = 0.0 if at is None else at - time.perf_counter() - REOPEN_LEAD_S
+                    timer = threading.Timer(max(0.0, wait), reopen)
+                    timer.daemon = True
+                    timer.start()
                 tl.anchors = new
             if "offset" in msg:
                 offset[0] = float(msg["offset"])

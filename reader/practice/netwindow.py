@@ -245,13 +245,25 @@ class OnlineWindow(BoardWindow):
             else:
                 if self.hints:
                     self._hint(now)
-                self.show()
+                left = self._memorising(now)
+                self.show(status=None if left is None else
+                          f"memorise: {left:.0f} s, then the reading starts on both machines")
         self._sound_news()
         t = self.transport
         if t is not None and t.done.is_set() and (t.error is not None or self.phase != "over"):
             self.quit = True  # (the caller says why)
         if getattr(self.output, "error", None) is not None and self.phase != "over":
             self.quit = True  # the sound stopped (the caller says it)
+
+    def _memorising(self, now: float) -> float | None:
+        """Seconds until the reading's first sync point while it is further off than any
+        but a memorisation's (the host's ``--memorize``); else ``None``."""
+        tl = self.side.timeline
+        t = now if self.is_host else self.side.host_time(now)
+        if tl is None or not tl.anchors or t is None:
+            return None
+        left = tl.anchors[-1].at - t
+        return left if left > online.FIRST_LEAD_S + 2.5 else None
 
     def _hint(self, now: float) -> None:
         """``--hints``: the cards the morae heard here rule out, dimmed as this machine hears

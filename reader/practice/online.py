@@ -66,7 +66,7 @@ SOUND_AHEAD_S = 0.45
 #: room for it, so one loss on the way cannot cut the start of a read
 RETRANSMIT_S = 0.3
 #: the first sync point comes this much later still (s): the sound processes open their
-#: streams again when they hear of it (``netsound.SoundProcess``)
+#: streams again shortly before it (``netsound.REOPEN_LEAD_S``)
 FIRST_LEAD_S = 1.0
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
