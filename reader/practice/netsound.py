@@ -151,7 +151,7 @@ class TimelineSound:
         #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
         self.placed: list[tuple[int, float]] | None = [] if trace else None
         self._clk = 0.0  # stream clock − perf_counter
-        self._end: float | None = None  # where the last buffer ends (its DAC time, perf s)
+        self._end: float | None = None  # where the last buffer ends (its DAC time)
         self._halt = threading.Event()
         self.stream = None
 
@@ -192,8 +192,10 @@ class TimelineSound:
         tl = self.timeline_of()
         if t is not None:
             self.made_to = t + frames / self.rate
-        slipped = self._end is not None and abs(dac - self._end) > SLIP_S
-        self._end = dac + frames / self.rate
+        # a slip, on the stream's own clock (its pairing with perf_counter moves now and then)
+        raw = time_info.outputBufferDacTime
+        slipped = self._end is not None and abs(raw - self._end) > SLIP_S
+        self._end = raw + frames / self.rate
         if (status.output_underflow or slipped) and t is not None and tl is not None \
                 and tl.heard(t) is not None:
             self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
