@@ -186,28 +186,31 @@ def ear_main(gap_s: float) -> None:
     within 0.5 ms of them at any latency)."""
     import sounddevice as sd
 
-    from audio.output.audio_process import narrowest_pair
+    from audio.output.audio_process import OFFSET, _pairing, narrowest_pair
 
     quiet = [RATE * 10]
-    clk = [0.0]
+    clk = [0.0, 0.0, 0.0]
 
     def cb(x, frames, ti, status):
         loud = np.flatnonzero(np.abs(x[:, 0]) * 32767 > 300)
         if loud.size:
             first = int(loud[0])
             if quiet[0] + first >= gap_s * RATE:
-                print(f"onset {ti.inputBufferAdcTime - clk[0] + first / RATE:.6f}", flush=True)
+                print(f"onset {ti.inputBufferAdcTime - clk[OFFSET] + first / RATE:.6f}",
+                      flush=True)
             quiet[0] = frames - 1 - int(loud[-1])
         else:
             quiet[0] += frames
 
     stream = sd.InputStream(samplerate=RATE, channels=1, dtype="float32", callback=cb,
                             latency=EAR_LATENCY_S)
-    clk[0] = narrowest_pair(stream, 5)[1]
+    clk[OFFSET] = narrowest_pair(stream, 5)[1]
     stream.start()
+    halt = threading.Event()  # (paired again as the app's sounds are: the narrowest of 1 s)
+    threading.Thread(target=_pairing, args=(stream, clk, halt), daemon=True).start()
     print("listening", flush=True)
-    while sys.stdin.readline():  # (paired again on every line; its end stops the ear)
-        clk[0] = narrowest_pair(stream, 5, skip_errors=True)[1]
+    sys.stdin.read()  # (its end stops the ear)
+    halt.set()
     stream.stop()
 
 
@@ -224,7 +227,6 @@ class Ear:
         self.cv = threading.Condition()
         self.listening = threading.Event()
         threading.Thread(target=self._run, daemon=True).start()
-        threading.Thread(target=self._pair, daemon=True).start()
 
     def _run(self):
         for line in self.proc.stdout:
@@ -234,15 +236,6 @@ class Ear:
                 with self.cv:
                     self.times.append(float(line.split()[1]))
                     self.cv.notify_all()
-
-    def _pair(self):
-        while self.proc.poll() is None:
-            time.sleep(0.5)
-            try:
-                self.proc.stdin.write("\n")
-                self.proc.stdin.flush()
-            except (OSError, ValueError):
-                return
 
     def wait(self, n: int, after: float = 0.0, timeout: float = 60) -> float:
         """The ``n``-th onset after perf time ``after``."""

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from audio.output.audio_process import narrowest_pair
+from audio.output.audio_process import OFFSET, _pairing, narrowest_pair
 
 __all__ = ["cut_by", "frames_for", "TimelineSound", "SoundProcess"]
 
@@ -150,7 +150,7 @@ class TimelineSound:
         #: (plan frame, perf_counter s) of every speech segment's first frame as placed by
         #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
         self.placed: list[tuple[int, float]] | None = [] if trace else None
-        self._clk = 0.0  # stream clock − perf_counter
+        self._clk = [0.0, 0.0, 0.0]  # [OFFSET]: stream clock − perf_counter (``_pairing``)
         self._end: float | None = None  # where the last buffer ends (its DAC time)
         self._halt = threading.Event()
         self.stream = None
@@ -171,23 +171,18 @@ class TimelineSound:
             self.device_info = sd.query_devices(self.stream.device)
         except (sd.PortAudioError, ValueError) as e:
             raise DeviceError(f"cannot open the sound output ({e})") from None
-        threading.Thread(target=self._pairing, name="karuta-netsound-clock",
-                         daemon=True).start()
+        # paired again every 0.1 s, the narrowest of the last second kept, as the board's
+        # audio process does: one pairing on a loaded machine may be ms wide
+        threading.Thread(target=_pairing, args=(self.stream, self._clk, self._halt),
+                         name="karuta-netsound-clock", daemon=True).start()
 
     def _pair(self) -> None:
         """stream clock − perf_counter from the narrowest of 5 paired readings."""
-        self._clk = narrowest_pair(self.stream, 5)[1]
-
-    def _pairing(self) -> None:
-        while not self._halt.wait(0.5):
-            try:
-                self._pair()
-            except Exception:  # a stream stopping under us: the next pairing serves
-                pass
+        self._clk[OFFSET] = narrowest_pair(self.stream, 5)[1]
 
     def _callback(self, outdata, frames, time_info, status) -> None:
         out = np.zeros(frames, dtype=np.float32)
-        dac = time_info.outputBufferDacTime - self._clk
+        dac = time_info.outputBufferDacTime - self._clk[OFFSET]
         t = self.to_timeline(dac)
         tl = self.timeline_of()
         if t is not None:
