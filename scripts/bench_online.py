@@ -498,6 +498,10 @@ def window_trials(args, tmp: Path) -> dict:
                     n = min(len(h), len(g))
                     out["cut"] = {"again": again, "h": len(h), "g": len(g),
                                   "equal": n >= 2 and g[:n] == h[:n]}
+            except (AssertionError, TimeoutError) as e:  # (one match that did not run)
+                said = " | ".join(f.read_text()[-200:].replace("\n", " ") for f in
+                                  (tmp / f"host{k}.out", tmp / f"guest{k}.err") if f.exists())
+                out["failed"].append(f"trial {k}: {str(e)[:120]} (the apps said: {said})")
             finally:
                 stop_apps(apps.values())
                 for p in apps.values():
