@@ -26,6 +26,18 @@ one.
    mapped through its own measured clock offset; the simultaneous window is 5 ms (at the
    default 10 ms, 10 ms apart is a simultaneous touch by the rules).  The rate at which the
    earlier touch took the card.
+5. **Each sink against its DAC times.**  An ear on each sink's monitor (``Ear``: PortAudio
+   capture, each onset placed by the capture's ADC times) against where the app's sound
+   placed each speech segment's first sample by its stream's DAC times
+   (``KARUTA_NETSOUND_TRACE``); ``--starve-ms`` stops this bench's sound server for a moment
+   every 3-5 s, and the lines the players were told are printed.
+
+``--windows``: a player at each board instead (two Xvfb, XTest clicks; ``window_trials``),
+``--trials-windows`` matches; every figure as a distribution (share within the target,
+median, 90 %, worst).  The clicks are also timed against ``parec``'s arrival times (the
+reference before): a monitor gets each sample when its sink renders it, ahead of playing
+it by the sink's latency (which the recorder's own request sets), so that reference is
+3-5 ms early -- the constant "bias" every click showed.
 
 Needs: pulseaudio, parec, pactl.
 """
@@ -34,6 +46,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import os
 import random
 import re
@@ -157,6 +170,95 @@ class Relay:
         self.loop.call_soon_threadsafe(go)
 
 
+# ------------------------------------------------------------------------------- the ears
+#: an ear's capture latency (s): any works, its ADC times place every sample
+EAR_LATENCY_S = 0.02
+
+
+def ear_main(gap_s: float) -> None:
+    """``--ear``: record the default source (``PULSE_SOURCE``: a sink's monitor) through
+    PortAudio and print ``onset T`` (``time.perf_counter`` s) for each sound after ``gap_s``
+    of silence, placed by the capture's own ADC times (``inputBufferAdcTime``, paired with
+    ``perf_counter`` as the app pairs its DAC times).  Not ``parec``'s arrival: a monitor
+    gets each sample when its sink renders it, and the sink renders ahead of playing by its
+    latency -- which the recorder's own request sets (``parec --latency-msec=5``: the ear
+    4-5 ms early, 20: 19 ms; measured against the stream's DAC times here, this ear is
+    within 0.5 ms of them at any latency)."""
+    import sounddevice as sd
+
+    from audio.output.audio_process import OFFSET, _pairing, narrowest_pair
+
+    quiet = [RATE * 10]
+    clk = [0.0, 0.0, 0.0]
+
+    def cb(x, frames, ti, status):
+        loud = np.flatnonzero(np.abs(x[:, 0]) * 32767 > 300)
+        if loud.size:
+            first = int(loud[0])
+            if quiet[0] + first >= gap_s * RATE:
+                print(f"onset {ti.inputBufferAdcTime - clk[OFFSET] + first / RATE:.6f}",
+                      flush=True)
+            quiet[0] = frames - 1 - int(loud[-1])
+        else:
+            quiet[0] += frames
+
+    stream = sd.InputStream(samplerate=RATE, channels=1, dtype="float32", callback=cb,
+                            latency=EAR_LATENCY_S)
+    clk[OFFSET] = narrowest_pair(stream, 5)[1]
+    stream.start()
+    halt = threading.Event()  # (paired again as the app's sounds are: the narrowest of 1 s)
+    threading.Thread(target=_pairing, args=(stream, clk, halt), daemon=True).start()
+    print("listening", flush=True)
+    sys.stdin.read()  # (its end stops the ear)
+    halt.set()
+    stream.stop()
+
+
+class Ear:
+    """A sink's onsets as its stream played them (``ear_main`` in a process of its own:
+    ``PULSE_SOURCE`` is read once, when PortAudio starts); ``times``: perf_counter s."""
+
+    def __init__(self, sink: str, env: dict, gap_s: float):
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--ear", str(gap_s)],
+            env=dict(env, PULSE_SOURCE=f"{sink}.monitor", PYTHONPATH=str(REPO)),
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.times: list[float] = []
+        self.cv = threading.Condition()
+        self.listening = threading.Event()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        for line in self.proc.stdout:
+            if line.startswith("listening"):
+                self.listening.set()
+            elif line.startswith("onset "):
+                with self.cv:
+                    self.times.append(float(line.split()[1]))
+                    self.cv.notify_all()
+
+    def wait(self, n: int, after: float = 0.0, timeout: float = 60) -> float:
+        """The ``n``-th onset after perf time ``after``."""
+        def since():
+            return [t for t in self.times if t >= after]
+
+        with self.cv:
+            if not self.cv.wait_for(lambda: len(since()) >= n, timeout):
+                raise TimeoutError(f"{len(since())} onsets heard, waited for {n}")
+            return since()[n - 1]
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+        except (OSError, ValueError):
+            pass
+        try:
+            self.proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
 # ------------------------------------------------------------------------------- measuring
 def onsets(x: np.ndarray, thr: float = 300.0, gap_s: float = 0.08) -> list[int]:
     on = np.flatnonzero(np.abs(x) > thr)
@@ -189,12 +291,15 @@ def process_run(args, tmp: Path) -> dict:
                             f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
                            env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
     procs = []
+    ears = {k: Ear(f"sink_{k}", env, 0.08) for k in "hg"}
+    traces = {k: tmp / f"placed_{k}.json" for k in "hg"}
     try:
         common = ["--as", "bot:3", "--voice", "tone", "--sound"]
         host = subprocess.Popen(
             [KARUTA, "practice", "--host", "--port", "0", "--seed", str(args.seed),
              "--cards", "50", "--no-joka", "--log", str(tmp / "h.jsonl"), *common],
-            env=dict(env, PULSE_SINK="sink_h"), stdout=open(tmp / "host.out", "w"),
+            env=dict(env, PULSE_SINK="sink_h", KARUTA_NETSOUND_TRACE=str(traces["h"])),
+            stdout=open(tmp / "host.out", "w"),
             stderr=open(tmp / "host.err", "w"), stdin=subprocess.DEVNULL)
         procs.append(host)
         for _ in range(600):
@@ -208,18 +313,29 @@ def process_run(args, tmp: Path) -> dict:
         guest = subprocess.Popen(
             [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", m.group(2),
              "--log", str(tmp / "g.jsonl"), *common],
-            env=dict(env, PULSE_SINK="sink_g"), stdout=open(tmp / "guest.out", "w"),
-            stderr=open(tmp / "guest.err", "w"), stdin=subprocess.DEVNULL)
+            env=dict(env, PULSE_SINK="sink_g", KARUTA_NETSOUND_TRACE=str(traces["g"])),
+            stdout=open(tmp / "guest.out", "w"), stderr=open(tmp / "guest.err", "w"),
+            stdin=subprocess.DEVNULL)
         procs.append(guest)
         t0 = time.monotonic()
         cut_reads = None
+        next_starve = t0 + 10.0
         while time.monotonic() - t0 < args.seconds:
             if cut_reads is None and time.monotonic() - t0 > args.cut_at:
                 cut_reads = len(reads(tmp / "h.jsonl"))
                 relay.cut(5.0)
+            if args.starve_ms and time.monotonic() >= next_starve:
+                # the sound server starved: stopped for a moment (this bench's own server;
+                # the machine's load is not raised)
+                pulse.send_signal(signal.SIGSTOP)
+                time.sleep(args.starve_ms / 1000)
+                pulse.send_signal(signal.SIGCONT)
+                next_starve = time.monotonic() + 3.0 + random.random() * 2.0
             time.sleep(0.2)
     finally:
         stop_apps(procs, 15)
+        for e in ears.values():
+            e.close()
         rec.terminate()
         rec.wait()
         pulse.terminate()
@@ -227,12 +343,23 @@ def process_run(args, tmp: Path) -> dict:
     mix = np.fromfile(tmp / "mix.raw", dtype=np.int16)
     mix = mix[: len(mix) // 2 * 2].reshape(-1, 2)
     gout = (tmp / "guest.out").read_text()
+    from reader.practice import headless
+    from reader.reading.voices import make_voice
+
+    voice = make_voice("tone")
+    plan = headless.resume_text((tmp / "h.jsonl").read_text(), "the host's log", voice).plan
+    placed = {k: sink_vs_dac(traces[k], ears[k].times, plan, voice) for k in "hg"}
+    audio = {k: (re.findall(r"audio: .*", (tmp / f).read_text()) or ["audio: -"])[-1]
+             for k, f in (("h", "host.out"), ("g", "guest.out"))}
+    warned = re.findall(r"karuta: .*(?:too late|stalled).*",
+                        (tmp / "host.err").read_text() + (tmp / "guest.err").read_text())
     clock = re.search(r"clock: the host's minus this machine's ([-+0-9.]+) ms \(best round "
                       r"trip ([0-9.]+) ms\), (\d+) jumps", gout)
     h, g = reads(tmp / "h.jsonl"), reads(tmp / "g.jsonl")
     return {"skews": skews(mix), "clock": clock.groups() if clock else None, "h": h, "g": g,
             "cut_reads": cut_reads, "guest_err": (tmp / "guest.err").read_text(),
-            "host_err": (tmp / "host.err").read_text()}
+            "host_err": (tmp / "host.err").read_text(), "placed": placed, "audio": audio,
+            "warned": warned}
 
 
 # ------------------------------------------------------------------------------- two boards
@@ -255,7 +382,7 @@ def window_trials(args, tmp: Path) -> dict:
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
     from reader.reading.voices import make_voice
-    from test_practice_window import Onsets, _card_px, _onset_number
+    from test_practice_window import GAP_S, Onsets, _card_px, _onset_number
     from x_driver import end_app, start_app, window_of
 
     voice = make_voice("tone")
@@ -264,9 +391,12 @@ def window_trials(args, tmp: Path) -> dict:
                             f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
                            env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
     xs = []
-    ears = {k: Onsets(sink=f"sink_{k}", env=env) for k in "hg"}
+    ears = {k: Ear(f"sink_{k}", env, GAP_S) for k in "hg"}
+    # the window tests' ear (``parec``'s arrival times) beside it: the reference before
+    old_ears = {k: Onsets(sink=f"sink_{k}", env=env) for k in "hg"}
     press_realtime()
-    out = {"errors_ms": {"A": [], "B": []}, "won": 0, "trials": 0, "skew_ms": [],
+    out = {"errors_ms": {"A": [], "B": []}, "errors_parec_ms": {"A": [], "B": []}, "won": 0,
+           "placed_ms": {"h": [], "g": []}, "audio_counts": {}, "trials": 0, "skew_ms": [],
            "cut": None, "failed": []}
     try:
         for k in range(args.trials_windows):
@@ -286,11 +416,13 @@ def window_trials(args, tmp: Path) -> dict:
             disp = {"h": xs[0][1], "g": xs[1][1]}
             try:
                 hout = tmp / f"host{k}.out"
+                traces = {s: tmp / f"placed_{s}{k}.json" for s in "hg"}
                 apps["h"] = start_app(
                     [KARUTA, "practice", "--host", "--port", "0", "--seed", str(seed),
                      "--cards", "50", "--no-joka", "--voice", "tone", "--simultaneous", "5",
                      "--log", str(logs["h"])],
-                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h"),
+                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h",
+                             KARUTA_NETSOUND_TRACE=str(traces["h"])),
                     stdout=open(hout, "w"))
                 end = time.monotonic() + 60
                 while not (line := next((x for x in hout.read_text().splitlines()
@@ -305,12 +437,15 @@ def window_trials(args, tmp: Path) -> dict:
                 apps["g"] = start_app(
                     [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", code,
                      "--log", str(logs["g"])],
-                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g"), stdout=errf,
+                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g",
+                             KARUTA_NETSOUND_TRACE=str(traces["g"])), stdout=errf,
                     stderr=subprocess.STDOUT)
                 t_start = time.monotonic()
                 wins = {s: window_of(apps[s], disp[s]) for s in "hg"}
                 heard = {s: ears[s].wait(n_kami, after=t_start, timeout=90) - cur.start / RATE
                          for s in "hg"}
+                heard_parec = {s: old_ears[s].wait(n_kami, after=t_start, timeout=10)
+                               - cur.start / RATE for s in "hg"}
                 out["skew_ms"].append((heard["g"] - heard["h"]) * 1000)
                 first = "A" if k % 2 == 0 else "B"
                 f1 = cur.decisive + 0.3 * RATE
@@ -323,7 +458,7 @@ def window_trials(args, tmp: Path) -> dict:
                     d.create_resource_object("window", int(wins[s])).warp_pointer(x, y)
                     d.sync()
                     ds[p] = d
-                pressed = {}
+                pressed, pressed_parec = {}, {}
                 for p in sorted(frames, key=frames.get):
                     at = heard[side[p]] + frames[p] / RATE
                     while time.monotonic() < at - 0.003:
@@ -332,6 +467,7 @@ def window_trials(args, tmp: Path) -> dict:
                         pass
                     t0, _ = xtest_press(ds[p], "mouse", 1)
                     pressed[p] = (t0 / 1e9 - heard[side[p]]) * RATE  # the frame then
+                    pressed_parec[p] = (t0 / 1e9 - heard_parec[side[p]]) * RATE
                 time.sleep(1.0)  # the taker of a card from across owes a send: the default
                 for p, d in ds.items():
                     xtest_press(d, "key", d.keysym_to_keycode(0xFF0D))  # (Return)
@@ -347,6 +483,8 @@ def window_trials(args, tmp: Path) -> dict:
                 for p, f in pressed.items():
                     if p in touches:
                         out["errors_ms"][p].append(touches[p]["ms"] - f * 1000 / RATE)
+                        out["errors_parec_ms"][p].append(
+                            touches[p]["ms"] - pressed_parec[p] * 1000 / RATE)
                 out["trials"] += 1
                 out["won"] += h[0]["took"] == first
                 if cut:
@@ -360,16 +498,30 @@ def window_trials(args, tmp: Path) -> dict:
                     n = min(len(h), len(g))
                     out["cut"] = {"again": again, "h": len(h), "g": len(g),
                                   "equal": n >= 2 and g[:n] == h[:n]}
+            except (AssertionError, TimeoutError) as e:  # (one match that did not run)
+                said = " | ".join(f.read_text()[-200:].replace("\n", " ") for f in
+                                  (tmp / f"host{k}.out", tmp / f"guest{k}.err") if f.exists())
+                out["failed"].append(f"trial {k}: {str(e)[:120]} (the apps said: {said})")
             finally:
                 stop_apps(apps.values())
                 for p in apps.values():
                     end_app(p)  # (what is left of its process group)
+                for s in "hg":
+                    out["placed_ms"][s] += sink_vs_dac(traces[s], ears[s].times, m.plan, voice)
+                    said = (tmp / (f"host{k}.out" if s == "h" else f"guest{k}.err"))
+                    got = re.search(r"audio: (\d+) underruns, (\d+) buffers without their "
+                                    r"speech in time, (\d+) starts heard too late",
+                                    said.read_text() if said.exists() else "")
+                    if got:
+                        tot = out["audio_counts"].setdefault(s, [0, 0, 0])
+                        for i in range(3):
+                            tot[i] += int(got.group(i + 1))
                 for p, _ in xs:
                     p.terminate()
                     p.wait()
                 xs = []
     finally:
-        for e in ears.values():
+        for e in [*ears.values(), *old_ears.values()]:
             e.close()
         rec.terminate()
         rec.wait()
@@ -383,22 +535,61 @@ def window_trials(args, tmp: Path) -> dict:
     return out
 
 
+def sink_vs_dac(trace: Path, heard: list[float], plan, voice) -> list[float]:
+    """For each speech segment the sound placed (``KARUTA_NETSOUND_TRACE``: its first frame's
+    instant by its buffer's DAC time), the ear's onset of it minus where its first loud
+    sample was placed, ms: what the sink played against what the stream said (a starved
+    stream that drifts shows here).  Segments the ear did not hear as an onset (no silence
+    before them) are left out."""
+    if not trace.exists() or not heard:
+        return []
+    first = {}
+    for seg in plan.segments:
+        if seg.is_speech and seg.start not in first:
+            x = np.abs(np.asarray(voice.samples(seg.speech), dtype=np.float64).reshape(-1))
+            loud = np.flatnonzero(x * (32767 if x.max(initial=0) <= 1.0 else 1) > 300)
+            first[seg.start] = int(loud[0]) if loud.size else None
+    h = np.array(sorted(heard))
+    out = []
+    for frame, t in json.loads(trace.read_text()):
+        f = first.get(frame)
+        if f is None:
+            continue
+        want = t + f / RATE
+        j = int(np.argmin(np.abs(h - want)))
+        if abs(h[j] - want) < 0.05:
+            out.append((h[j] - want) * 1000)
+    return out
+
+
+def spread(xs: list[float], within: float) -> str:
+    """A distribution in one line: share within ``within`` ms (absolute), median, 90 % and
+    the worst of the absolute values."""
+    a = sorted(abs(x) for x in xs)
+    p90 = a[max(0, math.ceil(0.9 * len(a)) - 1)]  # (nearest rank: 9 in 10 at or below it)
+    return (f"{sum(x <= within for x in a)}/{len(a)} within {within:g} ms; median "
+            f"{statistics.median(xs):+.2f} ms, |x| 90 % {p90:.2f} ms, max {a[-1]:.2f} ms")
+
+
 def report_windows(r: dict) -> None:
     sk = r["skews"]
     if sk:
-        a = sorted(abs(x) for x in sk)
-        print(f"two boards: start skew, guest sink − host sink (recorded mix), {len(sk)} "
-              f"sounds: median {statistics.median(sk):+.2f} ms, max {a[-1]:.2f} ms; within "
-              f"5 ms: {sum(x <= 5 for x in a)}/{len(a)}")
+        print(f"two boards: start skew, guest sink − host sink (one recording of both), "
+              f"{len(sk)} sounds: {spread(sk, 5)}")
     if r["skew_ms"]:
-        print(f"  read 1's 上の句 on the two monitors (live ears, ±5 ms each): "
-              + " ".join(f"{x:+.1f}" for x in r["skew_ms"]) + " ms")
-    for p in "AB":
-        e = r["errors_ms"][p]
+        print(f"  read 1's 上の句, guest ear − host ear: {spread(r['skew_ms'], 5)}")
+    for s, who in (("h", "host"), ("g", "guest")):
+        e = r["placed_ms"][s]
         if e:
-            print(f"  touch frame − the frame its sink played at the XTest press, {p} "
-                  f"({'host' if p == 'A' else 'guest'}): median {statistics.median(e):+.2f} ms,"
-                  f" range {min(e):+.2f} .. {max(e):+.2f} ms ({len(e)} clicks)")
+            print(f"  {who} sink: heard − placed by the stream's DAC times, {len(e)} sounds: "
+                  f"{spread(e, 1)}")
+    for key, ref in (("errors_ms", "the ears' ADC times"),
+                     ("errors_parec_ms", "parec's arrival (the old reference)")):
+        for p in "AB":
+            e = r[key][p]
+            if e:
+                print(f"  touch frame − frame its sink played at the press, {p} "
+                      f"({'host' if p == 'A' else 'guest'}), by {ref}: {spread(e, 3)}")
     if r["trials"]:
         print(f"  earlier click (10 ms, 5 ms window) took the card: {r['won']}/{r['trials']}")
     for f in r["failed"]:
@@ -408,6 +599,9 @@ def report_windows(r: dict) -> None:
         print(f"  5 s cut after read 1: joined again at read {', '.join(c['again']) or '-'}; "
               f"host logged {c['h']} reads, guest {c['g']}; the guest's copy equals the "
               f"host's: {c['equal']}")
+    for s, (under, late, cuts) in sorted(r["audio_counts"].items()):
+        print(f"  {'host' if s == 'h' else 'guest'} sound, all trials: {under} underruns, "
+              f"{late} buffers without their speech in time, {cuts} starts heard too late")
 
 
 def stop_apps(procs, wait_s: float = 10.0) -> None:
@@ -491,9 +685,15 @@ def main() -> None:
     ap.add_argument("--skip-processes", action="store_true")
     ap.add_argument("--loss", type=float, default=0.0,
                     help="share of chunks lost once and resent 200 ms later (as TCP does)")
+    ap.add_argument("--starve-ms", type=float, default=0.0,
+                    help="bots run: stop the sound server this long every 3-5 s (after 10 s)")
     ap.add_argument("--windows", action="store_true",
                     help="a player at each board instead (two Xvfb, XTest clicks)")
-    ap.add_argument("--trials-windows", type=int, default=6)
+    ap.add_argument("--trials-windows", type=int, default=20,
+                    help="--windows: matches (one click each a side; ~13 s a match)")
+    if sys.argv[1:2] == ["--ear"]:
+        ear_main(float(sys.argv[2]))
+        return
     args = ap.parse_args()
 
     print(f"link: {args.delay:g} ± {args.jitter:g} ms each way (uniform, in order), "
@@ -528,12 +728,16 @@ def main() -> None:
     if os.environ.get("KEEP"):
         print("skews (ms):", " ".join(f"{x:+.1f}" for x in sk), "kept in", tmp)
     if sk:
-        a = sorted(abs(x) for x in sk)
-        print(f"start skew, guest sink − host sink, {len(sk)} sounds: median {statistics.median(sk):+.2f} ms, "
-              f"|skew| p90 {a[int(0.9 * (len(a) - 1))]:.2f} ms, max {a[-1]:.2f} ms; "
-              f"within 5 ms: {sum(x <= 5 for x in a)}/{len(a)}")
+        print(f"start skew, guest sink − host sink, {len(sk)} sounds: {spread(sk, 5)}")
     else:
         print("start skew: no sound heard on both sinks")
+    for k, who in (("h", "host"), ("g", "guest")):
+        if r["placed"][k]:
+            print(f"{who} sink: heard − placed by the stream's DAC times, "
+                  f"{len(r['placed'][k])} sounds: {spread(r['placed'][k], 1)}")
+        print(f"{who} {r['audio'][k]}")
+    for line in r["warned"]:
+        print("told: " + line)
     if r["clock"]:
         off, rtt, jumps = r["clock"]
         print(f"touch-frame error (guest's clock offset, truth 0 on one machine): {float(off):+.3f} ms "

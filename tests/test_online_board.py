@@ -53,7 +53,7 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
     host.ready = True
     assert sim.run_until(lambda: guest.m is not None, limit=5.0)
     lock = threading.Lock()
-    w = OnlineWindow(guest, guest.me, lock, NullOutput(48000))
+    w = OnlineWindow(guest, guest.me, lock, NullOutput(48000), hints=True)
     w.open()
     try:
         assert guest.ready and w.viewer == "B"
@@ -68,7 +68,14 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
         # the guest's click at the instant its sink plays f_b: on the guest's own clock
         # (the true offset, not the measured one: the frame sent is what was heard)
         t_b = host.timeline.instant_of(f_b) - sim.offset
+        t_k = host.timeline.instant_of(cur.start) - sim.offset - 0.05  # (before its 上の句)
+        assert sim.run_until(lambda: sim.gnow >= t_k, limit=40.0)
+        w._tick(sim.gnow)
+        assert w.session.dim == frozenset()  # --hints: nothing ruled out yet...
         assert sim.run_until(lambda: sim.gnow >= t_b, limit=40.0)
+        w._tick(sim.gnow)  # ... past the decisive sound, as this machine hears it: the other
+        other = {c for cs in m.board.values() for c in cs} - {cur.poem}
+        assert w.session.dim == frozenset(other) and other  # card dims
         with lock:
             w.touch("B", cur.poem, int(t_b * 1e9))
         sent = list(w.outbox)
@@ -143,3 +150,34 @@ def test_the_sound_process_plays_and_a_sound_that_ends_by_itself_is_an_error(pul
     with pytest.raises(Exception) as e:  # another plan: refused in one line
         bad.start()
     assert "plan differs" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_hosts_memorisation_counts_down_on_the_guests_board_then_the_reading_starts(
+        monkeypatch):
+    """``--host --memorize``: the first sync point comes that much later on both machines;
+    the guest's board says how long is left, and the reading starts at it."""
+    from audio.output import NullOutput
+    from reader.practice.netwindow import OnlineWindow
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m, host, guest, sim = _pair()
+    host.memorize_s = 20.0
+    host.ready = True
+    assert sim.run_until(lambda: guest.m is not None, limit=5.0)
+    w = OnlineWindow(guest, guest.me, threading.Lock(), NullOutput(48000))
+    w.open()
+    try:
+        assert sim.run_until(lambda: guest.timeline.anchors, limit=15.0)
+        first = host.timeline.anchors[0].at
+        assert first - sim.now > 20.0  # the memorisation, then the margins
+        w._tick(sim.gnow)
+        status = w.scene.texts["status"]
+        assert status.startswith("memorise: 2") and "both machines" in status, status
+        assert sim.run_until(lambda: sim.now >= first, limit=60.0)
+        w._tick(sim.gnow)
+        assert "memorise" not in w.scene.texts["status"]
+        assert w.heard(round(sim.gnow * 1e9)) is not None  # the reading is heard now
+    finally:
+        import pygame
+
+        pygame.display.quit()

@@ -149,14 +149,16 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         if port is not None:
             raise KarutaError("--port is for --host; join HOST:PORT")
         if (rules is not None or cards is not None or color is not None or seed is not None
-                or joka is not None or resume or reading_set):
+                or joka is not None or resume or reading_set or memorize is not None):
             raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
-                              "--seed, --joka, --ma, --yoin, --speed and --resume when joining")
+                              "--seed, --joka, --ma, --yoin, --speed, --memorize and --resume "
+                              "when joining")
         address = _netplay().parse_address(join)
         _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
         if local.kind == "human":              # leaves nothing beside the log's name)
             return _join_window(address, code, voice_spec, log_file, device=device,
-                                fullscreen=fullscreen, show_kimariji=show_kimariji)
+                                fullscreen=fullscreen, show_kimariji=show_kimariji,
+                                hints=hints)
         return _join(address, code, local, voice_spec, log_file, device if sound else False)
     if host_mode:
         if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
@@ -216,12 +218,14 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         return _host_window(m, code or online.new_code(), port if port is not None
                             else online.DEFAULT_PORT, log_file, new_log=not resume,
                             device=device, claim=claim, fullscreen=fullscreen,
-                            show_kimariji=show_kimariji, voice_spec=voice_spec)
+                            show_kimariji=show_kimariji, voice_spec=voice_spec, hints=hints,
+                            memorize_s=60.0 * (memorize or 0.0))
     if host_mode:
         claim()  # held while hosting, as a match on one machine
         return _host(m, code or online.new_code(), port if port is not None
                      else online.DEFAULT_PORT, log_file, new_log=not resume,
-                     device=device if sound else False, voice_spec=voice_spec)
+                     device=device if sound else False, voice_spec=voice_spec,
+                     memorize_s=60.0 * (memorize or 0.0))
     if any(s.kind == "human" for s in m.seats.values()):
         if as_json:
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
@@ -376,11 +380,12 @@ def _sound_line(s) -> None:
     if s is not None:
         s.stop()
         click.echo(f"audio: {s.underruns} underruns, {s.late} buffers without their speech "
-                   "in time")
+                   f"in time, {s.cuts} starts heard too late"
+                   + (f" (at worst {s.cut_ms} ms cut)" if s.cuts else ""))
 
 
 def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
-          voice_spec=None) -> None:
+          voice_spec=None, memorize_s: float = 0.0) -> None:
     """``--host``: serve the match until it is over; the log is saved after every read."""
     from reader.practice import headless
     from reader.match import log as matchlog
@@ -394,15 +399,22 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
                 headless.save(m, log_file)
             click.echo(host.session.status)
 
-    host = online.Host(m, code, on_event=event)
+    host = online.Host(m, code, on_event=event, memorize_s=memorize_s)
 
     def listening(p):
         click.echo(f"hosting on port {p}, code {code}: on the other machine run "
                    f"karuta practice --join THIS-MACHINE:{p} --code {code}")
 
     sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device)
+
+    def own_sound(now):  # this machine's sound stalled or heard a start too late: said
+        line = None if sound is None else host.local_sound(sound.underruns, sound.cut_ms)
+        if line is not None:
+            warn(line)
+
     try:
-        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn))
+        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn,
+                                           on_tick=own_sound))
     finally:
         _sound_line(sound)
     click.echo(matchlog.report(m.match))
@@ -435,16 +447,12 @@ def _join(address, code: str, local, voice_spec, log_file, device=False) -> None
                                   lambda: guest.offset, device, wait=False)  # (in the loop)
 
     sound = [None]
-    told = [0]
 
     def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
         s = sound[0]
         if s is not None and s.error is not None:
             raise s.error  # (the sound device would not open: one line, as on the host)
-        if s is None or s.underruns == told[0]:
-            return []
-        told[0] = s.underruns
-        return [{"t": "status", "underruns": s.underruns}]
+        return [] if s is None else guest.sound_status(s.underruns, s.cut_ms)
 
     guest = online.Guest(code, build, on_event=event)
     players = [status]
@@ -529,7 +537,8 @@ def _end_window(w, transport, sound) -> None:
 
 
 def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
-                 fullscreen: bool, show_kimariji: bool, voice_spec=None) -> None:
+                 fullscreen: bool, show_kimariji: bool, voice_spec=None,
+                 hints: bool = False, memorize_s: float = 0.0) -> None:
     """``--host`` with this machine's player in the board window."""
     import threading
 
@@ -537,7 +546,8 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
     from reader.practice.netwindow import Locked, OnlineWindow, Transport
 
     _window_ready(device)
-    host = online.Host(m, code, ready=False)  # (ready once the window is open)
+    host = online.Host(m, code, ready=False,  # (ready once the window is open)
+                       memorize_s=memorize_s)
     sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device, start=False)
     transport = None
     try:
@@ -557,7 +567,7 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
                                                    warn=warn))
         _wait_for(listening, transport)
         w = OnlineWindow(host, host.local, lock, sound, transport=transport,
-                         log_file=log_file, calibrate=_calibration,
+                         log_file=log_file, calibrate=_calibration, hints=hints,
                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()
     except BaseException:
@@ -570,7 +580,7 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
 
 
 def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen: bool,
-                 show_kimariji: bool) -> None:
+                 show_kimariji: bool, hints: bool = False) -> None:
     """``--join`` with this machine's player in the board window."""
     import threading
 
@@ -602,7 +612,7 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
                            device, start=False)
         with lock:
             w = window[0] = OnlineWindow(guest, guest.me, lock, sound, transport=transport,
-                                         say=warn,
+                                         say=warn, hints=hints,
                                          log_file=log_file, calibrate=_calibration,
                                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()

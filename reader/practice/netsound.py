@@ -17,13 +17,32 @@ from collections.abc import Callable
 
 import numpy as np
 
-from audio.output.audio_process import narrowest_pair
+from audio.output.audio_process import OFFSET, _pairing, narrowest_pair
 
-__all__ = ["frames_for", "TimelineSound", "SoundProcess"]
+__all__ = ["cut_by", "frames_for", "TimelineSound", "SoundProcess"]
 
 #: the output's latency (s): the DAC times place every buffer, so a safe one costs nothing
 #: (a sync point is decided ``online.MIN_MARGIN_S`` ahead: more than this plus the link)
 LATENCY_S = 0.25
+
+
+#: the stream is opened again this long before the reading's first sync point (s): as long
+#: ahead as the first is ever decided (``online.MIN_MARGIN_S`` + ``FIRST_LEAD_S``)
+REOPEN_LEAD_S = 1.6
+
+#: a buffer whose DAC time is this far from where the last one ended slipped (s)
+SLIP_S = 0.002
+
+
+def cut_by(old, new, made_to: float | None) -> float:
+    """How much of the reading new anchors cut (s; 0: none): an anchor not in ``old`` whose
+    instant is before ``made_to`` (the instant up to which the sound had made its buffers,
+    on the old anchors) came too late -- its first ``made_to - at`` were already silence or
+    the old timeline's, and will not be heard."""
+    if made_to is None:
+        return 0.0
+    seen = {(a.at, a.frame) for a in old}
+    return max([0.0, *(made_to - a.at for a in new if (a.at, a.frame) not in seen)])
 
 
 def frames_for(timeline, t0: float, n: int) -> np.ndarray:
@@ -109,12 +128,14 @@ class _Speech:
 class TimelineSound:
     """Plays ``timeline`` (``timeline_of()``: the current one) through a PortAudio output
     stream.  ``to_timeline(t_perf)``: a ``time.perf_counter`` instant on the timeline's clock
-    (``None``: not known yet, silence).  ``underruns``: buffers PortAudio reported late;
+    (``None``: not known yet, silence).  ``underruns``: buffers PortAudio reported late, or
+    whose DAC time is more than ``SLIP_S`` off where the last one ended (the stream's timing
+    moved under what was already queued);
     ``late``: buffers whose speech was not fetched in time (both counted once the reading
     has begun)."""
 
     def __init__(self, plan, voice, timeline_of: Callable, to_timeline: Callable,
-                 device=None):
+                 device=None, trace: bool = False):
         self.plan = plan
         self.rate = plan.sample_rate
         self.timeline_of = timeline_of
@@ -123,7 +144,14 @@ class TimelineSound:
         self.speech = _Speech(plan, voice)
         self.underruns = 0
         self.late = 0
-        self._clk = 0.0  # stream clock − perf_counter
+        #: the timeline's instant up to which buffers are made (what a new anchor must be
+        #: after: ``cut_by``)
+        self.made_to: float | None = None
+        #: (plan frame, perf_counter s) of every speech segment's first frame as placed by
+        #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
+        self.placed: list[tuple[int, float]] | None = [] if trace else None
+        self._clk = [0.0, 0.0, 0.0]  # [OFFSET]: stream clock − perf_counter (``_pairing``)
+        self._end: float | None = None  # where the last buffer ends (its DAC time)
         self._halt = threading.Event()
         self.stream = None
 
@@ -143,30 +171,35 @@ class TimelineSound:
             self.device_info = sd.query_devices(self.stream.device)
         except (sd.PortAudioError, ValueError) as e:
             raise DeviceError(f"cannot open the sound output ({e})") from None
-        threading.Thread(target=self._pairing, name="karuta-netsound-clock",
-                         daemon=True).start()
+        # paired again every 0.1 s, the narrowest of the last second kept, as the board's
+        # audio process does: one pairing on a loaded machine may be ms wide
+        threading.Thread(target=_pairing, args=(self.stream, self._clk, self._halt),
+                         name="karuta-netsound-clock", daemon=True).start()
 
     def _pair(self) -> None:
         """stream clock − perf_counter from the narrowest of 5 paired readings."""
-        self._clk = narrowest_pair(self.stream, 5)[1]
-
-    def _pairing(self) -> None:
-        while not self._halt.wait(0.5):
-            try:
-                self._pair()
-            except Exception:  # a stream stopping under us: the next pairing serves
-                pass
+        self._clk[OFFSET] = narrowest_pair(self.stream, 5)[1]
 
     def _callback(self, outdata, frames, time_info, status) -> None:
         out = np.zeros(frames, dtype=np.float32)
-        t = self.to_timeline(time_info.outputBufferDacTime - self._clk)
+        dac = time_info.outputBufferDacTime - self._clk[OFFSET]
+        t = self.to_timeline(dac)
         tl = self.timeline_of()
-        if status.output_underflow and t is not None and tl is not None and tl.heard(t) is not None:
+        if t is not None:
+            self.made_to = t + frames / self.rate
+        # a slip, on the stream's own clock (its pairing with perf_counter moves now and then)
+        raw = time_info.outputBufferDacTime
+        slipped = self._end is not None and abs(raw - self._end) > SLIP_S
+        self._end = raw + frames / self.rate
+        if (status.output_underflow or slipped) and t is not None and tl is not None \
+                and tl.heard(t) is not None:
             self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
         if t is not None and tl is not None:
             idx = frames_for(tl, t, frames)
             if (idx >= 0).any():
                 self.speech.ahead_of(int(idx[idx >= 0][0]))
+                if self.placed is not None:
+                    self._trace(idx, dac)
                 if not self.speech.fill(idx, out):
                     self.late += 1
             else:
@@ -174,6 +207,16 @@ class TimelineSound:
                 if nxt is not None:
                     self.speech.ahead_of(int(nxt))
         outdata[:, 0] = out
+
+    def _trace(self, idx: np.ndarray, dac: float) -> None:
+        starts = self.speech.starts
+        first, last = int(idx[idx >= 0].min()), int(idx.max())
+        k = bisect.bisect_left(starts, first)
+        while k < len(starts) and starts[k] <= last:
+            at = np.flatnonzero(idx == starts[k])
+            if at.size:
+                self.placed.append((starts[k], dac + int(at[0]) / self.rate))
+            k += 1
 
     def stop(self) -> None:
         self._halt.set()
@@ -197,12 +240,13 @@ class SoundProcess:
     checked) and plays it by the timeline it is told: this side sends the anchors whenever
     they change and the offset of the timeline's clock from ``time.perf_counter`` (the same
     ``CLOCK_MONOTONIC`` in both processes) whenever it moves, both checked every
-    ``PUSH_S`` — a sync point is decided ``online.MIN_MARGIN_S`` ahead, far more than that
-    plus the child's ``LATENCY_S``.  ``timeline_of()``: the current ``online.Timeline``;
+    ``PUSH_S`` — a sync point is decided ``Host.margin`` ahead, with room for that, the
+    link and the buffers the child makes ahead (``online.SOUND_AHEAD_S``).  ``timeline_of()``: the current ``online.Timeline``;
     ``offset_of()``: the timeline's clock minus ours (``None``: not known yet, silence).
     The child opens its stream at once (a device that cannot play is said at start) and
-    again when the first sync point arrives (``online.FIRST_LEAD_S`` ahead of it).
+    again ``REOPEN_LEAD_S`` before the first sync point (at once if that is sooner).
     ``underruns`` / ``late``: the child's counts (``TimelineSound``), reported every 0.25 s;
+    ``cuts`` / ``cut_ms``: sync points it heard of too late, the largest cut (``cut_by``);
     ``error``: why it could not start, or that it ended by itself (a ``DeviceError``)."""
 
     PUSH_S = 0.01
@@ -215,6 +259,8 @@ class SoundProcess:
         self.offset_of = offset_of
         self.underruns = 0
         self.late = 0
+        self.cuts = 0  # sync points heard too late (``cut_by``) and the largest cut, ms
+        self.cut_ms = 0
         self.device_info = None
         self.error = None
         self.proc = None
@@ -288,8 +334,9 @@ class SoundProcess:
         try:
             for line in self.proc.stdout:
                 parts = line.split()
-                if len(parts) == 3 and parts[0] == "status":
+                if len(parts) == 5 and parts[0] == "status":
                     self.underruns, self.late = int(parts[1]), int(parts[2])
+                    self.cuts, self.cut_ms = int(parts[3]), int(parts[4])
         except (OSError, ValueError):  # (stopped)
             pass
         if not self._halt.is_set():  # it ended by itself: nothing is heard any more
@@ -321,12 +368,15 @@ def main() -> int:
     """The sound process (``SoundProcess``): one JSON line (the log, its plan's digest, the
     voice, the device), then ``{"anchors": [[at, frame], ...]}`` / ``{"offset": s}`` lines
     until ``{"stop": true}`` or the end of its input.  Says ``open "DEVICE NAME"`` (or
-    ``error TEXT``) once playing, then ``status UNDERRUNS LATE`` every 0.25 s."""
+    ``error TEXT``) once playing, then ``status UNDERRUNS LATE CUTS CUT_MS`` every 0.25 s
+    (``CUTS``: anchors heard after the buffers of their instant were made, ``CUT_MS`` the
+    largest such cut).  ``KARUTA_NETSOUND_TRACE=FILE``: at the end, where each speech
+    segment's first frame was placed (``[[frame, perf_counter s], ...]``, the benchmark's)."""
     import json
+    import os
     import signal
     import sys
-
-    import os
+    import time
 
     import audio.quiet
     from audio.output.audio_process import realtime_priority
@@ -338,11 +388,14 @@ def main() -> int:
     audio.quiet.ENABLED = True
     init = decode_json(sys.stdin.readline())
     offset = [None]
+    placed: list = []
+
+    trace = os.environ.get("KARUTA_NETSOUND_TRACE")  # (the benchmark's: where it placed)
 
     def opened():
         s = TimelineSound(m.plan, m.voice, lambda: tl,
                           lambda t: None if offset[0] is None else t + offset[0],
-                          device=init["device"])
+                          device=init["device"], trace=bool(trace))
         # the stream's callback thread, made as it starts, inherits realtime priority (its
         # speech fetcher, made before, does not: synthesis must not hold a CPU)
         rt = realtime_priority()
@@ -361,22 +414,45 @@ def main() -> int:
     print("open " + json.dumps(str(snd.device_info.get("name", "default"))), flush=True)
     halt = threading.Event()
 
+    cut = [0, 0.0]  # anchors heard too late, the largest cut (s)
+
+    def reopen():
+        nonlocal snd
+        if halt.is_set():
+            return
+        placed.extend(snd.placed or [])
+        snd.stop()
+        snd = opened()
+
+    def status_line() -> str:
+        return f"status {snd.underruns} {snd.late} {cut[0]} {round(cut[1] * 1000)}"
+
     def status():
         while not halt.wait(0.25):
-            print(f"status {snd.underruns} {snd.late}", flush=True)
+            print(status_line(), flush=True)
 
     threading.Thread(target=status, daemon=True).start()
     try:
         for line in sys.stdin:
             msg = decode_json(line)
             if "anchors" in msg:
-                if not tl.anchors and msg["anchors"]:
-                    # the reading's first sync point: a stream opened again now (measured:
-                    # one that played silence for the seconds before plays the reading tens
-                    # of ms off its DAC times on a busy sound server; opened now, within 3 ms)
-                    snd.stop()
-                    snd = opened()
-                tl.anchors = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
+                new = [online.Anchor(float(a), int(f)) for a, f in msg["anchors"]]
+                late = cut_by(tl.anchors, new, snd.made_to)
+                if late > 0.0:
+                    cut[0] += 1
+                    cut[1] = max(cut[1], late)
+                if not tl.anchors and new:
+                    # the reading's first sync point: the stream is opened again shortly
+                    # before it (measured: one that played silence for the seconds before
+                    # plays the reading tens of ms off its DAC times on a busy sound server;
+                    # opened within 2 s of it, within 3 ms) -- minutes later after a
+                    # memorisation
+                    at = None if offset[0] is None else new[0].at - offset[0]
+                    wait = 0.0 if at is None else at - time.perf_counter() - REOPEN_LEAD_S
+                    timer = threading.Timer(max(0.0, wait), reopen)
+                    timer.daemon = True
+                    timer.start()
+                tl.anchors = new
             if "offset" in msg:
                 offset[0] = float(msg["offset"])
             if msg.get("stop"):
@@ -384,7 +460,10 @@ def main() -> int:
     finally:
         halt.set()
         snd.stop()
-        print(f"status {snd.underruns} {snd.late}", flush=True)
+        print(status_line(), flush=True)
+        if trace:
+            with open(trace, "w") as f:
+                json.dump(placed + (snd.placed or []), f)
     return 0
 
 

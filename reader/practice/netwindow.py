@@ -123,6 +123,7 @@ class OnlineWindow(BoardWindow):
         self._news: list[tuple[str, object]] = []
         self.outbox: list[dict] = []  # the guest's messages for the host (``drain``)
         self._picked: list[int] = []
+        self._hint_key = None  # (read, morae heard) the dimmed cards are for (``_hint``)
         if self.is_host:
             self.session = side.session  # the judge's own: what it shows is what is judged
         side.notify = self._queue
@@ -242,12 +243,60 @@ class OnlineWindow(BoardWindow):
                 self.show(status="waiting for the other machine: the reading starts once "
                                  "the clocks are measured")
             else:
-                self.show()
+                if self.hints:
+                    self._hint(now)
+                left = self._memorising(now)
+                self.show(status=None if left is None else
+                          f"memorise: {left:.0f} s, then the reading starts on both machines")
+        self._sound_news()
         t = self.transport
         if t is not None and t.done.is_set() and (t.error is not None or self.phase != "over"):
             self.quit = True  # (the caller says why)
         if getattr(self.output, "error", None) is not None and self.phase != "over":
             self.quit = True  # the sound stopped (the caller says it)
+
+    def _memorising(self, now: float) -> float | None:
+        """Seconds until the reading's first sync point while it is further off than any
+        but a memorisation's (the host's ``--memorize``); else ``None``."""
+        tl = self.side.timeline
+        t = now if self.is_host else self.side.host_time(now)
+        if tl is None or not tl.anchors or t is None:
+            return None
+        left = tl.anchors[-1].at - t
+        return left if left > online.FIRST_LEAD_S + 2.5 else None
+
+    def _hint(self, now: float) -> None:
+        """``--hints``: the cards the morae heard here rule out, dimmed as this machine hears
+        them (the host's session runs ``bound`` behind; the guest's mirror is not ticked)."""
+        from reader.practice.session import morae_heard, ruled_in
+
+        cur = self.m.current()
+        heard = self.heard(round(now * 1e9))
+        if cur is None or heard is None or self.m.owed_send() is not None:
+            key, dim = None, frozenset()
+        else:
+            key = (cur.index, morae_heard(cur.morae, cur.start, heard))
+            if key == self._hint_key:
+                return
+            on = [c for cs in self.m.board.values() for c in cs]
+            dim = frozenset(on) - ruled_in(on, cur.poem, key[1])
+        self._hint_key = key
+        self.session.dim = dim
+
+    def _sound_news(self) -> None:
+        """This machine's sound heard a start too late, or stalled: the host schedules further
+        ahead (its own sound: here; the guest's: told by ``status``) and says it in one line."""
+        out = self.output
+        if not hasattr(out, "cut_ms"):  # (tests: a ``NullOutput``)
+            return
+        with self.lock:
+            if self.is_host:
+                line = self.side.local_sound(out.underruns, out.cut_ms)
+                if line is not None:
+                    self.session.status = line[:120]
+                    self.say(line)
+            else:
+                self.outbox += self.side.sound_status(out.underruns, out.cut_ms)
 
     def _guest_news(self, name: str, data) -> None:
         s = self.session

@@ -56,8 +56,17 @@ MAX_BOUND_S = 1.5
 #: the least time between a sync point being decided and its instant (s): the guest must hear
 #: of it (one-way delay) before its output makes the buffers it falls in (``netsound``: 0.25 s)
 MIN_MARGIN_S = 0.6
+#: how far ahead of the DAC a sound makes its buffers, with the time its process takes to hear
+#: of a new anchor (s).  Asked for ``netsound.LATENCY_S`` (0.25 s), PortAudio on PulseAudio
+#: makes 62.5 ms buffers whose first frame is 0.31 s ahead: the last is made 0.375 s before
+#: it plays; then ``SoundProcess.PUSH_S`` and a window process's slow moments
+SOUND_AHEAD_S = 0.45
+#: a message that TCP lost once comes this much later (s): Linux's least retransmission
+#: timeout (200 ms) and its share of the round trip's variance; a sync point is decided with
+#: room for it, so one loss on the way cannot cut the start of a read
+RETRANSMIT_S = 0.3
 #: the first sync point comes this much later still (s): the sound processes open their
-#: streams again when they hear of it (``netsound.SoundProcess``)
+#: streams again shortly before it (``netsound.REOPEN_LEAD_S``)
 FIRST_LEAD_S = 1.0
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
@@ -113,7 +122,7 @@ SCHEMAS: dict[str, dict] = {
     "closed": _msg("closed", {"read": _INT, "touches": _TOUCHES}),
     "send": _msg("send", {"read": _INT, "cards": _CARDS}),
     "sent": _msg("sent", {"read": _INT, "player": _PLAYER, "cards": _CARDS}),
-    "status": _msg("status", {"underruns": _INT}),
+    "status": _msg("status", {"underruns": _INT}, {"cut_ms": _INT}),
     "ready": _msg("ready", {}),
     "over": _msg("over", {}),
     "warn": _msg("warn", {"text": _TEXT}),
@@ -413,8 +422,10 @@ class Host(_Pinger):
         self._open: list[list] | None = None  # the touches of a read whose send is owed
         self._owed_by: str | None = None
         self._warned_jumps = 0
-        self._underruns = 0
-        self._status_read: int | None = None
+        self._underruns: dict[str, int] = {}  # by whose sound ("host", "guest")
+        self._cut_ms = 0
+        self._cut_extra = 0.0
+        self._status_read: dict[str, int] = {}
         self._touch_count: dict[int, int] = {}
 
     # -- the link ---------------------------------------------------------------------------
@@ -480,13 +491,8 @@ class Host(_Pinger):
                                               "or the card just read): pick again"}]
             return self._flush()
         if t == "status":
-            if msg["underruns"] > self._underruns and self._status_read != self.m.index:
-                self._underruns = msg["underruns"]
-                self._status_read = self.m.index  # (told once a read at most)
-                return [{"t": "warn", "text": (
-                    f"your sound stalled (underruns: {msg['underruns']}): what you hear is "
-                    "behind the reading; it is realigned at the next sync point")}]
-            return []
+            line = self._sound_news("guest", msg["underruns"], msg.get("cut_ms", 0))
+            return [] if line is None else [{"t": "warn", "text": line}]
         if t == "error":
             self.hangup = True
             return []
@@ -524,7 +530,42 @@ class Host(_Pinger):
 
     @property
     def margin(self) -> float:
-        return max(MIN_MARGIN_S, min(2.5, self.clock.max_rtt + 0.4))
+        """How far ahead a sync point is decided (s): a whole round trip (the worst seen: a
+        bound on the one-way delay), a retransmission, and the sound's buffers ahead, so a
+        message that jitter or one loss delays still reaches both sounds before they make
+        the buffers it falls in; more after a sound said it heard a start too late."""
+        need = self.clock.max_rtt + RETRANSMIT_S + SOUND_AHEAD_S + self._cut_extra
+        return max(MIN_MARGIN_S, min(2.5, need))
+
+    def local_sound(self, underruns: int, cut_ms: int) -> str | None:
+        """This machine's sound's counts (a ``netsound.SoundProcess``'s): the line to tell
+        this machine's player, as a guest's ``status`` is answered (``None``: nothing new)."""
+        return self._sound_news("host", underruns, cut_ms)
+
+    def _sound_news(self, who: str, underruns: int, cut_ms: int) -> str | None:
+        cut = self.sound_cut(cut_ms)
+        if cut is not None:
+            return cut
+        seen = self._underruns.get(who, 0)
+        if underruns > seen and self._status_read.get(who) != self.m.index:
+            self._underruns[who] = underruns
+            self._status_read[who] = self.m.index  # (told once a read at most)
+            return (f"your sound stalled (underruns: {underruns}): part of the reading was "
+                    "not heard in time (is this machine busy?)")
+        return None
+
+    def sound_cut(self, cut_ms: int) -> str | None:
+        """A sound (the guest's, by its ``status``, or this machine's) made the buffers of a
+        sync point's instant before it heard of it: the start of that read was cut by
+        ``cut_ms`` (the largest so far).  Later sync points are decided that much further
+        ahead; the line to tell its player, once per new worst (``None``: nothing new)."""
+        if cut_ms <= self._cut_ms:
+            return None
+        self._cut_ms = cut_ms
+        self._cut_extra = min(1.5, cut_ms / 1000.0 + 0.05)
+        return (f"a start of the reading reached the sound {cut_ms} ms too late (its first "
+                f"{cut_ms} ms were not heard): the reading is now scheduled "
+                f"{self.margin:.1f} s ahead")
 
     # -- the host player's touches ------------------------------------------------------------
     def touch(self, card: int, frame: float | None, now: float) -> None:
@@ -659,6 +700,7 @@ class Guest(_Pinger):
         #: (``ready``) after each welcome; the host schedules no sync point before
         self.ready = True
         self._ready_sent = False
+        self._told = (0, 0)  # the sound's counts told to the host (``sound_status``)
 
     def hello(self, now: float) -> list[dict]:
         self._next_ping = now
@@ -769,6 +811,15 @@ class Guest(_Pinger):
 
     def send(self, cards) -> list[dict]:
         return [{"t": "send", "read": self.m.index, "cards": [int(c) for c in cards]}]
+
+    def sound_status(self, underruns: int, cut_ms: int) -> list[dict]:
+        """This machine's sound's counts (a ``netsound.SoundProcess``'s), as a ``status``
+        for the host when either grew since the last (the host says what it makes of them)."""
+        told = self._told
+        if self.m is None or (underruns <= told[0] and cut_ms <= told[1]):
+            return []
+        self._told = (max(underruns, told[0]), max(cut_ms, told[1]))
+        return [{"t": "status", "underruns": int(underruns), "cut_ms": int(cut_ms)}]
 
 
 # ------------------------------------------------------------------------------- a bot as guest
