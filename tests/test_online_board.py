@@ -181,3 +181,28 @@ def test_a_hosts_memorisation_counts_down_on_the_guests_board_then_the_reading_s
         import pygame
 
         pygame.display.quit()
+
+
+def test_a_judgement_on_the_guests_board_is_told_under_the_read_it_belongs_to(monkeypatch):
+    # the last read's outcome line stays a while (a goshiki read closes as the next starts):
+    # a judgement in the read now open must not be told as if it were that read's
+    from audio.output import NullOutput
+    from reader.practice.netwindow import OnlineWindow
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m, host, guest, sim = _pair()
+    host.ready = True
+    assert sim.run_until(lambda: guest.m is not None, limit=5.0)
+    w = OnlineWindow(guest, guest.me, threading.Lock(), NullOutput(48000))
+    w.open()
+    try:
+        cur = guest.m.current()
+        w.session.status = "read 0: 12 つき · A took it"  # an earlier read's outcome, still shown
+        w._guest_news("judged", {"verdict": "fault", "card": cur.poem, "player": "B",
+                                 "frame": cur.start})
+        assert w.session.status == f"read {cur.index + 1}/{len(guest.m.order)} · you: fault"
+        assert w.session.marks[cur.poem] == "fault"
+    finally:
+        import pygame
+
+        pygame.display.quit()

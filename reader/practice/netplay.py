@@ -9,7 +9,7 @@ A line that is too long, not JSON or not a message of the protocol is answered w
 from __future__ import annotations
 
 import asyncio
-from reader.base.clock import SYSTEM_CLOCK
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from collections.abc import Callable
 
 from reader.base.errors import KarutaError
@@ -103,7 +103,7 @@ def _close(writer) -> None:
 
 
 async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
-                   clock: Callable[[], float] = SYSTEM_CLOCK.seconds,
+                   clock: Clock = SYSTEM_CLOCK,
                    on_listen: Callable[[int], None] | None = None,
                    on_tick: Callable[[float], None] | None = None,
                    warn: Callable[[str], None] = print) -> None:
@@ -111,10 +111,10 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
     link: dict = {"writer": None}
 
     async def handle(reader, writer):
-        me = host.connect(clock())
+        me = host.connect(clock.seconds())
         try:
             async for msg in _lines(reader, online.MAX_LINE):
-                out = host.receive(msg, clock(), me)
+                out = host.receive(msg, clock.seconds(), me)
                 if host.link == me and link["writer"] is not writer:
                     old, link["writer"] = link["writer"], writer  # this link is the guest's now
                     if old is not None:
@@ -129,7 +129,7 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
             pass  # (cancelled: the host is shutting down)
         finally:
             if host.link == me:
-                host.drop(clock(), me)
+                host.drop(clock.seconds(), me)
                 link["writer"] = None
                 if not host.session.over and not closing:
                     warn("the guest's link broke: waiting for it to join again (same code)")
@@ -145,7 +145,7 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
     try:
         over_at = None
         while True:
-            now = clock()
+            now = clock.seconds()
             out = host.tick(now)
             await _send(link["writer"] if host.joined else None, out)
             if on_tick is not None:
@@ -164,7 +164,7 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
 
 async def run_guest(guest: online.Guest, address: tuple[str, int], *,
                     players: list[Callable[[float], list]] = (),
-                    clock: Callable[[], float] = SYSTEM_CLOCK.seconds,
+                    clock: Clock = SYSTEM_CLOCK,
                     warn: Callable[[str], None] = print,
                     on_tick: Callable[[float], None] | None = None,
                     reconnect_s: float = RECONNECT_S) -> None:
@@ -180,13 +180,13 @@ async def run_guest(guest: online.Guest, address: tuple[str, int], *,
         except OSError as e:
             if first:
                 raise NetError(f"cannot reach {host_name}:{port} ({e.strerror or e})") from None
-            if clock() - lost_at > reconnect_s:
+            if clock.seconds() - lost_at > reconnect_s:
                 raise NetError(f"the link to {host_name}:{port} broke and did not come back "
                                f"within {reconnect_s:.0f} s") from None
             await asyncio.sleep(0.25)
             continue
         first = False
-        await _send(writer, guest.hello(clock()))
+        await _send(writer, guest.hello(clock.seconds()))
         broken = await _guest_link(guest, reader, writer, players, clock, on_tick)
         _close(writer)
         if guest.error is not None:
@@ -195,7 +195,7 @@ async def run_guest(guest: online.Guest, address: tuple[str, int], *,
             return
         if broken:
             warn("the link to the host broke: joining again")
-        lost_at = clock()
+        lost_at = clock.seconds()
         await asyncio.sleep(0.25)
 
 
@@ -205,7 +205,7 @@ async def _guest_link(guest, reader, writer, players, clock, on_tick) -> bool:
 
     async def ticker():
         while not stop.is_set():
-            now = clock()
+            now = clock.seconds()
             out = guest.tick(now)
             for p in players:
                 out += p(now)
@@ -221,7 +221,7 @@ async def _guest_link(guest, reader, writer, players, clock, on_tick) -> bool:
                            if not t.cancelled() and t.exception() is not None else None)
     try:
         async for msg in _lines(reader, online.MAX_WELCOME):
-            await _send(writer, guest.receive(msg, clock()))
+            await _send(writer, guest.receive(msg, clock.seconds()))
             if guest.hangup or guest.over:
                 return False
         return True

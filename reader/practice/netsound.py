@@ -376,10 +376,10 @@ def main() -> int:
     import os
     import signal
     import sys
-    import time
 
     import audio.quiet
     from audio.output.audio_process import realtime_priority
+    from reader.base.clock import SYSTEM_CLOCK
     from reader.base.errors import KarutaError
     from reader.base.statefiles import decode_json
     from reader.practice import online
@@ -448,7 +448,7 @@ def main() -> int:
                     # opened within 2 s of it, within 3 ms) -- minutes later after a
                     # memorisation
                     at = None if offset[0] is None else new[0].at - offset[0]
-                    wait = 0.0 if at is None else at - time.perf_counter() - REOPEN_LEAD_S
+                    wait = 0.0 if at is None else at - SYSTEM_CLOCK.seconds() - REOPEN_LEAD_S
                     timer = threading.Timer(max(0.0, wait), reopen)
                     timer.daemon = True
                     timer.start()

@@ -304,9 +304,8 @@ class OnlineWindow(BoardWindow):
             self._rebuilt(data)
             self.say(f"joined again: the match goes on from read {data.index + 1}")
         elif name == "start":
-            cur = self.m.current()
-            if cur is not None:
-                s.status = f"read {cur.index + 1}/{len(self.m.order)}"
+            if self.m.current() is not None:
+                s.status = self._read_line()
         elif name == "judged":
             verdict, card = data["verdict"], data["card"]
             if verdict in ("take", "fault"):
@@ -315,7 +314,9 @@ class OnlineWindow(BoardWindow):
                     self._shake(card)
             if verdict in ("take", "fault", "miss", "late"):
                 who = "you" if data["player"] == self.local else data["player"]
-                s.status = f"{s.status.split(' · ')[0]} · {who}: {verdict}"
+                # under the read it belongs to (the read still open), not under the line
+                # that tells the last read's outcome
+                s.status = f"{self._read_line() or s.status.split(' · ')[0]} · {who}: {verdict}"
         elif name == "closed" and data is not None:
             self._picked = []
             s.closed_read(data)
@@ -324,6 +325,11 @@ class OnlineWindow(BoardWindow):
         elif name == "warn":
             s.status = str(data)[:120]
             self.say(f"the host says: {data}")
+
+    def _read_line(self) -> str:
+        """``read N/M`` for the read now open ("" when none is)."""
+        cur = self.m.current()
+        return "" if cur is None else f"read {cur.index + 1}/{len(self.m.order)}"
 
     def _rebuilt(self, m) -> None:
         from reader.practice.session import PracticeSession
