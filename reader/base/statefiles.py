@@ -607,6 +607,28 @@ def _special(path: Path | str) -> bool:
     return not (stat_.S_ISREG(mode) or stat_.S_ISDIR(mode))
 
 
+def same_file(a: Path | str, b: Path | str) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same path once links are followed, or two
+    names (a hard link) of one file that is there."""
+    try:
+        return Path(a).resolve() == Path(b).resolve() or (
+            os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b))
+    except (OSError, ValueError):
+        return False
+
+
+def check_distinct(*named: tuple[str, Path | str | None]) -> None:
+    """Refuse one file given to two options of one command (``("--plot", p), ("--out", o)``;
+    None: not given): the second write would replace the first, or a log would be written
+    into a plan.  One ``OutputError`` line, before anything is written."""
+    given = [(opt, path) for opt, path in named if path is not None and str(path) != ""]
+    for i, (opt_a, a) in enumerate(given):
+        for opt_b, b in given[i + 1:]:
+            if same_file(a, b):
+                raise OutputError(f"{opt_a} and {opt_b} are the same file ({b}): give each "
+                                  "its own")
+
+
 def check_output(path: Path | str, option: str | None, same_kind: str | None = None, *,
                  replace: bool | None = False, resume: str | None = None) -> None:
     """Refuse an output path (``--out``, ``--csv``, ``--plot``, a log to start, a page) where

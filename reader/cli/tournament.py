@@ -465,14 +465,13 @@ def page(file, as_json):
 @replace_option()
 def export(file, as_json, csv_out, json_out, replace):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
-    from reader.base.statefiles import check_output, write_output_text
+    from reader.base.statefiles import check_distinct, check_output, write_output_text
     from reader.tournament import files
 
     for opt, path in (("--csv", csv_out), ("--out", json_out)):
         if path:
             check_output(path, opt, replace=replace)
-    if csv_out and json_out and Path(csv_out).resolve() == Path(json_out).resolve():
-        raise KarutaError(f"--csv and --out are the same file ({csv_out}): give each its own")
+    check_distinct(("--csv", csv_out), ("--out", json_out))
     with _open(file, reading=True) as t:
         data = files.export_json(t)
         table_csv = files.export_csv(t) if csv_out else None
