@@ -172,6 +172,9 @@ SCHEMAS: dict[str, dict] = {
             "third_place": {"type": "boolean"},
             "seed": _INT,
             "title": {"type": "string", "maxLength": 1000},
+            # (settings added later: a file without them is read with their old defaults)
+            "reads": {"type": "integer", "minimum": 1, "maximum": 20},
+            "color_policy": {"enum": ["one", "each-round", "given"]},
         },
     },
     "synth-script": {
