@@ -183,7 +183,8 @@ def load(path: Path | str, system: str | None = None) -> Table:
     try:
         d = decode_json(text)
     except ValueError as e:
-        raise LogError(f"{path}: not a table save (bad JSON at line {getattr(e, 'lineno', '?')})") from None
+        at = f"at line {e.lineno}: " if getattr(e, "lineno", None) else ""
+        raise LogError(f"{path}: not a table save (bad JSON {at}{getattr(e, 'msg', e)})") from None
     if not isinstance(d, dict) or d.get("karuta_table") != FORMAT:
         raise LogError(f"{path}: not a karuta table save (format {FORMAT})")
     if system is not None and d.get("system") != system:
