@@ -34,6 +34,35 @@ def check_pause_ms(name: str, ms) -> None:
 NAME_MAX = 40
 
 
+#: how much of a word the user typed a one-line error quotes back
+SHOWN_MAX = 40
+
+
+def shown(word: str) -> str:
+    """``word`` quoted for a one-line error: as ``repr`` shows it (a control character as its
+    escape), cut after ``SHOWN_MAX`` characters with its length said, so a pasted page or a
+    runaway key stays one line."""
+    if len(word) <= SHOWN_MAX:
+        return repr(word)
+    return f"{word[:SHOWN_MAX - 10]!r}… ({len(word)} characters)"
+
+
+#: the longest run of characters without a space a one-line message shows whole (a path)
+RUN_MAX = 300
+
+
+def bounded(message: str) -> str:
+    """``message`` with every run of more than ``RUN_MAX`` characters without a space (a
+    value pasted into an option, echoed back) cut, its length said: one line stays a line."""
+    import re
+
+    def cut(m: re.Match) -> str:
+        run = m.group(0)
+        return f"{run[:SHOWN_MAX]}… ({len(run)} characters)"
+
+    return re.sub(r"\S{%d,}" % (RUN_MAX + 1), cut, message)
+
+
 def check_name(name: str, what: str, where: str = "", error: type | None = None) -> str:
     """``name`` as a person's ``what`` ("name", "group"), or one line (``error``, default
     ``KarutaError``; ``where`` it came from, if given, first): no longer than ``NAME_MAX``, no

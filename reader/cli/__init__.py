@@ -79,7 +79,9 @@ def command_clock():
 def warn(message: str) -> None:
     """The one way a command tells the user something went wrong or is missing: one line
     ``karuta: message`` on stderr (errors end the same way, through ``main``)."""
-    click.echo(f"karuta: {message}", err=True)
+    from reader.base.limits import bounded
+
+    click.echo(f"karuta: {bounded(message)}", err=True)
 
 
 class LazyGroup(click.Group):

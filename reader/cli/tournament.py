@@ -563,7 +563,9 @@ def _desk(t, as_json: bool) -> None:
             if as_json:
                 click.echo(json.dumps({"error": str(e)}, ensure_ascii=False))
             else:
-                click.echo(f"karuta: {e}", err=True)
+                from reader.cli import warn
+
+                warn(str(e))
             continue
         if data is None:
             continue
