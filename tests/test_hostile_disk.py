@@ -18,3 +18,14 @@ def test_the_stats_database_on_a_full_disk_says_the_disk_is_full(tmp_path):
         one_line(1, line, "the disk is full", "stats.sqlite3")
         assert "I/O" not in line, line
     assert files["data/stats.sqlite3"] == files["before"], "the stats database changed"
+
+
+def test_a_new_tournament_in_a_read_only_data_folder_is_one_line(tmp_path):
+    """The data folder is on a disk mounted read-only (a HOME that cannot be written): the
+    default tournament's folder cannot be made -- one line naming it, not a traceback."""
+    shell = ('mount -o remount,ro "$D" && $K tournament new --players "$OUT/seed/p.csv" '
+             '--seed 1; r=$?; [ $r = 1 ]')
+    rc, out, err, files = small_disk(tmp_path, 256, shell, {"p.csv": "name\nA\nB\nC\nD\n"})
+    assert rc == 0, err
+    one_line(1, err, "cannot create the tournament folder", "Read-only")
+    assert not any(n.startswith("data/") for n in files), files

@@ -197,7 +197,9 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
     if seed is None:
         seed = pick_seed()
     if not file:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from reader.base.dirs import make_folder
+
+        make_folder(path.parent, "the tournament folder")
     color_list = tuple(c for c in (colors or "").replace("、", ",").split(",") if c.strip())
     if color_list and color_each_round:
         raise KarutaError("--colors gives the colours: leave out --color-each-round")

@@ -218,10 +218,9 @@ class StatsDB:
             # only to be read (``karuta stats``), in a read-only folder or disk: shown as it is
             self._conn = self._open_snapshot()
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise KarutaError(f"cannot create the data folder {self.path.parent}: {e.strerror}") from None
+        from reader.base.dirs import make_folder
+
+        make_folder(self.path.parent, "the data folder")
         try:
             self._conn = self._open()
         except _Corrupt as e:
