@@ -45,9 +45,35 @@ def set_default_voice(name: str) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise KarutaError(f"cannot write {path}: {e.strerror or e}") from None
-    atomic_write_text(path, "# karuta: the voice used when --voice is not given\n"
-                            f"default = {_toml_str(name)}\n")  # a link is written through
+    atomic_write_text(path, _with_default(path, name))  # a link is written through
     return path
+
+
+def _with_default(path: Path, name: str) -> str:
+    """The setting's text with ``default`` set to ``name``: the user's own lines (notes, keys
+    of a newer karuta) kept as they were, only the ``default = ...`` line replaced; a file
+    that cannot be read as TOML (what 'voice use' is said to mend) is written anew."""
+    import re
+    import tomllib
+
+    line = f"default = {_toml_str(name)}"
+    fresh = f"# karuta: the voice used when --voice is not given\n{line}\n"
+    try:
+        old = path.read_text(encoding="utf-8")
+        tomllib.loads(old)
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return fresh
+    head = re.search(r"^\s*\[", old, re.M)  # top-level keys end at the first [table]
+    top, rest = (old[:head.start()], old[head.start():]) if head else (old, "")
+    top, n = re.subn(r"^[ \t]*default[ \t]*=.*$", line, top, count=1, flags=re.M)
+    text = (top if n else (top + ("" if not top or top.endswith("\n") else "\n") + line + "\n")) \
+        + rest
+    try:
+        if tomllib.loads(text).get("default") == name:
+            return text
+    except tomllib.TOMLDecodeError:
+        pass
+    return fresh
 
 
 class FallbackVoice:
