@@ -54,14 +54,16 @@ def _with_default(path: Path, name: str) -> str:
     of a newer karuta) kept as they were, only the ``default = ...`` line replaced; a file
     that cannot be read as TOML (what 'voice use' is said to mend) is written anew."""
     import re
-    import tomllib
 
+    from reader.base.statefiles import StateFileError, parse_toml, read_text
+
+    what = "the default-voice setting"
     line = f"default = {_toml_str(name)}"
     fresh = f"# karuta: the voice used when --voice is not given\n{line}\n"
     try:
-        old = path.read_text(encoding="utf-8")
-        tomllib.loads(old)
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        old = read_text(path, what)
+        parse_toml(old, "default-voice", what, path)
+    except (OSError, StateFileError):
         return fresh
     head = re.search(r"^\s*\[", old, re.M)  # top-level keys end at the first [table]
     top, rest = (old[:head.start()], old[head.start():]) if head else (old, "")
@@ -69,9 +71,9 @@ def _with_default(path: Path, name: str) -> str:
     text = (top if n else (top + ("" if not top or top.endswith("\n") else "\n") + line + "\n")) \
         + rest
     try:
-        if tomllib.loads(text).get("default") == name:
+        if parse_toml(text, "default-voice", what, path).get("default") == name:
             return text
-    except tomllib.TOMLDecodeError:
+    except StateFileError:
         pass
     return fresh
 

@@ -362,10 +362,14 @@ def load_json(path: Path | str, kind: str, what: str) -> Any:
 
 def load_toml(path: Path | str, kind: str, what: str) -> dict:
     """Read, parse and check a TOML file of ``kind``."""
+    path = Path(path)
+    return parse_toml(read_text(path, what), kind, what, path)
+
+
+def parse_toml(text: str, kind: str, what: str, path: Path | str) -> dict:
+    """Parse and check ``text``, a TOML file of ``kind`` (``path``: its name in the lines)."""
     import tomllib
 
-    path = Path(path)
-    text = read_text(path, what)
     if _too_deep(text):
         raise StateFileError(f"{what} {path} is damaged (nested deeper than {MAX_DEPTH} levels)")
     try:
