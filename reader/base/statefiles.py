@@ -204,7 +204,9 @@ def read_text(path: Path | str, what: str) -> str:
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise StateFileError(f"{what} {path} is {size // 2**20} MiB: too large to be one")
-        return path.read_bytes().decode("utf-8-sig")
+        from reader.base.files import read_bounded
+
+        return read_bounded(path, MAX_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise
     except UnicodeDecodeError as e:

@@ -175,7 +175,9 @@ def load(path: Path | str, system: str | None = None) -> Table:
     """A table from its save file; one ``LogError`` line for anything wrong with it."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        from reader.base.files import read_bounded
+
+        text = read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         raise LogError(f"{path}: no such save file") from None
     except (OSError, UnicodeDecodeError) as e:
