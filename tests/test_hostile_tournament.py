@@ -36,3 +36,23 @@ def test_a_setting_out_of_range_is_said_and_the_file_kept(tmp_path, key, value, 
     res = run_inproc("tournament", *command, "-f", t, data_dir=tmp_path / "data")
     one_line_error(res, str(t), "damaged", key)
     assert hashlib.sha1(t.read_bytes()).hexdigest() == before
+
+
+@pytest.mark.parametrize("title", ["x" * 1001, "a\x1b[31mred", "\u202eevil", "two\nlines"])
+def test_a_title_the_file_could_not_hold_is_refused_before_it_is_made(tmp_path, title):
+    (tmp_path / "p.csv").write_text(PLAYERS)
+    t = tmp_path / "t.sqlite"
+    res = run_inproc("tournament", "new", "-f", t, "--players", tmp_path / "p.csv",
+                     "--title", title, data_dir=tmp_path / "data")
+    one_line_error(res, "title")
+    assert not t.exists()
+
+
+def test_the_longest_title_is_read_back(tmp_path):
+    (tmp_path / "p.csv").write_text(PLAYERS)
+    t = tmp_path / "t.sqlite"
+    res = run_inproc("tournament", "new", "-f", t, "--players", tmp_path / "p.csv",
+                     "--title", "x" * 1000, data_dir=tmp_path / "data")
+    assert res.returncode == 0, res.stderr
+    res = run_inproc("tournament", "status", "-f", t, data_dir=tmp_path / "data")
+    assert res.returncode == 0, res.stderr

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from reader.base.errors import KarutaError, LogError, OutputError
+from reader.base.limits import TITLE_MAX
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
@@ -171,7 +172,7 @@ SCHEMAS: dict[str, dict] = {
             "mix_groups": {"type": "boolean"},
             "third_place": {"type": "boolean"},
             "seed": _INT,
-            "title": {"type": "string", "maxLength": 1000},
+            "title": {"type": "string", "maxLength": TITLE_MAX},
             # (settings added later: a file without them is read with their old defaults)
             "reads": {"type": "integer", "minimum": 1, "maximum": 20},
             "color_policy": {"enum": ["one", "each-round", "given"]},

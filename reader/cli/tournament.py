@@ -193,6 +193,10 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
     if not players_csv:
         raise KarutaError("give the players: --players FILE.csv (columns name, group, block), "
                           "or --resume to go on with the tournament in the file")
+    from reader.base.limits import TITLE_MAX, check_name
+
+    # (as the file is read back: a title it would call damaged is not written)
+    check_name(title, "title", limit=TITLE_MAX)
     rows = read_csv(players_csv)
     if seed is None:
         seed = pick_seed()
