@@ -226,178 +226,186 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     if pack_name in BUILTIN:
         pack_name += "-pack"
     dest = Path(dest_dir) if dest_dir is not None else voices_dir() / pack_name
-    if dest.exists() and not replace:
-        _refuse_replacing(dest, src)
-    tmp = dest.with_name(dest.name + f".importing-{os.getpid()}")
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    (tmp / "clips").mkdir(parents=True)
-    ref = None if reference is False else _reference(reference)
+    from reader.base.files import hold
 
-    problems: list[Problem] = list(source.problems) + mproblems
-    clips: dict[str, dict] = {}
-    lock = threading.Lock()
+    # two imports under one name at once: the second is one line, not a silent replacement
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    held = hold(dest, "the voice pack")
+    try:
+        if dest.exists() and not replace:
+            _refuse_replacing(dest, src)
+        tmp = dest.with_name(dest.name + f".importing-{os.getpid()}")
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        (tmp / "clips").mkdir(parents=True)
+        ref = None if reference is False else _reference(reference)
 
-    def store(key: str, part: str, y, info: dict, rel: str):
-        ov = overrides.get((key, part), {})
-        if ov.get("exclude"):
-            return [Problem(clip_label(key, part), "excluded", "exclude = true in voice.toml")]
-        s, e = trim_silence(y, PACK_RATE)
-        if e <= s:
-            return [Problem(clip_label(key, part), "silent", f"{rel}: no sound above the noise floor")]
-        cut0 = int(round(float(ov.get("trim_start_ms", 0)) * PACK_RATE / 1000))
-        cut1 = int(round(float(ov.get("trim_end_ms", 0)) * PACK_RATE / 1000))
-        if cut0 or cut1:
-            s2, e2 = s + cut0, e - cut1
-            if e2 - s2 < PACK_RATE // 10:
-                return [Problem(clip_label(key, part), "bad manifest", "trim_start_ms/trim_end_ms leave nothing")]
-            s, e = s2, e2
-        clip = np.ascontiguousarray(y[s:e], dtype=np.float32)
-        peak = float(np.abs(clip).max())
-        out: list[Problem] = []
-        if 20 * np.log10(max(peak, 1e-12)) < SILENT_DB:
-            return [Problem(clip_label(key, part), "silent", f"peak {20 * np.log10(max(peak, 1e-12)):.0f} dBFS")]
-        store_gain = 1.0 / peak if peak > 1.0 else 1.0
-        fname = f"{key}_{part}.flac"
-        sf.write(str(tmp / "clips" / fname), clip * store_gain, PACK_RATE, subtype="PCM_24")
-        sha1 = file_sha1(tmp / "clips" / fname)  # voice check finds a replaced clip
-        secs = len(clip) / PACK_RATE
-        if info["clipped"] >= 3:
-            out.append(Problem(clip_label(key, part), "clipped", f"{info['clipped']} samples at full scale"))
-        if secs < MIN_CLIP_S:
-            out.append(Problem(clip_label(key, part), "too short", f"{secs:.2f} s"))
-        elif secs > MAX_CLIP_S:
-            out.append(Problem(clip_label(key, part), "too long", f"{secs:.1f} s"))
-        entry = {
-            "file": f"clips/{fname}", "frames": len(clip), "source": rel,
-            "source_rate": info["rate"], "channels": info["channels"],
-            "peak": peak * store_gain, "rms": active_rms(clip, PACK_RATE) * store_gain,
-            "lufs": integrated_lufs(clip * store_gain, PACK_RATE),
-            "true_peak_db": true_peak_db(clip * store_gain),
-            "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
-            "sha1": sha1,
-        }
-        with lock:
-            clips[f"{key}.{part}"] = entry
-        return out
+        problems: list[Problem] = list(source.problems) + mproblems
+        clips: dict[str, dict] = {}
+        lock = threading.Lock()
 
-    def one(job):
-        (key, part), path = job
-        rel = path.relative_to(src).as_posix()
-        try:
-            d = decode(path, PACK_RATE)
-        except AudioFileError as e:
-            label = clip_label(key, part) if part != "both" else key
-            return [Problem(label, "unreadable", str(e))]
-        info = {"clipped": d.clipped_samples, "rate": d.source_rate, "channels": d.channels}
-        y = d.samples
-        if part != "both":
-            return store(key, part, y, info, rel)
-        ov = overrides.get((key, "both"), {})
-        if "split_ms" in ov:
-            at = int(round(float(ov["split_ms"]) * PACK_RATE / 1000))
-            if not 0 < at < len(y):
-                return [Problem(key, "bad manifest", f"split_ms {ov['split_ms']} is outside the file "
-                                                     f"({len(y) * 1000 // PACK_RATE} ms)")]
-            a, b = at, at
-        else:
-            found = find_split(y, PACK_RATE, _expected_split(y, ref, key))
-            if found is None:
-                return [Problem(key, "no split", f"no pause between 上の句 and 下の句 in {rel}; "
-                                                 f"set clips.\"{key}\".split_ms in voice.toml")]
-            a, b = found
-        return store(key, "kami", y[:a], info, rel) + store(key, "shimo", y[b:], info, rel)
+        def store(key: str, part: str, y, info: dict, rel: str):
+            ov = overrides.get((key, part), {})
+            if ov.get("exclude"):
+                return [Problem(clip_label(key, part), "excluded", "exclude = true in voice.toml")]
+            s, e = trim_silence(y, PACK_RATE)
+            if e <= s:
+                return [Problem(clip_label(key, part), "silent", f"{rel}: no sound above the noise floor")]
+            cut0 = int(round(float(ov.get("trim_start_ms", 0)) * PACK_RATE / 1000))
+            cut1 = int(round(float(ov.get("trim_end_ms", 0)) * PACK_RATE / 1000))
+            if cut0 or cut1:
+                s2, e2 = s + cut0, e - cut1
+                if e2 - s2 < PACK_RATE // 10:
+                    return [Problem(clip_label(key, part), "bad manifest", "trim_start_ms/trim_end_ms leave nothing")]
+                s, e = s2, e2
+            clip = np.ascontiguousarray(y[s:e], dtype=np.float32)
+            peak = float(np.abs(clip).max())
+            out: list[Problem] = []
+            if 20 * np.log10(max(peak, 1e-12)) < SILENT_DB:
+                return [Problem(clip_label(key, part), "silent", f"peak {20 * np.log10(max(peak, 1e-12)):.0f} dBFS")]
+            store_gain = 1.0 / peak if peak > 1.0 else 1.0
+            fname = f"{key}_{part}.flac"
+            sf.write(str(tmp / "clips" / fname), clip * store_gain, PACK_RATE, subtype="PCM_24")
+            sha1 = file_sha1(tmp / "clips" / fname)  # voice check finds a replaced clip
+            secs = len(clip) / PACK_RATE
+            if info["clipped"] >= 3:
+                out.append(Problem(clip_label(key, part), "clipped", f"{info['clipped']} samples at full scale"))
+            if secs < MIN_CLIP_S:
+                out.append(Problem(clip_label(key, part), "too short", f"{secs:.2f} s"))
+            elif secs > MAX_CLIP_S:
+                out.append(Problem(clip_label(key, part), "too long", f"{secs:.1f} s"))
+            entry = {
+                "file": f"clips/{fname}", "frames": len(clip), "source": rel,
+                "source_rate": info["rate"], "channels": info["channels"],
+                "peak": peak * store_gain, "rms": active_rms(clip, PACK_RATE) * store_gain,
+                "lufs": integrated_lufs(clip * store_gain, PACK_RATE),
+                "true_peak_db": true_peak_db(clip * store_gain),
+                "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
+                "sha1": sha1,
+            }
+            with lock:
+                clips[f"{key}.{part}"] = entry
+            return out
 
-    jobs = sorted(source.files.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1]))
-    if ref is not None and hasattr(ref, "prefetch") and any(p == "both" for _, p in source.files):
-        try:  # one-file poems are split where the alignment of the whole poem ends the 上の句
-            ref.prefetch([SpeechItem(k, p) for (k, part) in source.files if part == "both"
-                          for p in ("kami", "shimo")])
-        except Exception:
-            pass
-    from concurrent.futures import ThreadPoolExecutor
-
-    nworkers = workers or min(4, os.cpu_count() or 1)
-    done = 0
-    with ThreadPoolExecutor(max_workers=nworkers) as ex:
-        for res in ex.map(one, jobs):
-            problems.extend(res)
-            done += 1
-            if progress:
-                progress(done, len(jobs))
-
-    # loudness matching: every clip's active RMS to the target, peaks limited
-    target = 10 ** (TARGET_RMS_DB / 20)
-    for c in clips.values():
-        if np.isfinite(c["lufs"]):
-            g = 10 ** ((TARGET_LUFS - c["lufs"]) / 20)
-        else:
-            g = target / c["rms"] if c["rms"] > 0 else 1.0
-        c["lufs"] = round(c["lufs"], 2) if np.isfinite(c["lufs"]) else None
-        g *= 10 ** (c["user_gain_db"] / 20)
-        if np.isfinite(c["true_peak_db"]):
-            g = min(g, 10 ** ((CEILING_DBTP - c["true_peak_db"]) / 20))
-        else:
-            g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
-        c["true_peak_db"] = round(c["true_peak_db"], 2) if np.isfinite(c["true_peak_db"]) else None
-        c["gain"] = round(g * c["stored_gain"], 6)
-
-    # mora timelines
-    aligned = [k for k in clips if k.split(".")[1] in align_parts] if ref is not None else []
-    if aligned and hasattr(ref, "prefetch"):
-        try:
-            ref.prefetch([SpeechItem(*k.split(".")) for k in aligned])
-        except Exception:
-            pass
-
-    def timeline(k):
-        key, part = k.split(".")
-        c = clips[k]
-        lay = _ref_layout(ref, key, part)
-        if ref is not None and part in align_parts:
+        def one(job):
+            (key, part), path = job
+            rel = path.relative_to(src).as_posix()
             try:
-                x, _ = sf.read(str(tmp / c["file"]), dtype="float32")
-                return k, align(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay,
-                                ku_sizes=ku_sizes(SpeechItem(key, part), lay))
-            except Exception as e:  # the reference cannot speak this one: estimate
-                t = proportional(c["frames"], lay)
-                return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")
-        return k, proportional(c["frames"], lay)
+                d = decode(path, PACK_RATE)
+            except AudioFileError as e:
+                label = clip_label(key, part) if part != "both" else key
+                return [Problem(label, "unreadable", str(e))]
+            info = {"clipped": d.clipped_samples, "rate": d.source_rate, "channels": d.channels}
+            y = d.samples
+            if part != "both":
+                return store(key, part, y, info, rel)
+            ov = overrides.get((key, "both"), {})
+            if "split_ms" in ov:
+                at = int(round(float(ov["split_ms"]) * PACK_RATE / 1000))
+                if not 0 < at < len(y):
+                    return [Problem(key, "bad manifest", f"split_ms {ov['split_ms']} is outside the file "
+                                                         f"({len(y) * 1000 // PACK_RATE} ms)")]
+                a, b = at, at
+            else:
+                found = find_split(y, PACK_RATE, _expected_split(y, ref, key))
+                if found is None:
+                    return [Problem(key, "no split", f"no pause between 上の句 and 下の句 in {rel}; "
+                                                     f"set clips.\"{key}\".split_ms in voice.toml")]
+                a, b = found
+            return store(key, "kami", y[:a], info, rel) + store(key, "shimo", y[b:], info, rel)
 
-    with ThreadPoolExecutor(max_workers=nworkers) as ex:
-        for k, t in ex.map(timeline, sorted(clips)):
-            clips[k]["timeline"] = t.to_json()
-    if ref is not None and hasattr(ref, "close") and reference is None:
-        ref.close()
+        jobs = sorted(source.files.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1]))
+        if ref is not None and hasattr(ref, "prefetch") and any(p == "both" for _, p in source.files):
+            try:  # one-file poems are split where the alignment of the whole poem ends the 上の句
+                ref.prefetch([SpeechItem(k, p) for (k, part) in source.files if part == "both"
+                              for p in ("kami", "shimo")])
+            except Exception:
+                pass
+        from concurrent.futures import ThreadPoolExecutor
 
-    fields = dict(fields)
-    fields["name"] = pack_name
-    fields.setdefault("reader", source.reader)
-    fields["imported_from"] = str(src.resolve())
-    fields["layout"] = source.layout
-    for c in clips.values():
-        for k in ("stored_gain",):
-            c.pop(k, None)
-    meta = {
-        "format": PACK_FORMAT, "name": pack_name, "sample_rate": PACK_RATE,
-        "layout": source.layout, "imported_from": str(src.resolve()),
-        "source_signature": _signature(src),
-        "reference": getattr(ref, "name", None) if ref is not None else None,
-        "align_parts": list(align_parts),
-        "clips": {k: clips[k] for k in sorted(clips, key=lambda s: (_order(s.split(".")[0]), s))},
-        "problems": [p.to_json() for p in problems],
-    }
-    (tmp / "pack.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
-    (tmp / "voice.toml").write_text(_manifest_text(fields, overrides), encoding="utf-8")
-    if dest.exists():
-        old = dest.with_name(dest.name + f".old-{os.getpid()}")
-        dest.rename(old)
-        tmp.rename(dest)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp.rename(dest)
-    return VoicePack(dest)
+        nworkers = workers or min(4, os.cpu_count() or 1)
+        done = 0
+        with ThreadPoolExecutor(max_workers=nworkers) as ex:
+            for res in ex.map(one, jobs):
+                problems.extend(res)
+                done += 1
+                if progress:
+                    progress(done, len(jobs))
+
+        # loudness matching: every clip's active RMS to the target, peaks limited
+        target = 10 ** (TARGET_RMS_DB / 20)
+        for c in clips.values():
+            if np.isfinite(c["lufs"]):
+                g = 10 ** ((TARGET_LUFS - c["lufs"]) / 20)
+            else:
+                g = target / c["rms"] if c["rms"] > 0 else 1.0
+            c["lufs"] = round(c["lufs"], 2) if np.isfinite(c["lufs"]) else None
+            g *= 10 ** (c["user_gain_db"] / 20)
+            if np.isfinite(c["true_peak_db"]):
+                g = min(g, 10 ** ((CEILING_DBTP - c["true_peak_db"]) / 20))
+            else:
+                g = min(g, PEAK_LIMIT / c["peak"]) if c["peak"] > 0 else g
+            c["true_peak_db"] = round(c["true_peak_db"], 2) if np.isfinite(c["true_peak_db"]) else None
+            c["gain"] = round(g * c["stored_gain"], 6)
+
+        # mora timelines
+        aligned = [k for k in clips if k.split(".")[1] in align_parts] if ref is not None else []
+        if aligned and hasattr(ref, "prefetch"):
+            try:
+                ref.prefetch([SpeechItem(*k.split(".")) for k in aligned])
+            except Exception:
+                pass
+
+        def timeline(k):
+            key, part = k.split(".")
+            c = clips[k]
+            lay = _ref_layout(ref, key, part)
+            if ref is not None and part in align_parts:
+                try:
+                    x, _ = sf.read(str(tmp / c["file"]), dtype="float32")
+                    return k, align(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay,
+                                    ku_sizes=ku_sizes(SpeechItem(key, part), lay))
+                except Exception as e:  # the reference cannot speak this one: estimate
+                    t = proportional(c["frames"], lay)
+                    return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")
+            return k, proportional(c["frames"], lay)
+
+        with ThreadPoolExecutor(max_workers=nworkers) as ex:
+            for k, t in ex.map(timeline, sorted(clips)):
+                clips[k]["timeline"] = t.to_json()
+        if ref is not None and hasattr(ref, "close") and reference is None:
+            ref.close()
+
+        fields = dict(fields)
+        fields["name"] = pack_name
+        fields.setdefault("reader", source.reader)
+        fields["imported_from"] = str(src.resolve())
+        fields["layout"] = source.layout
+        for c in clips.values():
+            for k in ("stored_gain",):
+                c.pop(k, None)
+        meta = {
+            "format": PACK_FORMAT, "name": pack_name, "sample_rate": PACK_RATE,
+            "layout": source.layout, "imported_from": str(src.resolve()),
+            "source_signature": _signature(src),
+            "reference": getattr(ref, "name", None) if ref is not None else None,
+            "align_parts": list(align_parts),
+            "clips": {k: clips[k] for k in sorted(clips, key=lambda s: (_order(s.split(".")[0]), s))},
+            "problems": [p.to_json() for p in problems],
+        }
+        (tmp / "pack.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
+        (tmp / "voice.toml").write_text(_manifest_text(fields, overrides), encoding="utf-8")
+        if dest.exists():
+            old = dest.with_name(dest.name + f".old-{os.getpid()}")
+            dest.rename(old)
+            tmp.rename(dest)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            tmp.rename(dest)
+        return VoicePack(dest)
+    finally:
+        held.release()
 
 
 def _refuse_replacing(dest: Path, src: Path) -> None:

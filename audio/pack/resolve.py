@@ -45,9 +45,37 @@ def set_default_voice(name: str) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise KarutaError(f"cannot write {path}: {e.strerror or e}") from None
-    atomic_write_text(path, "# karuta: the voice used when --voice is not given\n"
-                            f"default = {_toml_str(name)}\n")  # a link is written through
+    atomic_write_text(path, _with_default(path, name))  # a link is written through
     return path
+
+
+def _with_default(path: Path, name: str) -> str:
+    """The setting's text with ``default`` set to ``name``: the user's own lines (notes, keys
+    of a newer karuta) kept as they were, only the ``default = ...`` line replaced; a file
+    that cannot be read as TOML (what 'voice use' is said to mend) is written anew."""
+    import re
+
+    from reader.base.statefiles import StateFileError, parse_toml, read_text
+
+    what = "the default-voice setting"
+    line = f"default = {_toml_str(name)}"
+    fresh = f"# karuta: the voice used when --voice is not given\n{line}\n"
+    try:
+        old = read_text(path, what)
+        parse_toml(old, "default-voice", what, path)
+    except (OSError, StateFileError):
+        return fresh
+    head = re.search(r"^\s*\[", old, re.M)  # top-level keys end at the first [table]
+    top, rest = (old[:head.start()], old[head.start():]) if head else (old, "")
+    top, n = re.subn(r"^[ \t]*default[ \t]*=.*$", line, top, count=1, flags=re.M)
+    text = (top if n else (top + ("" if not top or top.endswith("\n") else "\n") + line + "\n")) \
+        + rest
+    try:
+        if parse_toml(text, "default-voice", what, path).get("default") == name:
+            return text
+    except StateFileError:
+        pass
+    return fresh
 
 
 class FallbackVoice:

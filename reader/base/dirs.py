@@ -45,6 +45,18 @@ def _usable(path: Path, kind: str, env: str) -> Path:
     return path
 
 
+def make_folder(folder: Path, what: str) -> Path:
+    """``folder`` made (with the folders above it) for ``what`` ("the data folder"), or one
+    ``OutputError`` line saying why not (a read-only home, a full disk)."""
+    from reader.base.errors import OutputError
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot create {what} {folder}: {e.strerror or e}") from None
+    return folder
+
+
 def data_dir() -> Path:
     return _usable(_dir("KARUTA_DATA_DIR", "data"), "data", "KARUTA_DATA_DIR")
 

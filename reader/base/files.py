@@ -14,6 +14,23 @@ from pathlib import Path
 
 from reader.base.errors import OutputError
 
+#: the most a file karuta reads whole may hold (its logs, saves and sheets are far smaller)
+READ_MAX = 64 * 1024 * 1024
+
+
+def read_bounded(path: Path | str, limit: int = READ_MAX) -> bytes:
+    """The bytes of ``path``, at most ``limit``: a device that never ends (/dev/zero given
+    as a log) or a huge file is ``OSError`` (EFBIG) after ``limit`` + 1 bytes, not a process
+    that reads until memory runs out."""
+    import errno
+
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"more than {limit // 2**20} MiB: too large to be one of "
+                                   "karuta's files")
+    return data
+
 
 def write_target(path: Path | str) -> Path:
     """The file a write to ``path`` replaces: ``path`` itself, or, when ``path`` is a symbolic

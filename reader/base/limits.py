@@ -32,9 +32,41 @@ def check_pause_ms(name: str, ms) -> None:
 #: is 13), and so does every sheet, the pairing list, the projector's standings column and a
 #: table's lines
 NAME_MAX = 40
+#: a tournament's title (printed on every page)
+TITLE_MAX = 1000
 
 
-def check_name(name: str, what: str, where: str = "", error: type | None = None) -> str:
+#: how much of a word the user typed a one-line error quotes back
+SHOWN_MAX = 40
+
+
+def shown(word: str) -> str:
+    """``word`` quoted for a one-line error: as ``repr`` shows it (a control character as its
+    escape), cut after ``SHOWN_MAX`` characters with its length said, so a pasted page or a
+    runaway key stays one line."""
+    if len(word) <= SHOWN_MAX:
+        return repr(word)
+    return f"{word[:SHOWN_MAX - 10]!r}… ({len(word)} characters)"
+
+
+#: the longest run of characters without a space a one-line message shows whole (a path)
+RUN_MAX = 300
+
+
+def bounded(message: str) -> str:
+    """``message`` with every run of more than ``RUN_MAX`` characters without a space (a
+    value pasted into an option, echoed back) cut, its length said: one line stays a line."""
+    import re
+
+    def cut(m: re.Match) -> str:
+        run = m.group(0)
+        return f"{run[:SHOWN_MAX]}… ({len(run)} characters)"
+
+    return re.sub(r"\S{%d,}" % (RUN_MAX + 1), cut, message)
+
+
+def check_name(name: str, what: str, where: str = "", error: type | None = None, *,
+               limit: int = NAME_MAX) -> str:
     """``name`` as a person's ``what`` ("name", "group"), or one line (``error``, default
     ``KarutaError``; ``where`` it came from, if given, first): no longer than ``NAME_MAX``, no
     control or format characters (an escape sequence would reach the terminal, a bidi
@@ -45,9 +77,9 @@ def check_name(name: str, what: str, where: str = "", error: type | None = None)
 
     error = error or KarutaError
     at = f"{where}: " if where else ""
-    if len(name) > NAME_MAX:
+    if len(name) > limit:
         raise error(f"{at}the {what} {name[:20]}… is {len(name)} characters long "
-                    f"(at most {NAME_MAX})")
+                    f"(at most {limit})")
     if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
         raise error(f"{at}the {what} {name.encode('unicode_escape').decode()[:40]} "
                     "has a control character in it")

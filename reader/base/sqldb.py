@@ -34,6 +34,25 @@ def writable_here(path) -> bool:
     return not path.exists() or os.access(path, os.W_OK)
 
 
+def disk_full(path, e: sqlite3.Error) -> bool:
+    """Whether SQLite's error ``e`` on the database ``path`` is a full disk: said so
+    ("database or disk is full"), or a disk too full for even SQLite's small ``-shm`` file,
+    which SQLite reports as "disk I/O error" (less than 64 KiB left in the folder)."""
+    import shutil
+    from pathlib import Path
+
+    msg = str(e)
+    if "full" in msg:
+        return True
+    if "disk I/O error" not in msg:
+        return False
+    folder = Path(path).parent if str(Path(path).parent) else Path(".")
+    try:
+        return shutil.disk_usage(folder).free < 64 * 1024
+    except OSError:
+        return False
+
+
 class NotReadable(Exception):
     """A database in a read-only place that SQLite cannot show as it is (``str``: why)."""
 

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from reader.base.errors import KarutaError, LogError, OutputError
+from reader.base.limits import TITLE_MAX
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
@@ -171,7 +172,10 @@ SCHEMAS: dict[str, dict] = {
             "mix_groups": {"type": "boolean"},
             "third_place": {"type": "boolean"},
             "seed": _INT,
-            "title": {"type": "string", "maxLength": 1000},
+            "title": {"type": "string", "maxLength": TITLE_MAX},
+            # (settings added later: a file without them is read with their old defaults)
+            "reads": {"type": "integer", "minimum": 1, "maximum": 20},
+            "color_policy": {"enum": ["one", "each-round", "given"]},
         },
     },
     "synth-script": {
@@ -201,7 +205,9 @@ def read_text(path: Path | str, what: str) -> str:
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise StateFileError(f"{what} {path} is {size // 2**20} MiB: too large to be one")
-        return path.read_bytes().decode("utf-8-sig")
+        from reader.base.files import read_bounded
+
+        return read_bounded(path, MAX_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise
     except UnicodeDecodeError as e:
@@ -359,10 +365,14 @@ def load_json(path: Path | str, kind: str, what: str) -> Any:
 
 def load_toml(path: Path | str, kind: str, what: str) -> dict:
     """Read, parse and check a TOML file of ``kind``."""
+    path = Path(path)
+    return parse_toml(read_text(path, what), kind, what, path)
+
+
+def parse_toml(text: str, kind: str, what: str, path: Path | str) -> dict:
+    """Parse and check ``text``, a TOML file of ``kind`` (``path``: its name in the lines)."""
     import tomllib
 
-    path = Path(path)
-    text = read_text(path, what)
     if _too_deep(text):
         raise StateFileError(f"{what} {path} is damaged (nested deeper than {MAX_DEPTH} levels)")
     try:
@@ -605,6 +615,28 @@ def _special(path: Path | str) -> bool:
     except (OSError, ValueError):
         return False
     return not (stat_.S_ISREG(mode) or stat_.S_ISDIR(mode))
+
+
+def same_file(a: Path | str, b: Path | str) -> bool:
+    """Whether ``a`` and ``b`` name one file: the same path once links are followed, or two
+    names (a hard link) of one file that is there."""
+    try:
+        return Path(a).resolve() == Path(b).resolve() or (
+            os.path.exists(a) and os.path.exists(b) and os.path.samefile(a, b))
+    except (OSError, ValueError):
+        return False
+
+
+def check_distinct(*named: tuple[str, Path | str | None]) -> None:
+    """Refuse one file given to two options of one command (``("--plot", p), ("--out", o)``;
+    None: not given): the second write would replace the first, or a log would be written
+    into a plan.  One ``OutputError`` line, before anything is written."""
+    given = [(opt, path) for opt, path in named if path is not None and str(path) != ""]
+    for i, (opt_a, a) in enumerate(given):
+        for opt_b, b in given[i + 1:]:
+            if same_file(a, b):
+                raise OutputError(f"{opt_a} and {opt_b} are the same file ({b}): give each "
+                                  "its own")
 
 
 def check_output(path: Path | str, option: str | None, same_kind: str | None = None, *,

@@ -79,7 +79,9 @@ def command_clock():
 def warn(message: str) -> None:
     """The one way a command tells the user something went wrong or is missing: one line
     ``karuta: message`` on stderr (errors end the same way, through ``main``)."""
-    click.echo(f"karuta: {message}", err=True)
+    from reader.base.limits import bounded
+
+    click.echo(f"karuta: {bounded(message)}", err=True)
 
 
 class LazyGroup(click.Group):
@@ -135,6 +137,47 @@ def main(argv: list[str] | None = None, clock=None) -> None:
     from reader.base import interrupt
 
     interrupt.install()  # SIGTERM/SIGHUP clean up like Ctrl-C
+    escaped = _escape_what_stdout_cannot_show()
+    try:
+        _main(argv, clock)
+    finally:
+        if escaped and escaped[0]:
+            warn(f"this terminal's encoding ({escaped[0]}) cannot show all of the output: what "
+                 "it cannot show was written as \\u escapes; use a UTF-8 locale (e.g. "
+                 "LANG=C.UTF-8)")
+
+
+def _escape_what_stdout_cannot_show() -> list | None:
+    """Standard output in an encoding that is not UTF-8 (a Latin-1 locale, PYTHONIOENCODING):
+    what it cannot show is written as ``\\uXXXX`` escapes (JSON output stays valid JSON)
+    rather than ending the command in a traceback after its change was saved.  Returns a list
+    that holds the encoding once an escape was written (for one line at the end), or None."""
+    import codecs
+    import io
+
+    stream = sys.stdout
+    if not isinstance(stream, io.TextIOWrapper):
+        return None
+    try:
+        if codecs.lookup(stream.encoding).name.startswith("utf"):
+            return None
+    except LookupError:
+        return None
+    used: list = [None]
+
+    def escape(e):
+        used[0] = stream.encoding
+        return codecs.backslashreplace_errors(e)
+
+    codecs.register_error("karuta-escape", escape)
+    try:
+        stream.reconfigure(errors="karuta-escape")
+    except (ValueError, OSError):
+        return None
+    return used
+
+
+def _main(argv: list[str] | None, clock) -> None:
     try:
         # (not ``cli.main``: click's main prints an empty line on Ctrl-C before raising Abort;
         # our one line is all a user should see)

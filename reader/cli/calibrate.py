@@ -54,6 +54,7 @@ def calibrate(device, backend, show, clicks, interval, window, attempts, max_spr
             if hist:
                 click.echo(f"  {hist}")
         return
+    store.check_can_save()  # before the taps: a file a newer karuta wrote is not written over
     if window:
         from reader.ui.window import require_display
 

@@ -160,8 +160,9 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         from reader.ui.window import require_display
 
         require_display()
-    from reader.base.statefiles import check_output
+    from reader.base.statefiles import check_distinct, check_output
 
+    check_distinct(("--log", log_path), ("--plan-out", plan_out))  # the log would replace it
     if log_path:  # a new log: a file there is never replaced (said below; --replace: the plan)
         check_output(log_path, "--log", replace=True)
     if plan_out:

@@ -120,6 +120,9 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             raise KarutaError("--resume continues the deal in the log: leave out --seed/--deal")
         claim_log(log_file, "a match log", new=False)  # one karuta plays a log at a time
         loaded = matchlog.load(log_file)
+        if "practice" in loaded.extra:  # its reads' timings would be rewritten away
+            raise KarutaError(f"{log_file} is a practice log (karuta practice): continue it with "
+                              f"`karuta practice --log {log_file} --resume`; it was left as it is")
         if rules and rules != loaded.rules:
             raise KarutaError(f"{log_file} is a {loaded.rules} match, not {rules}")
     else:

@@ -131,11 +131,10 @@ def render(out: str, plan_out: str | None, subtype: str | None, replace: bool, *
     """Render the reading to a file: exactly what `karuta read --auto` plays."""
     from audio.render import render_to_file
 
-    if plan_out and _same_file(plan_out, out):
-        raise KarutaError(f"--plan-out and --out are the same file ({out}): the plan would "
-                          "replace the audio; give the plan its own name (e.g. plan.json)")
     from audio.render import _check_target
-    from reader.base.statefiles import check_output
+    from reader.base.statefiles import check_distinct, check_output
+
+    check_distinct(("--out", out), ("--plan-out", plan_out))
 
     _check_target(Path(out), replace)  # before the synthesis: a refused --out costs nothing
     if plan_out:  # a plan that cannot be written must not cost a finished render
@@ -151,14 +150,6 @@ def render(out: str, plan_out: str | None, subtype: str | None, replace: bool, *
     _notice(voice)
     click.echo(f"wrote {out}: {_clock(p.seconds)}, {len(p.order)} cards, {p.rules}, seed {p.seed}"
                + (f"; plan in {plan_out}" if plan_out else ""))
-
-
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return Path(a).resolve() == Path(b).resolve() or (
-            Path(a).exists() and Path(b).exists() and Path(a).samefile(b))
-    except OSError:
-        return False
 
 
 def _notice(voice) -> None:
@@ -239,9 +230,10 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
             resolve_device(device)
 
     if plan_out:  # before a session or anything else is written
-        from reader.base.statefiles import check_output
+        from reader.base.statefiles import check_distinct, check_output
 
         check_output(plan_out, "--plan-out", replace=replace)
+        check_distinct(("--session", session_path), ("--plan-out", plan_out))
     club_mode = live or window or resume or memorize is not None
     if (next_keys is not None or back_keys is not None) and not club_mode:
         raise KarutaError("--next-keys/--back-keys map club-mode keys: add --live or --window "

@@ -138,11 +138,12 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
         raise click.UsageError("--out goes with --export")
     if plot_path is not None and plot_path.suffix.lower() != ".png":
         raise click.UsageError(f"--plot writes PNG: give a FILE.png, not {plot_path.name}")
-    from reader.base.statefiles import check_output
+    from reader.base.statefiles import check_distinct, check_output
 
     for opt, path in (("--out", out), ("--plot", plot_path)):
         if path is not None:  # before the database is opened: the stats database itself too
             check_output(path, opt, replace=replace)
+    check_distinct(("--out", out), ("--plot", plot_path))  # the plot would replace the CSV
     with StatsDB(reading=True) as db:
         if db.notice:
             warn(db.notice)

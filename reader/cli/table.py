@@ -77,7 +77,9 @@ def _categories(path: str | None) -> dict:
     if not path:
         return {}
     try:
-        d = decode_json(Path(path).read_text(encoding="utf-8"))
+        from reader.base.files import read_bounded
+
+        d = decode_json(read_bounded(path).decode("utf-8"))
     except OSError as e:
         raise KarutaError(f"--categories {path}: {e.strerror}") from None
     except ValueError:

@@ -193,11 +193,17 @@ def new(file, as_json, players_csv, blocks, rounds, colors, color_each_round, re
     if not players_csv:
         raise KarutaError("give the players: --players FILE.csv (columns name, group, block), "
                           "or --resume to go on with the tournament in the file")
+    from reader.base.limits import TITLE_MAX, check_name
+
+    # (as the file is read back: a title it would call damaged is not written)
+    check_name(title, "title", limit=TITLE_MAX)
     rows = read_csv(players_csv)
     if seed is None:
         seed = pick_seed()
     if not file:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from reader.base.dirs import make_folder
+
+        make_folder(path.parent, "the tournament folder")
     color_list = tuple(c for c in (colors or "").replace("、", ",").split(",") if c.strip())
     if color_list and color_each_round:
         raise KarutaError("--colors gives the colours: leave out --color-each-round")
@@ -465,14 +471,13 @@ def page(file, as_json):
 @replace_option()
 def export(file, as_json, csv_out, json_out, replace):
     """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
-    from reader.base.statefiles import check_output, write_output_text
+    from reader.base.statefiles import check_distinct, check_output, write_output_text
     from reader.tournament import files
 
     for opt, path in (("--csv", csv_out), ("--out", json_out)):
         if path:
             check_output(path, opt, replace=replace)
-    if csv_out and json_out and Path(csv_out).resolve() == Path(json_out).resolve():
-        raise KarutaError(f"--csv and --out are the same file ({csv_out}): give each its own")
+    check_distinct(("--csv", csv_out), ("--out", json_out))
     with _open(file, reading=True) as t:
         data = files.export_json(t)
         table_csv = files.export_csv(t) if csv_out else None
@@ -564,7 +569,9 @@ def _desk(t, as_json: bool) -> None:
             if as_json:
                 click.echo(json.dumps({"error": str(e)}, ensure_ascii=False))
             else:
-                click.echo(f"karuta: {e}", err=True)
+                from reader.cli import warn
+
+                warn(str(e))
             continue
         if data is None:
             continue

@@ -52,6 +52,10 @@ class CalibrationError(KarutaError):
     """Too few usable taps, or an unreadable calibration file."""
 
 
+class _NewerFile(KarutaError):
+    """A calibration file a newer karuta wrote: not saved over (nor kept aside as damaged)."""
+
+
 class SoundGapError(CalibrationError):
     """A run had too few taps before a gap in the sound (``timing_moved``)."""
 
@@ -178,10 +182,12 @@ class CalibrationStore:
 
         self.kept_damaged = None
         try:
-            devices = self.load()
+            cleaned = self.load()
+            saved = self._saved()  # the other devices' entries go back as they were
         except CalibrationError:  # the damaged file is kept, never replaced unseen
-            devices = {}
+            cleaned, saved = {}, {}
             self.kept_damaged = self._keep_damaged()
+        devices = dict(saved.get("devices", {}))
         when = when or self.clock.now()
         entry = asdict(result)
         entry.pop("offsets")
@@ -189,7 +195,7 @@ class CalibrationStore:
             entry.pop("moved_at", None)
         entry.update(input=input, date=when.astimezone(timezone.utc).isoformat(timespec="seconds"))
         # per-device history (newest last, ``HISTORY`` kept): a drifting device shows
-        old = devices.get(key) or {}
+        old = cleaned.get(key) or {}
         history = [h for h in old.get("history", []) if isinstance(h, dict)]
         if not history and "offset_ms" in old:  # a file from before the history was kept
             history = [{k: old.get(k) for k in ("offset_ms", "spread_ms", "taps", "date")}]
@@ -199,6 +205,31 @@ class CalibrationStore:
         atomic_write_text(self.path, json.dumps({"version": 1, "devices": devices},
                                                 ensure_ascii=False, indent=1, sort_keys=True))
 
+
+    def check_can_save(self) -> None:
+        """One line now if ``save`` would refuse the file (a newer karuta's), so nobody taps
+        for a calibration that cannot be saved; a damaged file is fine (kept aside then)."""
+        try:
+            self.load()
+        except CalibrationError:
+            return
+        self._saved()
+
+    def _saved(self) -> dict:
+        """The file as saved (checked by ``load``), or {} if there is none; one
+        ``CalibrationError`` for a file a newer karuta wrote (``version`` above 1): its
+        entries may hold what this one would drop, so it is not written over."""
+        from reader.base.statefiles import load_json
+
+        if not self.path.exists():
+            return {}
+        data = load_json(self.path, "calibration", "the calibration file")
+        version = data.get("version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or version > 1:
+            raise _NewerFile(f"the calibration file {self.path} was written by a newer karuta "
+                             f"(version {version!r}): this one does not write over it; it was "
+                             "left as it is (update karuta, or move it away)")
+        return data
 
     def _keep_damaged(self) -> Path | None:
         """Keep the damaged file as ``calibration.json.damaged-N`` (the next free N) before a

@@ -190,6 +190,11 @@ def _sql_message(path: Path, e: sqlite3.Error) -> str:
         return (f"cannot use the stats database {path}: its folder {folder} is read-only "
                 "(SQLite keeps its journal beside the file): make it writable, or set "
                 "KARUTA_DATA_DIR to a folder you can write in")
+    from reader.base.sqldb import disk_full
+
+    if disk_full(path, e):
+        return (f"cannot use the stats database {path}: the disk is full (SQLite needs room "
+                "beside the file, even to read it): free some space; what was saved is kept")
     return f"cannot use the stats database {path}: {e}"
 
 
@@ -213,10 +218,9 @@ class StatsDB:
             # only to be read (``karuta stats``), in a read-only folder or disk: shown as it is
             self._conn = self._open_snapshot()
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise KarutaError(f"cannot create the data folder {self.path.parent}: {e.strerror}") from None
+        from reader.base.dirs import make_folder
+
+        make_folder(self.path.parent, "the data folder")
         try:
             self._conn = self._open()
         except _Corrupt as e:

@@ -198,7 +198,9 @@ def loads(text: str, name: str = "<log>") -> LoadedLog:
 def load(path: str | os.PathLike) -> LoadedLog:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        from reader.base.files import read_bounded
+
+        text = read_bounded(path).decode("utf-8-sig")
     except FileNotFoundError:
         raise LogError(f"{path}: no such file") from None
     except UnicodeDecodeError:

@@ -128,7 +128,9 @@ def load_practice_log(path) -> tuple[dict, list[dict]]:
     from reader.match import log as matchlog
 
     matchlog.load(path)  # every line valid for the rules, or one LogError line naming the file
-    return _practice_lines(Path(path).read_text(encoding="utf-8-sig"), str(path))
+    from reader.base.files import read_bounded
+
+    return _practice_lines(read_bounded(path).decode("utf-8-sig"), str(path))
 
 
 def parse_practice_log(text: str, name: str) -> tuple[dict, list[dict]]:

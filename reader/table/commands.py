@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from reader.base.limits import shown
 from reader.table import ActionError
 
 __all__ = ["parse", "Command", "HELP"]
@@ -65,7 +66,7 @@ def _int(word: str, what: str) -> int:
     try:
         return int(word)
     except (TypeError, ValueError):
-        raise ActionError(f"{what} must be a whole number, not {word!r}") from None
+        raise ActionError(f"{what} must be a whole number, not {shown(word)}") from None
 
 
 def _int_or_name(word: str):
@@ -101,11 +102,11 @@ def _words(cmd: str, words: list[str], keys=(), flags=(), *, cards: bool = False
             if cards and _card_like(k):
                 pos.append(w)   # JK=♠A (a named joker); the rules refuse any other card with '='
                 continue
-            raise ActionError(f"{cmd}: unknown word {w!r} ({_takes(keys, flags)})")
+            raise ActionError(f"{cmd}: unknown word {shown(w)} ({_takes(keys, flags)})")
         if k.lower() in kv:
             raise ActionError(f"{cmd}: {k}= given twice")
         if v == "":
-            raise ActionError(f"{cmd}: {w!r} has no value")
+            raise ActionError(f"{cmd}: {shown(w)} has no value")
         kv[k.lower()] = v
     return pos, kv, fl
 
@@ -124,12 +125,12 @@ def _need(cmd: str, pos: list[str], lo: int, hi: int | None, usage: str) -> None
     if len(pos) < lo:
         raise ActionError(f"usage: {usage}")
     if hi is not None and len(pos) > hi:
-        raise ActionError(f"{cmd}: unexpected word {pos[hi]!r} (usage: {usage})")
+        raise ActionError(f"{cmd}: unexpected word {shown(pos[hi])} (usage: {usage})")
 
 
 def _name(word: str, what: str = "a name") -> str:
     if any(ch in word for ch in "=:,"):
-        raise ActionError(f"{what} is one word without = : , — not {word!r}")
+        raise ActionError(f"{what} is one word without = : , — not {shown(word)}")
     return word
 
 
@@ -143,7 +144,7 @@ def parse(system: str, line: str):
     if head == "show" and len(words) == 2:
         return Command("show", {"who": words[1]})
     if head in _SIMPLE and head not in ("show", "s"):
-        raise ActionError(f"{head}: unexpected word {words[1]!r} ({head} takes none)")
+        raise ActionError(f"{head}: unexpected word {shown(words[1])} ({head} takes none)")
     if head == "recite" and system == "genkan":
         pos, kv, fl = _words("recite", words[1:], ("out",), ("replace",))
         _need("recite", pos, 0, 1, "recite [POEM#] [out=FILE.wav [replace]]")
@@ -210,7 +211,7 @@ def _parse_cards(head: str, rest: list[str]) -> dict:
         if "mod" in kv:
             a["mod"] = _int(kv["mod"], "mod (the skills' + or − on the value)")
         return a
-    raise ActionError(f"what is {head!r}? ('?' for help)")
+    raise ActionError(f"what is {shown(head)}? ('?' for help)")
 
 
 #: 「※判定の難易度」 (seed 001): ranges the GM picks a target from, not one number each
@@ -232,7 +233,7 @@ def _cards_sheet(rest: list[str]) -> dict:
     skills: dict[str, list] = {}
     for w in rest[1:]:
         if "=" not in w:
-            raise ActionError(f"sheet: {w!r} is not NAME=VALUE (usage: {usage})")
+            raise ActionError(f"sheet: {shown(w)} is not NAME=VALUE (usage: {usage})")
         k, v = w.split("=", 1)
         if "/" in v:
             level, ab = v.split("/", 1)
@@ -260,7 +261,7 @@ def _participants(spec: str) -> tuple[list[str], dict]:
     for part in filter(None, spec.split(",")):
         name, *vals = part.split(":")
         if not name or len(vals) > 2 or any(v == "" for v in vals):
-            raise ActionError(f"contest: {part!r} should be NAME, NAME:DICE or NAME:DICE:SP")
+            raise ActionError(f"contest: {shown(part)} should be NAME, NAME:DICE or NAME:DICE:SP")
         names.append(name)
         if vals:
             each[name] = {"dice": _int_or_name(vals[0])}
@@ -275,7 +276,7 @@ _GENKAN = ("player", "kagaku", "refill", "scene", "talkend", "key", "sheet", "po
 
 def _parse_genkan(head: str, rest: list[str]) -> dict:
     if head not in _GENKAN:
-        raise ActionError(f"what is {head!r}? ('?' for help)")
+        raise ActionError(f"what is {shown(head)}? ('?' for help)")
     if head == "sheet":
         usage = "sheet WHO NAME=N …  (能力値, 文化値 男 女 官僧, 特技: e.g. sheet 在五 知=3 男=2 歌学=2)"
         if not rest:
@@ -283,7 +284,7 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
         values = {}
         for w in rest[1:]:
             if "=" not in w:
-                raise ActionError(f"sheet: {w!r} is not NAME=N (usage: {usage})")
+                raise ActionError(f"sheet: {shown(w)} is not NAME=N (usage: {usage})")
             k, v = w.split("=", 1)
             values[k] = _int(v, f"{k}")
         if not values:
@@ -338,7 +339,7 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
         teams = {}
         for part in filter(None, kv.get("teams", "").split(",")):
             if ":" not in part:
-                raise ActionError(f"teams: {part!r} should be NAME:TEAM")
+                raise ActionError(f"teams: {shown(part)} should be NAME:TEAM")
             n, t = part.split(":", 1)
             teams[n] = t
         a = {"do": "contest", "names": names, "attr": pos[1],
@@ -393,4 +394,4 @@ def _parse_genkan(head: str, rest: list[str]) -> dict:
         return {"do": "score", "poem": _int(pos[0].lstrip("#"), "POEM#"),
                 "gm": _int(kv.get("gm", "0"), "gm"), "players": _int(kv.get("pl", "0"), "pl"),
                 "scene": _int(kv.get("scene", "0"), "scene")}
-    raise ActionError(f"what is {head!r}? ('?' for help)")
+    raise ActionError(f"what is {shown(head)}? ('?' for help)")

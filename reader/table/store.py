@@ -175,7 +175,9 @@ def load(path: Path | str, system: str | None = None) -> Table:
     """A table from its save file; one ``LogError`` line for anything wrong with it."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        from reader.base.files import read_bounded
+
+        text = read_bounded(path).decode("utf-8")
     except FileNotFoundError:
         raise LogError(f"{path}: no such save file") from None
     except (OSError, UnicodeDecodeError) as e:
@@ -183,7 +185,8 @@ def load(path: Path | str, system: str | None = None) -> Table:
     try:
         d = decode_json(text)
     except ValueError as e:
-        raise LogError(f"{path}: not a table save (bad JSON at line {getattr(e, 'lineno', '?')})") from None
+        at = f"at line {e.lineno}: " if getattr(e, "lineno", None) else ""
+        raise LogError(f"{path}: not a table save (bad JSON {at}{getattr(e, 'msg', e)})") from None
     if not isinstance(d, dict) or d.get("karuta_table") != FORMAT:
         raise LogError(f"{path}: not a karuta table save (format {FORMAT})")
     if system is not None and d.get("system") != system:

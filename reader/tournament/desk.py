@@ -24,6 +24,7 @@ from __future__ import annotations
 import unicodedata
 
 from reader.base.errors import KarutaError
+from reader.base.limits import shown
 
 __all__ = ["handle", "HELP", "Quit"]
 
@@ -41,7 +42,7 @@ def _int(tok: str) -> int:
     try:
         return int(tok)
     except ValueError:
-        raise KarutaError(f"{tok!r} is not a number of cards") from None
+        raise KarutaError(f"{shown(tok)} is not a number of cards") from None
 
 
 #: the largest table number (as ``karuta tournament result`` takes it)
@@ -52,7 +53,7 @@ def _table(tok: str) -> int:
     try:
         n = int(tok)
     except ValueError:
-        raise KarutaError(f"unknown command {tok!r} (? for help)") from None
+        raise KarutaError(f"unknown command {shown(tok)} (? for help)") from None
     if not 1 <= n <= MAX_TABLE:
         raise KarutaError(f"table {tok}: tables are numbered 1-{MAX_TABLE}")
     return n

@@ -19,6 +19,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from reader.base.sqldb import disk_full
 from reader.tournament.errors import TournamentError
 
 __all__ = ["identify", "check", "sql_error", "BUSY_TIMEOUT_S", "Damaged"]
@@ -199,15 +200,6 @@ def _COLORS():
     return poems.COLORS
 
 
-def _disk_full(folder: Path) -> bool:
-    import shutil
-
-    try:
-        return shutil.disk_usage(folder).free < 64 * 1024
-    except OSError:
-        return False
-
-
 def sql_error(path: Path, e: sqlite3.Error) -> TournamentError:
     """One line for an SQLite failure on the tournament file ``path``."""
     msg = str(e)
@@ -223,8 +215,7 @@ def sql_error(path: Path, e: sqlite3.Error) -> TournamentError:
     if "readonly" in msg or "read-only" in msg:
         return TournamentError(f"cannot write {path}: the file or its folder is read-only; "
                                "nothing was changed")
-    if "full" in msg or ("disk I/O error" in msg and _disk_full(folder)):
-        # (a disk too full for even SQLite's small -shm file is SQLite's "disk I/O error")
+    if disk_full(path, e):
         return TournamentError(f"cannot use {path}: the disk is full (SQLite needs room "
                                "beside the file, even to read it): free some space; nothing "
                                "was changed")

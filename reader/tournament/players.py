@@ -84,7 +84,9 @@ def read_text(path: str | Path) -> str:
     """A spreadsheet's CSV as text (``decode_text``); one-line errors for a missing file."""
     path = Path(path)
     try:
-        data = path.read_bytes()
+        from reader.base.files import read_bounded
+
+        data = read_bounded(path)
     except FileNotFoundError:
         raise TournamentError(f"{path}: no such file") from None
     except IsADirectoryError:

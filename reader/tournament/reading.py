@@ -39,8 +39,9 @@ def round_settings(color: str, *, speed: float | None = None, cards: int | None 
 def session_path(t, round_no: int, tiebreak: int | None = None) -> Path:
     from reader.tournament.pages import pages_dir
 
-    folder = pages_dir(t.path)
-    folder.mkdir(parents=True, exist_ok=True)
+    from reader.base.dirs import make_folder
+
+    folder = make_folder(pages_dir(t.path), "the folder of the round's reading")
     tail = f"-tiebreak{tiebreak}" if tiebreak else ""
     return folder / f"round{round_no}-reading{tail}.json"
 
