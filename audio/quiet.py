@@ -68,7 +68,7 @@ def filter_native_stderr() -> bool:
             return False
         t = threading.Thread(target=_forward, args=(read_fd, original), name="karuta-stderr",
                              daemon=True)
-        _state.update(original=original, thread=t)
+        _state.update(original=original, thread=t, pipe=_identity(2), pid=os.getpid())
         t.start()
         atexit.register(_drain)
         return True
@@ -125,6 +125,14 @@ def _write_all(fd: int, data: bytes) -> None:
         data = data[n:]
 
 
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _drain() -> None:
     """Put the real descriptor back and let the forwarder write what is still in the pipe."""
     original, t = _state.get("original"), _state.get("thread")
@@ -134,6 +142,9 @@ def _drain() -> None:
         sys.stderr.flush()
     except (AttributeError, ValueError, OSError):
         pass
-    _write_all(2, _END)  # (if it cannot be written, the forwarder ends at the pipe's end)
+    if os.getpid() == _state["pid"] and _identity(2) == _state["pipe"]:
+        # (not when something else has put its own descriptor 2 back, as a test harness
+        # catching output does; if it cannot be written, the forwarder ends at the pipe's end)
+        _write_all(2, _END)
     os.dup2(original, 2)  # closes our write end: the forwarder sees the end of the pipe
     t.join(timeout=2.0)
