@@ -416,8 +416,9 @@ def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monk
     from reader.practice.match import Seat
 
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 5)}, 269,
-                           ToneVoice(mora_ms=25), cards=4,
+    # (seed 54, two cards a side: a karafuda, your card (the bot sends one), a karafuda, its own)
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 5)}, 54,
+                           ToneVoice(mora_ms=25), cards=2,
                            reading={"ma_ms": 100, "yoin_ms": 100, "take_ms": 300,
                                     "gap_ms": 100, "joka": False})
     log = tmp_path / "m.jsonl"
