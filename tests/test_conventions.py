@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 from audio_fixtures import REPO
+from source_tree import parsed
 
 APP = ("reader", "audio", "poems")
 
@@ -15,7 +16,7 @@ APP = ("reader", "audio", "poems")
 def _sources(folders=APP):
     for folder in folders:
         for path in sorted((REPO / folder).rglob("*.py")):
-            yield path.relative_to(REPO).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+            yield path.relative_to(REPO).as_posix(), parsed(path)
 
 
 def _attr_uses(tree: ast.AST):
@@ -86,7 +87,7 @@ def test_one_clock_protocol_and_one_fake():
     for path in sorted((REPO / "tests").glob("*.py")):
         if path.name == "fakes.py":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path)
         tests += [f"tests/{path.name}:{n.lineno}: {n.name}" for n in ast.walk(tree)
                   if isinstance(n, ast.ClassDef) and "Clock" in n.name]
     assert not tests, "use tests/fakes.py's FakeClock: " + "; ".join(tests)
