@@ -30,8 +30,8 @@ from tmux_driver import karuta_argv
 from waits import wait_until
 from x_driver import colours, screenshot_when, window_of
 
-FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
-        "--yoin", "0.2"]
+FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.1", "--take", "0.2",
+        "--yoin", "0.1"]
 
 
 def karuta(*args, env=None, timeout=120):
@@ -91,7 +91,7 @@ def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_pa
     with concurrent.futures.ThreadPoolExecutor(1) as ear:
         heard = ear.submit(pulse_server.listen, 3.0)
         time.sleep(0.5)
-        tmux.keys("b")  # card 1's 下の句, 間, card 2's 上の句: 2.75 s of sound
+        tmux.keys("b")  # card 1's 下の句, 間, card 2's 上の句: 2.6 s of sound
         s = tmux.wait_for("card 2/5", "waiting for take", "read 2 · left 3")
         assert heard.result().any(), "card 2 was not heard on the sink"
     tmux.keys("r")
