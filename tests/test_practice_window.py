@@ -67,8 +67,11 @@ def _green(img):
 class Game:
     def __init__(self, xvfb, tmp_path, dirs, seed, cards=1, vs="none", joka=False):
         self.log = tmp_path / "m.jsonl"
+        # the "get ready" waits for the stream's timing to settle, up to 20 s: on a loaded
+        # machine the null sink's timing may not settle at all, and the whole cap was waited
+        # out (a test took half a minute); 4 s is still a wait, which the test checks
         env = {**os.environ, **dirs, "DISPLAY": xvfb, "PYTHONPATH": str(REPO),
-               "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+               "PYGAME_HIDE_SUPPORT_PROMPT": "1", "KARUTA_WARMUP_MAX_S": "4"}
         env.pop("SDL_VIDEODRIVER", None)
         self.xenv = {**os.environ, "DISPLAY": xvfb}
         self.display = xvfb
