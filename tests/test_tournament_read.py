@@ -107,8 +107,8 @@ def test_tiebreak_card_plays_exactly_the_rendered_card(tmp_path):
     got = np.fromfile(raw, dtype=np.int16)
     off = find_lead_in(got, want)
     assert np.array_equal(got[off:off + len(want)], want)
-    # a preliminary round has no tie-break: one line
-    r = karuta("tournament", "read", "-f", db, "--round", 1, "--tiebreak", 1, *FAST)
+    # a preliminary round has no tie-break: one line (refused before any sound: in-process)
+    r = run_inproc("tournament", "read", "-f", db, "--round", 1, "--tiebreak", 1, *FAST)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "a tie is a draw" in r.stderr
 
 
