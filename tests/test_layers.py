@@ -15,7 +15,7 @@ import ast
 import functools
 from pathlib import Path
 
-from source_tree import parsed, source
+from source_tree import parsed, source, walk
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("poems", "audio", "reader")
@@ -36,7 +36,7 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     tree = parsed(path)
     pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -144,7 +144,7 @@ def test_every_project_import_names_a_module_that_exists():
         sorted((REPO / "scripts").glob("*.py"))
     for path in users:
         tree = parsed(path)
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 wanted = [node.module]
             elif isinstance(node, ast.Import):
@@ -166,7 +166,7 @@ def test_only_the_cli_knows_click():
 def _top_imports(path: Path) -> set[str]:
     tree = parsed(path)
     out = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             out |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

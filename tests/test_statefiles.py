@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from audio_fixtures import REPO
-from source_tree import parsed
+from source_tree import parsed, walk
 from reader.base.statefiles import SCHEMAS, StateFileError, check, decode_json, load_json, load_toml
 
 #: modules allowed to parse JSON/TOML themselves, and why
@@ -22,7 +22,7 @@ PARSERS = {("json", "loads"), ("json", "load"), ("tomllib", "load"), ("tomllib",
 
 
 def _calls(tree: ast.AST):
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 isinstance(node.func.value, ast.Name):
             yield (node.func.value.id, node.func.attr), node.lineno
