@@ -114,7 +114,11 @@ def first_sound(env: dict, args: list[str] | None) -> tuple[float, float | None]
         nz = np.flatnonzero(np.abs(s) > 64)
         if nz.size:
             found = arrived - (len(s) - nz[0]) / RATE - launched
-    app.kill()
+    # stopped as Ctrl-C stops it (a kill left its synthesis workers and resource tracker
+    # running after the benchmark)
+    from bench_online import stop_apps
+
+    stop_apps([app])
     rec.kill()
     keep.kill()
     keep.wait()
