@@ -9,7 +9,9 @@ own one line.  ``filter_native_stderr()`` (idempotent, process-wide) puts a pipe
 stderr is a terminal, so ``isatty`` answers as before) in front of descriptor 2 and forwards
 everything except those lines, in order.  Python's own writes to ``sys.stderr`` go through
 the same descriptor, so nothing is reordered; ``atexit`` drains the pipe before the process
-ends.
+ends: up to an end mark it writes last (not up to the pipe's end: a child inherits descriptor
+2, and one that outlives the drain, such as ``multiprocessing``'s resource tracker, which ends
+only after this process, would hold the pipe open).
 """
 from __future__ import annotations
 
@@ -23,6 +25,9 @@ import threading
 NOISE = re.compile(rb"^(Expression '.*' failed in 'src/|ALSA lib |PaAlsaStream|"
                    rb"Cannot connect to server socket|jack server is not running|"
                    rb"Note: |Warning: |\[src/libmpg123/|\[[^\]]*libmpg123)")
+
+#: what the drain writes last: the forwarder stops there (bytes no program prints)
+_END = b"\x00karuta: end of stderr\x00"
 
 _state: dict = {}
 _lock = threading.Lock()
@@ -63,7 +68,7 @@ def filter_native_stderr() -> bool:
             return False
         t = threading.Thread(target=_forward, args=(read_fd, original), name="karuta-stderr",
                              daemon=True)
-        _state.update(original=original, thread=t)
+        _state.update(original=original, thread=t, pipe=_identity(2), pid=os.getpid())
         t.start()
         atexit.register(_drain)
         return True
@@ -80,6 +85,9 @@ def _forward(read_fd: int, out_fd: int) -> None:
         if not chunk:
             break
         pending += chunk
+        end = pending.find(_END)
+        if end >= 0:
+            pending = pending[:end]
         *lines, pending = pending.split(b"\n")
         out = b""
         for ln in lines:
@@ -89,11 +97,16 @@ def _forward(read_fd: int, out_fd: int) -> None:
                 continue
             dropped = False
             out += ln + b"\n"
-        # a partial line that cannot be noise is shown now (a prompt without a newline)
+        # a partial line that cannot be noise is shown now (a prompt without a newline), up
+        # to what may be the start of the end mark
         if pending and not any(p.startswith(pending[:len(p)]) or pending.startswith(p)
                                for p in _PREFIXES):
-            out, pending = out + pending, b""
+            k = pending.find(b"\x00")
+            k = k if k >= 0 and _END.startswith(pending[k:]) else len(pending)
+            out, pending = out + pending[:k], pending[k:]
         _write_all(out_fd, out)
+        if end >= 0:
+            break
     if pending and not NOISE.match(pending):
         _write_all(out_fd, pending)
     os.close(read_fd)
@@ -112,6 +125,14 @@ def _write_all(fd: int, data: bytes) -> None:
         data = data[n:]
 
 
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def _drain() -> None:
     """Put the real descriptor back and let the forwarder write what is still in the pipe."""
     original, t = _state.get("original"), _state.get("thread")
@@ -121,5 +142,9 @@ def _drain() -> None:
         sys.stderr.flush()
     except (AttributeError, ValueError, OSError):
         pass
+    if os.getpid() == _state["pid"] and _identity(2) == _state["pipe"]:
+        # (not when something else has put its own descriptor 2 back, as a test harness
+        # catching output does; if it cannot be written, the forwarder ends at the pipe's end)
+        _write_all(2, _END)
     os.dup2(original, 2)  # closes our write end: the forwarder sees the end of the pipe
     t.join(timeout=2.0)

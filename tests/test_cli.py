@@ -13,13 +13,14 @@ import pytest
 import soundfile as sf
 
 from audio_fixtures import ASOUNDRC, find_lead_in, read_wav_capture
-from cli_run import karuta_argv, one_line_error, run_karuta
+from cli_run import karuta_argv, one_line_error, run_marked
 
 FAST = ["--voice", "tone", "--no-joka", "--ma", "0.3", "--take", "0.2", "--yoin", "0.2"]
 
 
 def karuta(*args, env=None, input=None, timeout=120):
-    return run_karuta(*args, env=env, input=input, timeout=timeout)
+    """The installed command in a test marked ``entry_point``, else in this process."""
+    return run_marked(*args, env=env, input=input, timeout=timeout)
 
 
 @pytest.mark.entry_point

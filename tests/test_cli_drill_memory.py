@@ -392,7 +392,7 @@ def test_window_under_xvfb(tmp_path, xvfb):
                       DISPLAY=xvfb)
     try:
         env = {**os.environ, "DISPLAY": xvfb}
-        window_of(proc, xvfb, timeout=30)
+        window_of(proc, xvfb)  # (its 60 s: a loaded machine once took over 30 s to map it)
 
         def paper(img):
             return (img.reshape(-1, 3) == (246, 238, 214)).all(axis=1).sum()

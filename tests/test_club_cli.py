@@ -30,8 +30,8 @@ from tmux_driver import karuta_argv
 from waits import wait_until
 from x_driver import colours, screenshot_when, window_of
 
-FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.3", "--take", "0.2",
-        "--yoin", "0.2"]
+FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.1", "--take", "0.2",
+        "--yoin", "0.1"]
 
 
 def karuta(*args, env=None, timeout=120):
@@ -91,7 +91,7 @@ def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_pa
     with concurrent.futures.ThreadPoolExecutor(1) as ear:
         heard = ear.submit(pulse_server.listen, 3.0)
         time.sleep(0.5)
-        tmux.keys("b")  # card 1's 下の句, 間, card 2's 上の句: 2.75 s of sound
+        tmux.keys("b")  # card 1's 下の句, 間, card 2's 上の句: 2.6 s of sound
         s = tmux.wait_for("card 2/5", "waiting for take", "read 2 · left 3")
         assert heard.result().any(), "card 2 was not heard on the sink"
     tmux.keys("r")
@@ -207,23 +207,25 @@ def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
 
 
 # ---------------------------------------------------------------------------- one-line errors
+# (refused before anything is opened: in this process, ``run_inproc``; the installed command's
+# one-line errors: test_window_without_display_is_one_line and the realtime tests above)
 def test_key_options_are_checked_with_one_line(tmp_path):
     env = {"KARUTA_DATA_DIR": str(tmp_path)}
-    one_line_error(karuta("read", "--live", "--next-keys", "b", "--back-keys", "b,left",
-                          "--voice", "tone", env=env), "'b' is in both")
-    one_line_error(karuta("read", "--live", "--next-keys", "q", "--voice", "tone", env=env),
+    one_line_error(run_inproc("read", "--live", "--next-keys", "b", "--back-keys", "b,left",
+                              "--voice", "tone", env=env), "'b' is in both")
+    one_line_error(run_inproc("read", "--live", "--next-keys", "q", "--voice", "tone", env=env),
                    "already means quit")
-    one_line_error(karuta("read", "--next-keys", "n", "--voice", "tone", env=env), "--live")
+    one_line_error(run_inproc("read", "--next-keys", "n", "--voice", "tone", env=env), "--live")
     assert not (tmp_path / "sessions").exists()
 
 
 def test_corrupt_or_missing_session_is_one_line_and_kept(tmp_path):
     p = tmp_path / "s.json"
-    one_line_error(karuta("read", "--resume", "--session", str(p)), "no saved session")
+    one_line_error(run_inproc("read", "--resume", "--session", str(p)), "no saved session")
     p.write_text('{"kind": "karuta-club-session", "version": 1, "order": [1')
-    one_line_error(karuta("read", "--resume", "--session", str(p)), "corrupt")
+    one_line_error(run_inproc("read", "--resume", "--session", str(p)), "corrupt")
     assert p.read_text().endswith("[1")
-    one_line_error(karuta("read", "--show-log", "--session", str(p)), "corrupt")
+    one_line_error(run_inproc("read", "--show-log", "--session", str(p)), "corrupt")
 
 
 def test_window_without_display_is_one_line(tmp_path):
@@ -236,9 +238,10 @@ def test_window_without_display_is_one_line(tmp_path):
 
 def test_bad_memorize_and_signals(tmp_path):
     env = {"KARUTA_DATA_DIR": str(tmp_path)}
-    one_line_error(karuta("read", "--live", "--memorize", "-1", "--voice", "tone", env=env), "memorize")
-    one_line_error(karuta("read", "--live", "--memorize", "5", "--signals", "7", "--voice", "tone",
-                          env=env), "signals")
+    one_line_error(run_inproc("read", "--live", "--memorize", "-1", "--voice", "tone", env=env),
+                   "memorize")
+    one_line_error(run_inproc("read", "--live", "--memorize", "5", "--signals", "7", "--voice",
+                              "tone", env=env), "signals")
 
 
 # ---------------------------------------------------------------------------- window

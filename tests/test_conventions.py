@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 from audio_fixtures import REPO
+from source_tree import parsed, walk
 
 APP = ("reader", "audio", "poems")
 
@@ -15,20 +16,20 @@ APP = ("reader", "audio", "poems")
 def _sources(folders=APP):
     for folder in folders:
         for path in sorted((REPO / folder).rglob("*.py")):
-            yield path.relative_to(REPO).as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+            yield path.relative_to(REPO).as_posix(), parsed(path)
 
 
 def _attr_uses(tree: ast.AST):
     """``(name, attr), line`` of every ``name.attr`` (called or passed: a default argument
     ``clock=time.perf_counter`` reads the clock as much as a call does)."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
             yield (node.value.id, node.attr), node.lineno
 
 
 def _imported_names(tree: ast.AST, module: str) -> set[str]:
     """Names imported ``from module import ...`` (``from time import perf_counter``)."""
-    return {a.asname or a.name for node in ast.walk(tree)
+    return {a.asname or a.name for node in walk(tree)
             if isinstance(node, ast.ImportFrom) and node.module == module for a in node.names}
 
 
@@ -72,7 +73,7 @@ def test_only_the_clock_and_the_input_floor_read_the_monotonic_clock():
 
 
 def _clock_classes(sources) -> list[str]:
-    return [f"{rel}:{n.lineno}: {n.name}" for rel, tree in sources for n in ast.walk(tree)
+    return [f"{rel}:{n.lineno}: {n.name}" for rel, tree in sources for n in walk(tree)
             if isinstance(n, ast.ClassDef) and n.name.endswith("Clock")
             and rel != "reader/base/clock.py"]
 
@@ -86,8 +87,8 @@ def test_one_clock_protocol_and_one_fake():
     for path in sorted((REPO / "tests").glob("*.py")):
         if path.name == "fakes.py":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        tests += [f"tests/{path.name}:{n.lineno}: {n.name}" for n in ast.walk(tree)
+        tree = parsed(path)
+        tests += [f"tests/{path.name}:{n.lineno}: {n.name}" for n in walk(tree)
                   if isinstance(n, ast.ClassDef) and "Clock" in n.name]
     assert not tests, "use tests/fakes.py's FakeClock: " + "; ".join(tests)
 
@@ -106,7 +107,7 @@ def _random_uses(sources) -> list[str]:
     for rel, tree in sources:
         if rel == "reader/base/seeds.py":
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                     isinstance(node.func.value, ast.Name) and \
                     node.func.value.id in ("random", "secrets"):
@@ -134,7 +135,7 @@ def _heard_elsewhere(sources) -> list[str]:
     for rel, tree in sources:
         if rel == "poems/kimariji.py":
             continue
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
                 name = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
                 if name not in ("maketrans", "sound_morae"):

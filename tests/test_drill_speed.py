@@ -57,8 +57,11 @@ def _check_line(line: dict, plan: dict, poem: int) -> None:
 @pytest.mark.realtime
 def test_terminal_drill_in_tmux_end_to_end(pulse_server, tmux, tmp_path, dirs):
     log, plan_out = tmp_path / "drill.jsonl", tmp_path / "plan.json"
+    # (the "get ready" capped at 4 s, not 20: on a loaded machine the null sink's timing may
+    # not settle, and the whole cap was waited out; the line below says which it was)
     env = {"PULSE_SERVER": os.environ["PULSE_SERVER"],
-           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm"}
+           "XDG_RUNTIME_DIR": os.environ["XDG_RUNTIME_DIR"], **dirs, "TERM": "xterm",
+           "KARUTA_WARMUP_MAX_S": "4"}
     tmux.start(karuta_argv("drill", "speed", "--poems", "1-3", "--karafuda", "1", "--seed", "4",
                            "--voice", "tone", "--speed", "4", "--ma", "0.3", "--take", "6",
                            "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)), env, tee=True)
@@ -351,7 +354,6 @@ def test_a_card_whose_sound_stalled_before_the_tap_is_not_timed(tmp_path):
     # the stats database: the take is there, without a reaction time
     assert rows[stalled].reaction_ms is None and rows[stalled].correct
     assert per_poem[stalled].taps == 1 and per_poem[stalled].median_reaction_ms is None
-    assert "1 card not timed: gaps in the sound" in summary.describe()
     # the other cards are timed, 400 ms (unless the machine itself stalled the sound again)
     others = [x for x in lines if x["poem"] != stalled]
     extra = out.underflows - 8  # the stall is 8 blocks of 10 ms
@@ -361,6 +363,10 @@ def test_a_card_whose_sound_stalled_before_the_tap_is_not_timed(tmp_path):
             assert x["reaction_ms"] == pytest.approx(400, abs=2), x
             assert "untimed" not in x and "gap_ms" not in x  # the log format as before
     assert summary.untimed == 1 + sum(bool(x.get("untimed")) for x in others)
+    # the summary says how many (1; more only where the machine stalled the sound itself:
+    # "1 card" was asserted before, and a loaded run with a second stall failed on it)
+    n = summary.untimed
+    assert f"{n} card{'s' if n > 1 else ''} not timed: gaps in the sound" in summary.describe()
 
 
 def test_a_steady_drill_times_every_card(tmp_path):

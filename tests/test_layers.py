@@ -12,7 +12,10 @@ audio/ may import poems and reader.base only; poems/ imports neither.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
+
+from source_tree import parsed, source, walk
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("poems", "audio", "reader")
@@ -30,10 +33,10 @@ def modules() -> dict[str, Path]:
 
 def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     """Project modules ``name`` imports anywhere in its file (lazy imports included)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     pkg = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -51,7 +54,10 @@ def imports_of(name: str, path: Path, known: set[str]) -> set[str]:
     return found
 
 
+@functools.cache
 def graph() -> dict[str, set[str]]:
+    """Each project module's project imports (computed once per test process: do not change
+    it)."""
     mods = modules()
     known = set(mods)
     return {n: imports_of(n, p, known) for n, p in mods.items()}
@@ -137,8 +143,8 @@ def test_every_project_import_names_a_module_that_exists():
     users = list(mods.values()) + sorted((REPO / "tests").glob("*.py")) + \
         sorted((REPO / "scripts").glob("*.py"))
     for path in users:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
+        tree = parsed(path)
+        for node in walk(tree):
             if isinstance(node, ast.ImportFrom) and not node.level and node.module:
                 wanted = [node.module]
             elif isinstance(node, ast.Import):
@@ -158,9 +164,9 @@ def test_only_the_cli_knows_click():
 
 
 def _top_imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     out = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Import):
             out |= {a.name.split(".")[0] for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
@@ -203,7 +209,7 @@ def test_the_practice_session_is_pure():
         assert not any(devices.values()), (name, {m: d for m, d in devices.items() if d})
         own = _top_imports(mods[name])
         assert not own & CLOCKS, (name, own & CLOCKS)
-        text = mods[name].read_text(encoding="utf-8")
+        text = source(mods[name])
         for call in ("perf_counter", "monotonic", "time.time", "sleep("):
             assert call not in text, (name, call)
     assert "reader.practice.session" in _closure("reader.practice.window", g)

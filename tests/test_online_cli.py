@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import karuta_argv, karuta_env, one_line_error, run_karuta
+from cli_run import karuta_argv, karuta_env, one_line_error, run_inproc, run_karuta
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 from bench_online import Relay, reads, stop_apps  # noqa: E402  (scripts/ is no package)
@@ -20,10 +20,12 @@ from reader.practice import headless
 from reader.practice.match import Seat
 from reader.reading.voices import make_voice
 
-#: a quick reading (the tone voice at twice the pace, a short 間 and 余韻): the link is tested
-ARGS = ("--seed", "11", "--cards", "50", "--no-joka", "--voice", "tone", "--speed", "2",
-        "--ma", "0.5", "--yoin", "0.5")
-READING = {"joka": False, "speed": 2.0, "ma_ms": 500, "yoin_ms": 500}
+#: a quick reading (the tone voice at the fastest pace, a short 間, 余韻 and take): the link is
+#: tested, and a read is 3.6 s instead of a kyogi reading's 20.  Seed 33's first three reads
+#: have a take by each machine's bot, a fault (a send) and touches too late to count.
+ARGS = ("--seed", "33", "--cards", "50", "--no-joka", "--voice", "tone", "--speed", "4",
+        "--ma", "0.2", "--yoin", "0.2", "--take", "1")
+READING = {"joka": False, "speed": 4.0, "ma_ms": 200, "yoin_ms": 200, "take_ms": 1000}
 
 
 def start(*args, tmp_path, name):
@@ -62,20 +64,22 @@ def test_two_processes_play_the_same_match_as_one_machine(tmp_path):
         port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
         guest = start("--join", f"127.0.0.1:{port}", "--code", code, "--as", "bot:3",
                       "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
-        got = wait_for(lambda: len(reads(tmp_path / "h.jsonl")) >= 4
-                       and len(reads(tmp_path / "g.jsonl")) >= 4, 150, "four reads")
+        got = wait_for(lambda: len(reads(tmp_path / "h.jsonl")) >= 3
+                       and len(reads(tmp_path / "g.jsonl")) >= 3, 150, "three reads")
         assert got
     finally:
         stop(*(p for p in (guest, host) if p is not None))
     h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
     n = min(len(h), len(g))
-    assert n >= 4 and g[:n] == h[:n]  # the guest's copy is the host's log
+    assert n >= 3 and g[:n] == h[:n]  # the guest's copy is the host's log
     ref = headless.play(headless.new_match(
-        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 11, make_voice("tone"), cards=50,
+        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 33, make_voice("tone"), cards=50,
         reading=READING)).log_records()[1:]
     assert h == ref[:len(h)]  # every touch at its frame, judged as on one machine
     touched = [t for r in h for t in r["timing"]["touches"]]
     assert {t["player"] for t in touched} == {"A", "B"}  # both machines' bots touched
+    assert {r["took"] for r in h} >= {"A", "B"}  # and each took a card
+    assert any(t["verdict"] == "fault" for t in touched)
     assert "Traceback" not in (tmp_path / "host.err").read_text() + (
         tmp_path / "guest.err").read_text()
 
@@ -105,18 +109,20 @@ def test_a_wrong_code_and_a_garbage_line_are_refused_in_one_line(tmp_path):
 
 
 def test_bad_online_options_are_one_line(tmp_path):
-    one_line_error(run_karuta("practice", "--join", "h:99999", "--code", "1", "--as", "bot:1"),
+    # options refused before anything is opened: in this process (run_inproc)
+    one_line_error(run_inproc("practice", "--join", "h:99999", "--code", "1", "--as", "bot:1"),
                    "--join")
-    one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--as", "bot:1"), "--code")
-    one_line_error(run_karuta("practice", "--host", "--join", "x", "--as", "bot:1"),
+    one_line_error(run_inproc("practice", "--join", "127.0.0.1:1", "--as", "bot:1"), "--code")
+    one_line_error(run_inproc("practice", "--host", "--join", "x", "--as", "bot:1"),
                    "do not go together")
-    one_line_error(run_karuta("practice", "--code", "123456"), "online")
+    one_line_error(run_inproc("practice", "--code", "123456"), "online")
+    one_line_error(run_inproc("practice", "--host", "--sound"), "--sound")
+    # a host that cannot be reached, through the installed command
     one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--code", "123456",
                               "--as", "bot:2", home=tmp_path, timeout=60), "cannot reach")
     one_line_error(run_karuta("practice", "--join", "127.0.0.1:1", "--code", "123456",
                               env={"SDL_VIDEODRIVER": "dummy"}, home=tmp_path, timeout=60),
                    "cannot reach")
-    one_line_error(run_karuta("practice", "--host", "--sound"), "--sound")
 
 
 def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):

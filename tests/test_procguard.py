@@ -54,10 +54,13 @@ def inner_pytest(tmp_path: Path, run: str, *, tests: str = LEAKY,
                  **env: str) -> subprocess.CompletedProcess:
     (tmp_path / "test_leaky.py").write_text(tests)
     full = {k: v for k, v in os.environ.items() if k not in (procguard.STRICT, procguard.LOG)}
-    full.update(PYTHONPATH=str(TESTS), **env)
+    # (no grace: the leaky tests' processes never end by themselves; no hypothesis plugin: its
+    # summary costs a second and a half)
+    full.update({"PYTHONPATH": str(TESTS), procguard.GRACE: "0.02", **env})
     full[procguard.RUN] = run
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "procguard", "-p", "no:cacheprovider",
-                           "-p", "no:xdist", "-q", "-W", "default", str(tmp_path / "test_leaky.py")],
+                           "-p", "no:xdist", "-p", "no:hypothesispytest", "-q", "-W", "default",
+                           str(tmp_path / "test_leaky.py")],
                           cwd=tmp_path, env=full, capture_output=True, text=True, timeout=120)
 
 

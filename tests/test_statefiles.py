@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from audio_fixtures import REPO
+from source_tree import parsed, walk
 from reader.base.statefiles import SCHEMAS, StateFileError, check, decode_json, load_json, load_toml
 
 #: modules allowed to parse JSON/TOML themselves, and why
@@ -21,7 +22,7 @@ PARSERS = {("json", "loads"), ("json", "load"), ("tomllib", "load"), ("tomllib",
 
 
 def _calls(tree: ast.AST):
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 isinstance(node.func.value, ast.Name):
             yield (node.func.value.id, node.func.attr), node.lineno
@@ -34,7 +35,7 @@ def test_no_module_parses_a_state_file_by_itself():
             rel = path.relative_to(REPO).as_posix()
             if rel in ALLOWED:
                 continue
-            for call, line in _calls(ast.parse(path.read_text(encoding="utf-8"))):
+            for call, line in _calls(parsed(path)):
                 if call in PARSERS:
                     found.append(f"{rel}:{line}: {'.'.join(call)}")
     assert not found, ("parse state files through reader.base.statefiles (load_json/load_toml/"

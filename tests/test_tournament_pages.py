@@ -120,10 +120,10 @@ def test_projector_page_shows_every_name_number_and_the_bracket(played, tmp_path
 def test_pairing_list_and_score_sheets_print_on_a4_in_ipaex_gothic(played, tmp_path, browser):
     paths = pages.write_round(played, 3)
     tables = played.tables(3)
-    text = text_of(dom(browser, paths["pairings"]))
-    assert "予選 第3回戦" in text
+    pairings_dom = dom(browser, paths["pairings"])
+    assert "予選 第3回戦" in text_of(pairings_dom)
     for tb in tables:
-        row = re.search(rf'data-table="{tb.no}".*?</tr>', dom(browser, paths["pairings"]), re.S)
+        row = re.search(rf'data-table="{tb.no}".*?</tr>', pairings_dom, re.S)
         assert row and all(html.escape(n, quote=False) in row.group(0) for n in tb.names)
     sheets_dom = dom(browser, paths["sheets"])
     for tb in tables:
@@ -145,10 +145,13 @@ def test_projector_page_follows_an_entry_made_through_the_command(tmp_path, brow
     db = tmp_path / "t.sqlite"
     env = dict(os.environ, PYTHONPATH=str(REPO))
 
-    def karuta(*a):
-        res = subprocess.run([*karuta_argv(), "tournament", *map(str, a),
-                              "-f", str(db), "--json"], capture_output=True, text=True, env=env,
-                             cwd=REPO, timeout=60)
+    def karuta(*a, inproc=True):  # the entry itself through the installed command
+        if inproc:
+            res = run_inproc("tournament", *map(str, a), "-f", str(db), "--json")
+        else:
+            res = subprocess.run([*karuta_argv(), "tournament", *map(str, a),
+                                  "-f", str(db), "--json"], capture_output=True, text=True,
+                                 env=env, cwd=REPO, timeout=60)
         assert res.returncode == 0, res.stderr
         return json.loads(res.stdout)
 
@@ -157,7 +160,7 @@ def test_projector_page_follows_an_entry_made_through_the_command(tmp_path, brow
     page = tmp_path / "t-pages" / "standings.html"
     assert "結果 0/2 卓" in text_of(dom(browser, page))
     tb = rnd["tables"][0]
-    karuta("result", tb["table"], 13, 4)
+    karuta("result", tb["table"], 13, 4, inproc=False)
     text = text_of(dom(browser, page))
     assert "結果 1/2 卓" in text
     winner = tb["players"][0]

@@ -31,15 +31,17 @@ def _cards(ctx, param, value):
     return value
 
 
-def _reading(rules: str, joka, ma, yoin, speed) -> dict:
+def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
     """The reading settings a practice match changes (``headless.new_match``'s ``reading``),
     checked as a reading's are (one line for a pause or pace out of range) before anything is
     opened or written."""
     from reader.reading.settings import settings_from_options
 
-    s = settings_from_options(rules, ma=ma, yoin=yoin, speed=speed)  # (raises on a bad value)
+    # (raises on a bad value)
+    s = settings_from_options(rules, ma=ma, yoin=yoin, speed=speed, take=take)
     given = {"joka": joka, "ma_ms": s.ma_ms if ma is not None else None,
              "yoin_ms": s.yoin_ms if yoin is not None else None,
+             "take_ms": s.take_ms if take is not None else None,
              "speed": s.speed if speed is not None else None}
     return {k: v for k, v in given.items() if v is not None}
 
@@ -77,6 +79,8 @@ def _reading(rules: str, joka, ma, yoin, speed) -> dict:
               help="How long a 下の句's last sound is held, seconds (kyogi 3.0).")
 @click.option("--speed", type=FINITE, default=None,
               help="Reading pace, 1.0 = kyogi (0.25-4; goshiki 1.8).")
+@click.option("--take", type=FINITE, default=None,
+              help="Kyogi: the wait after each 上の句 for the take, seconds (3.0).")
 @click.option("--simultaneous", type=finite_range(0, 1000), default=10.0, show_default=True,
               help="Touches within this many ms count as simultaneous (the card goes to its "
                    "owner).")
@@ -104,7 +108,7 @@ def _reading(rules: str, joka, ma, yoin, speed) -> dict:
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, joka, ma, yoin, speed, simultaneous, device, fullscreen, memorize,
+             voice_spec, joka, ma, yoin, speed, take, simultaneous, device, fullscreen, memorize,
              show_kimariji, backend, host_mode, port, join, code, as_seat, sound):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
@@ -123,8 +127,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
 
-    reading = _reading(rules or "kyogi", joka, ma, yoin, speed)
-    reading_set = any(v is not None for v in (ma, yoin, speed))
+    reading = _reading(rules or "kyogi", joka, ma, yoin, speed, take)
+    reading_set = any(v is not None for v in (ma, yoin, speed, take))
     online_mode = host_mode or join is not None
     if not online_mode and (port is not None or code is not None or as_seat is not None
                             or sound):
@@ -151,8 +155,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         if (rules is not None or cards is not None or color is not None or seed is not None
                 or joka is not None or resume or reading_set or memorize is not None):
             raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
-                              "--seed, --joka, --ma, --yoin, --speed, --memorize and --resume "
-                              "when joining")
+                              "--seed, --joka, --ma, --yoin, --speed, --take, --memorize and "
+                              "--resume when joining")
         address = _netplay().parse_address(join)
         _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
         if local.kind == "human":              # leaves nothing beside the log's name)
@@ -201,8 +205,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
         if (rules is not None or cards is not None or color is not None or seed is not None
                 or joka is not None or reading_set):
             raise KarutaError("--resume continues the logged match: leave out --rules, "
-                              "--cards, --color, --seed, --joka/--no-joka, --ma, --yoin and "
-                              "--speed")
+                              "--cards, --color, --seed, --joka/--no-joka, --ma, --yoin, "
+                              "--speed and --take")
         m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
         if host_mode and m.seats["B"].kind != "human":
             raise KarutaError(f"{log_file}: seat B of this match is {m.seats['B'].kind}, not a "
