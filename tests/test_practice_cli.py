@@ -88,6 +88,7 @@ def test_resume_continues_a_cut_log_to_the_same_end(tmp_path):
     (("--json",), ["--json needs --bot-vs-bot"]),
     (("--resume",), ["--resume needs --log"]),
     (("--bot-vs-bot", "2,3", "--vs", "human"), ["do not go together"]),
+    (("--bot-vs-bot", "2,3", "--memorize", "5"), ["--memorize is for a player"]),
     (("--bogus",), ["--bogus"]),
 ])
 def test_bad_options_are_one_line(args, words):

@@ -180,6 +180,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     if bot_vs_bot is not None:
         if vs is not None:
             raise KarutaError("--bot-vs-bot and --vs do not go together")
+        if memorize is not None:
+            raise KarutaError("--memorize is for a player at the board: bots need no "
+                              "memorisation (leave it out with --bot-vs-bot)")
         parts = [p for p in bot_vs_bot.replace(" ", "").split(",")]
         if len(parts) != 2:
             raise KarutaError(f"--bot-vs-bot {bot_vs_bot!r}: give two levels, e.g. 2,4")
