@@ -438,23 +438,6 @@ def test_sdl_dummy_driver_smoke(tmp_path):
     assert seconds - 0.1 < el < seconds + 3.0 + late  # ends as the last chunk is mixed
 
 
-class BrokenVoice(ToneVoice):
-    def samples(self, item):
-        if item.part == "shimo":
-            raise RuntimeError("synthesis failed")
-        return super().samples(item)
-
-
-def test_a_voice_failure_during_playback_surfaces_in_wait():
-    v = BrokenVoice(48000, mora_ms=20)
-    plan = small_plan(v, cards=1, joka_gap_ms=300)
-    out = NullOutput()
-    out.play(PlanCursor(plan, v))
-    with pytest.raises(RuntimeError, match="synthesis failed"):
-        out.wait(timeout=10)
-    assert not out.is_active
-
-
 def test_clock_pairing_survives_a_stream_time_error():
     """PortAudio can fail to read the stream time ("Error getting stream time") while a stream
     starts, stops or hiccups.  The audio process's clock-pairing thread must skip such a
