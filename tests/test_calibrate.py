@@ -243,7 +243,7 @@ def test_a_run_spread_above_the_limit_is_repeated_and_the_steadiest_kept(monkeyp
     from reader.drills import calibrate as cal
 
     out = NullOutput()
-    _, _, clicks = click_track(48000, count=8, interval_ms=300, lead_ms=300)
+    _, _, clicks = click_track(48000, count=8, interval_ms=200, lead_ms=300)
     front = JitterFront(out, clicks, jitters=[3.0, 0.2])
     real_play = out.play
 
@@ -255,7 +255,7 @@ def test_a_run_spread_above_the_limit_is_repeated_and_the_steadiest_kept(monkeyp
     monkeypatch.setattr(cal, "click_track",
                         lambda rate, count, interval_ms: click_track(rate, count, interval_ms, 300))
     said = []
-    res = cal.run_calibration(out, front, count=8, interval_ms=300, echo=said.append,
+    res = cal.run_calibration(out, front, count=8, interval_ms=200, echo=said.append,
                               attempts=3, max_spread_ms=0.5)
     assert front.run == 1  # a second run, no third: the second was steady
     assert any("is above ±0.50 ms: once more (2 of 3)" in s for s in said), said

@@ -294,7 +294,8 @@ def test_a_hold_in_the_silence_before_the_last_line_stands_there(pulse_server):
     from reader.reading.engine import build_plan
     from reader.reading.settings import settings_from_options
 
-    voice = ToneVoice(48000, mora_ms=60)
+    # (30 ms morae: a 下の句 of 0.47 s; the feeder is 0.15 s into it when the hold comes)
+    voice = ToneVoice(48000, mora_ms=30)
     plan = build_plan(settings_from_options("goshiki", colors=("blue",), cards=2, gap=1.0,
                                             ma=0.3, yoin=0.2, joka=False), 3, voice)
     last = plan.segments[-1]
