@@ -551,30 +551,26 @@ def test_find_split_takes_the_pause_nearest_the_expected_end():
 
 @needs_ffmpeg
 @pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="needs pyworld")
-def test_foreign_one_file_pack_split_and_aligned(tmp_path):
+@pytest.mark.parametrize("style", ["uniform", "human"])
+def test_foreign_one_file_pack_split_and_aligned(tmp_path, style):
     """Another voice (HTS at a speaking pace, another vocal tract and pitch), stereo 24 kHz
-    mp3 with leading silence, pauses alike between every ku (``uniform``) or a long one
-    before the 下の句 (``human``): every poem split after the third ku, every 上の句 aligned
-    with confidence, the decisive onsets near the truth.  (Both readers in one test: their
-    poems' references, synthesized on the first import, are read back on the second.)"""
+    mp3 with leading silence, pauses alike between every ku (or a long one before the
+    下の句): every poem split after the third ku, every 上の句 aligned with confidence, the
+    decisive onsets near the truth."""
     fp = _foreign()
     keys = ["2", "5", "33", "87"]
-    for style in ("uniform", "human"):
-        src = tmp_path / "src" / f"neural-{style}"
-        truth = fp.write_pack(src, fp.HtsReader(style=style, seed=4), keys, seed=4)
-        pack = import_pack(src)
-        s = fp.score_pack(pack, truth)
-        assert sorted(s["split_right"]) == sorted(keys), (style, s)
-        assert s["low_confidence"] == [], (style, [(k, pack.timeline(k, "kami").confidence)
-                                                   for k in keys])
-        d = np.abs(list(s["decisive_errors_ms"].values()))
-        assert len(d) >= 3 and np.median(d) < 40 and d.max() < 120, (style, d)
-        assert not [p for p in pack.problems() if p.kind in ("no split", "low confidence")], style
-        # the 下の句 are aligned too, not spread in proportion
-        for k in keys:
-            t = pack.timeline(k, "shimo")
-            assert t.method == "dtw" and t.confidence >= LOW_CONFIDENCE, (style, k, t.method,
-                                                                           t.confidence)
+    truth = fp.write_pack(tmp_path / "src" / "neural", fp.HtsReader(style=style, seed=4), keys, seed=4)
+    pack = import_pack(tmp_path / "src" / "neural")
+    s = fp.score_pack(pack, truth)
+    assert sorted(s["split_right"]) == sorted(keys), s
+    assert s["low_confidence"] == [], [(k, pack.timeline(k, "kami").confidence) for k in keys]
+    d = np.abs(list(s["decisive_errors_ms"].values()))
+    assert len(d) >= 3 and np.median(d) < 40 and d.max() < 120, d
+    assert not [p for p in pack.problems() if p.kind in ("no split", "low confidence")]
+    # the 下の句 are aligned too, not spread in proportion
+    for k in keys:
+        t = pack.timeline(k, "shimo")
+        assert t.method == "dtw" and t.confidence >= LOW_CONFIDENCE, (k, t.method, t.confidence)
 
 
 @needs_ffmpeg
