@@ -132,14 +132,15 @@ def test_recording_at_another_rate():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
-@pytest.mark.parametrize("key", ["1", "15", "50", "77"])
-def test_synth_reference_onsets(key, tmp_path, monkeypatch):
-    monkeypatch.setenv("KARUTA_CACHE_DIR", str(tmp_path))
+@pytest.mark.parametrize("key,wrong_key", [("1", "15"), ("15", "50"), ("50", "77"), ("77", "1")])
+def test_synth_reference_onsets(key, wrong_key, synth_cache):
     try:
         from audio.synth import SynthVoice
     except ImportError:
         pytest.skip("audio.synth not available")
-    v = SynthVoice(cache_dir=tmp_path)
+    # the clips from the worker's shared cache (a clip is the same wherever it was made; the
+    # cache itself: test_synth.py); the wrong text is another case's poem, made once for both
+    v = SynthVoice(cache_dir=synth_cache / "synth", workers=0)
     item = SpeechItem(key, "kami")
     lay, ref = v.layout(item), v.samples(item)
     rng = np.random.default_rng(int(key))
@@ -149,7 +150,7 @@ def test_synth_reference_onsets(key, tmp_path, monkeypatch):
     err = onset_errors_ms(t, truth)
     assert np.median(err) < 15 and err.max() < 50, err.round()
     assert t.confidence >= LOW_CONFIDENCE
-    wrong = v.samples(SpeechItem(str(int(key) % 100 + 3), "kami"))
+    wrong = v.samples(SpeechItem(wrong_key, "kami"))
     assert align(wrong, RATE, ref, lay).confidence < LOW_CONFIDENCE
 
 
@@ -178,7 +179,7 @@ def test_features_shape():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
-def test_another_voice_aligns_and_a_wrong_text_does_not(tmp_path):
+def test_another_voice_aligns_and_a_wrong_text_does_not(synth_cache):
     """Issue 21: HTS at a speaking pace as another speaker (vocal tract 12 % longer, five
     half-tones lower, uniform ku pauses) against the built-in chant: sure of its own text,
     unsure of another's; the morae land near the known onsets."""
@@ -192,7 +193,7 @@ def test_another_voice_aligns_and_a_wrong_text_does_not(tmp_path):
     from audio.synth import SynthVoice
     from audio.align import ku_sizes
 
-    v = SynthVoice(cache_dir=tmp_path)
+    v = SynthVoice(cache_dir=synth_cache / "synth", workers=0)
     r = HtsReader(seed=3).read("12")
     x = resample(r.x[: r.kami_end], r.rate, RATE)
     s, e = trim_silence(x, RATE)

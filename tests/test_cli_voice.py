@@ -5,7 +5,7 @@ once the group is registered in ``reader.cli`` (skipped until then).
 """
 from __future__ import annotations
 
-from cli_run import one_line_error, run_karuta  # noqa: F401
+from cli_run import one_line_error, run_inproc, run_karuta  # noqa: F401
 
 import os
 import subprocess
@@ -118,8 +118,9 @@ def test_render_with_a_folder_whose_name_is_taken(env, source, tmp_path):
         for half in (1, 2):
             sf.write(other / f"yamada_{n:03d}_{half}.wav", reading(freq=500 + 40 * n + 10 * half), RATE)
     wav = tmp_path / "out.wav"
-    for _ in range(2):  # the second time reuses the private import
-        r = run_karuta("render", "--voice", str(other), "--poems", "1,2", "--no-joka", "--seed", "1",
+    for _ in range(2):  # the second time reuses the private import (in-process: a pure
+        # command, files in and out; the entry point: test_karuta_voice_subprocess)
+        r = run_inproc("render", "--voice", str(other), "--poems", "1,2", "--no-joka", "--seed", "1",
                        "--ma", "0.5", "--take", "0.5", "--out", str(wav), env=env)
         assert r.returncode == 0, r.stderr
         assert "--replace" not in r.stderr and "already installed" not in r.stderr

@@ -86,7 +86,7 @@ def test_plays_to_the_end_and_says_so(make_output):
 def test_what_was_played_is_the_rendered_reading(make_output):
     if make_output.kind.startswith("portaudio"):
         pytest.skip("PortAudio's content: test_portaudio_capture_is_bit_identical below")
-    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100)
+    plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100, joka_gap_ms=300)
     ref = quantize16(render(plan, VOICE))
     out = make_output()
     out.play(PlanCursor(plan, VOICE))
@@ -158,7 +158,7 @@ def test_the_heard_frame_moves_on_with_the_sound(make_output):
 
 def test_a_voice_failure_surfaces_in_wait(make_output):
     v = BrokenVoice(48000, mora_ms=20)
-    plan = small_plan(v, cards=1)
+    plan = small_plan(v, cards=1, joka_gap_ms=300)
     out = make_output()
     out.play(PlanCursor(plan, v))
     with pytest.raises(RuntimeError, match="synthesis failed"):

@@ -483,7 +483,7 @@ def test_import_aligns_with_the_synthesized_voice(tmp_path):
     from audio.decode import trim_silence
     from audio.synth import SynthVoice
 
-    reader = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=tmp_path / "reader")
+    reader = SynthVoice(mora_ms=340, half_tone=-2, cache_dir=tmp_path / "reader", workers=0)
     src = tmp_path / "src" / "other"
     truth = {}
     for key in ("1", "87"):

@@ -15,6 +15,7 @@ import pytest
 import soundfile as sf
 
 from audio_fixtures import REPO, pulse_server, require_tool  # noqa: F401
+from cli_run import run_inproc
 from tmux_driver import karuta_argv
 from reader.base.errors import KarutaError, SelectionError
 from reader.voices.recorder import Clip, RecordSession, clip_order, parse_poems
@@ -383,8 +384,7 @@ def test_record_in_tmux_end_to_end(pulse_server, tmux, tmp_path):
         # clip as long as the tone within 20 ms
         assert np.sqrt(np.mean(y[:480] ** 2)) > 0.1, key
         assert len(y) / RATE == pytest.approx(TONE_S, abs=0.02), key
-    res = subprocess.run(karuta_argv("voice", "check", "mine"), env={**os.environ, **env},
-                         cwd=REPO, capture_output=True, text=True, timeout=60)
+    res = run_inproc("voice", "check", "mine", env=env)  # (a pure command: in-process)
     # missing and damaged clips are problems: voice check says so with exit 1 (issue 12)
     assert res.returncode == 1 and res.stderr.startswith("karuta: voice 'mine' has "), res.stderr
     assert "voice 'mine': 3 of 202 clips usable" in res.stdout
@@ -423,13 +423,14 @@ def test_no_microphone_is_one_line(tmp_path):
 
 
 def test_bad_options_are_one_line(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(REPO), KARUTA_DATA_DIR=str(tmp_path / "data"))
+    # (in-process: refused before a microphone is opened; the entry point's one-line refusal:
+    # test_no_microphone_is_one_line)
+    env = {"KARUTA_DATA_DIR": str(tmp_path / "data")}
     for argv, text in ((["--poems", "101", "mine"], "no poem 101"),
                        (["--stop-after", "-1", "mine"], "--stop-after"),
                        (["--poems", "1", "a/b"], "bad voice name")):
         argv = ["voice", "record", *argv]
-        res = subprocess.run(karuta_argv(*argv), env=env, cwd=REPO, stdin=subprocess.DEVNULL,
-                             capture_output=True, text=True, timeout=60)
+        res = run_inproc(*argv, env=env)
         assert res.returncode == 1, (argv, res.stderr)
         assert res.stderr.count("\n") == 1 and text in res.stderr, res.stderr
     assert not (tmp_path / "data").exists()

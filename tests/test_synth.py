@@ -117,21 +117,22 @@ def test_no_devoicing():
 def test_duration_model_says_what_the_engine_does(voice):
     """The label lengths read from the voice file's duration model (audio.htsvoice, what the
     chant is built on) are the lengths the HTS engine gives each label, for every label of
-    the texts the voice reads (every third part, ~2,000 labels; all 6,738 were checked when
-    this was written, and synthesis falls back to per-label lengths if a clip's total ever
-    differs); the contract that lets synthesis run HTS once a clip."""
+    the texts the voice reads (every seventh part, ~1,000 labels, 上の句 and 下の句 alike,
+    a label synthesized alone each: ~6 ms apiece; all 6,738 were checked when this was
+    written, and synthesis falls back to per-label lengths if a clip's total ever differs);
+    the contract that lets synthesis run HTS once a clip."""
     from audio import chant
     from audio.htsvoice import duration_model
 
     model = duration_model(voice.voice_path())
     eng = chant._engine(voice.voice_path())
     checked = 0
-    for key, part in ALL_PARTS[::3]:
+    for key, part in ALL_PARTS[::7]:
         for lab in script_for(key, part).labels:
             eng.set_speed(1.0)
             assert model.frames(lab) == len(eng.synthesize([lab])) // 240, (key, part, lab)
             checked += 1
-    assert checked > 2000
+    assert checked > 900
 
 
 def test_label_lengths_without_the_duration_model(voice, monkeypatch):
@@ -373,7 +374,7 @@ def test_cache_key_covers_timing(voice):
 
 def test_prefetch(pooled):
     voice = pooled
-    items = [SpeechItem(str(n), part) for n in (11, 12, 13) for part in ("kami", "shimo")]
+    items = [SpeechItem(str(n), part) for n in (11, 12) for part in ("kami", "shimo")]
     futures = voice.prefetch(items)
     assert len(futures) == len(items)
     # asking for one while it is being prefetched waits for it instead of synthesizing twice

@@ -109,7 +109,9 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
                 pure = mapper.plan_frame(round(t_perf * 1e9))
                 errors_pure.append((pure - cursor.plan_frame_at(frame)) * 1000 / RATE)
                 time.sleep(0.02 + rng.random() * 0.03)
-            assert out.wait(timeout=plan.seconds + 5)
+            # the 40 taps done, the rest of the reading is not needed (it is long only so
+            # that a busy machine's taps still fall inside it)
+            assert out.is_active
             poll = taps.stats.describe()
     finally:
         out.stop()

@@ -23,7 +23,10 @@ def voice(request, tmp_path, monkeypatch, synth_cache):
     else:
         from audio.synth import SynthVoice
 
-        v = SynthVoice()
+        # synthesizing in this process: a clip is the same from a worker process
+        # (test_synth.test_deterministic), and a pool started for one clip a test was most of
+        # the test's time
+        v = SynthVoice(workers=0)
         yield v
         v.close()
 

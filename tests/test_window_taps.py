@@ -18,7 +18,7 @@ import pytest
 from audio_fixtures import REPO
 
 APP = textwrap.dedent("""
-    import json, sys, time
+    import json, select, sys, time
     from reader.ui.window import open_window
     from reader.input.taps import WindowTaps
     screen = open_window((400, 300), "karuta taps test")
@@ -27,7 +27,8 @@ APP = textwrap.dedent("""
     print("ready", pygame.display.get_wm_info()["window"], taps.stamper is not None, flush=True)
     evs, end, next_draw = [], time.perf_counter() + float(sys.argv[1]), 0.0
     busy_s, period_s = float(sys.argv[2]), float(sys.argv[3])
-    while time.perf_counter() < end:
+    # until the test says it is done (a line on stdin), at most argv[1] s
+    while time.perf_counter() < end and not select.select([sys.stdin], [], [], 0)[0]:
         for e in taps.pump():
             evs.append([e.ns, e.kind, e.source])
         now = time.perf_counter()
@@ -61,8 +62,8 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
 
     env = {**os.environ, "DISPLAY": xvfb, "PYTHONPATH": str(REPO), "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
     env.pop("SDL_VIDEODRIVER", None)
-    app = subprocess.Popen([sys.executable, "-c", APP, "9", str(busy), str(period)], cwd=REPO,
-                           env=env,
+    app = subprocess.Popen([sys.executable, "-c", APP, "30", str(busy), str(period)], cwd=REPO,
+                           env=env, stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = app.stdout.readline().split()
@@ -94,7 +95,7 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
                 xtest.fake_input(d, X.ButtonRelease, 1)
             d.sync()
             sent.append((a, b, kind))
-        out, err = app.communicate(timeout=30)
+        out, err = app.communicate("done\n", timeout=60)  # the presses made: it may stop
     finally:
         if app.poll() is None:
             app.kill()
