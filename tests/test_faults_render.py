@@ -93,7 +93,7 @@ def test_plan_out_may_not_be_the_audio_file(tmp_path):
     for plan in ("r.wav", "./r.wav", str(tmp_path / "r.wav")):
         r = refused(tmp_path, "render", "--voice", "tone", "--cards", "1", "--out", "r.wav",
                     "--plan-out", plan)
-        assert r.returncode == 1 and r.stderr.startswith("karuta: --plan-out and --out are the same")
+        assert r.returncode == 1 and r.stderr.startswith("karuta: --out and --plan-out are the same file")
         assert r.stderr.count("\n") == 1
     assert (tmp_path / "r.wav").read_bytes() == b"the user's earlier render"
 
