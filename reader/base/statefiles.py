@@ -30,14 +30,16 @@ from pathlib import Path
 from typing import Any
 
 from reader.base.errors import KarutaError, LogError, OutputError
+from reader.base.files import READ_MAX, read_bounded
 from reader.base.limits import TITLE_MAX
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
 #: recursion guard is refused from its RecursionError; shallower odd nesting fails the schema.
 MAX_DEPTH = 32
-#: the largest state file read whole (a 100-card session is ~30 kB, a pack index ~400 kB)
-MAX_BYTES = 64 * 1024 * 1024
+#: the largest state file read whole (a 100-card session is ~30 kB, a pack index ~400 kB):
+#: the bound every file karuta reads whole has
+MAX_BYTES = READ_MAX
 
 
 class StateFileError(LogError):
@@ -205,8 +207,6 @@ def read_text(path: Path | str, what: str) -> str:
         size = path.stat().st_size
         if size > MAX_BYTES:
             raise StateFileError(f"{what} {path} is {size // 2**20} MiB: too large to be one")
-        from reader.base.files import read_bounded
-
         return read_bounded(path, MAX_BYTES).decode("utf-8-sig")
     except FileNotFoundError:
         raise
