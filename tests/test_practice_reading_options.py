@@ -57,3 +57,22 @@ def test_bad_values_and_settings_the_log_or_host_fixes_are_one_line(tmp_path):
     for opt in ("--ma", "--take"):
         one_line_error(run_inproc("practice", "--join", "127.0.0.1:1", "--code", "123456",
                                   opt, "0.5", data_dir=tmp_path / "data"), "host sets", opt)
+
+
+def test_a_refusal_names_exactly_the_settings_given(tmp_path):
+    """Joining or resuming takes the match's settings from the host or the log: the one line
+    names the options the user typed, and only those (one list serves both refusals)."""
+    join = ("practice", "--join", "127.0.0.1:1", "--code", "123456")
+    r = run_inproc(*join, "--seed", "4", "--no-joka", "--memorize", "1",
+                   data_dir=tmp_path / "data")
+    one_line_error(r, "host sets", "--seed, --joka/--no-joka and --memorize")
+    assert "--rules" not in r.stderr and "--take" not in r.stderr
+    one_line_error(run_inproc(*join, "--resume", data_dir=tmp_path / "data"), "leave out --resume")
+    log = tmp_path / "m.jsonl"
+    assert run_inproc("practice", "--bot-vs-bot", "2,2", "--seed", "1", "--voice", "tone",
+                      "--cards", "3", "--log", log, data_dir=tmp_path / "data").returncode == 0
+    before = log.read_bytes()
+    r = run_inproc("practice", "--bot-vs-bot", "2,2", "--log", log, "--resume", "--cards", "4",
+                   "--ma", "0.5", data_dir=tmp_path / "data")
+    one_line_error(r, "leave out --cards and --ma")
+    assert "--seed" not in r.stderr and log.read_bytes() == before

@@ -128,7 +128,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     from reader.practice.match import PracticeSettings, Seat
 
     reading = _reading(rules or "kyogi", joka, ma, yoin, speed, take)
-    reading_set = any(v is not None for v in (ma, yoin, speed, take))
+    # the settings a new match is made with (the host's, or the log's on --resume)
+    deal = dict(rules=rules, cards=cards, color=color, seed=seed, joka=joka, ma=ma, yoin=yoin,
+                speed=speed, take=take)
     online_mode = host_mode or join is not None
     if not online_mode and (port is not None or code is not None or as_seat is not None
                             or sound):
@@ -152,11 +154,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("--join needs --code CODE (the code the host printed)")
         if port is not None:
             raise KarutaError("--port is for --host; join HOST:PORT")
-        if (rules is not None or cards is not None or color is not None or seed is not None
-                or joka is not None or resume or reading_set or memorize is not None):
-            raise KarutaError("the host sets the match: leave out --rules, --cards, --color, "
-                              "--seed, --joka, --ma, --yoin, --speed, --take, --memorize and "
-                              "--resume when joining")
+        given = _given_settings(deal, memorize=memorize, resume=resume or None)
+        if given:
+            raise KarutaError(f"the host sets the match: leave out {_and(given)} when joining")
         address = _netplay().parse_address(join)
         _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
         if local.kind == "human":              # leaves nothing beside the log's name)
@@ -205,11 +205,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     claim(hold=False)  # now; held once the sound device is open (window) or before a save
     voice = make_voice(voice_spec)
     if resume:
-        if (rules is not None or cards is not None or color is not None or seed is not None
-                or joka is not None or reading_set):
-            raise KarutaError("--resume continues the logged match: leave out --rules, "
-                              "--cards, --color, --seed, --joka/--no-joka, --ma, --yoin, "
-                              "--speed and --take")
+        given = _given_settings(deal)
+        if given:
+            raise KarutaError(f"--resume continues the logged match: leave out {_and(given)}")
         m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
         if host_mode and m.seats["B"].kind != "human":
             raise KarutaError(f"{log_file}: seat B of this match is {m.seats['B'].kind}, not a "
@@ -630,3 +628,15 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
         raise
     _end_window(w, transport, sound)
     _clock_line(guest)
+
+
+def _given_settings(deal: dict, **more) -> list[str]:
+    """The options of ``deal`` (and ``more``) the user gave, as typed: a match whose settings
+    come from elsewhere (the host, the log) names exactly these in its refusal."""
+    names = {"joka": "--joka/--no-joka"}
+    return [names.get(k, "--" + k.replace("_", "-"))
+            for k, v in {**deal, **more}.items() if v is not None]
+
+
+def _and(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
