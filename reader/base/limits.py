@@ -78,9 +78,8 @@ def check_name(name: str, what: str, where: str = "", error: type | None = None,
     error = error or KarutaError
     at = f"{where}: " if where else ""
     if len(name) > limit:
-        raise error(f"{at}the {what} {name[:20]}… is {len(name)} characters long "
+        raise error(f"{at}the {what} {shown(name[:20])}… is {len(name)} characters long "
                     f"(at most {limit})")
     if any(unicodedata.category(c) in ("Cc", "Cf") for c in name):
-        raise error(f"{at}the {what} {name.encode('unicode_escape').decode()[:40]} "
-                    "has a control character in it")
+        raise error(f"{at}the {what} {shown(name)} has a control character in it")
     return name
