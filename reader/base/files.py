@@ -21,10 +21,15 @@ READ_MAX = 64 * 1024 * 1024
 def read_bounded(path: Path | str, limit: int = READ_MAX) -> bytes:
     """The bytes of ``path``, at most ``limit``: a device that never ends (/dev/zero given
     as a log) or a huge file is ``OSError`` (EFBIG) after ``limit`` + 1 bytes, not a process
-    that reads until memory runs out."""
+    that reads until memory runs out.  A named pipe nothing writes to reads as empty at once
+    (opening one for reading would otherwise wait for a writer that never comes); a pipe with
+    a writer (``<(command)``) is read to its end."""
     import errno
+    import fcntl
 
-    with open(path, "rb") as f:
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with open(fd, "rb") as f:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
         data = f.read(limit + 1)
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"more than {limit // 2**20} MiB: too large to be one of "
