@@ -412,10 +412,8 @@ def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
 
 def test_no_system_engine_needed(tmp_path):
     # pip alone sets the voice up: synthesis works with nothing on PATH (no hts_engine binary)
-    # (in the process itself: the worker processes are test_prefetch's, started from
-    # sys.executable, not from PATH)
     code = ("from audio.synth import SynthVoice; from audio.voice import SpeechItem; "
-            "v = SynthVoice(workers=0); a = v.samples(SpeechItem('4', 'kami')); v.close(); "
+            "v = SynthVoice(); a = v.samples(SpeechItem('4', 'kami')); v.close(); "
             "print(len(a) == v.layout(SpeechItem('4', 'kami')).frames, float(abs(a).max()) > 0.1)")
     env = dict(os.environ, PATH=str(tmp_path), KARUTA_CACHE_DIR=str(tmp_path / "cache"))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
