@@ -13,9 +13,9 @@ sleep for real (a timeout around ``time.sleep``) read ``SYSTEM_CLOCK``, never ``
 from __future__ import annotations
 
 import ast
-import functools
 
 from audio_fixtures import REPO
+from source_tree import parsed, walk
 
 APP = ("reader", "audio", "poems")
 
@@ -106,9 +106,10 @@ def clock_reads(rel: str, tree: ast.AST) -> list[tuple[str, str, int]]:
     return found
 
 
-@functools.cache
 def _app() -> tuple[tuple[str, ast.AST], ...]:
-    return tuple((p.relative_to(REPO).as_posix(), ast.parse(p.read_text(encoding="utf-8")))
+    """The app's modules, parsed once per test process (tests/source_tree.py: shared with the
+    other source checks)."""
+    return tuple((p.relative_to(REPO).as_posix(), parsed(p))
                  for folder in APP for p in sorted((REPO / folder).rglob("*.py")))
 
 
@@ -135,7 +136,7 @@ def _clock_like(rel: str, tree: ast.AST) -> list[str]:
     made with two or more of them (``SimpleNamespace(now=..., seconds=...)``) and a function
     passed as a ``clock``."""
     out = []
-    for n in ast.walk(tree):
+    for n in walk(tree):
         if isinstance(n, ast.Call) and len({k.arg for k in n.keywords} & CLOCK_METHODS) >= 2:
             out.append(f"{rel}:{n.lineno}: {ast.unparse(n.func)}(...)")
         if isinstance(n, ast.keyword) and n.arg == "clock" and isinstance(n.value, ast.Lambda):
@@ -154,7 +155,7 @@ def test_one_clock_in_the_app_and_one_fake_in_the_tests():
            for c in _clock_like(rel, tree)]
     assert not app, "a clock outside reader/base/clock.py: " + "; ".join(app)
     fakes = [c for p in sorted((REPO / "tests").glob("*.py")) if p.name != "fakes.py"
-             for c in _clock_like(f"tests/{p.name}", ast.parse(p.read_text(encoding="utf-8")))]
+             for c in _clock_like(f"tests/{p.name}", parsed(p))]
     assert not fakes, "use tests/fakes.py's FakeClock: " + "; ".join(fakes)
 
 

@@ -551,16 +551,24 @@ def test_find_split_takes_the_pause_nearest_the_expected_end():
 
 @needs_ffmpeg
 @pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="needs pyworld")
-@pytest.mark.parametrize("style", ["uniform", "human"])
-def test_foreign_one_file_pack_split_and_aligned(tmp_path, style):
+def test_foreign_one_file_pack_split_and_aligned(tmp_path):
     """Another voice (HTS at a speaking pace, another vocal tract and pitch), stereo 24 kHz
-    mp3 with leading silence, pauses alike between every ku (or a long one before the
-    下の句): every poem split after the third ku, every 上の句 aligned with confidence, the
-    decisive onsets near the truth."""
+    mp3 with leading silence; two poems with pauses alike between every ku (``uniform``: the
+    longest pause is not the one before the 下の句) and two with a long one before the 下の句
+    (``human``), in one pack: every poem split after the third ku, every 上の句 aligned with
+    confidence, the decisive onsets near the truth."""
     fp = _foreign()
-    keys = ["2", "5", "33", "87"]
-    truth = fp.write_pack(tmp_path / "src" / "neural", fp.HtsReader(style=style, seed=4), keys, seed=4)
-    pack = import_pack(tmp_path / "src" / "neural")
+    src = tmp_path / "src" / "neural"
+    styles = {"uniform": ["2", "11"], "human": ["5", "87"]}
+    truth = {}
+    for style, keys in styles.items():
+        truth.update(fp.write_pack(src, fp.HtsReader(style=style, seed=4), keys, seed=4))
+    for k in styles["uniform"]:  # the hard case: the longest pause alone would split wrong
+        spans = truth[k]["ku_spans"]
+        pauses = [b[0] - a[1] for a, b in zip(spans, spans[1:])]
+        assert max(pauses) > pauses[2], (k, pauses)
+    keys = [k for ks in styles.values() for k in ks]
+    pack = import_pack(src)
     s = fp.score_pack(pack, truth)
     assert sorted(s["split_right"]) == sorted(keys), s
     assert s["low_confidence"] == [], [(k, pack.timeline(k, "kami").confidence) for k in keys]

@@ -372,17 +372,21 @@ def test_cache_key_covers_timing(voice):
     assert voice.cache_key(SpeechItem("1", "kami")) != voice.cache_key(SpeechItem("1", "shimo"))
 
 
-def test_prefetch(pooled):
+def test_prefetch(pooled, tmp_path):
     voice = pooled
     items = [SpeechItem(str(n), part) for n in (11, 12) for part in ("kami", "shimo")]
-    futures = voice.prefetch(items)
-    assert len(futures) == len(items)
+    paced = SpeechItem("33", "kami", speed=1.25, hold_ms=300)  # another pace, a held end
+    futures = voice.prefetch(items + [paced])
+    assert len(futures) == len(items) + 1
     # asking for one while it is being prefetched waits for it instead of synthesizing twice
     a = voice.samples(items[0])
     paths = [f.result(timeout=60) for f in futures]
     assert all(p.is_file() for p in paths)
     assert paths[0] == voice.cache_path(items[0])
     assert np.array_equal(a, voice.samples(items[0]))
+    # deterministic: the clip a worker process made is the clip made in this process
+    here = SynthVoice(cache_dir=tmp_path / "here", workers=0).samples(paced)
+    assert np.array_equal(voice.samples(paced), here)
 
 
 def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
@@ -401,14 +405,7 @@ def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):
     assert wall < 120, (made, wall)
 
 
-# ---- (d) determinism ----------------------------------------------------------------------------
-
-def test_deterministic(tmp_path):
-    item = SpeechItem("33", "kami", speed=1.25, hold_ms=300)
-    a = SynthVoice(cache_dir=tmp_path / "x", workers=0).samples(item)  # here
-    with SynthVoice(cache_dir=tmp_path / "y", workers=1) as v:  # in a worker process
-        b = v.samples(item)
-    assert np.array_equal(a, b)
+# ---- (d) determinism: test_prefetch (a clip made in a worker process is the one made here) ------
 
 
 # ---- errors and hygiene -------------------------------------------------------------------------
