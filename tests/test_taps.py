@@ -265,7 +265,36 @@ def test_the_first_burst_of_callbacks_does_not_fake_a_settled_line():
 
 def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     """``run_drill`` holds the first card (silence, "get ready") until
-    ``output.timing_settled()``; taps meanwhile are ignored; then the drill runs as before."""
+    ``output.timing_settled()``; taps meanwhile are ignored; then the drill runs as before.
+
+    The output keeps real time: where the machine starved the test process for longer than
+    its queue (seen at -n 2 on a quiet machine, often at load ~6), the output played silence
+    it counted (an underflow) and the drill rightly leaves the tap untimed (a gap in the
+    sound between the kimariji and the tap).  Such a run says nothing of the warm-up: it is
+    made once more (three tries); an untimed tap with no underflow counted fails at once."""
+    for attempt in range(3):
+        out, front, events, res = _drill_after_a_late_settle()
+        rec = res.records[0] if len(res.records) == 1 else {}
+        if rec.get("reaction_ms") is None and rec.get("untimed") and out.underflows:
+            continue  # the machine stalled the output: the timing says nothing
+        break
+    else:
+        pytest.fail(f"each of 3 tries had the output stalled ({out.underflows} underflows in "
+                    "the last) between the kimariji and the tap: the machine is too busy")
+    names = [n for n, _, _ in events]
+    assert "get ready…" in front.shown
+    ready = next(t for n, t, _ in events if n == "ready")
+    assert 0.75 < ready < 2.5  # settled at 0.8 s, then the countdown
+    card_t = next(t for n, t, _ in events if n == "card")
+    assert card_t > ready  # the first card comes after the warm-up
+    assert names.count("grab") == 1 and len(res.records) == 1
+    assert rec["correct"] and rec["reaction_ms"] is not None, (rec, out.underflows)
+    assert rec["reaction_ms"] > 150  # not the tap made while getting ready
+
+
+def _drill_after_a_late_settle():
+    """One drill of one card on an output whose timing settles 0.8 s after it starts, with a
+    tap while getting ready and one well after the card's kimariji."""
     import random
 
     from reader.drills.speed import run_drill
@@ -335,15 +364,7 @@ def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     front.poll = poll
     res = run_drill(plan, VOICE, out, front, take_s=1.5, choices=2, rng=random.Random(1),
                     on_event=on_event)
-    names = [n for n, _, _ in events]
-    assert "get ready…" in front.shown
-    ready = next(t for n, t, _ in events if n == "ready")
-    assert 0.75 < ready < 2.5  # settled at 0.8 s, then the countdown
-    card_t = next(t for n, t, _ in events if n == "card")
-    assert card_t > ready  # the first card comes after the warm-up
-    assert names.count("grab") == 1 and len(res.records) == 1
-    rec = res.records[0]
-    assert rec["correct"] and rec["reaction_ms"] > 150  # not the tap made while getting ready
+    return out, front, events, res
 
 
 def test_the_get_ready_hold_before_the_reading_does_not_count_on():
