@@ -55,12 +55,54 @@ def xdist_unit(nodeid: str) -> str:
     return nodeid
 
 
+#: seconds a test not listed in tests/data/slow_tests.txt is expected to take
+_UNLISTED_S = 0.2
+
+
+def _test_seconds() -> dict[str, float]:
+    """Measured seconds of the slow tests (tests/data/slow_tests.txt: ``seconds node-id``)."""
+    from pathlib import Path
+
+    seconds = {}
+    for line in (Path(__file__).parent / "data" / "slow_tests.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            s, nodeid = line.split(None, 1)
+            seconds[nodeid.strip()] = float(s)
+    return seconds
+
+
+def longest_first(units: dict[str, list[str]], seconds: dict[str, float]) -> list[str]:
+    """The units (name → its test ids) in the order to hand them out: the longest expected
+    first (the sum of their tests' ``seconds``, an unlisted test ``_UNLISTED_S``), so that no
+    worker is left with a long unit while the others have finished; ties in collection order.
+    """
+    def cost(unit):
+        return sum(seconds.get(t, _UNLISTED_S) for t in units[unit])
+
+    return sorted(units, key=lambda u: -cost(u))
+
+
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class UnitScheduling(LoadScopeScheduling):
+        """pytest-xdist's load-by-scope, with ``xdist_unit`` as the scope and the units handed
+        out longest first (``longest_first``) rather than in collection order."""
+
+        _ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_unit(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self._ordered:  # the first assignment: the queue is complete
+                self._ordered = True
+                order = longest_first({u: list(t) for u, t in self.workqueue.items()},
+                                      _test_seconds())
+                queue = dict(self.workqueue)
+                self.workqueue.clear()
+                self.workqueue.update((u, queue[u]) for u in order)
+            super()._assign_work_unit(node)
 
     return UnitScheduling(config, log)
 
