@@ -23,24 +23,29 @@ def pytest_configure(config):
     _default_signals()
 
 
-#: How the two xdist workers share the tests (``pytest_xdist_make_scheduler`` below; the
-#: scheduler sees only test ids, so the groups are by module):
+#: How the xdist workers share the tests (``pytest_xdist_make_scheduler`` below; the scheduler
+#: sees only test ids, so the groups are by module):
 #:
-#: - Chromium (several processes, more than a core while a page lays out) and the modules that
-#:   measure real-time sound to the millisecond are one unit: they run one at a time on one
-#:   worker and never beside each other.  Clean runs with these side by side saw gaps in the
-#:   sound (calibrate, the null sink's clock, the taps mapping).  The other real-time tests
-#:   (whole commands in tmux or a window, whose checks allow for a busy machine) run anywhere:
-#:   all of them in one unit would make that worker's share alone longer than the rest.
+#: - The modules that measure real-time sound to the millisecond (PulseAudio's null sink as
+#:   the clock, the taps mapping, calibrate, the X stamping of presses) are one unit: they run
+#:   one at a time on one worker and never beside each other.  Clean runs with these side by
+#:   side saw gaps in the sound (calibrate, the null sink's clock, the taps mapping).  The
+#:   other real-time tests (whole commands in tmux or a window, the voice recorder, SDL's
+#:   own clock, Chromium laying out pages), whose checks allow for a busy machine, run
+#:   anywhere: all of them in one unit would make that worker's share alone longer than the
+#:   rest.  (test_record.py, test_tournament_pages.py and the SDL tests, now
+#:   test_output_sdl.py, were in the unit: each passed at load 15-24 beside the others.)
 #: - A module with a module-scoped fixture is one unit (the fixture is built once, not once
 #:   per worker); collection fails if such a module is not listed here.
 #: - Every other test is a unit of its own (as ``--dist load``).
+#: - The units are handed out longest first (``longest_first``, from the seconds measured in
+#:   tests/data/slow_tests.txt), so that no worker is left with a long unit at the end.
 #:
 #: (Not pytest-xdist's ``--dist loadgroup``: it marks a group by rewriting ``item._nodeid``,
 #: which pytest 9.2 no longer reads, so its groups are silently ignored.)
-EXCLUSIVE = "chromium-and-timing"
-_EXCLUSIVE_MODULES = {"test_tournament_pages.py", "test_taps.py", "test_calibrate.py",
-                      "test_output.py", "test_record.py", "test_window_taps.py"}
+EXCLUSIVE = "realtime-timing"
+_EXCLUSIVE_MODULES = {"test_taps.py", "test_calibrate.py", "test_output.py",
+                      "test_window_taps.py"}
 _MODULE_FIXTURE_MODULES = {"test_tournament_pages.py", "test_voice_acoustics.py",
                            "test_practice_bots.py", "test_practice_golden.py", "test_torifuda.py"}
 
