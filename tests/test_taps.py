@@ -72,8 +72,8 @@ def _future_target(out: SounddeviceOutput, ahead: float, offset: int):
         time.sleep(0.002)
 
 
-@pytest.mark.realtime
-def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
+def _inject_taps(pulse_server) -> dict:
+    """40 taps written to a pty at known DAC instants while a reading plays on PulseAudio."""
     plan = small_plan(VOICE, cards=4, ma_ms=300, take_ms=300, yoin_ms=200)
     out = SounddeviceOutput(device="pulse")
     cursor = PlanCursor(plan, VOICE)
@@ -117,6 +117,27 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
         out.stop()
         os.close(master)
         os.close(slave)
+    return {"path": errors_path, "pure": errors_pure, "skipped": skipped, "poll": poll,
+            "underruns": out.underruns}
+
+
+@pytest.mark.realtime
+def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
+    """Taps written to a pty at known DAC instants map to their frames.  A run in which the
+    machine starved the sound (underruns: silence inserted, the DAC line moved and then
+    replaced; seen at load 20-29, the mapping's median 3.5 ms) says nothing of the mapping:
+    it is made once more, and the failure names the underruns."""
+    first = None
+    for attempt in (1, 2):
+        got = _inject_taps(pulse_server)
+        if got["underruns"] and attempt == 1:
+            first = got["underruns"]
+            continue
+        break
+    errors_path, errors_pure, skipped, poll = (got["path"], got["pure"], got["skipped"],
+                                               got["poll"])
+    stalled = f"(made twice: {first} underruns the first time, {got['underruns']} now)" \
+        if first else ""
     # the mapping itself: exact to a few microseconds (a buffer whose DAC time is off the
     # line by > 0.2 ms is replaced by the line: then up to that, plus the line's own
     # residual: 0.28 and 0.36 ms were seen in full runs).  A busy machine moves the line now
@@ -125,9 +146,9 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
     # replaced): the typical tap stays within 0.5 ms, nine in ten within 1.5 ms, and every one
     # within what a player notices (the target is ±3 ms)
     pure = sorted(abs(e) for e in errors_pure)
-    assert statistics.median(pure) < 0.5, errors_pure
-    assert pure[int(0.9 * (len(pure) - 1))] < 1.5, errors_pure
-    assert pure[-1] < 3.0, errors_pure
+    assert statistics.median(pure) < 0.5, (errors_pure, stalled)
+    assert pure[int(0.9 * (len(pure) - 1))] < 1.5, (errors_pure, stalled)
+    assert pure[-1] < 3.0, (errors_pure, stalled)
     # the whole path (pty -> stamping process -> stamp -> mapping).  Every tap within 1 ms is
     # the benchmark's target (scripts/bench_grab.py, on a quiet machine).  Here the machine may
     # be busy (the stamping process then wakes late: the OS's doing, not the mapping's): the
@@ -140,8 +161,8 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
     # a stamp cannot come before the byte was written: the only way below 0 is the mapping's
     # own error, bounded just above
     assert errs[0] >= -pure[-1] - 0.05, (errs, errors_pure)
-    assert statistics.median(errs) <= 1.0, errs
-    assert errs[int(0.9 * (len(errs) - 1))] <= 5.0, errs
+    assert statistics.median(errs) <= 1.0, (errs, stalled)
+    assert errs[int(0.9 * (len(errs) - 1))] <= 5.0, (errs, stalled)
     # the input thread polls about every millisecond
     assert 0.9 < poll["median_ms"] < 2.0, poll
 
