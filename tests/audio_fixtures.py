@@ -225,11 +225,23 @@ class PulseServer:
         self.socket = self.runtime / "pulse" / "native"
         env = dict(os.environ, XDG_RUNTIME_DIR=str(self.runtime), HOME=str(home))
         env.pop("PULSE_SERVER", None)
+        # Two ways the daemon ends itself on a loaded machine, both lifted here: its sink
+        # thread runs SCHED_RR (we are root, or rtkit grants it) under RLIMIT_RTTIME 200 ms,
+        # soft = hard, so the kernel SIGKILLs the daemon if that thread once runs 200 ms
+        # without blocking; and its CPU watchdog ends it after 70 % of a core over 10 s
+        # (``--no-cpu-limit``).  The priority stays (the null sink is the timing tests'
+        # clock).  A worker's daemon that vanished mid-run (-n 4: every later test of that
+        # worker found no 'pulse' device) fits either; not reproduced since, so the fixture
+        # also checks the daemon after each test and keeps its log (``trouble``).
+        conf = home / ".config" / "pulse"
+        conf.mkdir(parents=True)
+        (conf / "daemon.conf").write_text("rlimit-rttime = -1\n")
         self._log = open(self.root / "pulseaudio.log", "wb")
         self.keepalive = None
         self.proc = subprocess.Popen(
             [pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-             "--log-target=stderr", "--use-pid-file=no",
+             "--log-target=stderr", "--use-pid-file=no", "--log-time=1", "--log-level=info",
+             "--no-cpu-limit=yes",
              "-L", f"module-null-sink sink_name={self.sink} rate={RATE}",
              "-L", "module-native-protocol-unix"],
             env=env, stdout=self._log, stderr=self._log)
@@ -269,21 +281,66 @@ class PulseServer:
         assert got.shape[0] > RATE * seconds / 2, "the sink's monitor could not be recorded"
         return got
 
-    def close(self) -> None:
+    def trouble(self, answer_s: float | None = None) -> str | None:
+        """Why the server cannot be used now (its daemon or the keepalive ended; with
+        ``answer_s``, it did not answer ``pactl info`` within that many seconds), or None."""
+        for what, p in (("pulseaudio", self.proc), ("the keepalive parec", self.keepalive)):
+            if p is not None and p.poll() is not None:
+                return f"{what} (pid {p.pid}) exited ({p.returncode})"
+        if answer_s is not None:
+            try:
+                r = subprocess.run(["pactl", "info"], env=self.env, capture_output=True,
+                                   timeout=answer_s)
+                if r.returncode == 0:
+                    return None
+                why = f"pactl info failed: {r.stderr.decode(errors='replace').strip()}"
+            except subprocess.TimeoutExpired:
+                why = f"pactl info had no answer in {answer_s} s"
+            threads = []
+            for t in sorted(Path(f"/proc/{self.proc.pid}/task").glob("*")):
+                try:
+                    st = dict(ln.split(":\t", 1) for ln in (t / "status").read_text().splitlines()
+                              if ":\t" in ln)
+                    threads.append(f"{st.get('Name')} {st.get('State')} "
+                                   f"wchan={(t / 'wchan').read_text()}")
+                except OSError:
+                    pass
+            return f"{why}; daemon threads: {'; '.join(threads)}"
+        return None
+
+    def log_tail(self, chars: int = 1500) -> str:
+        try:
+            return (self.root / "pulseaudio.log").read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+    def close(self, keep_log: bool = False) -> Path | None:
+        """Stop the daemon and remove its folder; with ``keep_log`` (a failure) its log is
+        kept and its path returned."""
         for p in (self.keepalive, self.proc):
             stop_process(p)
         self._log.close()
+        if keep_log:
+            for child in self.root.iterdir():
+                if child.name != "pulseaudio.log":
+                    shutil.rmtree(child, ignore_errors=True)
+            return self.root / "pulseaudio.log"
         shutil.rmtree(self.root, ignore_errors=True)
+        return None
 
 
 _PULSE: PulseServer | None = None
 
 
-def _stop_pulse() -> None:
+def _stop_pulse(session=None) -> None:
+    """End the session's server; its log is kept (the path printed) when a test failed."""
     global _PULSE
     if _PULSE is not None:
-        _PULSE.close()
+        failed = bool(session is not None and session.testsfailed) or _PULSE.trouble() is not None
+        kept = _PULSE.close(keep_log=failed)
         _PULSE = None
+        if kept is not None:
+            sys.stderr.write(f"\nkaruta tests: the PulseAudio log is kept: {kept}\n")
 
 
 @pytest.fixture
@@ -301,7 +358,8 @@ def pulse_server(request, monkeypatch):
 
         with session_owned():  # shared by the session's tests: not ended with this one
             _PULSE = PulseServer()
-        request.config.add_cleanup(_stop_pulse)
+        session = request.session
+        request.config.add_cleanup(lambda: _stop_pulse(session))
     monkeypatch.setenv("XDG_RUNTIME_DIR", _PULSE.env["XDG_RUNTIME_DIR"])
     monkeypatch.setenv("PULSE_SERVER", _PULSE.env["PULSE_SERVER"])
     reinit_portaudio()
@@ -310,6 +368,12 @@ def pulse_server(request, monkeypatch):
     finally:
         monkeypatch.undo()
         reinit_portaudio()
+    why = _PULSE.trouble(answer_s=10)
+    if why is not None:  # the next test starts a new one; this one says what happened
+        tail, kept = _PULSE.log_tail(), _PULSE.close(keep_log=True)
+        _PULSE = None
+        pytest.fail(f"the session's PulseAudio server broke during this test: {why}; its log "
+                    f"(kept: {kept}) ends:\n{tail}", pytrace=False)
 
 
 class Stall:

@@ -23,24 +23,29 @@ def pytest_configure(config):
     _default_signals()
 
 
-#: How the two xdist workers share the tests (``pytest_xdist_make_scheduler`` below; the
-#: scheduler sees only test ids, so the groups are by module):
+#: How the xdist workers share the tests (``pytest_xdist_make_scheduler`` below; the scheduler
+#: sees only test ids, so the groups are by module):
 #:
-#: - Chromium (several processes, more than a core while a page lays out) and the modules that
-#:   measure real-time sound to the millisecond are one unit: they run one at a time on one
-#:   worker and never beside each other.  Clean runs with these side by side saw gaps in the
-#:   sound (calibrate, the null sink's clock, the taps mapping).  The other real-time tests
-#:   (whole commands in tmux or a window, whose checks allow for a busy machine) run anywhere:
-#:   all of them in one unit would make that worker's share alone longer than the rest.
+#: - The modules that measure real-time sound to the millisecond (PulseAudio's null sink as
+#:   the clock, the taps mapping, calibrate, the X stamping of presses) are one unit: they run
+#:   one at a time on one worker and never beside each other.  Clean runs with these side by
+#:   side saw gaps in the sound (calibrate, the null sink's clock, the taps mapping).  The
+#:   other real-time tests (whole commands in tmux or a window, the voice recorder, SDL's
+#:   own clock, Chromium laying out pages), whose checks allow for a busy machine, run
+#:   anywhere: all of them in one unit would make that worker's share alone longer than the
+#:   rest.  (test_record.py, test_tournament_pages.py and the SDL tests, now
+#:   test_output_sdl.py, were in the unit: each passed at load 15-24 beside the others.)
 #: - A module with a module-scoped fixture is one unit (the fixture is built once, not once
 #:   per worker); collection fails if such a module is not listed here.
 #: - Every other test is a unit of its own (as ``--dist load``).
+#: - The units are handed out longest first (``longest_first``, from the seconds measured in
+#:   tests/data/slow_tests.txt), so that no worker is left with a long unit at the end.
 #:
 #: (Not pytest-xdist's ``--dist loadgroup``: it marks a group by rewriting ``item._nodeid``,
 #: which pytest 9.2 no longer reads, so its groups are silently ignored.)
-EXCLUSIVE = "chromium-and-timing"
-_EXCLUSIVE_MODULES = {"test_tournament_pages.py", "test_taps.py", "test_calibrate.py",
-                      "test_output.py", "test_record.py", "test_window_taps.py"}
+EXCLUSIVE = "realtime-timing"
+_EXCLUSIVE_MODULES = {"test_taps.py", "test_calibrate.py", "test_output.py",
+                      "test_window_taps.py"}
 _MODULE_FIXTURE_MODULES = {"test_tournament_pages.py", "test_voice_acoustics.py",
                            "test_practice_bots.py", "test_practice_golden.py", "test_torifuda.py"}
 
@@ -55,12 +60,54 @@ def xdist_unit(nodeid: str) -> str:
     return nodeid
 
 
+#: seconds a test not listed in tests/data/slow_tests.txt is expected to take
+_UNLISTED_S = 0.2
+
+
+def _test_seconds() -> dict[str, float]:
+    """Measured seconds of the slow tests (tests/data/slow_tests.txt: ``seconds node-id``)."""
+    from pathlib import Path
+
+    seconds = {}
+    for line in (Path(__file__).parent / "data" / "slow_tests.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            s, nodeid = line.split(None, 1)
+            seconds[nodeid.strip()] = float(s)
+    return seconds
+
+
+def longest_first(units: dict[str, list[str]], seconds: dict[str, float]) -> list[str]:
+    """The units (name → its test ids) in the order to hand them out: the longest expected
+    first (the sum of their tests' ``seconds``, an unlisted test ``_UNLISTED_S``), so that no
+    worker is left with a long unit while the others have finished; ties in collection order.
+    """
+    def cost(unit):
+        return sum(seconds.get(t, _UNLISTED_S) for t in units[unit])
+
+    return sorted(units, key=lambda u: -cost(u))
+
+
 def pytest_xdist_make_scheduler(config, log):
     from xdist.scheduler import LoadScopeScheduling
 
     class UnitScheduling(LoadScopeScheduling):
+        """pytest-xdist's load-by-scope, with ``xdist_unit`` as the scope and the units handed
+        out longest first (``longest_first``) rather than in collection order."""
+
+        _ordered = False
+
         def _split_scope(self, nodeid: str) -> str:
             return xdist_unit(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self._ordered:  # the first assignment: the queue is complete
+                self._ordered = True
+                order = longest_first({u: list(t) for u, t in self.workqueue.items()},
+                                      _test_seconds())
+                queue = dict(self.workqueue)
+                self.workqueue.clear()
+                self.workqueue.update((u, queue[u]) for u in order)
+            super()._assign_work_unit(node)
 
     return UnitScheduling(config, log)
 

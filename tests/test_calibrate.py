@@ -114,6 +114,12 @@ class Listener(threading.Thread):
 ROBOT_CLICKS, ROBOT_INTERVAL = 10, 0.3
 
 
+def saved_taps(cfg) -> int | None:
+    """The taps the saved calibration used (None: nothing saved)."""
+    saved = CalibrationStore(cfg / "calibration.json").get("sounddevice:pulse")
+    return None if saved is None else saved["taps"]
+
+
 def _robot_run_problems(screen: str, robot, cfg) -> list[str]:
     """What is wrong with one calibrate run made with the listening robot (empty: nothing)."""
     if "EXIT=0" not in screen:
@@ -157,7 +163,7 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
     # underruns or gaps, and leaves out the taps after a gap, as it must) and the run came out
     # short of what is checked, the measurement says nothing of calibrate: it is made once more
     stalled = None
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         robot = Listener(pulse_server.env, lambda: tmux.keys("Space"))
         robot.start()
         try:
@@ -172,10 +178,11 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
         machine_stalled = any(w in screen for w in ("the sound had a gap", "the sound had gaps",
                                                     "karuta: audio: "))
         # the robot itself late (a clean run under load 7 saw its taps spread ±8 ms with the
-        # sound steady): calibrate rightly says the run spread; the robot is timed once more
-        robot_jittered = len(problems) == 1 and problems[0].startswith("offset/spread") \
-            and "still spread" in screen
-        if problems and (machine_stalled or robot_jittered) and attempt == 1:
+        # sound steady; a run at load ~25, 3 of its 10 taps dropped as outliers): calibrate
+        # rightly says the run spread; the robot is timed once more (three runs in all)
+        robot_jittered = "still spread" in screen and all(
+            p.startswith(("offset/spread", f"{saved_taps(cfg)} taps used")) for p in problems)
+        if problems and (machine_stalled or robot_jittered) and attempt < 3:
             stalled = (problems, screen)
             (cfg / "calibration.json").unlink(missing_ok=True)
             continue

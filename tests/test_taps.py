@@ -72,8 +72,8 @@ def _future_target(out: SounddeviceOutput, ahead: float, offset: int):
         time.sleep(0.002)
 
 
-@pytest.mark.realtime
-def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
+def _inject_taps(pulse_server) -> dict:
+    """40 taps written to a pty at known DAC instants while a reading plays on PulseAudio."""
     plan = small_plan(VOICE, cards=4, ma_ms=300, take_ms=300, yoin_ms=200)
     out = SounddeviceOutput(device="pulse")
     cursor = PlanCursor(plan, VOICE)
@@ -117,6 +117,27 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
         out.stop()
         os.close(master)
         os.close(slave)
+    return {"path": errors_path, "pure": errors_pure, "skipped": skipped, "poll": poll,
+            "underruns": out.underruns}
+
+
+@pytest.mark.realtime
+def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
+    """Taps written to a pty at known DAC instants map to their frames.  A run in which the
+    machine starved the sound (underruns: silence inserted, the DAC line moved and then
+    replaced; seen at load 20-29, the mapping's median 3.5 ms) says nothing of the mapping:
+    it is made once more, and the failure names the underruns."""
+    first = None
+    for attempt in (1, 2):
+        got = _inject_taps(pulse_server)
+        if got["underruns"] and attempt == 1:
+            first = got["underruns"]
+            continue
+        break
+    errors_path, errors_pure, skipped, poll = (got["path"], got["pure"], got["skipped"],
+                                               got["poll"])
+    stalled = f"(made twice: {first} underruns the first time, {got['underruns']} now)" \
+        if first else ""
     # the mapping itself: exact to a few microseconds (a buffer whose DAC time is off the
     # line by > 0.2 ms is replaced by the line: then up to that, plus the line's own
     # residual: 0.28 and 0.36 ms were seen in full runs).  A busy machine moves the line now
@@ -125,9 +146,9 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
     # replaced): the typical tap stays within 0.5 ms, nine in ten within 1.5 ms, and every one
     # within what a player notices (the target is ±3 ms)
     pure = sorted(abs(e) for e in errors_pure)
-    assert statistics.median(pure) < 0.5, errors_pure
-    assert pure[int(0.9 * (len(pure) - 1))] < 1.5, errors_pure
-    assert pure[-1] < 3.0, errors_pure
+    assert statistics.median(pure) < 0.5, (errors_pure, stalled)
+    assert pure[int(0.9 * (len(pure) - 1))] < 1.5, (errors_pure, stalled)
+    assert pure[-1] < 3.0, (errors_pure, stalled)
     # the whole path (pty -> stamping process -> stamp -> mapping).  Every tap within 1 ms is
     # the benchmark's target (scripts/bench_grab.py, on a quiet machine).  Here the machine may
     # be busy (the stamping process then wakes late: the OS's doing, not the mapping's): the
@@ -140,8 +161,8 @@ def test_taps_injected_at_known_dac_frames_map_within_1ms(pulse_server):
     # a stamp cannot come before the byte was written: the only way below 0 is the mapping's
     # own error, bounded just above
     assert errs[0] >= -pure[-1] - 0.05, (errs, errors_pure)
-    assert statistics.median(errs) <= 1.0, errs
-    assert errs[int(0.9 * (len(errs) - 1))] <= 5.0, errs
+    assert statistics.median(errs) <= 1.0, (errs, stalled)
+    assert errs[int(0.9 * (len(errs) - 1))] <= 5.0, (errs, stalled)
     # the input thread polls about every millisecond
     assert 0.9 < poll["median_ms"] < 2.0, poll
 
@@ -265,7 +286,36 @@ def test_the_first_burst_of_callbacks_does_not_fake_a_settled_line():
 
 def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     """``run_drill`` holds the first card (silence, "get ready") until
-    ``output.timing_settled()``; taps meanwhile are ignored; then the drill runs as before."""
+    ``output.timing_settled()``; taps meanwhile are ignored; then the drill runs as before.
+
+    The output keeps real time: where the machine starved the test process for longer than
+    its queue (seen at -n 2 on a quiet machine, often at load ~6), the output played silence
+    it counted (an underflow) and the drill rightly leaves the tap untimed (a gap in the
+    sound between the kimariji and the tap).  Such a run says nothing of the warm-up: it is
+    made once more (three tries); an untimed tap with no underflow counted fails at once."""
+    for attempt in range(3):
+        out, front, events, res = _drill_after_a_late_settle()
+        rec = res.records[0] if len(res.records) == 1 else {}
+        if rec.get("reaction_ms") is None and rec.get("untimed") and out.underflows:
+            continue  # the machine stalled the output: the timing says nothing
+        break
+    else:
+        pytest.fail(f"each of 3 tries had the output stalled ({out.underflows} underflows in "
+                    "the last) between the kimariji and the tap: the machine is too busy")
+    names = [n for n, _, _ in events]
+    assert "get ready…" in front.shown
+    ready = next(t for n, t, _ in events if n == "ready")
+    assert 0.75 < ready < 2.5  # settled at 0.8 s, then the countdown
+    card_t = next(t for n, t, _ in events if n == "card")
+    assert card_t > ready  # the first card comes after the warm-up
+    assert names.count("grab") == 1 and len(res.records) == 1
+    assert rec["correct"] and rec["reaction_ms"] is not None, (rec, out.underflows)
+    assert rec["reaction_ms"] > 150  # not the tap made while getting ready
+
+
+def _drill_after_a_late_settle():
+    """One drill of one card on an output whose timing settles 0.8 s after it starts, with a
+    tap while getting ready and one well after the card's kimariji."""
     import random
 
     from reader.drills.speed import run_drill
@@ -335,15 +385,7 @@ def test_a_drill_plays_silence_until_the_output_timing_has_settled():
     front.poll = poll
     res = run_drill(plan, VOICE, out, front, take_s=1.5, choices=2, rng=random.Random(1),
                     on_event=on_event)
-    names = [n for n, _, _ in events]
-    assert "get ready…" in front.shown
-    ready = next(t for n, t, _ in events if n == "ready")
-    assert 0.75 < ready < 2.5  # settled at 0.8 s, then the countdown
-    card_t = next(t for n, t, _ in events if n == "card")
-    assert card_t > ready  # the first card comes after the warm-up
-    assert names.count("grab") == 1 and len(res.records) == 1
-    rec = res.records[0]
-    assert rec["correct"] and rec["reaction_ms"] > 150  # not the tap made while getting ready
+    return out, front, events, res
 
 
 def test_the_get_ready_hold_before_the_reading_does_not_count_on():
