@@ -769,7 +769,9 @@ def main() -> None:
     if args.windows:
         tmp = Path(tempfile.mkdtemp(prefix="karuta-bench-online-"))
         try:
-            report_windows(window_trials(args, tmp))
+            r = window_trials(args, tmp)
+            (tmp / "clicks.json").write_text(json.dumps(r["clicks"]))  # (KEEP: kept)
+            report_windows(r)
         finally:
             if not os.environ.get("KEEP"):
                 shutil.rmtree(tmp, ignore_errors=True)

@@ -149,7 +149,7 @@ class TimelineSound:
         self.made_to: float | None = None
         #: (plan frame, perf_counter s) of every speech segment's first frame as placed by
         #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
-        self.placed: list[tuple[int, float]] | None = [] if trace else None
+        self.placed: list[tuple] | None = [] if trace else None
         #: (``trace``) every buffer: its first plan frame (-1: none), then as ``_trace``
         self.buffers: list[tuple] | None = [] if trace else None
         self._clk = [0.0, 0.0, 0.0]  # [OFFSET]: stream clock − perf_counter (``_pairing``)
@@ -217,11 +217,11 @@ class TimelineSound:
 
         clk = list(self._clk)
         live = idx[idx >= 0]
+        cur = getattr(time_info, "currentTime", None)
+        now = time.perf_counter()
         self.buffers.append((int(live[0]) if live.size else -1, dac,
-                             time_info.outputBufferDacTime, time_info.currentTime,
-                             clk[0], clk[1], time.perf_counter() - clk[2], offset,
-                             bool(status.output_underflow), time.perf_counter(),
-                             len(idx)))
+                             time_info.outputBufferDacTime, cur, clk[0], clk[1], now - clk[2],
+                             offset, bool(status.output_underflow), now, len(idx)))
 
     def _trace(self, idx: np.ndarray, dac: float, offset: float, time_info) -> None:
         """``placed`` rows: (frame, perf s placed at, then what placed it: the buffer's DAC
@@ -235,13 +235,14 @@ class TimelineSound:
         # is one sample before the first it holds)
         k = bisect.bisect_left(starts, first - 1)
         clk = list(self._clk)
+        cur = getattr(time_info, "currentTime", None)
         while k < len(starts) and starts[k] <= last:
             at = np.flatnonzero(idx >= starts[k])
             if at.size and int(idx[at[0]]) - starts[k] <= 1 \
                     and not (self.placed and self.placed[-1][0] == starts[k]):
                 j = int(at[0]) - (int(idx[at[0]]) - starts[k])
                 self.placed.append((starts[k], dac + j / self.rate,
-                                    time_info.outputBufferDacTime, time_info.currentTime,
+                                    time_info.outputBufferDacTime, cur,
                                     clk[0], clk[1], time.perf_counter() - clk[2], offset))
             k += 1
 
