@@ -383,7 +383,8 @@ def window_trials(args, tmp: Path) -> dict:
     from reader.practice.match import PracticeSettings, Seat
     from reader.reading.voices import make_voice
     from test_practice_window import GAP_S, Onsets, _card_px, _onset_number
-    from x_driver import end_app, start_app, window_of
+    from test_online_window import _window_or_stacks as window_or_stacks
+    from x_driver import end_app, start_app
 
     voice = make_voice("tone")
     pulse, env = start_pulse(tmp / "pulse")
@@ -423,7 +424,7 @@ def window_trials(args, tmp: Path) -> dict:
                     [KARUTA, "practice", "--host", "--port", "0", "--seed", str(seed),
                      "--cards", "50", "--no-joka", "--voice", "tone", "--simultaneous", "5",
                      "--log", str(logs["h"])],
-                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h",
+                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h", PYTHONFAULTHANDLER="1",
                              KARUTA_NETSOUND_TRACE=str(traces["h"]),
                              KARUTA_ONLINE_TRACE=str(touch_tr["h"])),
                     stdout=open(hout, "w"))
@@ -440,12 +441,12 @@ def window_trials(args, tmp: Path) -> dict:
                 apps["g"] = start_app(
                     [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", code,
                      "--log", str(logs["g"])],
-                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g",
+                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g", PYTHONFAULTHANDLER="1",
                              KARUTA_NETSOUND_TRACE=str(traces["g"]),
                              KARUTA_ONLINE_TRACE=str(touch_tr["g"])), stdout=errf,
                     stderr=subprocess.STDOUT)
                 t_start = time.monotonic()
-                wins = {s: window_of(apps[s], disp[s]) for s in "hg"}
+                wins = {s: window_or_stacks(apps[s], disp[s]) for s in "hg"}
                 heard = {s: ears[s].wait(n_kami, after=t_start, timeout=90) - cur.start / RATE
                          for s in "hg"}
                 heard_parec = {s: old_ears[s].wait(n_kami, after=t_start, timeout=10)
@@ -510,7 +511,7 @@ def window_trials(args, tmp: Path) -> dict:
             except (AssertionError, TimeoutError) as e:  # (one match that did not run)
                 said = " | ".join(f.read_text()[-200:].replace("\n", " ") for f in
                                   (tmp / f"host{k}.out", tmp / f"guest{k}.err") if f.exists())
-                out["failed"].append(f"trial {k}: {str(e)[:120]} (the apps said: {said})")
+                out["failed"].append(f"trial {k}: {str(e)[:4000]} (the apps said: {said})")
             finally:
                 stop_apps(apps.values())
                 for p in apps.values():

@@ -88,6 +88,14 @@ def _window_or_stacks(proc, display, timeout: float = 60.0) -> str:
                 os.readlink(f"{base}/fd/{fd}") for fd in os.listdir(f"{base}/fd"))))
         except OSError as e:  # (it ended meanwhile)
             seen.append(f"/proc: {e}")
+        env = {**os.environ, "DISPLAY": display}
+        for cmd in (["xwininfo", "-root", "-tree"], ["xlsclients", "-l"]):
+            try:  # every window, with or without a class, name or pid; every client
+                r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=10)
+                seen.append(" ".join(cmd) + ": " + " | ".join(
+                    x.strip() for x in (r.stdout + r.stderr).splitlines() if x.strip()))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                seen.append(f"{cmd[0]}: {e}")
         proc.send_signal(signal.SIGABRT)
 
     threading.Thread(target=look, daemon=True).start()
