@@ -591,6 +591,7 @@ def click_parts(c: dict, placed: Path, touched: Path) -> dict:
     if row is None or t is None:
         return d
     p0 = row[1] - c["frame"] / RATE  # plan frame 0 where the DAC times put it (perf s)
+    d["p0"] = p0
     d["stamp"] = (t["ns"] - c["sent_ns"]) / 1e6
     d["sound"] = (c["heard0"] - p0) * 1000
     d["map"] = c["ms"] - (t["ns"] / 1e9 - p0) * 1000
@@ -602,6 +603,30 @@ def click_parts(c: dict, placed: Path, touched: Path) -> dict:
         if t.get("offset") is not None:
             d["off_moved"] = (t["offset"] - row[7]) * 1000
     return d
+
+
+def ears_vs_recording(clicks: list[dict], recorded: list[float]) -> None:
+    """The ears checked against one recording of both sinks (``mix.monitor``: one clock): for
+    each trial, the recording's skew (guest − host) at read 1's 上の句 nearest where the two
+    streams' DAC times placed it, against that placement and against the two ears'
+    difference (ms).  (Measured: the recording within 0.2-1 ms of the placement in every
+    trial at load 9-23, the ears' difference off it by up to 4.7 ms -- hundreds of ms at
+    load 15 -- so a click's outlier may be its ear's; a shift common to both sinks cannot be
+    seen here.)"""
+    by = {}
+    for c in clicks:
+        if "p0" in c:
+            by.setdefault(c["trial"], {})[c["s"]] = c
+    rows = []
+    for k, two in sorted(by.items()):
+        if len(two) == 2 and recorded:
+            placed = (two["g"]["p0"] - two["h"]["p0"]) * 1000
+            rec = min(recorded, key=lambda x: abs(x - placed))
+            rows.append((rec - placed, (two["g"]["heard0"] - two["h"]["heard0"]) * 1000 - rec))
+    if rows:
+        print(f"  one recording of both sinks − where their DAC times placed them (g − h), "
+              f"{len(rows)} trials: {spread([a for a, _ in rows], 1)}")
+        print(f"  the two ears' difference − that recording's: {spread([b for _, b in rows], 1)}")
 
 
 def report_clicks(clicks: list[dict], beyond: float = 2.0) -> None:
@@ -659,6 +684,7 @@ def report_windows(r: dict) -> None:
                 print(f"  touch frame − frame its sink played at the press, {p} "
                       f"({'host' if p == 'A' else 'guest'}), by {ref}: {spread(e, 3)}")
     report_clicks(r["clicks"])
+    ears_vs_recording(r["clicks"], r["skews"])
     if r["trials"]:
         print(f"  earlier click (10 ms, 5 ms window) took the card: {r['won']}/{r['trials']}")
     for f in r["failed"]:
