@@ -383,7 +383,8 @@ def window_trials(args, tmp: Path) -> dict:
     from reader.practice.match import PracticeSettings, Seat
     from reader.reading.voices import make_voice
     from test_practice_window import GAP_S, Onsets, _card_px, _onset_number
-    from x_driver import end_app, start_app, window_of
+    from test_online_window import _window_or_stacks as window_or_stacks
+    from x_driver import end_app, start_app
 
     voice = make_voice("tone")
     pulse, env = start_pulse(tmp / "pulse")
@@ -397,7 +398,7 @@ def window_trials(args, tmp: Path) -> dict:
     press_realtime()
     out = {"errors_ms": {"A": [], "B": []}, "errors_parec_ms": {"A": [], "B": []}, "won": 0,
            "placed_ms": {"h": [], "g": []}, "audio_counts": {}, "trials": 0, "skew_ms": [],
-           "cut": None, "failed": []}
+           "cut": None, "failed": [], "clicks": []}
     try:
         for k in range(args.trials_windows):
             seed = args.seed + k
@@ -417,12 +418,15 @@ def window_trials(args, tmp: Path) -> dict:
             try:
                 hout = tmp / f"host{k}.out"
                 traces = {s: tmp / f"placed_{s}{k}.json" for s in "hg"}
+                touch_tr = {s: tmp / f"touch_{s}{k}.jsonl" for s in "hg"}
+                clicks = []
                 apps["h"] = start_app(
                     [KARUTA, "practice", "--host", "--port", "0", "--seed", str(seed),
                      "--cards", "50", "--no-joka", "--voice", "tone", "--simultaneous", "5",
                      "--log", str(logs["h"])],
-                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h",
-                             KARUTA_NETSOUND_TRACE=str(traces["h"])),
+                    env=dict(base, DISPLAY=disp["h"], PULSE_SINK="sink_h", PYTHONFAULTHANDLER="1",
+                             KARUTA_NETSOUND_TRACE=str(traces["h"]),
+                             KARUTA_ONLINE_TRACE=str(touch_tr["h"])),
                     stdout=open(hout, "w"))
                 end = time.monotonic() + 60
                 while not (line := next((x for x in hout.read_text().splitlines()
@@ -437,11 +441,12 @@ def window_trials(args, tmp: Path) -> dict:
                 apps["g"] = start_app(
                     [KARUTA, "practice", "--join", f"127.0.0.1:{relay.port}", "--code", code,
                      "--log", str(logs["g"])],
-                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g",
-                             KARUTA_NETSOUND_TRACE=str(traces["g"])), stdout=errf,
+                    env=dict(base, DISPLAY=disp["g"], PULSE_SINK="sink_g", PYTHONFAULTHANDLER="1",
+                             KARUTA_NETSOUND_TRACE=str(traces["g"]),
+                             KARUTA_ONLINE_TRACE=str(touch_tr["g"])), stdout=errf,
                     stderr=subprocess.STDOUT)
                 t_start = time.monotonic()
-                wins = {s: window_of(apps[s], disp[s]) for s in "hg"}
+                wins = {s: window_or_stacks(apps[s], disp[s]) for s in "hg"}
                 heard = {s: ears[s].wait(n_kami, after=t_start, timeout=90) - cur.start / RATE
                          for s in "hg"}
                 heard_parec = {s: old_ears[s].wait(n_kami, after=t_start, timeout=10)
@@ -458,7 +463,7 @@ def window_trials(args, tmp: Path) -> dict:
                     d.create_resource_object("window", int(wins[s])).warp_pointer(x, y)
                     d.sync()
                     ds[p] = d
-                pressed, pressed_parec = {}, {}
+                pressed, pressed_parec, sent_ns = {}, {}, {}
                 for p in sorted(frames, key=frames.get):
                     at = heard[side[p]] + frames[p] / RATE
                     while time.monotonic() < at - 0.003:
@@ -467,6 +472,7 @@ def window_trials(args, tmp: Path) -> dict:
                         pass
                     t0, _ = xtest_press(ds[p], "mouse", 1)
                     pressed[p] = (t0 / 1e9 - heard[side[p]]) * RATE  # the frame then
+                    sent_ns[p] = t0
                     pressed_parec[p] = (t0 / 1e9 - heard_parec[side[p]]) * RATE
                 time.sleep(1.0)  # the taker of a card from across owes a send: the default
                 for p, d in ds.items():
@@ -483,6 +489,10 @@ def window_trials(args, tmp: Path) -> dict:
                 for p, f in pressed.items():
                     if p in touches:
                         out["errors_ms"][p].append(touches[p]["ms"] - f * 1000 / RATE)
+                        clicks.append({"trial": k, "p": p, "s": side[p], "read": 1,
+                                       "err": out["errors_ms"][p][-1], "ms": touches[p]["ms"],
+                                       "sent_ns": sent_ns[p], "heard0": heard[side[p]],
+                                       "frame": cur.start, "load": os.getloadavg()[0]})
                         out["errors_parec_ms"][p].append(
                             touches[p]["ms"] - pressed_parec[p] * 1000 / RATE)
                 out["trials"] += 1
@@ -501,11 +511,13 @@ def window_trials(args, tmp: Path) -> dict:
             except (AssertionError, TimeoutError) as e:  # (one match that did not run)
                 said = " | ".join(f.read_text()[-200:].replace("\n", " ") for f in
                                   (tmp / f"host{k}.out", tmp / f"guest{k}.err") if f.exists())
-                out["failed"].append(f"trial {k}: {str(e)[:120]} (the apps said: {said})")
+                out["failed"].append(f"trial {k}: {str(e)[:4000]} (the apps said: {said})")
             finally:
                 stop_apps(apps.values())
                 for p in apps.values():
                     end_app(p)  # (what is left of its process group)
+                for c in clicks:
+                    out["clicks"].append(click_parts(c, traces[c["s"]], touch_tr[c["s"]]))
                 for s in "hg":
                     out["placed_ms"][s] += sink_vs_dac(traces[s], ears[s].times, m.plan, voice)
                     said = (tmp / (f"host{k}.out" if s == "h" else f"guest{k}.err"))
@@ -551,7 +563,7 @@ def sink_vs_dac(trace: Path, heard: list[float], plan, voice) -> list[float]:
             first[seg.start] = int(loud[0]) if loud.size else None
     h = np.array(sorted(heard))
     out = []
-    for frame, t in json.loads(trace.read_text()):
+    for frame, t, *_ in json.loads(trace.read_text()):
         f = first.get(frame)
         if f is None:
             continue
@@ -560,6 +572,87 @@ def sink_vs_dac(trace: Path, heard: list[float], plan, voice) -> list[float]:
         if abs(h[j] - want) < 0.05:
             out.append((h[j] - want) * 1000)
     return out
+
+
+def click_parts(c: dict, placed: Path, touched: Path) -> dict:
+    """What is known of one click (``c``: its trial, side, error, XTest send time, the ear's
+    instant of plan frame 0 and the read's first frame): its error split into the X stamp
+    minus the XTest send (``stamp``), the ear minus where the sound's DAC times placed the
+    read (``sound``: what the sink played against what the stream said) and the touch's
+    frame minus the frame so placed at its stamp (``map``: the mapping, calibration and a
+    guest's offset moving between the buffer and the touch); err = stamp + sound + map.
+    With the placing buffer's pairing (width, age), DAC − callback time, the offset used
+    (timeline − perf) then and at the touch."""
+    d = dict(c)
+    rows = json.loads(placed.read_text()) if placed.exists() else []
+    row = next((r for r in rows if r[0] == c["frame"]), None)
+    tr = [json.loads(x) for x in touched.read_text().splitlines()] if touched.exists() else []
+    t = tr[0] if tr else None
+    if row is None or t is None:
+        return d
+    p0 = row[1] - c["frame"] / RATE  # plan frame 0 where the DAC times put it (perf s)
+    d["p0"] = p0
+    d["stamp"] = (t["ns"] - c["sent_ns"]) / 1e6
+    d["sound"] = (c["heard0"] - p0) * 1000
+    d["map"] = c["ms"] - (t["ns"] / 1e9 - p0) * 1000
+    d["source"] = t["source"]
+    d["handled"] = (t["handled_ns"] - t["ns"]) / 1e6
+    if len(row) >= 8:
+        d.update(dac_minus_cb=(row[2] - row[3]) * 1000, pair_w=row[5] * 1000,
+                 pair_age=row[6], off_buf=row[7])
+        if t.get("offset") is not None:
+            d["off_moved"] = (t["offset"] - row[7]) * 1000
+    return d
+
+
+def ears_vs_recording(clicks: list[dict], recorded: list[float]) -> None:
+    """The ears checked against one recording of both sinks (``mix.monitor``: one clock): for
+    each trial, the recording's skew (guest − host) at read 1's 上の句 nearest where the two
+    streams' DAC times placed it, against that placement and against the two ears'
+    difference (ms).  (Measured: the recording within 0.2-1 ms of the placement in every
+    trial at load 9-23, the ears' difference off it by up to 4.7 ms -- hundreds of ms at
+    load 15 -- so a click's outlier may be its ear's; a shift common to both sinks cannot be
+    seen here.)"""
+    by = {}
+    for c in clicks:
+        if "p0" in c:
+            by.setdefault(c["trial"], {})[c["s"]] = c
+    rows = []
+    for k, two in sorted(by.items()):
+        if len(two) == 2 and recorded:
+            placed = (two["g"]["p0"] - two["h"]["p0"]) * 1000
+            rec = min(recorded, key=lambda x: abs(x - placed))
+            rows.append((rec - placed, (two["g"]["heard0"] - two["h"]["heard0"]) * 1000 - rec))
+    if rows:
+        print(f"  one recording of both sinks − where their DAC times placed them (g − h), "
+              f"{len(rows)} trials: {spread([a for a, _ in rows], 1)}")
+        print(f"  the two ears' difference − that recording's: {spread([b for _, b in rows], 1)}")
+
+
+def report_clicks(clicks: list[dict], beyond: float = 2.0) -> None:
+    """Each click beyond ``beyond`` ms on one line, and the parts' medians by side."""
+    def f(x, spec="+.2f"):
+        return "-" if x is None else format(x, spec)
+
+    for c in clicks:
+        if abs(c["err"]) > beyond:
+            print(f"  click beyond ±{beyond:g} ms: trial {c['trial']} {c['p']} "
+                  f"({'host' if c['s'] == 'h' else 'guest'}) read {c['read']}: "
+                  f"{c['err']:+.2f} ms = stamp {f(c.get('stamp'))} (X stamp − XTest send, "
+                  f"{c.get('source', '?')}, handled {f(c.get('handled'), '.1f')} ms later) "
+                  f"+ sound {f(c.get('sound'))} (ear − DAC-placed) + map {f(c.get('map'))}; "
+                  f"the buffer: DAC − callback {f(c.get('dac_minus_cb'), '.1f')} ms, pairing "
+                  f"{f(c.get('pair_w'), '.3f')} ms wide, {f(c.get('pair_age'), '.2f')} s old; "
+                  f"guest offset moved {f(c.get('off_moved'), '+.3f')} ms buffer→touch; "
+                  f"load {c['load']:.1f}")
+    for s, who in (("h", "host"), ("g", "guest")):
+        mine = [c for c in clicks if c["s"] == s and "stamp" in c]
+        if mine:
+            med = {k: statistics.median(c[k] for c in mine) for k in ("err", "stamp", "sound",
+                                                                       "map")}
+            print(f"  {who} clicks, medians of the parts ({len(mine)}): err {med['err']:+.2f} "
+                  f"= stamp {med['stamp']:+.2f} + sound {med['sound']:+.2f} + map "
+                  f"{med['map']:+.2f} ms")
 
 
 def spread(xs: list[float], within: float) -> str:
@@ -590,6 +683,8 @@ def report_windows(r: dict) -> None:
             if e:
                 print(f"  touch frame − frame its sink played at the press, {p} "
                       f"({'host' if p == 'A' else 'guest'}), by {ref}: {spread(e, 3)}")
+    report_clicks(r["clicks"])
+    ears_vs_recording(r["clicks"], r["skews"])
     if r["trials"]:
         print(f"  earlier click (10 ms, 5 ms window) took the card: {r['won']}/{r['trials']}")
     for f in r["failed"]:
@@ -701,7 +796,9 @@ def main() -> None:
     if args.windows:
         tmp = Path(tempfile.mkdtemp(prefix="karuta-bench-online-"))
         try:
-            report_windows(window_trials(args, tmp))
+            r = window_trials(args, tmp)
+            (tmp / "clicks.json").write_text(json.dumps(r["clicks"]))  # (KEEP: kept)
+            report_windows(r)
         finally:
             if not os.environ.get("KEEP"):
                 shutil.rmtree(tmp, ignore_errors=True)

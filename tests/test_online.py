@@ -133,6 +133,46 @@ def test_a_clock_that_steps_is_noticed_and_followed():
     assert c.offset == pytest.approx(5.03, abs=1e-6)
 
 
+def test_a_guest_s_offset_moves_slowly_once_the_reading_is_heard():
+    """The guest's sound makes each buffer ~0.35 s ahead by the offset then; a touch is
+    mapped by the offset at the touch.  An estimate that moves 1.8 ms at once (a quicker trip
+    back) must not move what a touch is mapped by 1.8 ms against what is heard: once the
+    reading has begun the offset in use follows at most ``SLEW``; a clock that stepped (more
+    than ``JUMP_MS``) is followed at once."""
+    g = online.Guest(CODE, build)
+    host = [10.0]  # the host's clock minus ours
+    down = [0.040]
+
+    def trips(t0, n):
+        """``n`` round trips from ``t0`` (0.1 s apart): 40 ms out, ``down`` back."""
+        seen = []
+        for i in range(n):
+            t = t0 + 0.1 * i
+            pings = [p for p in g.tick(t) if p["t"] == "ping"]
+            for p in pings:
+                back = t + 0.040 + down[0]
+                g.receive({"t": "pong", "id": p["id"], "a": p["a"], "b": t + 0.040 + host[0],
+                           "c": t + 0.040 + host[0]}, back)
+                seen.append((back, g.offset, g.clock.offset))
+        return seen
+
+    last = trips(0.0, 40)[-1]
+    assert g.offset == pytest.approx(10.0, abs=1e-6)  # nothing heard yet: the estimate
+    g.timeline = online.Timeline(headless.new_match(
+        "kyogi", {"A": Seat("human"), "B": Seat("human")}, 3, VOICE, cards=1).plan)
+    g.timeline.anchor(20.0, 0)
+    down[0] = 0.0364  # a quicker way back: the estimate moves +1.8 ms at once
+    seen = trips(5.0, 80)
+    assert seen[0][2] - 10.0 == pytest.approx(0.0018, abs=1e-5)
+    for (t0, used0, _), (t1, used1, _) in zip([last] + seen, seen):
+        assert abs(used1 - used0) <= online.SLEW * (t1 - t0) + 1e-9
+    late = [u for t, u, _ in seen if t - seen[0][0] > 0.0018 / online.SLEW + 0.2]
+    assert late and all(u == pytest.approx(10.0018, abs=1e-6) for u in late)
+    host[0] = 10.5  # the host's clock stepped 0.5 s: followed at once
+    seen = trips(14.0, 1)
+    assert g.clock.jumps == 1 and seen[-1][1] == pytest.approx(10.5, abs=0.04)
+
+
 # ------------------------------------------------------------------------------- the timeline
 def test_the_timeline_stands_at_a_wait_until_the_next_sync_point():
     m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
@@ -371,6 +411,6 @@ def test_a_sound_whose_dac_times_slip_counts_it_as_a_stall():
         play(t + 0.003)  # 3 ms off where the last ended
         assert snd.underruns == 1
         # where the first speech was placed: its frame at its instant on the DAC times
-        assert snd.placed[0] == (s0, pytest.approx(t1 + s0 / rate, abs=1e-9))
+        assert snd.placed[0][:2] == (s0, pytest.approx(t1 + s0 / rate, abs=1e-9))
     finally:
         snd.stop()

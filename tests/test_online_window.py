@@ -60,6 +60,53 @@ def _lines(path):
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
+def _window_or_stacks(proc, display, timeout: float = 60.0) -> str:
+    """``window_of``; an app whose window has not shown ``timeout − 5`` s on is looked at
+    first: each thread's state and kernel wait channel and each open file (``/proc``), then
+    SIGABRT, which ``PYTHONFAULTHANDLER`` turns into each thread's Python stack on its output
+    (both quoted by the failure).  Once in ~5 clean runs the host's window was never found
+    while its process ran on (cause not found; not seen in 6 runs under load 15-25)."""
+    import os
+    import signal
+    import threading
+
+    found = threading.Event()
+    seen: list[str] = []
+
+    def look():
+        if found.wait(timeout - 5.0) or proc.poll() is not None:
+            return
+        base = f"/proc/{proc.pid}"
+        try:
+            for tid in sorted(os.listdir(f"{base}/task")):
+                def read(name, tid=tid):
+                    with open(f"{base}/task/{tid}/{name}") as f:
+                        return f.read().strip()
+                seen.append(f"thread {tid} {read('comm')}: {read('stat').split()[2]} "
+                            f"{read('wchan')}")
+            seen.append("files: " + " ".join(sorted(
+                os.readlink(f"{base}/fd/{fd}") for fd in os.listdir(f"{base}/fd"))))
+        except OSError as e:  # (it ended meanwhile)
+            seen.append(f"/proc: {e}")
+        env = {**os.environ, "DISPLAY": display}
+        for cmd in (["xwininfo", "-root", "-tree"], ["xlsclients", "-l"]):
+            try:  # every window, with or without a class, name or pid; every client
+                r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=10)
+                seen.append(" ".join(cmd) + ": " + " | ".join(
+                    x.strip() for x in (r.stdout + r.stderr).splitlines() if x.strip()))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                seen.append(f"{cmd[0]}: {e}")
+        proc.send_signal(signal.SIGABRT)
+
+    threading.Thread(target=look, daemon=True).start()
+    try:
+        return window_of(proc, display, timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the app then: {'; '.join(seen)}") from None
+    finally:
+        found.set()
+
+
 def _click(display, wid, x, y) -> tuple[float, float]:
     """A click at (x, y) in window ``wid``: the monotonic instants just before and after."""
     env = karuta_env({"DISPLAY": display})
@@ -86,8 +133,8 @@ def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, x
         ears = {k: Onsets(sink=f"online_{k}") for k in "hg"}
         for e in ears.values():
             assert e.listening.wait(30), "parec heard nothing from a sink's monitor"
-        common = {"PULSE_SERVER": pulse_server.env["PULSE_SERVER"],
-                  "KARUTA_CONFIG_DIR": str(tmp_path / "cfg")}  # (data: each machine its own)
+        common = {"PULSE_SERVER": pulse_server.env["PULSE_SERVER"],  # (data: each its own)
+                  "KARUTA_CONFIG_DIR": str(tmp_path / "cfg"), "PYTHONFAULTHANDLER": "1"}
         apps["h"] = start_app(karuta_argv(
             "practice", "--host", "--port", "0", "--seed", str(SEED), "--cards", "1",
             "--no-joka", "--voice", "tone", "--log", str(tmp_path / "h.jsonl")),
@@ -110,7 +157,8 @@ def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, x
             env=karuta_env({**common, "DISPLAY": xvfb2, "PULSE_SINK": "online_g",
                             "KARUTA_DATA_DIR": str(tmp_path / "data_g")}),
             cwd=tmp_path)
-        wid = {"h": window_of(apps["h"], xvfb), "g": window_of(apps["g"], xvfb2)}
+        wid = {"h": _window_or_stacks(apps["h"], xvfb),
+               "g": _window_or_stacks(apps["g"], xvfb2)}
         # both sinks start read 1's 上の句 together (measured on their monitors)
         heard = {k: ears[k].wait(kami_onset, timeout=60) - cur.start / rate for k in "hg"}
         assert abs(heard["h"] - heard["g"]) < 0.030, heard

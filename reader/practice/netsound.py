@@ -149,7 +149,9 @@ class TimelineSound:
         self.made_to: float | None = None
         #: (plan frame, perf_counter s) of every speech segment's first frame as placed by
         #: its buffer's DAC time (``trace``: the benchmark's, against what the sink played)
-        self.placed: list[tuple[int, float]] | None = [] if trace else None
+        self.placed: list[tuple] | None = [] if trace else None
+        #: (``trace``) every buffer: its first plan frame (-1: none), then as ``_trace``
+        self.buffers: list[tuple] | None = [] if trace else None
         self._clk = [0.0, 0.0, 0.0]  # [OFFSET]: stream clock − perf_counter (``_pairing``)
         self._end: float | None = None  # where the last buffer ends (its DAC time)
         self._halt = threading.Event()
@@ -194,12 +196,14 @@ class TimelineSound:
         if (status.output_underflow or slipped) and t is not None and tl is not None \
                 and tl.heard(t) is not None:
             self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
+        if self.buffers is not None and t is not None and tl is not None:
+            self._trace_buffer(frames_for(tl, t, frames), dac, t - dac, time_info, status)
         if t is not None and tl is not None:
             idx = frames_for(tl, t, frames)
             if (idx >= 0).any():
                 self.speech.ahead_of(int(idx[idx >= 0][0]))
                 if self.placed is not None:
-                    self._trace(idx, dac)
+                    self._trace(idx, dac, t - dac, time_info)
                 if not self.speech.fill(idx, out):
                     self.late += 1
             else:
@@ -208,14 +212,38 @@ class TimelineSound:
                     self.speech.ahead_of(int(nxt))
         outdata[:, 0] = out
 
-    def _trace(self, idx: np.ndarray, dac: float) -> None:
+    def _trace_buffer(self, idx, dac, offset, time_info, status) -> None:
+        import time
+
+        clk = list(self._clk)
+        live = idx[idx >= 0]
+        cur = getattr(time_info, "currentTime", None)
+        now = time.perf_counter()
+        self.buffers.append((int(live[0]) if live.size else -1, dac,
+                             time_info.outputBufferDacTime, cur, clk[0], clk[1], now - clk[2],
+                             offset, bool(status.output_underflow), now, len(idx)))
+
+    def _trace(self, idx: np.ndarray, dac: float, offset: float, time_info) -> None:
+        """``placed`` rows: (frame, perf s placed at, then what placed it: the buffer's DAC
+        time and the callback's time on the stream's clock, the pairing's offset, width and
+        age (s), the timeline's clock minus perf_counter used)."""
+        import time
+
         starts = self.speech.starts
         first, last = int(idx[idx >= 0].min()), int(idx.max())
-        k = bisect.bisect_left(starts, first)
+        # (a sync point between two samples rounds its first frame away: the segment's start
+        # is one sample before the first it holds)
+        k = bisect.bisect_left(starts, first - 1)
+        clk = list(self._clk)
+        cur = getattr(time_info, "currentTime", None)
         while k < len(starts) and starts[k] <= last:
-            at = np.flatnonzero(idx == starts[k])
-            if at.size:
-                self.placed.append((starts[k], dac + int(at[0]) / self.rate))
+            at = np.flatnonzero(idx >= starts[k])
+            if at.size and int(idx[at[0]]) - starts[k] <= 1 \
+                    and not (self.placed and self.placed[-1][0] == starts[k]):
+                j = int(at[0]) - (int(idx[at[0]]) - starts[k])
+                self.placed.append((starts[k], dac + j / self.rate,
+                                    time_info.outputBufferDacTime, cur,
+                                    clk[0], clk[1], time.perf_counter() - clk[2], offset))
             k += 1
 
     def stop(self) -> None:
@@ -389,6 +417,7 @@ def main() -> int:
     init = decode_json(sys.stdin.readline())
     offset = [None]
     placed: list = []
+    buffers: list = []
 
     trace = os.environ.get("KARUTA_NETSOUND_TRACE")  # (the benchmark's: where it placed)
 
@@ -421,6 +450,7 @@ def main() -> int:
         if halt.is_set():
             return
         placed.extend(snd.placed or [])
+        buffers.extend((snd.buffers or []) + [("reopen",)])
         snd.stop()
         snd = opened()
 
@@ -464,6 +494,8 @@ def main() -> int:
         if trace:
             with open(trace, "w") as f:
                 json.dump(placed + (snd.placed or []), f)
+            with open(trace + ".buffers", "w") as f:
+                json.dump(buffers + (snd.buffers or []), f)
     return 0
 
 

@@ -199,7 +199,27 @@ class OnlineWindow(BoardWindow):
                     else:
                         self._send(m.suggest_send(owed.sender, owed.count))
                 return
+            self._ev = ev  # (``_trace``: how the touch was stamped)
             super().handle(ev)
+
+    def _trace(self, poem: int, ns: int, frame: float | None) -> None:
+        """``KARUTA_ONLINE_TRACE=FILE`` (the benchmark's): one JSON line a touch -- its stamp
+        (perf ns), how it was stamped, when the window handled it, the plan frame it was
+        mapped to, the calibration and (a guest) the host's clock minus ours used."""
+        import json
+        import os
+        import time
+
+        path = os.environ.get("KARUTA_ONLINE_TRACE")
+        if not path:
+            return
+        ev = getattr(self, "_ev", None)
+        row = {"poem": poem, "ns": ns, "source": getattr(ev, "source", ""),
+               "handled_ns": time.perf_counter_ns(), "frame": frame,
+               "cal_ms": self.calibration_ms,
+               "offset": None if self.is_host else self.side.offset}
+        with open(path, "a") as f:
+            f.write(json.dumps(row) + "\n")
 
     def touch(self, player: str, poem: int, ns: int) -> None:
         m = self.m
@@ -208,7 +228,9 @@ class OnlineWindow(BoardWindow):
             if owed is not None:
                 self.session.pick(player, poem)
             else:
-                self.side.touch(poem, self.heard(ns), ns / 1e9)
+                frame = self.heard(ns)
+                self._trace(poem, ns, frame)
+                self.side.touch(poem, frame, ns / 1e9)
             return
         if owed is not None:  # the guest picks what it sends; the host makes the send
             if owed.sender != player or poem in self._picked or poem not in m.board[player]:
@@ -218,6 +240,7 @@ class OnlineWindow(BoardWindow):
                 self._send(self._picked[:owed.count])
             return
         frame = self.heard(ns)
+        self._trace(poem, ns, frame)
         if frame is not None:
             self.outbox += self.side.touch(poem, ns / 1e9, frame=frame)
 

@@ -70,6 +70,13 @@ RETRANSMIT_S = 0.3
 FIRST_LEAD_S = 1.0
 #: a clock whose best offset moves this much between two estimates has jumped (ms)
 JUMP_MS = 5.0
+#: how fast the offset a guest plays and maps touches by follows its estimate once the
+#: reading has begun (s a s): its sound makes each buffer ~0.35 s before it is heard
+#: (``SOUND_AHEAD_S``) by the offset then, a touch is mapped by the offset at the touch, so
+#: an estimate that moved 1.8 ms at once between the two put the touch 1.8 ms off the frame
+#: heard (measured, bench_online).  500 ppm is far above any clock's drift; a step larger
+#: than ``JUMP_MS`` (a clock that stepped) is followed at once
+SLEW = 0.0005
 #: the latest round trips compared with the older ones to find a clock that stepped
 RECENT = 12
 #: round trips measured before the first read is scheduled (and after a guest joins again)
@@ -701,6 +708,9 @@ class Guest(_Pinger):
         self.ready = True
         self._ready_sent = False
         self._told = (0, 0)  # the sound's counts told to the host (``sound_status``)
+        self._used: float | None = None  # the offset in use (``offset``), and when it moved
+        self._used_at = 0.0
+        self._jumps = 0  # the clock's steps already followed
 
     def hello(self, now: float) -> list[dict]:
         self._next_ping = now
@@ -708,8 +718,24 @@ class Guest(_Pinger):
 
     @property
     def offset(self) -> float | None:
-        """The host's clock minus ours (s)."""
-        return self.clock.offset
+        """The host's clock minus ours (s) as this machine plays and maps its touches: the
+        measured estimate (``clock.offset``), followed at most ``SLEW`` s a second once the
+        reading has begun, so that what the sound made ahead and a touch agree."""
+        return self._used
+
+    def _follow(self, now: float) -> None:
+        est = self.clock.offset
+        if est is None:
+            return
+        heard = self.timeline is not None and bool(self.timeline.anchors)
+        if self._used is None or not heard or self.clock.jumps != self._jumps \
+                or abs(est - self._used) * 1000.0 > JUMP_MS:
+            self._used = est
+        else:
+            step = SLEW * max(0.0, now - self._used_at)
+            self._used += min(step, max(-step, est - self._used))
+        self._used_at = now
+        self._jumps = self.clock.jumps
 
     def host_time(self, now: float) -> float | None:
         return None if self.offset is None else now + self.offset
@@ -723,7 +749,9 @@ class Guest(_Pinger):
         msg = check(msg)
         t = msg["t"]
         if t in ("ping", "pong"):
-            return self._pong(msg, now)
+            out = self._pong(msg, now)
+            self._follow(now)
+            return out
         if t == "welcome":
             return self._welcome(msg)
         if t == "error":
@@ -795,6 +823,7 @@ class Guest(_Pinger):
         return []
 
     def tick(self, now: float) -> list[dict]:
+        self._follow(now)
         out = self._pings(now, fast=self.clock.count < MIN_SAMPLES)
         if self.m is not None and self.ready and not self._ready_sent:
             self._ready_sent = True
