@@ -161,6 +161,12 @@ pcm.karuta_capture {{
 """
 
 
+def _tone_level(x: np.ndarray, freq: float, rate: int = 48000) -> float:
+    """How much of ``freq`` is in ``x`` (the magnitude of its one DFT bin, per sample)."""
+    t = np.arange(x.shape[0]) / rate
+    return float(abs(np.dot(x.astype(np.float64), np.exp(-2j * np.pi * freq * t)))) / max(1, x.shape[0])
+
+
 def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
     """The real memorisation path (a 1.5 s timer with a signal at 0.6 s): the capture holds the
     two chimes, then sample for sample what ``karuta render`` writes.  (Each chime is its
@@ -189,6 +195,11 @@ def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
     before = got[:off]
     loud = np.flatnonzero(np.abs(before) > 3000)
     assert loud.size and loud[-1] - loud[0] > 0.5 * 48000, "two chimes before the jo-ka/first card"
+    # each chime by its pitch (the end chime alone is longer than 0.5 s): the signal's two
+    # beeps at 1318.5 Hz, the end's falling bell down to 523.25 Hz; 900 Hz is in neither
+    level = {f: _tone_level(before, f) for f in (1318.5, 523.25, 900.0)}
+    assert level[1318.5] > 10 * level[900.0], ("the signal chime was not heard", level)
+    assert level[523.25] > 10 * level[900.0], ("the end chime was not heard", level)
     assert session(sess)["finished"]
 
 
