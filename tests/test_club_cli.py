@@ -17,6 +17,7 @@ from cli_run import one_line_error, run_inproc, run_karuta  # noqa: F401
 import concurrent.futures
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -140,7 +141,8 @@ def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_pa
     # the log of the last session, on request; a finished session resumes to nothing
     res = run_inproc("read", "--show-log", env=env)
     assert res.returncode == 0 and len([ln for ln in res.stdout.splitlines() if "(again)" in ln]) == 2
-    res = karuta("read", "--resume", "--device", "pulse", env=env)
+    # (in this process: the installed command's three runs above are the entry point's)
+    res = run_inproc("read", "--resume", "--device", "pulse", env=env)
     assert res.returncode == 0 and "this session is finished" in res.stdout
 
 
@@ -159,8 +161,14 @@ pcm.karuta_capture {{
 """
 
 
+def _tone_level(x: np.ndarray, freq: float, rate: int = 48000) -> float:
+    """How much of ``freq`` is in ``x`` (the magnitude of its one DFT bin, per sample)."""
+    t = np.arange(x.shape[0]) / rate
+    return float(abs(np.dot(x.astype(np.float64), np.exp(-2j * np.pi * freq * t)))) / max(1, x.shape[0])
+
+
 def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
-    """The real memorisation path (a 3 s timer with a signal at 1.2 s): the capture holds the
+    """The real memorisation path (a 1.5 s timer with a signal at 0.6 s): the capture holds the
     two chimes, then sample for sample what ``karuta render`` writes.  (Each chime is its
     own stream: this ALSA ``file`` capture appends raw samples instead of rewriting a WAV.)"""
     home = tmp_path / "home"
@@ -170,10 +178,10 @@ def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
     args = ["--seed", "5", "--cards", "2", *FAST]
     sess = tmp_path / "s.json"
     t0 = time.monotonic()
-    res = karuta("read", "--live", "--auto", "--memorize", "0.05", "--signals", "0.02",
+    res = karuta("read", "--live", "--auto", "--memorize", "0.025", "--signals", "0.01",
                  "--session", str(sess), *args, env={"HOME": str(home)})
     assert res.returncode == 0, res.stderr
-    assert time.monotonic() - t0 >= 3.0
+    assert time.monotonic() - t0 >= 1.5
     assert "finished: 2 of 2 cards read" in res.stdout
     ref_path = tmp_path / "ref.wav"
     assert run_inproc("render", "--out", str(ref_path), *args).returncode == 0
@@ -187,6 +195,11 @@ def test_auto_club_plays_chimes_then_exactly_the_reading(tmp_path):
     before = got[:off]
     loud = np.flatnonzero(np.abs(before) > 3000)
     assert loud.size and loud[-1] - loud[0] > 0.5 * 48000, "two chimes before the jo-ka/first card"
+    # each chime by its pitch (the end chime alone is longer than 0.5 s): the signal's two
+    # beeps at 1318.5 Hz, the end's falling bell down to 523.25 Hz; 900 Hz is in neither
+    level = {f: _tone_level(before, f) for f in (1318.5, 523.25, 900.0)}
+    assert level[1318.5] > 10 * level[900.0], ("the signal chime was not heard", level)
+    assert level[523.25] > 10 * level[900.0], ("the end chime was not heard", level)
     assert session(sess)["finished"]
 
 
@@ -202,8 +215,10 @@ def test_goshiki_runs_on_its_own_and_saves_every_card(capture_home, tmp_path):
     data = session(sess)
     assert data["finished"] and [e["poem"] for e in data["log"]] == order
     assert "finished: 3 of 3 cards read" in res.stdout
-    # every command that plays ends with the audio's underrun line
-    assert res.stdout.rstrip().splitlines()[-1] == "audio: no underruns"
+    # every command that plays ends with the audio's underrun line (a loaded machine may
+    # starve the device: a run saw "karuta: audio: 1 underrun (gaps of silence in the sound)")
+    assert re.fullmatch(r"audio: no underruns|karuta: audio: \d+ underruns? \(gaps of silence "
+                        r"in the sound\)", res.stdout.rstrip().splitlines()[-1])
 
 
 # ---------------------------------------------------------------------------- one-line errors

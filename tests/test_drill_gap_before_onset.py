@@ -44,9 +44,13 @@ def _drill_with_an_early_stall(tmp_path) -> bool:
     from reader.drills.stats import StatsDB
 
     voice = ToneVoice(48000, mora_ms=60)
-    plan = drill_plan(voice, 3, poems=[31, 64, 15, 50], ma_ms=200, take_ms=1500, lead_ms=300)
+    # one card is read (the one that stalls; the other three of the drill's order were read
+    # for nothing), with all four poems in play: its kimariji is six morae
+    plan = drill_plan(voice, 3, poems=[31, 64, 15, 50], cards=1, ma_ms=200, take_ms=1500,
+                      lead_ms=300)
+    assert len(plan.order) == 1
     kami = {s.poem: s for s in plan.segments if s.kind == "kami"}
-    stalled = plan.order[0]  # all four in play: its kimariji is six morae
+    stalled = plan.order[0]
     assert kami[stalled].decisive - kami[stalled].start > 0.2 * 48000, "room before the onset"
     out = NullOutput()
     stall = Stall(out, ms=80)
@@ -68,7 +72,9 @@ def _drill_with_an_early_stall(tmp_path) -> bool:
         return False
     assert "untimed" not in ln, ln
     assert ln["reaction_ms"] == pytest.approx(400, abs=2), ln
-    assert ln["from_kami_ms"] is None and 70 <= ln["gap_ms"] <= 90, ln
+    # 80 ms, and longer by what the machine itself stalled there (10 ms an underflow: a loaded
+    # run saw a gap of 100 ms with two underflows more)
+    assert ln["from_kami_ms"] is None and 70 <= ln["gap_ms"] <= 90 + 10 * extra, (ln, extra)
     assert rows[stalled].reaction_ms == pytest.approx(ln["reaction_ms"])
     assert any("gap of" in s and "before it" in s for s in front.shown), front.shown
     summary = summarize(list(lines.values()), cards=len(plan.order))

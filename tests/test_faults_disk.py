@@ -30,6 +30,9 @@ mount -t tmpfs -o size=${SIZE}k tmpfs "$D" || exit 97
 cp -a "$OUT/seed/." "$D/" 2>/dev/null
 fill() { dd if=/dev/zero of="$D/.filler" bs=4k 2>/dev/null; }
 unfill() { rm -f "$D/.filler"; }
+# wait (up to 60 s) until the match log on the disk has $1 lines: the reads typed so far saved
+saved() { n=0; until [ "$(cat "$D/m.jsonl" 2>/dev/null | wc -l)" -ge "$1" ] || [ $n -ge 1200 ]; do
+  sleep 0.05; n=$((n + 1)); done; }
 K="$PY -m reader.cli"
 eval "$1"; rc=$?
 unfill
@@ -88,7 +91,7 @@ KYOGI_DEAL = json.dumps({"rules": "kyogi", "A": list(range(1, 26)), "B": list(ra
 
 
 def test_match_keeper_keeps_reads_while_the_disk_is_full_and_saves_when_freed(tmp_path):
-    shell = ('( printf "1 a\\n27 b\\n"; sleep 1.5; fill; printf "60\\n2 a\\n"; sleep 1.5; unfill; '
+    shell = ('( printf "1 a\\n27 b\\n"; saved 3; fill; printf "60\\n2 a\\n"; sleep 1.5; unfill; '
              'printf "28 b\\nq\\n" ) | $K match keep --rules kyogi --deal "$D/deal.json" '
              '--log "$D/m.jsonl"')
     rc, out, err, files = small_disk(tmp_path, 512, shell, {"deal.json": KYOGI_DEAL})
@@ -99,7 +102,7 @@ def test_match_keeper_keeps_reads_while_the_disk_is_full_and_saves_when_freed(tm
 
 
 def test_match_keeper_quitting_on_a_full_disk_prints_the_unsaved_reads(tmp_path):
-    shell = ('( printf "1 a\\n"; sleep 1.5; fill; printf "60\\n2 a\\nq\\n" ) | '
+    shell = ('( printf "1 a\\n"; saved 2; fill; printf "60\\n2 a\\nq\\n" ) | '
              '$K match keep --rules kyogi --deal "$D/deal.json" --log "$D/m.jsonl"')
     rc, out, err, files = small_disk(tmp_path, 512, shell, {"deal.json": KYOGI_DEAL})
     one_line(rc, err, "m.jsonl has 1 reads", "the 2 after them are printed above", "--resume")

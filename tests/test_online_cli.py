@@ -56,34 +56,6 @@ def stop(*procs):
     stop_apps(procs)
 
 
-def test_two_processes_play_the_same_match_as_one_machine(tmp_path):
-    host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
-                 tmp_path=tmp_path, name="host")
-    guest = None
-    try:
-        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
-        guest = start("--join", f"127.0.0.1:{port}", "--code", code, "--as", "bot:3",
-                      "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
-        got = wait_for(lambda: len(reads(tmp_path / "h.jsonl")) >= 3
-                       and len(reads(tmp_path / "g.jsonl")) >= 3, 150, "three reads")
-        assert got
-    finally:
-        stop(*(p for p in (guest, host) if p is not None))
-    h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
-    n = min(len(h), len(g))
-    assert n >= 3 and g[:n] == h[:n]  # the guest's copy is the host's log
-    ref = headless.play(headless.new_match(
-        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 33, make_voice("tone"), cards=50,
-        reading=READING)).log_records()[1:]
-    assert h == ref[:len(h)]  # every touch at its frame, judged as on one machine
-    touched = [t for r in h for t in r["timing"]["touches"]]
-    assert {t["player"] for t in touched} == {"A", "B"}  # both machines' bots touched
-    assert {r["took"] for r in h} >= {"A", "B"}  # and each took a card
-    assert any(t["verdict"] == "fault" for t in touched)
-    assert "Traceback" not in (tmp_path / "host.err").read_text() + (
-        tmp_path / "guest.err").read_text()
-
-
 def test_a_wrong_code_and_a_garbage_line_are_refused_in_one_line(tmp_path):
     host = start("--host", "--port", "0", "--as", "bot:2", *ARGS, tmp_path=tmp_path,
                  name="host")
@@ -125,10 +97,13 @@ def test_bad_online_options_are_one_line(tmp_path):
                    "cannot reach")
 
 
-def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):
-    """The guest reaches the host through a relay (30 ± 10 ms each way) that breaks both
-    connections and refuses new ones for 5 s: the guest joins again with the same code, at
-    the read that was pending, and its copy of the log stays the host's."""
+def test_two_processes_play_as_one_machine_and_a_guest_cut_off_for_5_s_joins_again(tmp_path):
+    """Two processes, one match: the guest reaches the host through a relay (30 ± 10 ms each
+    way); the first three reads are judged as on one machine (every touch at its frame, both
+    bots touch and take, a fault).  Then the relay breaks both connections and refuses new
+    ones for 5 s: the guest joins again with the same code, at the read that was pending, and
+    its copy of the log stays the host's.  (One pair of processes for both: a match's start
+    and its first reads, seconds each, were paid twice.)"""
     host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
                  tmp_path=tmp_path, name="host")
     guest = None
@@ -137,8 +112,10 @@ def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):
         relay = Relay(port, 0.03, 0.01)
         guest = start("--join", f"127.0.0.1:{relay.port}", "--code", code, "--as", "bot:3",
                       "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
-        wait_for(lambda: len(reads(tmp_path / "g.jsonl")) >= 1, 120, "a first read")
-        at = len(reads(tmp_path / "h.jsonl"))
+        wait_for(lambda: len(reads(tmp_path / "h.jsonl")) >= 3
+                 and len(reads(tmp_path / "g.jsonl")) >= 3, 150, "three reads")
+        before = reads(tmp_path / "h.jsonl")
+        at = len(before)
         relay.cut(5.0)
         err = tmp_path / "guest.err"
         again = wait_for(lambda: re.search(r"joined again: the match goes on from read (\d+)",
@@ -147,7 +124,20 @@ def test_a_guest_cut_off_for_5_s_joins_again_at_the_right_read(tmp_path):
                  "a read after joining again")
     finally:
         stop(*(p for p in (guest, host) if p is not None))
+    # before the cut: every touch at its frame, judged as on one machine
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 33, make_voice("tone"), cards=50,
+        reading=READING)).log_records()[1:]
+    assert at >= 3 and before == ref[:at]
+    touched = [t for r in before for t in r["timing"]["touches"]]
+    assert {t["player"] for t in touched} == {"A", "B"}  # both machines' bots touched
+    assert {r["took"] for r in before} >= {"A", "B"}  # and each took a card
+    assert any(t["verdict"] == "fault" for t in touched)
+    # after it: joined again at the read pending at the cut (or the next), the same log
     h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
-    assert int(again.group(1)) in (at + 1, at + 2)  # the read pending at the cut (or the next)
+    assert h[:at] == before
+    assert int(again.group(1)) in (at + 1, at + 2)
     n = min(len(h), len(g))
-    assert n > int(again.group(1)) and g[:n] == h[:n]
+    assert n > int(again.group(1)) and g[:n] == h[:n]  # the guest's copy is the host's log
+    assert "Traceback" not in (tmp_path / "host.err").read_text() + (
+        tmp_path / "guest.err").read_text()

@@ -3,14 +3,15 @@
 Every bad input ends as one line ``karuta: ...`` on stderr, exit status 1, and the log on disk
 is left exactly as it was.  ``--bot-vs-bot`` plays no sound and opens no window: the cases run
 the command in this process (``cli_run.run_marked``), those marked ``entry_point`` through
-the installed command.
+the installed command (one headless match and one one-line error: a process each, the
+commands that read their files in this process).
 """
 from __future__ import annotations
 
 import json
 
 import pytest
-from cli_run import one_line_error, run_marked
+from cli_run import one_line_error, run_inproc, run_marked
 
 TONE = ("--voice", "tone")
 
@@ -28,10 +29,10 @@ def test_bot_vs_bot_json_is_what_match_replay_prints(tmp_path):
     out = json.loads(r.stdout)
     assert out["winner"] in ("A", "B") and out["rules"] == "kyogi"
     assert out[out["winner"]]["count"] == 0
-    replay = karuta("match", "replay", str(log), "--json")
+    replay = run_inproc("match", "replay", str(log), "--json")
     assert replay.returncode == 0, replay.stderr
     assert json.loads(replay.stdout) == out
-    table = karuta("match", "replay", str(log))
+    table = run_inproc("match", "replay", str(log))
     assert f"{out['winner']} wins" in table.stdout
 
 
@@ -57,7 +58,6 @@ def test_goshiki_and_a_short_kyogi_game(tmp_path):
     assert len(head["A"]) == len(head["B"]) == 8 and head["cards"] == 8
 
 
-@pytest.mark.entry_point
 def test_resume_continues_a_cut_log_to_the_same_end(tmp_path):
     whole = tmp_path / "whole.jsonl"
     r = karuta("practice", "--bot-vs-bot", "4,2", "--seed", "21", "--log", str(whole), "--json",

@@ -16,11 +16,11 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 from cli_run import karuta_argv, run_karuta, run_marked  # noqa: F401
+from waits import wait_until
 
 from reader.match import log as matchlog
 from reader.match.rules import goshiki
@@ -353,8 +353,20 @@ def test_every_command_speaks_json(day, tmp_path):
         assert isinstance(data, dict), args
 
 
-@pytest.mark.entry_point
+def _waits_on(pid: int, path: Path) -> bool:
+    """Whether process ``pid`` has ``path`` open and is asleep (SQLite's busy wait)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+        opened = any(os.readlink(f"/proc/{pid}/fd/{fd}") == os.path.realpath(path) for fd in fds)
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:  # it is between files, or gone
+        return False
+    return opened and state == "S"
+
+
 def test_resume_after_kill_keeps_every_entry(day):
+    """The entry killed is a process of the installed command; the commands around it run in
+    this process (the module's entry-point tests: the desk and a missing file)."""
     db = day
     rnd = js("tournament", "pair", "-f", db)
     tb = rnd["tables"][0]
@@ -368,7 +380,9 @@ def test_resume_after_kill_keeps_every_entry(day):
                              str(db), str(tb2["table"]), *(["2"] * len(tb2["players"]))],
                             env=dict(os.environ, PYTHONPATH=str(REPO)), cwd=REPO,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(1.5)
+    # killed once it has the file open and sleeps on the lock (not a fixed time: a loaded
+    # machine may take longer than any to start it, and a quiet one far less)
+    wait_until(lambda: _waits_on(proc.pid, db), 60, "the entry to wait for the file")
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     con.rollback()

@@ -203,14 +203,16 @@ def main(argv: list[str]) -> int:
 
     def clockless(r: int) -> bool:
         """A device without a clock (ALSA null/file: takes audio far faster than real time,
-        nobody hears it) has no deadline: wait for the parent there (≤ 1 s).  A real device
-        never holds more than its buffer beyond the elapsed time, so it never waits."""
+        nobody hears it) has no deadline: wait for the parent there (≤ 1 s, and not once the
+        stream is stopped: PortAudio's abort waits for this callback, and a quit waited the
+        whole second, twice).  A real device never holds more than its buffer beyond the
+        elapsed time, so it never waits."""
         played = int(ctl[BUFFERS]) * blocksize
         if played <= wait_frames[0] or \
                 played / rate <= 4.0 * (time.perf_counter() - t0[0]):
             return False
         end = time.perf_counter() + 1.0
-        while int(ctl[W]) <= r and time.perf_counter() < end:
+        while int(ctl[W]) <= r and time.perf_counter() < end and not finished.is_set():
             time.sleep(0.0002)
         return int(ctl[W]) > r
 
