@@ -229,6 +229,18 @@ def test_window_without_display_is_one_line(tmp_path):
     assert not (tmp_path / DB_NAME).exists()  # refused before anything was opened
 
 
+def test_a_display_that_does_not_answer_is_one_line_not_an_invisible_window(tmp_path):
+    """DISPLAY names an X server that is not there (a closed session, a wrong number): SDL
+    falls back to a driver that draws into memory, and the drill would run with nothing on
+    the screen (a board once ran a whole match so, unseen).  One line instead."""
+    r = subprocess.run(karuta("drill", "memory", "--window"), capture_output=True, text=True,
+                       env={**clean_env(tmp_path), "DISPLAY": ":987"}, cwd=ROOT, timeout=60)
+    assert r.returncode == 1
+    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("karuta")]
+    assert lines == [NO_DISPLAY_LINE + " (the display :987 did not answer: SDL fell back to its "
+                     "'offscreen' driver, which shows nothing)"], r.stderr
+
+
 @pytest.mark.parametrize("args, expect", [
     (["drill", "memory", "--mode", "nope"], "Invalid value for '--mode'"),
     (["drill", "memory", "--choices", "12"], "--choices"),

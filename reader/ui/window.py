@@ -60,6 +60,25 @@ def require_display(environ: Mapping[str, str] | None = None) -> None:
         raise DeviceError(NO_DISPLAY)
 
 
+#: SDL's drivers that draw into memory and show nothing
+_INVISIBLE = ("offscreen", "dummy", "evdev")
+
+
+def _check_driver(driver: str, environ: Mapping[str, str] | None = None) -> None:
+    """When the display named in ``DISPLAY``/``WAYLAND_DISPLAY`` does not answer, SDL falls back
+    to a driver that draws into memory: the app would run its whole window loop with nothing on
+    the screen.  That is a display that could not be opened (one line), unless the user asked
+    for that driver by name (``SDL_VIDEODRIVER``, as the tests' ``dummy``)."""
+    import pygame
+
+    env = os.environ if environ is None else environ
+    if driver in _INVISIBLE and env.get("SDL_VIDEODRIVER", "").lower() != driver:
+        shown = env.get("DISPLAY") or env.get("WAYLAND_DISPLAY") or "?"
+        pygame.display.quit()
+        raise pygame.error(f"the display {shown} did not answer: SDL fell back to its "
+                           f"{driver!r} driver, which shows nothing")
+
+
 def import_pygame():
     """``import pygame`` without its greeting on stdout (stdout is the drill's transcript)."""
     os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
@@ -81,6 +100,7 @@ def open_window(size: tuple[int, int], title: str, resizable: bool = False):
 
     try:
         pygame.display.init()
+        _check_driver(pygame.display.get_driver())
         pygame.font.init()
         screen = pygame.display.set_mode(size, pygame.RESIZABLE if resizable else 0)
     except pygame.error as e:
