@@ -208,14 +208,13 @@ class OnlineWindow(BoardWindow):
         mapped to, the calibration and (a guest) the host's clock minus ours used."""
         import json
         import os
-        import time
 
         path = os.environ.get("KARUTA_ONLINE_TRACE")
         if not path:
             return
         ev = getattr(self, "_ev", None)
         row = {"poem": poem, "ns": ns, "source": getattr(ev, "source", ""),
-               "handled_ns": time.perf_counter_ns(), "frame": frame,
+               "handled_ns": self.clock.ns(), "frame": frame,
                "cal_ms": self.calibration_ms,
                "offset": None if self.is_host else self.side.offset}
         with open(path, "a") as f:
