@@ -74,8 +74,8 @@ JUMP_MS = 5.0
 #: reading has begun (s a s): its sound makes each buffer ~0.35 s before it is heard
 #: (``SOUND_AHEAD_S``) by the offset then, a touch is mapped by the offset at the touch, so
 #: an estimate that moved 1.8 ms at once between the two put the touch 1.8 ms off the frame
-#: heard (measured, bench_online).  500 ppm is far above any clock's drift; a step larger
-#: than ``JUMP_MS`` (a clock that stepped) is followed at once
+#: heard (measured, bench_online).  500 ppm is far above any clock's drift; a clock that
+#: stepped (``ClockSync.jumps``) is followed at once, however little the estimate moved
 SLEW = 0.0005
 #: the latest round trips compared with the older ones to find a clock that stepped
 RECENT = 12
@@ -728,9 +728,10 @@ class Guest(_Pinger):
         if est is None:
             return
         heard = self.timeline is not None and bool(self.timeline.anchors)
-        if self._used is None or not heard or self.clock.jumps != self._jumps \
-                or abs(est - self._used) * 1000.0 > JUMP_MS:
-            self._used = est
+        if self._used is None or not heard or self.clock.jumps != self._jumps:
+            self._used = est  # (a clock that stepped: ``ClockSync`` tells it apart from an
+            # estimate that moved because a quicker trip came; early in a match, with few trips,
+            # that can be 5 ms and more, and following it at once put a touch that far off)
         else:
             step = SLEW * max(0.0, now - self._used_at)
             self._used += min(step, max(-step, est - self._used))
