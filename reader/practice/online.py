@@ -79,8 +79,12 @@ JUMP_MS = 5.0
 SLEW = 0.0005
 #: the latest round trips compared with the older ones to find a clock that stepped
 RECENT = 12
-#: round trips measured before the first read is scheduled (and after a guest joins again)
-MIN_SAMPLES = 30
+#: round trips measured before the first read is scheduled (and after a guest joins again):
+#: the offset is the middle of the quickest trip out's and back's bounds, so its error is the
+#: difference of the two minima over the trips so far — at 80 ± 20 ms jitter 30 trips left
+#: read 1's two sinks up to 5.7 ms apart (bench_online); 60 halve the expected error (1.8 s
+#: at ``PING_FAST_S``), and the once-heard offset is only slewed after that (``SLEW``)
+MIN_SAMPLES = 60
 #: a guest's touches judged on one read at most (a flood is not judged, nor held in memory)
 MAX_TOUCHES = 40
 #: pings: a burst while joining, then this often through the match (s); a ping is ~60 bytes
