@@ -186,7 +186,7 @@ def ear_main(gap_s: float) -> None:
     within 0.5 ms of them at any latency)."""
     import sounddevice as sd
 
-    from audio.output.audio_process import OFFSET, _pairing, narrowest_pair
+    from audio.output.audio_process import OFFSET, keep_paired, narrowest_pair
 
     quiet = [RATE * 10]
     clk = [0.0, 0.0, 0.0]
@@ -207,7 +207,7 @@ def ear_main(gap_s: float) -> None:
     clk[OFFSET] = narrowest_pair(stream, 5)[1]
     stream.start()
     halt = threading.Event()  # (paired again as the app's sounds are: the narrowest of 1 s)
-    threading.Thread(target=_pairing, args=(stream, clk, halt), daemon=True).start()
+    threading.Thread(target=keep_paired, args=(stream, clk, halt), daemon=True).start()
     print("listening", flush=True)
     sys.stdin.read()  # (its end stops the ear)
     halt.set()

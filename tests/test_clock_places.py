@@ -31,7 +31,8 @@ CLOCK_PLACES = {
     ("audio/output/audio_process.py", "narrowest_pair"):
         "the audio process (numpy and sounddevice only): PortAudio's stream clock paired with "
         "perf_counter",
-    ("audio/output/audio_process.py", "_pairing"): "the audio process: when to pair again",
+    ("audio/output/audio_process.py", "keep_paired"):
+        "the audio process (and the online sound process): when to pair again",
     ("audio/output/audio_process.py", "main.callback"):
         "the audio process: when the device's first buffer was asked for",
     ("audio/output/audio_process.py", "main.clockless"):

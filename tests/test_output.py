@@ -377,7 +377,7 @@ def test_clock_pairing_survives_a_stream_time_error():
     clk = np.zeros(ap.CLK)
     halt = threading.Event()
     stream = Flaky()
-    th = threading.Thread(target=ap._pairing, args=(stream, clk, halt, 0.01), daemon=True)
+    th = threading.Thread(target=ap.keep_paired, args=(stream, clk, halt, 0.01), daemon=True)
     th.start()
     deadline = time.monotonic() + 10
     while clk[ap.WHEN] == 0 and time.monotonic() < deadline:
@@ -394,7 +394,7 @@ def test_clock_pairing_survives_a_stream_time_error():
         sd.PortAudioError("Error getting stream time")))})()
     clk2 = np.zeros(ap.CLK)
     halt2 = threading.Event()
-    th2 = threading.Thread(target=ap._pairing, args=(always, clk2, halt2, 0.01), daemon=True)
+    th2 = threading.Thread(target=ap.keep_paired, args=(always, clk2, halt2, 0.01), daemon=True)
     th2.start()
     time.sleep(0.1)
     assert th2.is_alive() and clk2[ap.WHEN] == 0  # nothing published, nothing crashed

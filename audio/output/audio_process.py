@@ -119,7 +119,7 @@ def realtime_priority() -> bool:
         return False
 
 
-def _pairing(stream, clk, halt: threading.Event, period: float = 0.1) -> None:
+def keep_paired(stream, clk, halt: threading.Event, period: float = 0.1) -> None:
     """Publish stream clock − perf_counter from the narrowest of 5 paired readings, every
     ``period`` s (the narrowest of the last second wins: the clocks drift by ppm only)."""
     kept: list[tuple[float, float, float]] = []
@@ -227,7 +227,7 @@ def main(argv: list[str]) -> int:
         return 1
     wait_frames[0] = int(2.0 * float(stream.latency) * rate)
     halt = threading.Event()
-    pairing = threading.Thread(target=_pairing, args=(stream, lay.clk, halt), daemon=True)
+    pairing = threading.Thread(target=keep_paired, args=(stream, lay.clk, halt), daemon=True)
     out.write(f"open {float(stream.latency)!r}\n")
     out.flush()
     aborted = threading.Event()

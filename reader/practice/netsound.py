@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from audio.output.audio_process import OFFSET, _pairing, narrowest_pair
+from audio.output.audio_process import OFFSET, keep_paired, narrowest_pair
 
 __all__ = ["cut_by", "frames_for", "TimelineSound", "SoundProcess"]
 
@@ -152,7 +152,7 @@ class TimelineSound:
         self.placed: list[tuple] | None = [] if trace else None
         #: (``trace``) every buffer: its first plan frame (-1: none), then as ``_trace``
         self.buffers: list[tuple] | None = [] if trace else None
-        self._clk = [0.0, 0.0, 0.0]  # [OFFSET]: stream clock − perf_counter (``_pairing``)
+        self._clk = [0.0, 0.0, 0.0]  # [OFFSET]: stream clock − perf_counter (``keep_paired``)
         self._end: float | None = None  # where the last buffer ends (its DAC time)
         self._halt = threading.Event()
         self.stream = None
@@ -175,7 +175,7 @@ class TimelineSound:
             raise DeviceError(f"cannot open the sound output ({e})") from None
         # paired again every 0.1 s, the narrowest of the last second kept, as the board's
         # audio process does: one pairing on a loaded machine may be ms wide
-        threading.Thread(target=_pairing, args=(self.stream, self._clk, self._halt),
+        threading.Thread(target=keep_paired, args=(self.stream, self._clk, self._halt),
                          name="karuta-netsound-clock", daemon=True).start()
 
     def _pair(self) -> None:
@@ -196,10 +196,10 @@ class TimelineSound:
         if (status.output_underflow or slipped) and t is not None and tl is not None \
                 and tl.heard(t) is not None:
             self.underruns += 1  # (a stream's first buffers may underflow: not the reading's)
-        if self.buffers is not None and t is not None and tl is not None:
-            self._trace_buffer(frames_for(tl, t, frames), dac, t - dac, time_info, status)
         if t is not None and tl is not None:
             idx = frames_for(tl, t, frames)
+            if self.buffers is not None:
+                self._trace_buffer(idx, dac, t - dac, time_info, status)
             if (idx >= 0).any():
                 self.speech.ahead_of(int(idx[idx >= 0][0]))
                 if self.placed is not None:
