@@ -11,6 +11,9 @@ that was shut down), and prints the sums per module and the slowest tests at the
 Not counted: children still running or never waited for (a pool the test leaves to its
 process's exit), and processes a test did not start (servers shared by the session).
 Compare a change on the same modules, in the same order, as the before and after of one run.
+
+With ``--cpu-out FILE`` it also writes every test's CPU seconds and wall seconds to FILE
+(``cpu wall node-id`` a line), the CPU column of tests/data/slow_tests.txt.
 """
 from __future__ import annotations
 
@@ -22,6 +25,12 @@ import pytest
 
 _per_test: collections.Counter = collections.Counter()
 _per_module: collections.Counter = collections.Counter()
+_wall: collections.Counter = collections.Counter()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-out", default=None,
+                     help="write each test's CPU and wall seconds to this file")
 
 
 def _cpu_s() -> float:
@@ -31,15 +40,21 @@ def _cpu_s() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    start = _cpu_s()
+    start, wall = _cpu_s(), time.perf_counter()
     yield
     spent = _cpu_s() - start
+    _wall[item.nodeid] += time.perf_counter() - wall
     _per_test[item.nodeid] += spent
     _per_module[item.nodeid.split("::", 1)[0]] += spent
 
 
 def pytest_terminal_summary(terminalreporter):
     write = terminalreporter.write_line
+    out = terminalreporter.config.getoption("--cpu-out")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            for name, s in _per_test.items():
+                f.write(f"{s:.2f} {_wall[name]:.2f} {name}\n")
     terminalreporter.section("CPU seconds per module (this process and waited-for children)")
     for name, s in _per_module.most_common():
         write(f"{s:8.2f}  {name}")

@@ -1,24 +1,68 @@
 """The test scheduler of tests/conftest.py: which tests run together, and in what order the
-units are handed to the xdist workers (the longest first, so no worker ends with a long tail)."""
-from conftest import EXCLUSIVE, _test_seconds, longest_first, xdist_unit
+units are handed to the xdist workers (the longest first, so no worker ends with a long tail,
+with the units that mostly wait spread among the ones that compute)."""
+import ast
+from pathlib import Path
+
+from conftest import EXCLUSIVE, _test_costs, hand_out_order, xdist_unit
+
+HERE = Path(__file__).parent
 
 
 def test_units_are_handed_out_longest_first_ties_in_collection_order():
     units = {"a": ["t/a.py::x"], "b": ["t/b.py::x", "t/b.py::y"], "c": ["t/c.py::x"],
              "d": ["t/d.py::x"]}
-    seconds = {"t/a.py::x": 1.0, "t/b.py::x": 0.5, "t/b.py::y": 0.4, "t/c.py::x": 30.0}
-    # b: 0.9 s listed; d: unlisted (0.2 s) after the listed ones; a before b (1.0 > 0.9)
-    assert longest_first(units, seconds) == ["c", "a", "b", "d"]
-    assert longest_first({"p": ["u"], "q": ["v"]}, {}) == ["p", "q"]  # ties keep their order
+    costs = {"t/a.py::x": (1.0, 1.0), "t/b.py::x": (0.5, 0.5), "t/b.py::y": (0.4, 0.4),
+             "t/c.py::x": (30.0, 30.0)}
+    # all compute: b 0.9 s; d unlisted (0.03 s) after the listed ones; a before b (1.0 > 0.9)
+    assert hand_out_order(units, costs) == ["c", "a", "b", "d"]
+    assert hand_out_order({"p": ["u"], "q": ["v"]}, {}) == ["p", "q"]  # ties keep their order
 
 
-def test_the_timing_unit_is_one_unit_and_expected_to_be_the_longest():
+def test_units_that_wait_are_spread_among_the_ones_that_compute():
+    """Longest first alone would hand out the four waiting units (a sound played in real
+    time, little CPU) together and leave the cores idle; merged, every stretch of the order
+    mixes them with computing units, each kind still longest first."""
+    costs = {f"w{i}": (40.0 - i, 2.0) for i in range(4)}          # wait: 5 % CPU
+    costs |= {f"c{i}": (30.0 - i, 29.0 - i) for i in range(8)}    # compute
+    units = {name: [name] for name in costs}
+    order = hand_out_order(units, costs)
+    assert order[0] == "w0"  # the longest of all, and it waits
+    assert [u for u in order if u[0] == "w"] == ["w0", "w1", "w2", "w3"]
+    assert [u for u in order if u[0] == "c"] == [f"c{i}" for i in range(8)]
+    # never two waiting units in a row: the waiting share is 154 / 366 of the wall time
+    assert all(not (a[0] == b[0] == "w") for a, b in zip(order, order[1:])), order
+    # the waiting units are handed out through the whole order, not bunched at one end
+    places = [i for i, u in enumerate(order) if u[0] == "w"]
+    assert places[-1] >= len(order) - 4, order
+
+
+def test_the_timing_unit_is_one_unit_and_handed_out_first():
     """The modules that must not run beside each other are one unit; with the measured times
     it is handed out first (it is the longest: ending with it would leave one worker alone)."""
-    seconds = _test_seconds()
+    costs = _test_costs()
     ids = {}
-    for nodeid in seconds:
+    for nodeid in costs:
         ids.setdefault(xdist_unit(nodeid), []).append(nodeid)
     assert xdist_unit("tests/test_taps.py::t") == xdist_unit("tests/test_output.py::t") == EXCLUSIVE
     assert xdist_unit("tests/test_cli.py::a") != xdist_unit("tests/test_cli.py::b")
-    assert longest_first(ids, seconds)[0] == EXCLUSIVE
+    assert hand_out_order(ids, costs)[0] == EXCLUSIVE
+
+
+def test_every_listed_test_still_exists():
+    """A test renamed, merged or removed after tests/data/slow_tests.txt was measured would
+    count as unlisted (0.03 s) and its successor, perhaps the longest test of all, would be
+    handed out last: every listed id names a test function of its module."""
+    stale = []
+    defined: dict[str, set[str]] = {}
+    for nodeid in _test_costs():
+        path, name = nodeid.split("::", 1)
+        name = name.split("[", 1)[0].split("::")[-1]
+        if path not in defined:
+            file = HERE.parent / path
+            tree = ast.parse(file.read_text(encoding="utf-8")) if file.exists() else ast.Module([], [])
+            defined[path] = {n.name for n in ast.walk(tree)
+                             if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        if name not in defined[path]:
+            stale.append(nodeid)
+    assert not stale, f"tests/data/slow_tests.txt lists tests that no longer exist: {stale}"
