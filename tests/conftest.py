@@ -84,7 +84,8 @@ def _test_costs() -> dict[str, tuple[float, float]]:
     return costs
 
 
-def hand_out_order(units: dict[str, list[str]], costs: dict[str, tuple[float, float]]) -> list[str]:
+def hand_out_order(units: dict[str, list[str]], costs: dict[str, tuple[float, float]],
+                   first: str | None = None) -> list[str]:
     """The units (name → its test ids) in the order to hand them to the workers.
 
     Each unit's wall and CPU seconds are its tests' sums (``costs``; an unlisted test is
@@ -93,6 +94,10 @@ def hand_out_order(units: dict[str, list[str]], costs: dict[str, tuple[float, fl
     collection order), and merged so that the waiting units' share of the wall time handed
     out so far stays at their share of the whole: the longest unit of all goes first if it
     waits, and no stretch of the run is all waiting (cores idle) or all computing.
+
+    ``first`` (the millisecond-timing unit, ``EXCLUSIVE``) is handed out before all and left
+    out of the balance: it is the longest, and what it measures needs a core free, so beside
+    it the order goes on with one waiting and one computing unit, not two computing ones.
     """
     def cost(unit):
         wall = cpu = 0.0
@@ -101,14 +106,14 @@ def hand_out_order(units: dict[str, list[str]], costs: dict[str, tuple[float, fl
             wall, cpu = wall + w, cpu + c
         return wall, cpu
 
-    c = {u: cost(u) for u in units}
-    by_length = sorted(units, key=lambda u: -c[u][0])
+    c = {u: cost(u) for u in units if u != first}
+    by_length = sorted(c, key=lambda u: -c[u][0])
     waiting = [u for u in by_length if c[u][1] < WAITING_CPU_SHARE * c[u][0]]
     is_waiting = set(waiting)
     computing = [u for u in by_length if u not in is_waiting]
     total = sum(w for w, _ in c.values())
     share = sum(c[u][0] for u in waiting) / total if total else 0.0
-    order: list[str] = []
+    order: list[str] = [first] if first in units else []
     handed = handed_waiting = 0.0
     w = k = 0
     while w < len(waiting) or k < len(computing):
@@ -138,7 +143,7 @@ def pytest_xdist_make_scheduler(config, log):
             if not self._ordered:  # the first assignment: the queue is complete
                 self._ordered = True
                 order = hand_out_order({u: list(t) for u, t in self.workqueue.items()},
-                                       _test_costs())
+                                       _test_costs(), first=EXCLUSIVE)
                 queue = dict(self.workqueue)
                 self.workqueue.clear()
                 self.workqueue.update((u, queue[u]) for u in order)

@@ -39,7 +39,7 @@ def test_units_that_wait_are_spread_among_the_ones_that_compute():
 
 def test_the_timing_unit_is_one_unit_and_handed_out_first():
     """The modules that must not run beside each other are one unit; with the measured times
-    it is handed out first (it is the longest: ending with it would leave one worker alone)."""
+    it is the longest (ending with it would leave one worker alone) and handed out first."""
     costs = _test_costs()
     ids = {}
     for nodeid in costs:
@@ -47,6 +47,17 @@ def test_the_timing_unit_is_one_unit_and_handed_out_first():
     assert xdist_unit("tests/test_taps.py::t") == xdist_unit("tests/test_output.py::t") == EXCLUSIVE
     assert xdist_unit("tests/test_cli.py::a") != xdist_unit("tests/test_cli.py::b")
     assert hand_out_order(ids, costs)[0] == EXCLUSIVE
+    assert hand_out_order(ids, costs, first=EXCLUSIVE)[0] == EXCLUSIVE
+
+
+def test_beside_the_timing_unit_one_unit_waits_and_one_computes():
+    """What the timing unit measures needs a core free: handed out first and left out of the
+    balance, it is followed by one waiting and one computing unit, not two computing ones."""
+    costs = {EXCLUSIVE: (70.0, 10.0), "w0": (30.0, 3.0), "w1": (20.0, 2.0),
+             "c0": (25.0, 20.0), "c1": (24.0, 20.0), "c2": (23.0, 20.0)}
+    units = {name: [name] for name in costs}
+    assert hand_out_order(units, costs)[:3] == [EXCLUSIVE, "c0", "c1"]  # balanced with it
+    assert hand_out_order(units, costs, first=EXCLUSIVE)[:3] == [EXCLUSIVE, "w0", "c0"]
 
 
 def test_every_listed_test_still_exists():
