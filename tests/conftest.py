@@ -4,6 +4,12 @@ import os
 import select
 import subprocess
 
+# numpy's OpenBLAS on one thread in the test processes too, as `karuta` runs it (its threads
+# spin between the small matrix products the tests run in-process: alignments, filterbanks;
+# on 2 cores with three workers they took ~20 % of the CPU of the modules that align).  Set
+# before numpy is first imported; the processes the tests start inherit it.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import pytest
 
 from tmux_driver import Tmux
