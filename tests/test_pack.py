@@ -20,6 +20,7 @@ from audio.pack import (FallbackVoice, MissingClip, VoicePack, active_rms, check
                         format_problems, import_pack, resolve_voice, scan_source, set_default_voice)
 from audio.voice import SpeechItem, ToneVoice
 from reader.base.errors import KarutaError
+from synth_clips import made_ahead
 
 RATE = 48000
 needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
@@ -69,21 +70,6 @@ def write(path, x, rate, **kw):
                        check=True)
         tmp.unlink()
     return path
-
-
-def made_ahead(synth_cache, keys, parts=("kami", "shimo")):
-    """Make, in this process, the clips of the synthesized voice that ``import_pack``'s default
-    reference will ask for, into the worker's shared cache (``synth_cache``, this module's
-    ``KARUTA_CACHE_DIR``): the import then reads them back as a user's second import would,
-    instead of starting its synthesis processes for them (a Python and the voice loaded, ~2
-    CPU-s each).  What is tested here is the import and its alignment, not those processes
-    (test_synth.py::test_prefetch and the command tests start them)."""
-    from audio.synth import SynthVoice
-
-    v = SynthVoice(cache_dir=synth_cache / "synth", workers=0)
-    for key in keys:
-        for part in parts:
-            v.samples(SpeechItem(key, part))
 
 
 def voice_of(pack):
