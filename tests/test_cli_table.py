@@ -280,8 +280,10 @@ def test_recite_at_the_prompt_plays_live_through_portaudio(tmp_path, synth_cache
     r = karuta("table", "genkan", "play", "--save", save, "--resume", input="recite\nq\n", env=env)
     assert r.returncode == 0, r.stderr
     assert "recited poem #1" in r.stdout
-    ok(karuta("table", "genkan", "recite", save, "--out", tmp_path / "ref.wav",
-              env={"KARUTA_CACHE_DIR": str(synth_cache)}))
+    # the reference: the same poem rendered to a file (its clip from the cache the play filled),
+    # in this process (the command through its entry point is what played it)
+    ok(run_inproc("table", "genkan", "recite", str(save), "--out", str(tmp_path / "ref.wav"),
+                  env={"KARUTA_CACHE_DIR": str(synth_cache)}))
     ref, _ = sf.read(tmp_path / "ref.wav", dtype="int16")
     heard = read_wav_capture(cap)
     lead = find_lead_in(heard, ref)

@@ -20,6 +20,7 @@ from audio.pack import (FallbackVoice, MissingClip, VoicePack, active_rms, check
                         format_problems, import_pack, resolve_voice, scan_source, set_default_voice)
 from audio.voice import SpeechItem, ToneVoice
 from reader.base.errors import KarutaError
+from synth_clips import made_ahead
 
 RATE = 48000
 needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
@@ -411,7 +412,8 @@ def test_clip_deleted_after_import_falls_back_at_same_length(tmp_path):
     assert ("1 kami", "missing") in {(p.clip, p.kind) for p in VoicePack(pack.folder).problems()}
 
 
-def test_resolve_voice(tmp_path):
+def test_resolve_voice(tmp_path, synth_cache):
+    made_ahead(synth_cache, ["1"], ["kami"])  # the reference the import on first use aligns with
     src = tmp_path / "src" / "rv"
     write(src / "rv_001_1.ogg", ku_reading(3), RATE)
     synth = object()
@@ -478,7 +480,7 @@ def test_clip_cache_is_bounded(tmp_path):
 
 @needs_ffmpeg
 @pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
-def test_import_aligns_with_the_synthesized_voice(tmp_path):
+def test_import_aligns_with_the_synthesized_voice(tmp_path, synth_cache):
     """A 'different reader' (slower, lower) in mp3: 上の句 onsets found within 50 ms."""
     from audio.decode import trim_silence
     from audio.synth import SynthVoice
@@ -491,6 +493,7 @@ def test_import_aligns_with_the_synthesized_voice(tmp_path):
         s0, _ = trim_silence(x, RATE)
         truth[key] = np.array([m.start for m in reader.layout(SpeechItem(key, "kami")).morae][1:]) - s0
         write(src / f"{int(key):03d}_1.mp3", np.concatenate([sil(0.3), 0.5 * x, sil(0.3)]), RATE)
+    made_ahead(synth_cache, truth, ["kami"])
     pack = import_pack(src)  # default reference: the synthesized voice
     assert pack.meta["reference"] == "synth"
     for key, want in truth.items():
@@ -551,7 +554,7 @@ def test_find_split_takes_the_pause_nearest_the_expected_end():
 
 @needs_ffmpeg
 @pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="needs pyworld")
-def test_foreign_one_file_pack_split_and_aligned(tmp_path):
+def test_foreign_one_file_pack_split_and_aligned(tmp_path, synth_cache):
     """Another voice (HTS at a speaking pace, another vocal tract and pitch), stereo 24 kHz
     mp3 with leading silence; two poems with pauses alike between every ku (``uniform``: the
     longest pause is not the one before the 下の句) and two with a long one before the 下の句
@@ -568,6 +571,7 @@ def test_foreign_one_file_pack_split_and_aligned(tmp_path):
         pauses = [b[0] - a[1] for a, b in zip(spans, spans[1:])]
         assert max(pauses) > pauses[2], (k, pauses)
     keys = [k for ks in styles.values() for k in ks]
+    made_ahead(synth_cache, keys)
     pack = import_pack(src)
     s = fp.score_pack(pack, truth)
     assert sorted(s["split_right"]) == sorted(keys), s
@@ -583,7 +587,7 @@ def test_foreign_one_file_pack_split_and_aligned(tmp_path):
 
 @needs_ffmpeg
 @pytest.mark.skipif(not _foreign().EspeakReader.available(), reason="needs espeak-ng (Japanese)")
-def test_espeak_one_file_pack_split(tmp_path):
+def test_espeak_one_file_pack_split(tmp_path, synth_cache):
     """A formant synthesizer's uniform ku pauses: still split after the third ku, and its
     上の句 aligned with confidence."""
     fp = _foreign()
@@ -599,6 +603,7 @@ def test_espeak_one_file_pack_split(tmp_path):
                     ",".join(keys), "--seed", "5", "--truth", str(truth_file)], check=True,
                    timeout=300, stdout=subprocess.DEVNULL)
     truth = json.loads(truth_file.read_text())
+    made_ahead(synth_cache, keys)
     pack = import_pack(tmp_path / "src" / "espeak")
     s = fp.score_pack(pack, truth)
     assert sorted(s["split_right"]) == sorted(keys)

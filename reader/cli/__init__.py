@@ -131,6 +131,7 @@ def cli():
 def main(argv: list[str] | None = None, clock=None) -> None:
     """Run ``karuta ARGS``; ``clock``: the ``reader.base.clock.Clock`` its commands read
     (``command_clock``; None: ``SYSTEM_CLOCK``)."""
+    _one_blas_thread()
     import audio.quiet
 
     audio.quiet.ENABLED = True  # C libraries' noise kept off stderr (see audio/quiet.py)
@@ -145,6 +146,19 @@ def main(argv: list[str] | None = None, clock=None) -> None:
             warn(f"this terminal's encoding ({escaped[0]}) cannot show all of the output: what "
                  "it cannot show was written as \\u escapes; use a UTF-8 locale (e.g. "
                  "LANG=C.UTF-8)")
+
+
+def _one_blas_thread() -> None:
+    """numpy's OpenBLAS, left to itself, runs a matrix product on a thread per core, and those
+    threads spin for a while after each one waiting for the next.  The app's products are
+    small (an alignment's frames by 8-40 cepstra, mel filterbanks), so the threads only burn
+    CPU, beside a live reading's audio callback and the synthesis processes: measured, an
+    alignment took 2-10 times the CPU with them (scripts/bench_blas_threads.py).  One thread,
+    unless the user set OPENBLAS_NUM_THREADS; before numpy is loaded (it reads the variable
+    then), and inherited by the processes the command starts (synthesis workers)."""
+    import os
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _escape_what_stdout_cannot_show() -> list | None:
