@@ -158,6 +158,26 @@ def kimariji(universe: Iterable[int] = range(1, 101), read: Iterable[int] = ()) 
     }
 
 
+def kimariji_of(no: int, universe: Iterable[int] = range(1, 101),
+                read: Iterable[int] = ()) -> Kimariji:
+    """``kimariji(universe, read)[no]`` without the other unread poems' kimariji: the
+    longest opening ``no`` shares with any other unread poem, one mora more (what the
+    sorted pass of ``_shortest_unique`` finds at a neighbour).  A reading's plan asks once
+    per card: the whole table each time was most of a plan's time."""
+    from poems import poem
+
+    sounds = _sounds()
+    unread = set(universe) - set(read)
+    bad = [n for n in unread if n not in sounds]
+    if bad:
+        raise KeyError(f"no poem number {bad[0]!r} (poems are 1-100)")
+    if no not in unread:
+        raise KeyError(no)
+    s = sounds[no]
+    k = min(max((_common(s, sounds[n]) for n in unread if n != no), default=0) + 1, len(s))
+    return Kimariji(_card_form(poem(no).kana[:3], k), "".join(s[:k]), k)
+
+
 def static_kimariji(raw_poems: list[dict]) -> dict[int, tuple[str, str]]:
     """All 100 unread, straight from the raw JSON (used while loading ``poems``)."""
     sounds = {p["no"]: sound_morae(p["reading"][:3]) for p in raw_poems}

@@ -144,9 +144,13 @@ def test_bad_options_one_line(tmp_path, args, expect):
 
 
 def test_unwritable_outputs_one_line(tmp_path):
-    r = run_karuta(tmp_path, "stats", "--plot", str(tmp_path / "no" / "such" / "dir" / "p.png"))
+    # in this process (cli_run.run_inproc: no Python start and matplotlib import per case);
+    # the plot through the entry point: test_plot_of_empty_database_in_a_fresh_process
+    r = cli_run.run_inproc("stats", "--plot", str(tmp_path / "no" / "such" / "dir" / "p.png"),
+                           data_dir=tmp_path)
     assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("karuta: cannot write")
-    r = run_karuta(tmp_path, "stats", "--export", "csv", "--out", str(tmp_path / "no" / "x.csv"))
+    r = cli_run.run_inproc("stats", "--export", "csv", "--out", str(tmp_path / "no" / "x.csv"),
+                           data_dir=tmp_path)
     assert r.returncode == 1 and len(r.stderr.splitlines()) == 1 and r.stderr.startswith("karuta: cannot write")
 
 
@@ -162,7 +166,8 @@ def test_a_plot_that_cannot_be_written_whole_leaves_the_previous_one(tmp_path):
             db.record_tap(sid, poem, T0, kimariji="x", reaction_ms=200.0 + 7 * poem,
                           from_kami_ms=900.0, correct=True)
     out = tmp_path / "plot.png"
-    r = run_karuta(data_dir, "stats", "--plot", str(out))
+    # the plot made before, in this process (the small disk below needs a process of its own)
+    r = cli_run.run_inproc("stats", "--plot", str(out), data_dir=data_dir)
     assert r.returncode == 0, r.stderr
     before = out.read_bytes()
     # above what reading the database writes (SQLite's -shm grows by 32 KiB), below the PNG

@@ -68,20 +68,24 @@ def pulse_env(tmp_path) -> dict:
             "KARUTA_DATA_DIR": str(tmp_path / "data"), "TERM": "xterm"}
 
 
+#: the pedal's keys both club terminal tests set (``--resume`` alone must keep them)
+PEDAL = ["--next-keys", "b,pagedown", "--back-keys", "x"]
+
+
 @pytest.mark.realtime
-def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_path):
-    """The club terminal end to end, three runs of one session (what each key does, card by
-    card: tests/test_club.py): a pedal's keys (``--next-keys b,pagedown --back-keys x``), hold,
-    next (heard on the sink), repeat, back; Ctrl-C saves; ``--resume`` alone keeps the keys;
-    ``kill -9`` mid-上の句, then ``--resume`` reads the rest in the same order."""
+def test_terminal_keys_sound_and_ctrl_c(pulse_server, tmux, tmp_path):
+    """The club terminal end to end (what each key does, card by card: tests/test_club.py): a
+    pedal's keys (``--next-keys b,pagedown --back-keys x``), hold, next (heard on the sink),
+    repeat, back; Ctrl-C saves, and the log shows the cards read again.  (Kill -9 and
+    ``--resume``: the next test; one test ran both, 22 s, the longest of the suite but one.)"""
     sess = tmp_path / "data" / "sessions" / "last.json"  # the default place (KARUTA_DATA_DIR)
     args = ["--seed", "8", "--cards", "5", *FAST]
-    plan = plan_of(*args)
-    order = plan["order"]
-    kami = {s["poem"]: s for s in plan["segments"] if s["kind"] == "kami"}
     env = pulse_env(tmp_path)
     tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse",
-                "--next-keys", "b,pagedown", "--back-keys", "x", *args], env)
+                *PEDAL, *args], env)
+    plan = plan_of(*args)  # while the app starts
+    order = plan["order"]
+    kami = {s["poem"]: s for s in plan["segments"] if s["kind"] == "kami"}
     s = tmux.wait_for("card 1/5", "waiting for take", "read 1 · left 4")
     assert kami[order[0]]["kimariji"] in s and "at read time" in s and f"[{order[0]:3d}]" in s
     assert "keys: b/PgDn next" in s and "x back a card" in s
@@ -112,36 +116,54 @@ def test_terminal_keys_sound_ctrl_c_kill_9_and_resume(pulse_server, tmux, tmp_pa
     for e in data["log"]:
         assert e["kimariji"] == kami[e["poem"]]["kimariji"]
         assert e["kimariji_sound"] == kami[e["poem"]]["kimariji_sound"]
+    # the log of the last session, on request: cards 1 and 2 were read again
+    res = run_inproc("read", "--show-log", env=env)
+    assert res.returncode == 0 and len([ln for ln in res.stdout.splitlines() if "(again)" in ln]) == 2
+
+
+@pytest.mark.realtime
+def test_terminal_resume_keeps_the_keys_and_after_kill_9_reads_the_rest_in_order(
+        pulse_server, tmux, tmp_path):
+    """Ctrl-C saves; ``--resume`` alone keeps the pedal's keys (PageDown moves on);
+    ``kill -9`` mid-上の句 of the resumed run, then ``--resume`` reads the rest in the same
+    order to the end; a finished session resumes to nothing."""
+    sess = tmp_path / "data" / "sessions" / "last.json"
+    args = ["--seed", "8", "--cards", "4", *FAST]
+    env = pulse_env(tmp_path)
+    tmux.start([*karuta_argv(), "read", "--live", "--memorize", "0", "--device", "pulse",
+                *PEDAL, *args], env)
+    order = plan_of(*args)["order"]  # while the app starts
+    tmux.wait_for("card 1/4", "waiting for take")
+    tmux.keys("C-c")
+    s = tmux.wait_for("EXIT=")
+    assert "EXIT=0" in s and "stopped at card 2/4 (saved)" in s
     # --resume alone: the pedal's keys were saved with the session
     tmux.start([*karuta_argv(), "read", "--resume", "--device", "pulse"], env)
-    s = tmux.wait_for("card 3/5", "waiting for take")
-    assert f"[{order[2]:3d}]" in s and "keys: b/PgDn next" in s and "x back a card" in s
-    tmux.keys("b")
-    tmux.wait_for("card 4/5")  # card 4's 上の句 is being read: cut it off
+    s = tmux.wait_for("card 2/4", "waiting for take")
+    assert f"[{order[1]:3d}]" in s and "keys: b/PgDn next" in s and "x back a card" in s
+    tmux.keys("PageDown")
+    tmux.wait_for("card 3/4")  # card 3's 上の句 is being read: cut it off
     os.kill(tmux.app_pid(), 9)
     tmux.wait_for("EXIT=137")
     data = session(sess)
-    # killed during card 4's 上の句 (on a busy machine it may have been heard out: then 4 read)
+    # killed during card 3's 上の句 (on a busy machine it may have been heard out: then 3 read)
     k = data["position"]
-    assert k in (3, 4) and data["order"] == order
-    assert [e["card"] for e in data["log"]] == [1, 2, 1, 2, *range(3, k + 1)]
-    # resume: same order, from the next card's 間 (card 4 again if it was cut off), to the end
+    assert k in (2, 3) and data["order"] == order
+    assert [e["card"] for e in data["log"]] == [*range(1, k + 1)]
+    # resume: same order, from the next card's 間 (card 3 again if it was cut off), to the end
     tmux.start([*karuta_argv(), "read", "--resume", "--device", "pulse"], env)
-    s = tmux.wait_for(f"card {k + 1}/5", "waiting for take")
-    assert f"[{order[k]:3d}]" in s and f"read {k + 1} · left {4 - k}" in s
-    for c in range(k + 2, 6):
+    s = tmux.wait_for(f"card {k + 1}/4", "waiting for take")
+    assert f"[{order[k]:3d}]" in s and f"read {k + 1} · left {3 - k}" in s
+    for c in range(k + 2, 5):
         tmux.keys("b")
-        tmux.wait_for(f"card {c}/5", "waiting for take")
+        tmux.wait_for(f"card {c}/4", "waiting for take")
     tmux.keys("b")
     s = tmux.wait_for("EXIT=0", timeout=30)
-    assert f"resuming at card {k + 1}/5" in s and "finished: 5 of 5 cards read" in s
+    assert f"resuming at card {k + 1}/4" in s and "finished: 4 of 4 cards read" in s
     data = session(sess)
-    assert data["finished"] and data["position"] == 5
-    assert [e["poem"] for e in data["log"]][4:] == order[2:]
-    # the log of the last session, on request; a finished session resumes to nothing
-    res = run_inproc("read", "--show-log", env=env)
-    assert res.returncode == 0 and len([ln for ln in res.stdout.splitlines() if "(again)" in ln]) == 2
-    # (in this process: the installed command's three runs above are the entry point's)
+    assert data["finished"] and data["position"] == 4
+    assert [e["poem"] for e in data["log"]] == order
+    # (in this process: the installed command's runs above are the entry point's)
     res = run_inproc("read", "--resume", "--device", "pulse", env=env)
     assert res.returncode == 0 and "this session is finished" in res.stdout
 

@@ -4,7 +4,7 @@ from collections import Counter
 from hypothesis import given, settings, strategies as st
 
 from poems import COLORS, all_poems, poem
-from poems.kimariji import kimariji, sound_morae
+from poems.kimariji import kimariji, kimariji_of, sound_morae
 
 
 def test_standard_table():
@@ -73,6 +73,17 @@ def test_reading_cards_only_shortens_and_stays_decisive(read):
         if k.length > 1:
             shorter = k.sound[: len(k.sound) - len(sound_morae([k.sound])[-1])]
             assert any(m != n and s.startswith(shorter) for m, s in sounds.items())
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(1, 100), unique=True, min_size=1), st.data())
+def test_one_cards_kimariji_is_its_entry_in_the_whole_table(universe, data):
+    """``kimariji_of`` (a reading's plan asks it once per card) is the table's entry for that
+    card, whatever was read and among whatever universe (a colour, a selection)."""
+    read = data.draw(st.lists(st.sampled_from(universe), unique=True,
+                              max_size=len(universe) - 1))
+    table = kimariji(universe, read)
+    assert {n: kimariji_of(n, universe, read) for n in table} == table
 
 
 def test_a_row_u_in_a_modern_reading_is_not_a_long_o():

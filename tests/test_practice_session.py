@@ -302,6 +302,11 @@ def test_the_end_lines_tell_the_bots_form_and_keep_their_shape_when_quit_early()
 
 
 # ---------------------------------------------------------------------------- one rule
+#: the fastest pace, short pauses: a read is a few seconds, not ten or more, and the bots
+#: touch, fault and take in it as at the rules' pace (the match's steps are a quarter)
+QUICK = {"speed": 4.0, "ma_ms": 200, "yoin_ms": 200, "take_ms": 1000}
+
+
 @settings(max_examples=15, deadline=None)
 @given(seed=st.integers(0, 10**6), a=st.integers(1, 5), b=st.integers(1, 5),
        rules=st.sampled_from(["kyogi", "goshiki"]), step=st.integers(240, 9600))
@@ -313,8 +318,9 @@ def test_how_often_the_session_is_ticked_does_not_change_the_match(seed, a, b, r
     took most of a minute on a busy machine, and says no more than 5 ms does.)"""
     seats = {"A": Seat("bot", a), "B": Seat("bot", b)}
     cards = 3 if rules == "kyogi" else None
-    ref = headless.play(headless.new_match(rules, seats, seed, VOICE, cards=cards))
-    m = headless.new_match(rules, seats, seed, VOICE, cards=cards)
+    ref = headless.play(headless.new_match(rules, seats, seed, VOICE, cards=cards,
+                                           reading=QUICK))
+    m = headless.new_match(rules, seats, seed, VOICE, cards=cards, reading=QUICK)
     s = PracticeSession(m)
     s.start_reading()
     heard = 0

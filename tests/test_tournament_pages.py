@@ -30,9 +30,13 @@ from reader.tournament.store import Settings, Tournament
 
 # (no crash reporter: its handler would detach from the browser's process group and could
 # outlive the browser for a moment, a process left behind)
+#: (``--renderer-process-limit=1 --disable-site-isolation-trials``: the fresh tab each page
+#: gets, and each file:// page, no longer starts a renderer process of its own; Chromium's CPU
+#: for this module 18.0 -> 13.2 s, the pages and what is checked on them the same)
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--disable-crash-reporter", "--disable-breakpad"]
+         "--hide-scrollbars", "--disable-crash-reporter", "--disable-breakpad",
+         "--renderer-process-limit=1", "--disable-site-isolation-trials"]
 
 NAMES = ["山田 太郎", "佐藤 花子", "鈴木 一郎", "田中 次郎", "高橋 三郎", "伊藤 さくら", "渡辺 健",
          "中村 葵", "<b>小林</b> & 陽", "加藤 海", "吉田 空"]

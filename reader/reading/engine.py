@@ -19,7 +19,7 @@ rendering.  Randomness comes from ``reader.base.seeds.rng(seed)`` only.
 from __future__ import annotations
 
 from audio.voice import SpeechItem, Voice
-from poems.kimariji import kimariji
+from poems.kimariji import kimariji_of
 from reader.base import seeds
 from reader.base.errors import SelectionError
 from audio.plan import Plan, Segment
@@ -114,7 +114,7 @@ def build_plan(settings: ReadingSettings, seed: int, voice: Voice) -> Plan:
 
     read: list[int] = []
     for i, no in enumerate(order):
-        k = kimariji(universe, read)[no]
+        k = kimariji_of(no, universe, read)
         b.ma(no)
         b.speak("kami", no, str(no), "kami", kimariji=k)
         if s.rules == "kyogi":
