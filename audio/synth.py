@@ -413,6 +413,13 @@ _WORKER_VOICES: dict[tuple, "SynthVoice"] = {}
 
 
 def _worker_init():
+    import signal
+
+    # A Ctrl-C at the terminal reaches every process of the foreground group, these workers
+    # too; what it means is the app's to decide (a club reading saves and quits), and the app
+    # ends its pool itself.  A worker that took it printed a traceback over the app's screen
+    # and broke the pool under it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     with contextlib.suppress(OSError, AttributeError):
         os.nice(5)  # below the player: synthesis is ahead of time
     _pyopenjtalk_module()

@@ -1,9 +1,12 @@
 """Playback backends through real PortAudio / PulseAudio / SDL paths (no sound card needed)."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -260,9 +263,25 @@ def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_se
 
 
 @pytest.mark.realtime
+def _audio_processes() -> list[int]:
+    """The pids of this process's audio processes (audio/output/audio_process.py)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmd = (d / "cmdline").read_bytes()
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == os.getpid() and b"audio_process.py" in cmd:
+                pids.append(int(d.name))
+    return pids
+
+
 def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
     """Auto mode: seconds of the take's silence are queued when `next` comes; the 下の句
-    follows at once all the same."""
+    follows at once all the same.  A Ctrl-C at the terminal, which reaches the audio process
+    too (the foreground group), does not end the sound: what it means is the app's to say."""
     plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=4000, yoin_ms=100, joka_gap_ms=300)
     take = next(s for s in plan.segments if s.wait)
     out = AudioProcessOutput(device="pulse")
@@ -274,6 +293,9 @@ def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
 
     out.play(cursor)
     wait_until(hearing_the_take, what="the take heard", every=0.005)
+    children = _audio_processes()
+    assert len(children) == 1, children
+    os.kill(children[0], signal.SIGINT)
     t = time.perf_counter()
     cursor.release()
     assert out.wait(timeout=10)

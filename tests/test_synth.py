@@ -372,7 +372,15 @@ def test_cache_key_covers_timing(voice):
     assert voice.cache_key(SpeechItem("1", "kami")) != voice.cache_key(SpeechItem("1", "shimo"))
 
 
-def test_prefetch(pooled, tmp_path):
+def test_prefetch(pooled, tmp_path, capfd):
+    """Prefetched clips come from the worker processes, each once, the same as made here; and
+    a Ctrl-C at the terminal, which reaches every process of the foreground group, leaves the
+    workers working: the app decides what it means (a club reading saves and quits) and ends
+    them itself — a worker that took it printed a traceback over the club's screen ("...
+    acquire()  KeyboardInterrupt") and broke the pool under the app."""
+    import multiprocessing
+    import signal
+
     voice = pooled
     items = [SpeechItem("11", part) for part in ("kami", "shimo")]  # two workers: a third waits
     paced = SpeechItem("33", "kami", speed=1.25, hold_ms=300)  # another pace, a held end
@@ -387,6 +395,14 @@ def test_prefetch(pooled, tmp_path):
     # deterministic: the clip a worker process made is the clip made in this process
     here = SynthVoice(cache_dir=tmp_path / "here", workers=0).samples(paced)
     assert np.array_equal(voice.samples(paced), here)
+    workers = multiprocessing.active_children()
+    assert workers
+    for w in workers:
+        os.kill(w.pid, signal.SIGINT)
+    time.sleep(0.5)  # (a worker that took it has printed its traceback and ended by now)
+    assert voice.prefetch([SpeechItem("33", "shimo")])[0].result(timeout=60).is_file()
+    assert all(w.is_alive() for w in workers)
+    assert "KeyboardInterrupt" not in capfd.readouterr().err
 
 
 def test_quitting_does_not_wait_for_the_prefetch_queue(tmp_path):

@@ -139,7 +139,12 @@ def keep_paired(stream, clk, halt: threading.Event, period: float = 0.1) -> None
 
 
 def main(argv: list[str]) -> int:
+    import signal
     from multiprocessing import resource_tracker, shared_memory
+
+    # a Ctrl-C at the terminal reaches this process too: the parent decides what it means and
+    # stops the stream itself ("abort", or EOF on stdin when the parent is gone)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     name, device, rate, blocksize, channels, dtype, latency, lead_frames = argv
     lead_frames = int(lead_frames)
