@@ -575,3 +575,42 @@ def test_a_lost_device_stops_at_the_last_card_heard_saved_then_reads_on_from_it(
     out.pump_until(s, lambda: go_on() or s.phase == "finished")
     assert [e["card"] for e in s.log] == [1, 2, 3, 4, 5]
     assert [e["poem"] for e in s.log] == list(plan.order)
+
+
+class _NoKeys:
+    """A ``KeyReader`` no key comes from."""
+
+    def get(self, timeout=None):
+        return None
+
+
+class _InterruptedScreen:
+    """A pipe whose first write is where a Ctrl-C lands (a write to a slow terminal blocks:
+    the interrupt can come there as well as in a command)."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        if not self.lines:
+            self.lines.append("(interrupted here)")
+            raise KeyboardInterrupt
+        self.lines.append(text)
+
+    def flush(self):
+        pass
+
+
+def test_a_ctrl_c_while_the_screen_is_drawn_saves_and_quits(tone_voice):
+    """Ctrl-C at the club's terminal is "save and quit" wherever the loop is when it lands —
+    drawing the screen included (it escaped from there as "karuta: interrupted", exit 130)."""
+    plan = small_plan(tone_voice, cards=3, seed=3, joka=False)
+    s = club_session(plan, tone_voice, PumpOutput())
+    try:
+        club_terminal.run_terminal(s, out=_InterruptedScreen(), keys=_NoKeys())
+    except KeyboardInterrupt:
+        pytest.fail("the Ctrl-C escaped the club's loop: 'karuta: interrupted', exit 130")
+    assert not s.running and s.message == "interrupted (saved)"

@@ -49,27 +49,28 @@ def run_terminal(session: ClubSession, *, out=None, keys=None,
             out.write("\x1b[?1049h\x1b[?25l")
         session.start()
         while session.running:
+            # (a Ctrl-C lands wherever the loop is: while it draws too, not only in a command)
             try:
                 session.command(read_command(keys, 0.01, bindings))
                 session.tick()
+                v = session.view()
+                if tty:
+                    now = session.clock.seconds()
+                    lines = screen_lines(v, _width(), bindings)
+                    if lines != last or now - last_draw > 1.0:
+                        out.write("\x1b[H" + "".join(ln + "\x1b[K\n" for ln in lines) + "\x1b[J")
+                        out.flush()
+                        last, last_draw = lines, now
+                else:
+                    head = screen_lines(v)[2]
+                    if head != last_head and v.phase != "memorize":
+                        out.write(head + "\n")
+                        out.flush()
+                        last_head = head
             except KeyboardInterrupt:
                 session.command("quit")
                 session.message = "interrupted (saved)"
                 break
-            v = session.view()
-            if tty:
-                now = session.clock.seconds()
-                lines = screen_lines(v, _width(), bindings)
-                if lines != last or now - last_draw > 1.0:
-                    out.write("\x1b[H" + "".join(ln + "\x1b[K\n" for ln in lines) + "\x1b[J")
-                    out.flush()
-                    last, last_draw = lines, now
-            else:
-                head = screen_lines(v)[2]
-                if head != last_head and v.phase != "memorize":
-                    out.write(head + "\n")
-                    out.flush()
-                    last_head = head
     finally:
         if tty:
             out.write("\x1b[?25h\x1b[?1049l")
