@@ -193,7 +193,7 @@ w.run_bench()
 def start_xvfb():
     r, w = os.pipe()
     p = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1080x24",
-                          "-nolisten", "tcp"], pass_fds=(w,), stdout=subprocess.DEVNULL,
+                          "-nolisten", "tcp", "-noreset"], pass_fds=(w,), stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
     os.close(w)
     buf = b""
