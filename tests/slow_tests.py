@@ -8,8 +8,8 @@
 
     .venv/bin/python tests/slow_tests.py --durations ci.log --cpu cpu.txt
 
-A test that took 0.5 s or more of either is listed; one measured in only one of the two
-takes the other figure from the one it has (a test new since the CPU run: its wall time).
+A test of the durations run that took 0.5 s or more of either is listed; one the CPU run did
+not have (new or renamed since) keeps the CPU figure the file gave it, else its wall time.
 """
 from __future__ import annotations
 
@@ -48,11 +48,15 @@ def read_cpu(text: str) -> dict[str, float]:
     return cpu
 
 
-def table(walls: dict[str, float], cpu: dict[str, float], floor: float = 0.5) -> str:
+def table(walls: dict[str, float], cpu: dict[str, float],
+          previous: dict[str, tuple[float, float]] | None = None, floor: float = 0.5) -> str:
+    """The file's text: the tests of the durations run (the suite as it is now), each with its
+    CPU from ``cpu``, else from the ``previous`` file's (a test measured by hand since),
+    else its wall time."""
+    previous = previous or {}
     rows = []
-    for nodeid in walls.keys() | cpu.keys():
-        w = walls.get(nodeid, cpu.get(nodeid))
-        c = cpu.get(nodeid, w)
+    for nodeid, w in walls.items():
+        c = cpu.get(nodeid, previous.get(nodeid, (w, w))[1])
         if max(w, c) >= floor:
             rows.append((w, c, nodeid))
     rows.sort(key=lambda r: (-r[0], r[2]))
@@ -66,7 +70,9 @@ def main() -> None:
     args = ap.parse_args()
     walls = read_durations(Path(args.durations).read_text(encoding="utf-8", errors="replace"))
     cpu = read_cpu(Path(args.cpu).read_text(encoding="utf-8"))
-    OUT.write_text(table(walls, cpu), encoding="utf-8")
+    from conftest import _test_costs
+
+    OUT.write_text(table(walls, cpu, _test_costs()), encoding="utf-8")
     print(f"{OUT}: {len(OUT.read_text().splitlines())} lines")
 
 
