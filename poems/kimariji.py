@@ -133,14 +133,27 @@ def _card_form(kana_kami: Iterable[str], length: int) -> str:
     return "".join(kana_kami)[:length]
 
 
-def kimariji_length(universe: Iterable[int], read: Iterable[int] = ()) -> dict[int, int]:
-    """Kimariji length in morae for every unread poem of ``universe``."""
+def _unread(universe: Iterable[int], read: Iterable[int]) -> set[int]:
+    """The poems of ``universe`` not in ``read`` (KeyError for a number that is no poem)."""
     sounds = _sounds()
     unread = set(universe) - set(read)
     bad = [n for n in unread if n not in sounds]
     if bad:
         raise KeyError(f"no poem number {bad[0]!r} (poems are 1-100)")
-    return _shortest_unique({n: sounds[n] for n in sorted(unread)})
+    return unread
+
+
+def _entry(no: int, length: int) -> Kimariji:
+    """Poem ``no``'s kimariji of ``length`` morae: card form, sound, length."""
+    from poems import poem
+
+    return Kimariji(_card_form(poem(no).kana[:3], length), "".join(_sounds()[no][:length]), length)
+
+
+def kimariji_length(universe: Iterable[int], read: Iterable[int] = ()) -> dict[int, int]:
+    """Kimariji length in morae for every unread poem of ``universe``."""
+    sounds = _sounds()
+    return _shortest_unique({n: sounds[n] for n in sorted(_unread(universe, read))})
 
 
 def kimariji(universe: Iterable[int] = range(1, 101), read: Iterable[int] = ()) -> dict[int, Kimariji]:
@@ -149,13 +162,7 @@ def kimariji(universe: Iterable[int] = range(1, 101), read: Iterable[int] = ()) 
     >>> kimariji(read=[])[44]
     ('あふこ', 'おおこ', 3)
     """
-    from poems import poem
-
-    sounds = _sounds()
-    return {
-        n: Kimariji(_card_form(poem(n).kana[:3], k), "".join(sounds[n][:k]), k)
-        for n, k in kimariji_length(universe, read).items()
-    }
+    return {n: _entry(n, k) for n, k in kimariji_length(universe, read).items()}
 
 
 def kimariji_of(no: int, universe: Iterable[int] = range(1, 101),
@@ -164,18 +171,13 @@ def kimariji_of(no: int, universe: Iterable[int] = range(1, 101),
     longest opening ``no`` shares with any other unread poem, one mora more (what the
     sorted pass of ``_shortest_unique`` finds at a neighbour).  A reading's plan asks once
     per card: the whole table each time was most of a plan's time."""
-    from poems import poem
-
     sounds = _sounds()
-    unread = set(universe) - set(read)
-    bad = [n for n in unread if n not in sounds]
-    if bad:
-        raise KeyError(f"no poem number {bad[0]!r} (poems are 1-100)")
+    unread = _unread(universe, read)
     if no not in unread:
         raise KeyError(no)
     s = sounds[no]
-    k = min(max((_common(s, sounds[n]) for n in unread if n != no), default=0) + 1, len(s))
-    return Kimariji(_card_form(poem(no).kana[:3], k), "".join(s[:k]), k)
+    return _entry(no, min(max((_common(s, sounds[n]) for n in unread if n != no), default=0) + 1,
+                          len(s)))
 
 
 def static_kimariji(raw_poems: list[dict]) -> dict[int, tuple[str, str]]:
