@@ -77,13 +77,17 @@ _UNLISTED_S = 0.03
 WAITING_CPU_SHARE = 0.4
 
 
+#: the measured costs (written by tests/slow_tests.py)
+SLOW_TESTS = os.path.join(os.path.dirname(__file__), "data", "slow_tests.txt")
+
+
 def _test_costs() -> dict[str, tuple[float, float]]:
     """Measured (wall, CPU) seconds of the slow tests (tests/data/slow_tests.txt:
     ``wall cpu node-id``)."""
     from pathlib import Path
 
     costs = {}
-    for line in (Path(__file__).parent / "data" / "slow_tests.txt").read_text().splitlines():
+    for line in Path(SLOW_TESTS).read_text().splitlines():
         if line.strip() and not line.startswith("#"):
             wall, cpu, nodeid = line.split(None, 2)
             costs[nodeid.strip()] = (float(wall), float(cpu))

@@ -18,13 +18,15 @@ import collections
 import re
 from pathlib import Path
 
-OUT = Path(__file__).parent / "data" / "slow_tests.txt"
-HEADER = """\
+from conftest import _UNLISTED_S, SLOW_TESTS, _test_costs
+
+OUT = Path(SLOW_TESTS)
+HEADER = f"""\
 # Wall and CPU seconds of each test (set-up + call + tear-down) that took 0.5 s or more of
 # either: wall from a --durations=0 run of scripts/test (three workers, quiet 2-core machine),
 # CPU from tests/cpu_time.py (-n 0).  The scheduler in tests/conftest.py hands out the units
 # it expects to take longest first, with the units that mostly wait (little CPU for their
-# length) spread among the ones that compute; a test not listed counts as 0.03 s of each.
+# length) spread among the ones that compute; a test not listed counts as {_UNLISTED_S} s of each.
 # Only the order of the work depends on this file.  Refresh: tests/slow_tests.py.
 """
 _DURATION = re.compile(r"^([0-9.]+)s (?:setup|call|teardown)\s+(\S.*)$")
@@ -70,8 +72,6 @@ def main() -> None:
     args = ap.parse_args()
     walls = read_durations(Path(args.durations).read_text(encoding="utf-8", errors="replace"))
     cpu = read_cpu(Path(args.cpu).read_text(encoding="utf-8"))
-    from conftest import _test_costs
-
     OUT.write_text(table(walls, cpu, _test_costs()), encoding="utf-8")
     print(f"{OUT}: {len(OUT.read_text().splitlines())} lines")
 
