@@ -262,7 +262,6 @@ def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_se
     assert np.all(np.diff(frames) == out.blocksize)
 
 
-@pytest.mark.realtime
 def _audio_processes() -> list[int]:
     """The pids of this process's audio processes (audio/output/audio_process.py)."""
     pids = []
@@ -278,6 +277,7 @@ def _audio_processes() -> list[int]:
     return pids
 
 
+@pytest.mark.realtime
 def test_audio_process_auto_take_released_early_moves_on_at_once(pulse_server):
     """Auto mode: seconds of the take's silence are queued when `next` comes; the 下の句
     follows at once all the same.  A Ctrl-C at the terminal, which reaches the audio process
