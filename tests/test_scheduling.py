@@ -4,7 +4,8 @@ with the units that mostly wait spread among the ones that compute)."""
 import ast
 from pathlib import Path
 
-from conftest import EXCLUSIVE, _test_costs, hand_out_order, xdist_unit
+from conftest import (EXCLUSIVE, OTHER_TESTS_NICE, _test_costs, hand_out_order, niceness_for,
+                      xdist_unit)
 
 HERE = Path(__file__).parent
 
@@ -77,3 +78,10 @@ def test_every_listed_test_still_exists():
         if name not in defined[path]:
             stale.append(nodeid)
     assert not stale, f"tests/data/slow_tests.txt lists tests that no longer exist: {stale}"
+
+
+def test_the_timing_unit_runs_ahead_of_the_other_workers():
+    """Beside the timing unit the other workers' tests (and the processes they start) run at a
+    higher nice value, so that what the timing tests measure gets the CPU on time."""
+    assert niceness_for("tests/test_taps.py::t") == niceness_for("tests/test_calibrate.py::t") == 0
+    assert niceness_for("tests/test_pack.py::t") == OTHER_TESTS_NICE > 0
