@@ -262,6 +262,28 @@ def test_audio_process_live_wait_shows_when_heard_and_release_is_prompt(pulse_se
     assert np.all(np.diff(frames) == out.blocksize)
 
 
+@pytest.mark.realtime
+def test_an_audio_process_stopped_on_purpose_is_not_reported_dead(pulse_server):
+    """The parent's abort ends the child without "done": that end is no death.  (The watch
+    thread called it "the audio process ended unexpectedly (exit 0)" when it read the end
+    before the output took the child's state: a club reading that stopped its first play
+    failed with that line, a clean run at nice 5.)"""
+    from audio.output.process import AudioProcess
+
+    out = AudioProcessOutput(device="pulse")
+    proc = AudioProcess(out.device, out.sample_rate, out.blocksize, out.channels, out.dtype,
+                        "high")
+    try:
+        proc.open()
+        ended = threading.Event()
+        proc.start(ended.set)
+        proc.abort()
+        assert ended.wait(10), "the audio process did not end when aborted"
+        assert proc.died is None and not proc.lost, proc.died
+    finally:
+        proc.close()
+
+
 def _audio_processes() -> list[int]:
     """The pids of this process's audio processes (audio/output/audio_process.py)."""
     pids = []

@@ -135,6 +135,7 @@ class AudioProcess:
         self.proc: subprocess.Popen | None = None
         self.done = threading.Event()
         self.died: str | None = None
+        self.aborted = False  # stopped by the parent (``abort``): its end is no death
         self.lost = False  # the device stopped the stream before the reading's end
 
     def open(self) -> float:
@@ -156,7 +157,7 @@ class AudioProcess:
             if line == "lost":
                 self.lost = True
                 self.died = "stopped during the reading"
-            elif line != "done":
+            elif line != "done" and not self.aborted:
                 self.died = f"the audio process ended unexpectedly (exit {self.proc.wait()})"
             self.done.set()
             on_done()
@@ -167,6 +168,7 @@ class AudioProcess:
         p = self.proc
         if p is None or p.poll() is not None:
             return
+        self.aborted = True
         try:
             p.stdin.write("abort\n")
             p.stdin.flush()
