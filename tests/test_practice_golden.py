@@ -24,7 +24,11 @@ its 下の句 (``joka_gap_ms``, 1.5 s, a new setting) and kyogi's pause between 
 changed — every read after the jo-ka, its touches and their times, must be as before.  The
 built-in voice itself reads at the reader's pace since then (0.315 s a mora, not 0.3), so for
 the two commands that use it the plan times inside each read moved too: there the reads, the
-touches' owners and verdicts and the printed report must be as before, not the times.
+touches' owners and verdicts and the printed report must be as before, not the times.  The
+printed report's kimariji column names each card's kimariji as it was when it was read, among
+the cards in play (issue 34: it named the 100-card one, わたのはらこ where a goshiki board
+shows わ): ``_todays_kimariji`` writes that into the old report, after checking that laying
+the old table out again gives the old text.
 """
 from __future__ import annotations
 
@@ -163,6 +167,36 @@ def _todays_reading(old_log: str, new_log: str) -> str:
     return json.dumps(header, ensure_ascii=False) + "\n" + rest
 
 
+def _todays_kimariji(old_stdout: str) -> str:
+    """The old printed report with its table's kimariji column as today's: each card's
+    kimariji when it was read (kyogi: among the 100; goshiki: among the colour's 20, from the
+    report's first line), the other cells as they were, laid out again (columns by display
+    width).  The old table, laid out again unchanged, must be the old text."""
+    import re
+
+    from poems import COLORS
+    from poems.kimariji import kimariji_of
+    from reader.ui.term import table
+
+    head, sep, tab = old_stdout.partition("\n\nread ")
+    if not sep:
+        return old_stdout
+    tab = "read " + tab
+    lines = tab.split("\n")
+    n = next((i for i, ln in enumerate(lines) if i and not ln[:1].isdigit()), len(lines))
+    rows = [re.split(r" {2,}", ln.rstrip()) for ln in lines[:n]]
+    width = len(rows[0])
+    rows = [r + [""] * (width - len(r)) for r in rows]
+    assert table(rows) == lines[:n]  # (the layout alone is as before)
+    color = re.match(r"goshiki \((\w+)\)", head)
+    universe = COLORS[color.group(1)] if color else range(1, 101)
+    read: list[int] = []
+    for r in rows[1:]:
+        r[2] = kimariji_of(int(r[1]), universe, read).card
+        read.append(int(r[1]))
+    return head + sep[:2] + "\n".join(table(rows) + lines[n:])
+
+
 def _events(log: str) -> list[dict]:
     return [{k: v for k, v in json.loads(x).items() if k != "timing"}
             for x in log.splitlines()]
@@ -188,7 +222,7 @@ def test_a_bot_vs_bot_command_prints_and_logs_as_before(golden, args, tmp_path):
     old = dict(golden["cli"][_key(args)])
     new = cli_case(args, tmp_path)
     old["log"] = _todays_reading(old["log"], new["log"])
-    assert new["stdout"] == old["stdout"]
+    assert new["stdout"] == _todays_kimariji(old["stdout"])
     assert _events(new["log"]) == _events(old["log"])
     if "tone" in args:  # (the built-in voice's pace changed: its times with it)
         assert new["log"] == _without_late_dead(old["log"])

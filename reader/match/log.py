@@ -280,9 +280,23 @@ def summary(match: AnyMatch) -> dict:
     return out
 
 
-def _kimariji(n: int) -> str:
-    from poems import poem
-    return poem(n).kimariji
+def _kimariji_at_read(results, color: str | None) -> list[str]:
+    """Each read poem's kimariji as it was when it was read: among the cards in play (all
+    100, or a goshiki colour's 20), less those read before it.  The board shows the same
+    (76 is わたのはらこ among the 100, わ among the blue 20)."""
+    from poems import COLORS
+    from poems.kimariji import kimariji_of
+
+    universe = tuple(COLORS[color]) if color is not None else tuple(range(1, 101))
+    out, read = [], []
+    for r in results:
+        try:
+            out.append(kimariji_of(r.poem, universe, read).card)
+        except KeyError:  # (a poem read twice, or not of the set: the rules refuse both)
+            from poems import poem
+            out.append(poem(r.poem).kimariji)
+        read.append(r.poem)
+    return out
 
 
 def report(match: AnyMatch, last: int | None = None) -> str:
@@ -306,6 +320,7 @@ def report(match: AnyMatch, last: int | None = None) -> str:
             lines.append(f"  {p}: {st.count(p):2d} card{'s' if st.count(p) != 1 else ' '}  {cards}"
                          .rstrip())
         rows = [("read", "poem", "kimariji", "lies", "took", "faults", "sent", "A", "B", "case")]
+        kim = _kimariji_at_read(st.results, None)
         for i, r in enumerate(st.results, 1):
             faults = " ".join(f"{p}{'×2' if r.fault_count(p) == 2 else ''}"
                               for p in kyogi.PLAYERS if r.fault_count(p)) or "-"
@@ -313,7 +328,7 @@ def report(match: AnyMatch, last: int | None = None) -> str:
                     if r.sent else "-")
             took = {"both": "both→" + (r.taker or "")}.get(r.took or "", r.took or
                                                           (f"-→{r.taker}" if r.taker else "-"))
-            rows.append((str(i), str(r.poem), _kimariji(r.poem), r.where or "karafuda", took,
+            rows.append((str(i), str(r.poem), kim[i - 1], r.where or "karafuda", took,
                          faults, sent, str(r.counts[0]), str(r.counts[1]), " ".join(r.cases)))
     else:
         players = st.players
@@ -340,6 +355,7 @@ def report(match: AnyMatch, last: int | None = None) -> str:
         if st.sitting_out:
             lines.append(f"  sits out the next read: {', '.join(sorted(st.sitting_out))}")
         rows = [("read", "poem", "kimariji", "took", "faults", "ba moves") + players + ("ba",)]
+        kim = _kimariji_at_read(st.results, st.color)
         for i, r in enumerate(st.results, 1):
             faults = " ".join(p + ("(lost)" if r.lost == p else "") for p in r.faults) or "-"
             moves = []
@@ -347,22 +363,13 @@ def report(match: AnyMatch, last: int | None = None) -> str:
                 moves.append(f"{r.took}+{r.from_ba}")
             moves += [f"{p}→ba {c}" for p, c in r.into_ba]
             moves += [f"{p} sits out" for p in r.sit_out]
-            rows.append((str(i), str(r.poem), _kimariji(r.poem), r.took or "-", faults,
+            rows.append((str(i), str(r.poem), kim[i - 1], r.took or "-", faults,
                          ", ".join(moves) or "-") + tuple(str(c) for c in r.counts) + (str(r.ba),))
     if last is not None:
         rows = rows[:1] + rows[1:][-last:] if last > 0 else rows[:1]
     if len(rows) > 1:
+        from reader.ui.term import table
+
         lines.append("")
-        widths = [max(_width(r[i]) for r in rows) for i in range(len(rows[0]))]
-        for r in rows:
-            lines.append("  ".join(_pad(c, w) for c, w in zip(r, widths)).rstrip())
+        lines += table(rows)  # (columns by display width: kana and kanji are two columns)
     return "\n".join(lines)
-
-
-def _width(s: str) -> int:
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in s)
-
-
-def _pad(s: str, w: int) -> str:
-    return s + " " * (w - _width(s))

@@ -6,6 +6,8 @@ fourth line: the table) after the match report.  Both come from one ``reads`` ta
 """
 from __future__ import annotations
 
+from reader.ui.term import table
+
 __all__ = ["end_lines", "end_rows", "reads", "table_players"]
 
 #: the verdicts that count as a reaction (the first one of a player on a read)
@@ -18,7 +20,8 @@ def table_players(m) -> tuple[str, ...]:
 
 
 def reads(m) -> list[dict]:
-    """Per closed read that touched the board: ``poem``, ``kimariji``, ``took`` (or None),
+    """Per closed read that someone took or reacted to (a take, fault, miss or dead touch;
+    a read whose touches all came too early, too late or during a send has no row): ``poem``, ``kimariji``, ``took`` (or None),
     ``react`` (player -> first reaction, ms), ``faults`` (players who faulted, in touch
     order, once each)."""
     out = []
@@ -32,6 +35,8 @@ def reads(m) -> list[dict]:
             if t["player"] not in react and t["verdict"] in REACTIONS:
                 react[t["player"]] = t["reaction_ms"]
         faults = list(dict.fromkeys(t["player"] for t in touches if t["verdict"] == "fault"))
+        if not react and not faults and took is None:
+            continue  # only touches that did nothing (early, late, during a send): no row
         out.append({"poem": c.poem, "kimariji": c.timing.get("kimariji", "") if c.timing else "",
                     "took": took, "react": react, "faults": faults})
     return out
@@ -59,14 +64,21 @@ def end_lines(m) -> list[str]:
     forms = [f"bot {m.seats[p].level} played like a {x:.1f}" for p, x in sorted(m.skill.items())]
     lines.append(" · ".join([second] + forms))
     lines.append("")
-    players = table_players(m)
-    lines.append("card     kimariji  took  " + "  ".join(f"{p:>9}" for p in players) + "  faults")
-    for r in reads(m):
-        cols = "  ".join(f"{r['react'][p] / 1000:+8.2f}s" if p in r["react"] else f"{'—':>9}"
-                         for p in players)
-        lines.append(f"{r['poem']:>3} {r['kimariji']:<8} {r['took'] or '-':>4}  {cols}"
-                     f"  {' '.join(r['faults'])}")
+    # columns by display width (reader.ui.term): a kimariji is kana, two columns a sound
+    lines += table(_text_rows(m), align=">" + "<" + ">" + ">" * len(table_players(m)) + "<")
     return lines
+
+
+def _text_rows(m) -> list[tuple[str, ...]]:
+    """The printed table's cells: a header, then a row per read of ``reads``."""
+    players = table_players(m)
+    out = [("card", "kimariji", "took", *players, "faults")]
+    for r in reads(m):
+        out.append((str(r["poem"]), r["kimariji"], r["took"] or "-",
+                    *(f"{r['react'][p] / 1000:+.2f}s" if p in r["react"] else "-"
+                      for p in players),
+                    " ".join(r["faults"])))
+    return out
 
 
 def end_rows(m) -> list[tuple[str, ...]]:
