@@ -305,7 +305,8 @@ def main():
         p = subprocess.Popen([sys.executable, "-c", BOOT, "drill", "speed", "--window", "--poems",
                               f"1-{args.cards}", "--seed", str(args.seed), "--voice", "tone",
                               "--speed", "2", "--ma", "0.4", "--take", "5", "--choices", "2",
-                              "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out)],
+                              "--device", "pulse", "--log", str(log), "--plan-out", str(plan_out),
+                              "--timing-details"],  # (its fps and get-ready lines, printed below)
                              cwd=REPO, env=denv, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
         procs.append(p)
@@ -620,7 +621,8 @@ def board(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: list) -
     terr = B.place(m.board["A"], random.Random(f"{args.seed}/place"), universe=m.plan.universe)
     vp = B.kyogi_viewport(SIZE, solo=True)
     p = subprocess.Popen([sys.executable, "-c", BOOT, "practice", "--log", str(log), "--resume",
-                          "--voice", "tone", "--device", "pulse", "--memorize", "0"],
+                          "--voice", "tone", "--device", "pulse", "--memorize", "0",
+                          "--timing-details"],
                          cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True)
     procs.append(p)

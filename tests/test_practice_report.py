@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -131,3 +132,52 @@ def test_a_read_whose_touches_did_nothing_has_no_row():
     assert lines[0].startswith("alone: 0 taken, 1 missed")
     assert report.reads(m) == [] and len(lines) == 4 and lines[3].startswith("card")
     assert report.end_rows(m) == [report.end_rows(m)[0]]
+
+
+class _Window:
+    """The board window as ``karuta practice`` drives it, with nothing on a screen: the match
+    is left unplayed, the figures are the window's own wording."""
+
+    def __init__(self, m, output, **kw):
+        self.m = m
+
+    def run(self):
+        pass
+
+    def record_stats(self):
+        pass
+
+    def end_lines(self):
+        return report.end_lines(self.m)
+
+    def stats(self):
+        return "window 60.0 fps; input polled every 0.98 ms (median), p99 1.2 ms, max 2.0 ms"
+
+    def ready_line(self):
+        return "get ready: 2.1 s (timing settled after 1.1 s, then a countdown)"
+
+
+@pytest.mark.parametrize("how", ["", "--timing-details", "KARUTA_TIMING_DEBUG=1"])
+def test_the_window_figures_are_printed_only_when_asked_for(tmp_path, monkeypatch, how):
+    """After a window match the player reads the report and the table; the window's frame
+    rate, input polling and "get ready" figures only with --timing-details (or the developer's
+    KARUTA_TIMING_DEBUG).  In-process: a window that shows nothing, a NullOutput."""
+    from audio.output import NullOutput
+    from cli_run import run_inproc
+    from reader.practice import window as W
+    from reader.reading import player
+    from reader.ui import window as ui_window
+
+    monkeypatch.setattr(W, "BoardWindow", _Window)
+    monkeypatch.setattr(ui_window, "display_available", lambda *a: True)
+    monkeypatch.setattr(player, "open_output", lambda backend, device, rate: NullOutput(rate))
+    env = {"KARUTA_CONFIG_DIR": str(tmp_path)}
+    if how.startswith("KARUTA"):
+        env["KARUTA_TIMING_DEBUG"] = "1"
+    args = ["practice", "--vs", "bot:2", "--cards", "2", "--seed", "5", "--voice", "tone"]
+    r = run_inproc(*args, *([how] if how.startswith("--") else []), env=env,
+                   data_dir=tmp_path / "data")
+    assert r.returncode == 0, r.stderr
+    assert "card  kimariji  took" in r.stdout and "seed 5:" in r.stdout
+    shown = "input polled every" in r.stdout, "get ready: 2.1 s" in r.stdout
+    assert shown == ((True, True) if how else (False, False)), r.stdout

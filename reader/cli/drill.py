@@ -11,7 +11,8 @@ from reader.cli import warn
 
 from reader.cli.bounds import FINITE
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
-                                replace_option, seed_option, voice_option)
+                                replace_option, seed_option, timing_details_option,
+                                timing_details_wanted, voice_option)
 
 from pathlib import Path
 
@@ -130,8 +131,9 @@ def _open_output(backend: str, device, rate: int):
 @click.option("--plan-out", default=None, type=click.Path(dir_okay=False),
               help="Write the drill's plan as JSON.")
 @replace_option()
+@timing_details_option()
 def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
-          choices, device, backend, log_path, plan_out, replace):
+          choices, device, backend, log_path, plan_out, replace, timing_details):
     """Speed drill (grab timer): tap as soon as you know the poem, then say which.
 
     \b
@@ -153,7 +155,7 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     from reader.drills.speed import TerminalFront, WindowFront, run_drill
     from reader.reading.voices import make_voice
     from reader.base.errors import KarutaError
-    from reader.drills.grab import drill_plan, summarize
+    from reader.drills.grab import drill_plan
     from reader.reading.selection import parse_selection
 
     if window:
@@ -225,11 +227,12 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     finally:
         if log is not None:
             log.close()
-    s = summarize(res.records, cards=len(plan.order), missed=len(res.missed))
+    s = res.summary(len(plan.order))  # (q: the cards done, of the drill's)
     click.echo(s.describe())
-    click.echo(timing)
-    if res.gate is not None:
-        click.echo(res.gate.describe())
+    if timing_details_wanted(timing_details):  # (a developer's figures)
+        click.echo(timing)
+        if res.gate is not None:
+            click.echo(res.gate.describe())
     say_underruns(output)
     if log_path:
         click.echo(f"log: {log_path}")

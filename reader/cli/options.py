@@ -55,3 +55,20 @@ def backend_option(help: str = "Audio output library (sounddevice times taps bes
 
 def joka_option(help: str = "Read the jo-ka (goshiki: the announcement and karafuda poem)."):
     return click.option("--joka/--no-joka", default=None, help=help)
+
+
+def timing_details_option():
+    """``--timing-details``: the developer's figures at the end of a window or drill (input
+    polling, frame rate, the "get ready" wait); ``KARUTA_TIMING_DEBUG=1`` turns them on too."""
+    return click.option("--timing-details", "timing_details", is_flag=True,
+                        help="At the end, also print how input was timed: polling, the "
+                             "window's frame rate, the get-ready wait (for developers; "
+                             "KARUTA_TIMING_DEBUG=1 does too).")
+
+
+def timing_details_wanted(flag: bool) -> bool:
+    """Whether to print the timing figures: ``--timing-details``, or ``KARUTA_TIMING_DEBUG``
+    set to anything but 0 (the variable that adds the drill log's ``debug`` objects)."""
+    import os
+
+    return flag or os.environ.get("KARUTA_TIMING_DEBUG", "") not in ("", "0")

@@ -16,7 +16,7 @@ from reader.base.errors import KarutaError
 from reader.base.seeds import pick_seed
 from reader.cli.bounds import FINITE, finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
-                                voice_option)
+                                timing_details_option, timing_details_wanted, voice_option)
 from reader.practice import online
 
 
@@ -107,9 +107,10 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @click.option("--sound", is_flag=True,
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")
+@timing_details_option()
 def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
              voice_spec, joka, ma, yoin, speed, take, simultaneous, device, fullscreen, memorize,
-             show_kimariji, backend, host_mode, port, join, code, as_seat, sound):
+             show_kimariji, backend, host_mode, port, join, code, as_seat, sound, timing_details):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
@@ -236,7 +237,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
             raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
         _play_in_window(m, log_file=log_file, hints=hints, device=device, fullscreen=fullscreen,
                    memorize=memorize, show_kimariji=show_kimariji, backend=backend,
-                   new_log=not resume, claim=claim)
+                   new_log=not resume, claim=claim,
+                   timing_details=timing_details_wanted(timing_details))
         _say_seed(m)
         return
     claim()
@@ -274,10 +276,12 @@ def _say_seed(m) -> None:
 
 def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fullscreen: bool = False,
         memorize: float | None = None, show_kimariji: bool = False,
-        backend: str = "sounddevice", on_event=None, new_log: bool = False, claim=None):
+        backend: str = "sounddevice", on_event=None, new_log: bool = False, claim=None,
+        timing_details: bool = False):
     """``karuta practice`` with a human seat: open the output (a missing device is one line,
     before any window and before anything is written), write a new log's deal (``new_log``),
-    open the stats database, and play the match in the board window."""
+    open the stats database, and play the match in the board window.  ``timing_details``:
+    the window's frame rate, input polling and "get ready" figures at the end too."""
     from reader.drills.calibrate import CalibrationStore, device_key
     from reader.reading.player import open_output
     from reader.base.errors import DeviceError, KarutaError
@@ -321,9 +325,10 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
         click.echo(line)
     for p, skill in sorted(m.skill.items()):  # its form this match (reader.practice.bot)
         click.echo(f"bot {m.seats[p].level} ({p}) played this match like a {skill:.1f}")
-    click.echo(w.stats())
-    if w.ready_line() is not None:
-        click.echo(w.ready_line())
+    if timing_details:  # (a developer's figures: --timing-details)
+        click.echo(w.stats())
+        if w.ready_line() is not None:
+            click.echo(w.ready_line())
     return m
 
 

@@ -272,12 +272,18 @@ class Summary:
     best_reaction_ms: float | None
     median_from_kami_ms: float | None
     untimed: int = 0  # taps with no reaction time (gaps in the sound)
+    planned: int | None = None  # the drill's cards (said when fewer were done)
+    stopped_at: int | None = None  # the card being read when the player quit (q)
 
     def describe(self) -> str:
         def ms(v):
             return "—" if v is None else f"{v:.0f} ms"
 
-        return (f"{self.cards} cards · {self.taps} taps · {self.correct} correct · "
+        of = f"{self.cards} card{'s' if self.cards != 1 else ''}"
+        if self.planned is not None and self.planned != self.cards:
+            of = (f"{self.cards} of {self.planned} cards"
+                  + (f" (stopped at card {self.stopped_at})" if self.stopped_at else ""))
+        return (f"{of} · {self.taps} taps · {self.correct} correct · "
                 f"{self.faults} faults · {self.missed} missed · {self.anticipations} anticipations"
                 f" · median reaction {ms(self.median_reaction_ms)} · best "
                 f"{ms(self.best_reaction_ms)} · median from 上の句 {ms(self.median_from_kami_ms)}"
@@ -285,9 +291,12 @@ class Summary:
                    f"gaps in the sound" if self.untimed else ""))
 
 
-def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0) -> Summary:
+def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0,
+              planned: int | None = None, stopped_at: int | None = None) -> Summary:
     """Totals over drill-log records; reaction figures from correct, non-anticipated, timed
-    taps (an untimed one, ``reaction_ms`` null, is counted in ``untimed``)."""
+    taps (an untimed one, ``reaction_ms`` null, is counted in ``untimed``).  ``cards``: the
+    cards done; ``planned``: the drill's cards (said when fewer were done); ``stopped_at``:
+    the card being read when the player quit."""
     recs = list(records)
     good = [r for r in recs if r["correct"] and not r["anticipation"]
             and r.get("reaction_ms") is not None]
@@ -301,4 +310,5 @@ def summarize(records: Iterable[dict[str, Any]], cards: int, missed: int = 0) ->
         best_reaction_ms=round(min(rt), 1) if rt else None,
         median_from_kami_ms=round(statistics.median(fk), 1) if fk else None,
         untimed=sum(r.get("reaction_ms") is None for r in recs),
+        planned=planned, stopped_at=stopped_at,
     )

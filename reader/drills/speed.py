@@ -179,6 +179,8 @@ class WindowFront:
         self.lines: list[str] = []
         self.big = ""
         self.cards: list[int] = []
+        self.frames: list | None = None  # once a pick is made (reader.ui.choices.answer_frames)
+        self.verdict_of: bool | None = None  # the pick's ○ (True) / × (False)
         self.rects: list = []
         self.progress: float | None = None
         self._static = None
@@ -213,6 +215,7 @@ class WindowFront:
     # drawing
     def _render_static(self):
         pg = self._pg
+        from reader.ui.choices import draw_choices, draw_verdict
         from reader.ui.window import BACKGROUND, draw_text
 
         small, big, _ = self.fonts
@@ -221,7 +224,9 @@ class WindowFront:
         y = 10
         for ln in self.lines[-4:]:
             y += draw_text(surf, ln, small, pg.Rect(16, y, self.SIZE[0] - 32, 60))
-        if self.big:
+        if self.big and self.verdict_of is not None:  # ○ / × in the frames' colours
+            draw_verdict(surf, self.verdict_of, self.big, big, pg.Rect(0, 150, self.SIZE[0], 80))
+        elif self.big:
             draw_text(surf, self.big, big, pg.Rect(0, 150, self.SIZE[0], 80), center=True)
         self.rects = []
         if self.cards:
@@ -230,14 +235,9 @@ class WindowFront:
             w = min(130, (self.SIZE[0] - 40 - gap * (n - 1)) // n)
             h = int(w * 1.4)
             left = (self.SIZE[0] - (w * n + gap * (n - 1))) // 2
-            for i, poem in enumerate(self.cards):
-                from reader.ui.torifuda import draw_torifuda
-
-                r = pg.Rect(left + i * (w + gap), 270, w, h)
-                draw_torifuda(surf, r, poem)
-                draw_text(surf, str(i + 1), small, pg.Rect(r.left, r.bottom + 6, r.width, 30),
-                          center=True)
-                self.rects.append(r)
+            self.rects = [pg.Rect(left + i * (w + gap), 270, w, h) for i in range(n)]
+            # the memory drill's way (reader.ui.choices): numbered, framed once picked
+            draw_choices(surf, self.rects, self.cards, small, self.frames)
         self._static = surf
         self._dirty = False
 
@@ -273,7 +273,8 @@ class WindowFront:
         return ev.kind == "key" and ev.char not in QUIT_CHARS and ev.key != self._pg.K_ESCAPE
 
     def card(self, plan, index: int, poem: int) -> None:
-        self._set(big="", cards=[], lines=self.lines[-3:] + [f"[{index}/{len(plan.order)}] …"])
+        self._set(big="", cards=[], frames=None, verdict_of=None,
+                  lines=self.lines[-3:] + [f"[{index}/{len(plan.order)}] …"])
 
     def show(self, text: str) -> None:
         self.echo(text)
@@ -281,7 +282,18 @@ class WindowFront:
 
     def ask(self, grab, choices: list[int]) -> None:
         big = "not timed" if grab.reaction_ms is None else f"{grab.reaction_ms:+.0f} ms"
-        self._set(big=big, cards=list(choices))
+        self._set(big=big, cards=list(choices), frames=None, verdict_of=None)
+
+    def verdict(self, poem: int, answer: int | None, correct: bool) -> None:
+        """The pick is made: the read card framed green, a wrong pick red, ○ / × by the time
+        (a tap on a karafuda: × and no cards).  Stays until the next card."""
+        from reader.ui.choices import answer_frames
+
+        cards = self.cards
+        frames = answer_frames(len(cards), cards.index(poem) if poem in cards else None,
+                               cards.index(answer) if answer in cards else None)
+        big = self.big if cards else "お手つき (空札)"
+        self._set(frames=frames, verdict_of=bool(correct), big=big)
 
     def answer(self, ev, choices: list[int], candidates) -> int | None:
         if ev.kind == "key" and ev.char.isdigit() and 1 <= int(ev.char) <= len(choices):
@@ -305,7 +317,7 @@ class WindowFront:
         pass
 
     def message(self, text: str) -> None:
-        self._set(big=text, cards=[])
+        self._set(big=text, cards=[], frames=None, verdict_of=None)
 
 
 # ---------------------------------------------------------------------------- the drill loop
@@ -316,6 +328,16 @@ class DrillResult:
     passed: list[int] = field(default_factory=list)  # karafuda rightly not tapped
     quit: bool = False
     gate: object = None  # the "get ready" (reader.input.taps.SettleGate)
+    done: int = 0  # cards finished: tapped and named, missed, or a karafuda left alone
+    reached: int = 0  # the last card whose 上の句 began (1-based)
+
+    def summary(self, planned: int):
+        """``reader.drills.grab.Summary`` of what was done, out of ``planned`` cards (a drill
+        stopped with q counts only the cards it got through)."""
+        from reader.drills.grab import summarize
+
+        return summarize(self.records, cards=self.done, missed=len(self.missed),
+                         planned=planned, stopped_at=self.reached if self.quit else None)
 
 
 def _ts_of(ns: int, clock: Clock = SYSTEM_CLOCK) -> datetime:
@@ -387,6 +409,8 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
         p = poems.poem(grab.poem)
         verdict = ("○" if correct else "× お手つき" if fault else "×")
         front.show(f"  {verdict}  {grab.poem} {grab.kimariji}  {' '.join(p.kanji[:3])}")
+        if hasattr(front, "verdict"):  # (a window: the cards framed as in the memory drill)
+            front.verdict(grab.poem, answer, bool(correct))
 
     def progress():
         f = output.frame_now()
@@ -483,6 +507,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
             seg = st.segment
             if seg is not None and seg.kind == "kami" and seg.poem != shown:
                 shown = seg.poem
+                result.reached = position[seg.poem]
                 front.card(plan, position[seg.poem], seg.poem)
                 notify("card", seg)
             if st.waiting and seg is not None and isinstance(seg.poem, int):
@@ -507,6 +532,7 @@ def run_drill(plan, voice, output, front, *, calibration_ms: float = 0.0, take_s
                         notify("miss", poem)
         output.wait(timeout=1.0)
     finally:
+        result.done = len(done)
         output.stop()
         cursor.close()
         dump = os.environ.get("KARUTA_TIMING_DUMP")
