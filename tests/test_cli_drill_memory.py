@@ -384,6 +384,36 @@ def test_window_dummy_driver_keys_and_clicks(tmp_path, dummy_video, mode):
     db.close()
 
 
+def test_window_frames_a_wrong_pick_red_and_the_right_card_green(tmp_path, dummy_video):
+    """The verdict: the right torifuda framed green, the wrong pick red, the others plain —
+    drawn by the helper the speed drill's window uses too (reader.ui.choices)."""
+    import pygame
+
+    from reader.drills.memory_drill import WINDOW_SIZE, _draw
+    from reader.ui.choices import RIGHT, WRONG
+    from reader.ui.window import open_window
+
+    db, session = _session(tmp_path, count=2)
+    screen = open_window(WINDOW_SIZE, "test")
+    try:
+        q = session.next_question()
+        wrong = (q.answer + 1) % len(q.choices)
+        a = session.answer(q, wrong, 900.0, T0)
+        rects = _draw(screen, q, 1, 2, a)
+        img = pygame.surfarray.array3d(screen)
+
+        def framed(rect, colour):
+            x, y, w, h = rect
+            return int((img[x:x + w, y:y + h] == colour).all(axis=2).sum())
+
+        assert framed(rects[wrong], WRONG) > 400 and framed(rects[q.answer], RIGHT) > 400
+        others = [r for i, r in enumerate(rects) if i not in (wrong, q.answer)]
+        assert others and all(framed(r, RIGHT) == framed(r, WRONG) == 0 for r in others)
+    finally:
+        pygame.display.quit()
+        db.close()
+
+
 def test_window_escape_stops(tmp_path, dummy_video):
     import pygame
 

@@ -478,3 +478,43 @@ def test_q_at_card_3_counts_the_cards_done_and_timing_figures_wait_for_the_flag(
         in r.stdout, r.stdout
     assert ("input polled every" in r.stdout) == details
     assert ("get ready: off" in r.stdout) == details
+
+
+def _framed(img, rect, colour) -> int:
+    """Pixels of ``colour`` in ``rect`` of a (w, h, 3) surface array."""
+    x, y, w, h = rect
+    return int((img[x:x + w, y:y + h] == colour).all(axis=2).sum())
+
+
+def test_the_window_frames_a_pick_green_and_red_as_the_memory_drill_does(monkeypatch):
+    """After a pick the speed drill's window frames the read card green and a wrong pick red,
+    with ○ / × in the same colours — the memory drill's frames, from the one helper
+    (reader.ui.choices); before, only a small text line said ○ or ×.  SDL's dummy driver."""
+    from types import SimpleNamespace
+
+    from reader.drills.speed import WindowFront
+    from reader.ui.choices import RIGHT, WRONG
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setenv("KARUTA_WINDOW_STAMPER", "0")
+    import pygame
+
+    with WindowFront() as front:
+        front.ask(SimpleNamespace(reaction_ms=312.0), [17, 61, 4])
+        front._render_static()
+        before = pygame.surfarray.array3d(front._static)
+        assert all(_framed(before, r, c) == 0 for r in front.rects for c in (RIGHT, WRONG))
+        front.verdict(61, 17, False)  # 61 was read, 17 picked
+        front._render_static()
+        img = pygame.surfarray.array3d(front._static)
+        wrong, right, other = front.rects
+        assert _framed(img, wrong, WRONG) > 400 and _framed(img, right, RIGHT) > 400
+        assert _framed(img, other, RIGHT) == _framed(img, other, WRONG) == 0
+        assert _framed(img, (0, 150, 960, 80), WRONG) > 50  # × +312 ms, in red
+        front.verdict(61, 61, True)  # a right pick: only the green frame, ○ in green
+        front._render_static()
+        img = pygame.surfarray.array3d(front._static)
+        assert _framed(img, right, RIGHT) > 400 and _framed(img, wrong, WRONG) == 0
+        assert _framed(img, (0, 150, 960, 80), RIGHT) > 50
+        front.card(SimpleNamespace(order=(61, 17, 4)), 2, 17)  # the next card: no frames
+        assert front.frames is None and front.cards == []

@@ -178,8 +178,6 @@ def run_terminal(session: MemorySession, clock: Clock, stdin: IO[str], out: IO[s
 # -- window ------------------------------------------------------------------------------------
 
 WINDOW_SIZE = (1100, 760)
-_GREEN = (60, 170, 90)
-_RED = (200, 60, 50)
 
 
 def _layout(q: Question, size: tuple[int, int]):
@@ -208,6 +206,7 @@ def _draw(screen, q: Question, pos: int, total: int, answer: Answer | None = Non
     import pygame
 
     from reader.ui.torifuda import draw_torifuda
+    from reader.ui.choices import answer_frames, draw_choices, draw_verdict
     from reader.ui.window import BACKGROUND, PAPER, draw_text, load_font
 
     screen.fill(BACKGROUND)
@@ -220,28 +219,22 @@ def _draw(screen, q: Question, pos: int, total: int, answer: Answer | None = Non
         draw_torifuda(screen, prompt, q.poem)
     else:
         draw_text(screen, q.prompt, big, prompt, center=True)
-
-    def frame(i):
-        if answer is None:
-            return None
-        if i == q.answer:
-            return _GREEN
-        return _RED if i == answer.chosen else None
-
-    for i, (r, text) in enumerate(zip(rects, q.choice_texts)):
-        if q.choices_are_torifuda:
-            draw_torifuda(screen, r, q.choices[i], frame=frame(i))
-            draw_text(screen, str(i + 1), big, pygame.Rect(r.left, r.bottom + 8, r.width, 50), center=True)
-        else:
-            color = frame(i)
+    # the same frames as the speed drill's (reader.ui.choices): the right one green, a wrong
+    # pick red
+    frames = (answer_frames(len(q.choices), q.answer, answer.chosen) if answer is not None
+              else None)
+    if q.choices_are_torifuda:
+        draw_choices(screen, rects, q.choices, big, frames)
+    else:
+        for i, (r, text) in enumerate(zip(rects, q.choice_texts)):
+            color = frames[i] if frames else None
             pygame.draw.rect(screen, PAPER, r, border_radius=8)
             if color:
                 pygame.draw.rect(screen, color, r, width=6, border_radius=8)
             draw_text(screen, f"{i + 1}  {text}", load_font(32), r.inflate(-24, -24), color=(20, 20, 20))
     if answer is not None:
-        verdict = "○" if answer.correct else "×"
-        draw_text(screen, f"{verdict}  決まり字 {q.kimariji}", big,
-                  pygame.Rect(0, screen.get_height() - 70, screen.get_width(), 60), center=True)
+        draw_verdict(screen, answer.correct, f"決まり字 {q.kimariji}", big,
+                     pygame.Rect(0, screen.get_height() - 70, screen.get_width(), 60))
     pygame.display.flip()
     return rects
 
