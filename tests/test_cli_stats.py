@@ -108,7 +108,7 @@ def test_plot_is_a_real_png_with_japanese_labels(data_dir, tmp_path):
     assert r.exit_code == 0, r.output
     missing = [str(w.message) for w in caught if "missing from" in str(w.message)]
     assert missing == []  # every Japanese glyph was found
-    assert _png_size(out) == (1200, 700)
+    assert _png_size(out) == (1200, 1050)
     img = mpimg.imread(out)[..., :3]
     flat = img.reshape(-1, 3)
     not_white = (flat < 0.98).any(axis=1).mean()
@@ -130,7 +130,7 @@ def test_plot_of_empty_database_in_a_fresh_process(tmp_path):
     out = tmp_path / "empty.png"
     r = run_karuta(tmp_path, "stats", "--plot", str(out))
     assert r.returncode == 0, r.stderr
-    assert "missing from" not in r.stderr and _png_size(out) == (1200, 700)
+    assert "missing from" not in r.stderr and _png_size(out) == (1200, 1050)
 
 
 @pytest.mark.parametrize("args, expect", [
@@ -196,3 +196,74 @@ def test_corrupt_database_moved_aside_and_reported(tmp_path):
     assert (tmp_path / f"{DB_NAME}.corrupt-1").read_bytes().startswith(b"\x00garbage")
     r = run_karuta(tmp_path, "stats")  # the new one is fine
     assert r.returncode == 0 and r.stderr == ""
+
+
+def _sessions_db(path: Path) -> list[tuple[float, float]]:
+    """A stats database of six sessions a day apart, written by the drills' own recording
+    calls: four speed drills (StatsDB.record_tap, as run_drill records a tap) getting quicker
+    and surer, two memory drills (MemorySession.answer: an FSRS review each).  Returns each
+    speed session's (median reaction, accuracy)."""
+    import random
+
+    from reader.drills.memory_drill import MemorySession
+    from reader.memory.deck import MemoryDeck
+
+    want = []
+    with StatsDB(path) as db:
+        deck = MemoryDeck()
+        for day, (base, wrong) in enumerate([(620, 2), (540, 2), (470, 1), (400, 0)]):
+            at = T0 + timedelta(days=2 * day)
+            sid = db.start_session("speed", at)
+            rts = [base + 40 * i for i in range(4)]
+            for i, ms in enumerate(rts):
+                db.record_tap(sid, 1 + i, at + timedelta(seconds=i), kimariji="x",
+                              reaction_ms=float(ms), from_kami_ms=ms + 300.0, correct=True)
+            for i in range(wrong):
+                db.record_tap(sid, 50 + i, at, kimariji="y", reaction_ms=200.0,
+                              from_kami_ms=500.0, correct=False, fault=True)
+            want.append(((rts[1] + rts[2]) / 2, 4 / (4 + wrong)))
+            if day in (1, 3):  # a memory drill the next day: answers right, then one wrong
+                at = at + timedelta(days=1)
+                rng = random.Random(day)
+                plan = deck.plan_session(at, rng, count=3)
+                s = MemorySession(db, deck, plan, db.start_session("memory", at), rng)
+                for k in range(3):
+                    q = s.next_question()
+                    s.answer(q, q.answer if k or day == 3 else (q.answer + 1) % len(q.choices),
+                             1200.0, at + timedelta(seconds=k))
+        db.start_session("speed", T0 + timedelta(days=9))  # (quit before a tap: not a point)
+    return want
+
+
+def test_the_plot_shows_progress_over_sessions(tmp_path):
+    """`karuta stats --plot progress.png` draws, under the per-poem panels, each session in
+    order: its median reaction (left axis) and its accuracy, taps and memory answers apart (%,
+    right axis).  Checked on the figure's own data, then the PNG the command writes."""
+    import matplotlib.pyplot as plt
+
+    from reader.cli.stats import PROGRESS_TITLE, figure
+
+    want = _sessions_db(tmp_path / DB_NAME)
+    with StatsDB(tmp_path / DB_NAME, reading=True) as db:
+        sessions = db.per_session()
+        fig = figure(db.per_poem(only_with_data=True), sessions)
+    try:
+        assert [s.kind for s in sessions] == ["speed", "speed", "memory", "speed", "speed",
+                                              "memory"]
+        panel = next(ax for ax in fig.axes if ax.get_title() == PROGRESS_TITLE)
+        (rt,) = panel.get_lines()
+        speed_x = [i for i, s in enumerate(sessions) if s.kind == "speed"]
+        assert list(rt.get_xdata()) == speed_x
+        assert list(rt.get_ydata()) == pytest.approx([m for m, _ in want])  # 680 → 460 ms
+        twin = next(ax for ax in fig.axes if ax is not panel and ax.bbox.bounds == panel.bbox.bounds)
+        taps, answers = twin.get_lines()
+        assert list(taps.get_ydata()) == pytest.approx([100 * a for _, a in want])
+        assert list(answers.get_xdata()) == [2, 5]
+        assert list(answers.get_ydata()) == pytest.approx([200 / 3, 100])
+        assert len(panel.get_xticklabels()) == 6
+    finally:
+        plt.close(fig)
+    out = tmp_path / "progress.png"
+    r = cli_run.run_inproc("stats", "--plot", str(out), data_dir=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert _png_size(out) == (1200, 1050)

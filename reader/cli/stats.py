@@ -1,6 +1,7 @@
 """``karuta stats``: per-poem practice statistics from the stats database.
 
-Thin: parse options, read ``StatsDB.per_poem()``, print a table / JSON / CSV, or draw a plot.
+Thin: parse options, read ``StatsDB.per_poem()``, print a table / JSON / CSV, or draw a plot
+(per poem, and progress over sessions from ``StatsDB.per_session()``).
 matplotlib (and numpy) are imported only for ``--plot``.
 """
 from __future__ import annotations
@@ -62,8 +63,11 @@ _COLOR_RGB = {"blue": "#2f6db5", "pink": "#e58fb0", "yellow": "#e3c02b", "green"
               "orange": "#ee8a2a"}
 
 
-def plot(rows, path: Path) -> None:
-    """Two panels: reaction times per poem (median bar, best dot) and FSRS stability per poem."""
+def figure(rows, sessions=()):
+    """The plot as a matplotlib figure (the caller closes it): reaction times per poem (median
+    bar, best dot), FSRS stability per poem, and progress over sessions (``sessions``:
+    ``StatsDB.per_session()``): each session's median reaction (left axis) and its accuracy,
+    taps and memory answers apart (right axis, %)."""
     try:
         import matplotlib
     except ImportError:
@@ -74,35 +78,89 @@ def plot(rows, path: Path) -> None:
 
     timed = [r for r in rows if r.median_reaction_ms is not None]
     known = [r for r in rows if r.stability is not None]
-    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(12, 7), dpi=100)
+    fig, (ax1, ax2, ax3) = plt.subplots(3, 1, figsize=(12, 10.5), dpi=100)
+    for ax, data, title in ((ax1, timed, "反応時間（中央値の棒・最速の点）"),
+                            (ax2, known, "記憶の安定度（FSRS、五色の色）")):
+        ax.set_title(title)
+        if not data:
+            _no_data(ax)
+            continue
+        xs = range(len(data))
+        labels = [f"{r.poem} {r.kimariji}" for r in data]
+        colors = [_COLOR_RGB.get(r.color, "#888888") for r in data]
+        if ax is ax1:
+            ax.bar(xs, [r.median_reaction_ms for r in data], color=colors)
+            ax.plot(xs, [r.best_reaction_ms for r in data], "k.", markersize=8)
+            ax.set_ylabel("ミリ秒")
+        else:
+            ax.bar(xs, [r.stability for r in data], color=colors)
+            ax.set_ylabel("日")
+        ax.set_xticks(list(xs), labels, rotation=90, fontsize=8 if len(data) > 40 else 10)
+    _progress(ax3, list(sessions))
+    fig.tight_layout()
+    return fig
+
+
+def _no_data(ax) -> None:
+    ax.text(0.5, 0.5, "データなし", ha="center", va="center", transform=ax.transAxes, fontsize=16)
+    ax.set_xticks([])
+    ax.set_yticks([])
+
+
+#: the progress panel's title (tests find the panel by it)
+PROGRESS_TITLE = "上達の記録（セッションごと：反応時間の中央値・正答率）"
+
+
+def _progress(ax, sessions) -> None:
+    """Progress over time: one x position a session (oldest left, labelled with its date and
+    kind), its median reaction as a line on the left axis, its accuracy on a twin right axis
+    (taps: speed drill and practice; answers: memory drill)."""
+    ax.set_title(PROGRESS_TITLE)
+    if not sessions:
+        _no_data(ax)
+        return
+    xs = list(range(len(sessions)))
+    kind_ja = {"speed": "スピード", "memory": "記憶", "practice": "練習試合"}
+    labels = [f"{s.started.astimezone().strftime('%m-%d %H:%M')}\n{kind_ja.get(s.kind, s.kind)}"
+              for s in sessions]
+    rt = [(x, s.median_reaction_ms) for x, s in zip(xs, sessions) if s.median_reaction_ms is not None]
+    lines = []
+    if rt:
+        lines += ax.plot([x for x, _ in rt], [v for _, v in rt], "o-", color="#333333",
+                         label="反応時間（中央値、ミリ秒）")
+    ax.set_ylabel("ミリ秒")
+    # from 0, as the bars above; the top third is the legend's (one row across)
+    ax.set_ylim(0, 1.45 * max([v for _, v in rt], default=1000))
+    right = ax.twinx()
+    for attr, colour, label in (("tap_accuracy", "#ee8a2a", "取りの正答率（％）"),
+                                ("review_accuracy", "#2f6db5", "記憶ドリルの正答率（％）")):
+        pts = [(x, getattr(s, attr)) for x, s in zip(xs, sessions) if getattr(s, attr) is not None]
+        if pts:
+            lines += right.plot([x for x, _ in pts], [100 * v for _, v in pts], "s--",
+                                color=colour, label=label)
+    right.set_ylim(0, 145)
+    right.set_yticks(range(0, 101, 20))
+    right.set_ylabel("％")
+    step = -(-len(xs) // 30)  # at most 30 labels: every step-th session is named
+    ax.set_xticks(xs[::step], labels[::step], rotation=90 if len(xs) > 12 else 0,
+                  fontsize=8 if len(xs) > 20 else 9)
+    ax.set_xlim(-0.5, len(xs) - 0.5)
+    ax.legend(lines, [ln.get_label() for ln in lines], loc="upper left", ncol=3, fontsize=9)
+
+
+def plot(rows, path: Path, sessions=()) -> None:
+    """``figure`` drawn whole, then written to ``path`` (the file is the whole picture or the
+    one before)."""
+    import io
+
+    import matplotlib.pyplot as plt
+
+    from reader.base.files import atomic_write_bytes
+    from reader.base.statefiles import OUTPUT_MARK
+
+    fig = figure(rows, sessions)
     try:
-        for ax, data, title in ((ax1, timed, "反応時間（中央値の棒・最速の点）"),
-                                (ax2, known, "記憶の安定度（FSRS、五色の色）")):
-            ax.set_title(title)
-            if not data:
-                ax.text(0.5, 0.5, "データなし", ha="center", va="center", transform=ax.transAxes,
-                        fontsize=16)
-                ax.set_xticks([])
-                ax.set_yticks([])
-                continue
-            xs = range(len(data))
-            labels = [f"{r.poem} {r.kimariji}" for r in data]
-            colors = [_COLOR_RGB.get(r.color, "#888888") for r in data]
-            if ax is ax1:
-                ax.bar(xs, [r.median_reaction_ms for r in data], color=colors)
-                ax.plot(xs, [r.best_reaction_ms for r in data], "k.", markersize=8)
-                ax.set_ylabel("ミリ秒")
-            else:
-                ax.bar(xs, [r.stability for r in data], color=colors)
-                ax.set_ylabel("日")
-            ax.set_xticks(list(xs), labels, rotation=90, fontsize=8 if len(data) > 40 else 10)
-        fig.tight_layout()
-        import io
-
-        from reader.base.files import atomic_write_bytes
-        from reader.base.statefiles import OUTPUT_MARK
-
-        png = io.BytesIO()  # drawn whole first: the file is the whole picture or the one before
+        png = io.BytesIO()
         fig.savefig(png, format="png", metadata={"Software": OUTPUT_MARK})
     finally:
         plt.close(fig)
@@ -112,7 +170,8 @@ def plot(rows, path: Path) -> None:
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per poem).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Draw reaction times and memory stability to FILE.png.")
+              help="Draw reaction times and memory stability per poem, and progress over "
+                   "sessions (reaction, accuracy), to FILE.png.")
 @click.option("--export", type=click.Choice(["csv"]), default=None, help="Export the per-poem table.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="With --export: write to FILE instead of stdout.")
@@ -148,6 +207,7 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
         if db.notice:
             warn(db.notice)
         rows = db.per_poem(only_with_data=not all_poems)
+        sessions = db.per_session() if plot_path is not None else ()
         if export == "csv":
             if out is None:
                 db.export_csv(sys.stdout, only_with_data=not all_poems)
@@ -161,7 +221,7 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
                 write_output_text(out, buf.getvalue())
                 click.echo(f"wrote {len(rows)} poems to {out}", err=True)
     if plot_path is not None:
-        plot(rows, plot_path)
+        plot(rows, plot_path, sessions)
         click.echo(f"wrote {plot_path}", err=True)
     if export or (plot_path and not as_json):
         return

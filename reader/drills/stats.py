@@ -5,7 +5,8 @@ Who calls what:
     for every tap, as it happens;
   - the memory drill: ``start_session("memory", now)``, ``memory_cards()`` to load the FSRS
     cards, then ``record_review(...)`` for every answer;
-  - ``karuta stats``: ``per_poem()``, ``export_csv()``.
+  - ``karuta stats``: ``per_poem()``, ``export_csv()``; ``--plot`` also ``per_session()``
+    (progress over time).
 
 Rules kept here:
   - **Each answer is committed as it happens** (one transaction per tap or review, WAL journal,
@@ -38,7 +39,7 @@ from reader.base.errors import KarutaError
 from reader.base.dirs import data_dir as default_data_dir
 
 __all__ = [
-    "StatsDB", "PoemStats", "Tap", "Review", "SCHEMA_VERSION", "DB_NAME",
+    "StatsDB", "PoemStats", "SessionStats", "Tap", "Review", "SCHEMA_VERSION", "DB_NAME",
     "default_data_dir", "default_db_path",
 ]
 
@@ -164,6 +165,24 @@ class PoemStats:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class SessionStats:
+    """One session's figures, for progress over time (``karuta stats --plot``).
+
+    ``median_reaction_ms`` over its right taps that were not anticipations (timed ones);
+    ``tap_accuracy``: right taps / taps; ``review_accuracy``: right answers / reviews (None
+    where the session had none)."""
+
+    session: str
+    kind: str
+    started: datetime
+    taps: int
+    median_reaction_ms: float | None
+    tap_accuracy: float | None
+    reviews: int
+    review_accuracy: float | None
 
 
 def _sql_errors(method):
@@ -495,6 +514,31 @@ class StatsDB:
         """(id, kind, started) of every session, oldest first."""
         return [(i, k, _parse(s)) for i, k, s in
                 self._conn.execute("SELECT id, kind, started FROM sessions ORDER BY started, rowid")]
+
+    @_sql_errors
+    def per_session(self) -> list[SessionStats]:
+        """Each session with taps or reviews, oldest first (sessions that recorded nothing
+        are left out)."""
+        taps: dict[str, list[tuple]] = {}
+        for sid, ms, ok, ant in self._conn.execute(
+                "SELECT session, reaction_ms, correct, anticipation FROM taps ORDER BY id"):
+            taps.setdefault(sid, []).append((ms, ok, ant))
+        reviews: dict[str, list[int]] = {}
+        for sid, ok in self._conn.execute("SELECT session, correct FROM reviews ORDER BY id"):
+            reviews.setdefault(sid, []).append(ok)
+        out = []
+        for sid, kind, started in self.sessions():
+            t, rv = taps.get(sid, []), reviews.get(sid, [])
+            if started is None or not (t or rv):
+                continue
+            rs = [ms for ms, ok, ant in t if ok and not ant and isinstance(ms, (int, float))
+                  and ms == ms]  # (a value damaged on disk is left out)
+            out.append(SessionStats(
+                session=sid, kind=kind, started=started, taps=len(t),
+                median_reaction_ms=statistics.median(rs) if rs else None,
+                tap_accuracy=sum(bool(ok) for _, ok, _ in t) / len(t) if t else None,
+                reviews=len(rv), review_accuracy=sum(bool(x) for x in rv) / len(rv) if rv else None))
+        return out
 
     @_sql_errors
     def per_poem(self, only_with_data: bool = False) -> list[PoemStats]:
