@@ -16,6 +16,7 @@ from reader.cli import warn
 
 from reader.base.errors import KarutaError
 from reader.cli.options import replace_option
+from reader.ui.term import pad
 
 
 def _ms(v: float | None) -> str:
@@ -33,7 +34,7 @@ def _table(rows) -> str:
         if r.stability is not None:
             mem += f" S={r.stability:.1f}d"
         # kimariji are full-width: pad by display width, not by characters
-        kim = r.kimariji + " " * max(0, 12 - 2 * len(r.kimariji))
+        kim = pad(r.kimariji, 12)
         out.append(f"{r.poem:>3} {kim} {r.color:<6} {r.taps:>4} {_ms(r.median_reaction_ms):>6} "
                    f"{_ms(r.best_reaction_ms):>6} {r.anticipations:>3} {r.faults:>3} {r.reviews:>4} "
                    f"{r.reviews_correct:>3}  {mem}")
