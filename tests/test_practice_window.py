@@ -78,7 +78,8 @@ class Game:
         self.p = start_app(
             karuta_argv("practice", "--vs", vs, "--cards", str(cards), "--seed", str(seed),
                         "--voice", "tone", "--memorize", "0", "--device", "pulse",
-                        "--joka" if joka else "--no-joka", "--log", str(self.log)),
+                        "--joka" if joka else "--no-joka", "--log", str(self.log),
+                        "--timing-details"),  # (its "get ready:" line, checked below)
             cwd=REPO, env=env)
         try:
             self.wid = window_of(self.p, xvfb)
