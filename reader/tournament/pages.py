@@ -8,7 +8,7 @@
 
 Pages use IPAex Gothic through CSS (installed by scripts/setup), so names in kanji print in
 a proper Japanese font; jinja2 escapes every name.  Printing: open the file in a browser and
-print (A4 is set by ``@page``), or ``chromium --headless --print-to-pdf``.
+print (A4 is set by ``@page``), or ``chromium --headless --no-pdf-header-footer --print-to-pdf``.
 The time shown on the projector is passed in (``updated``): nothing here reads the clock.
 """
 from __future__ import annotations
@@ -18,10 +18,12 @@ from pathlib import Path
 import jinja2
 import poems
 
+from reader.base.errors import KarutaError
 from reader.base.files import atomic_write_text
 
 __all__ = ["render_pairings", "render_sheets", "render_projector", "write_round",
-           "write_projector", "pages_dir", "round_paths", "ready_folder", "REFRESH_S"]
+           "write_projector", "pages_dir", "round_paths", "ready_folder", "pair_and_write",
+           "PagesNotWritten", "REFRESH_S"]
 
 REFRESH_S = 10
 ROUND_JA = {"prelim": "予選 第{n}回戦", "semi": "準決勝", "final": "決勝"}
@@ -187,3 +189,30 @@ def write_projector(t, updated: str = "", out: Path | None = None) -> Path:
     ready_folder(folder, [path])
     atomic_write_text(path, render_projector(t, updated))
     return path
+
+
+class PagesNotWritten(KarutaError):
+    """A round was paired and saved, but its pairing list or score sheets were not written
+    (``round``: the round as stored, so the caller can still show it)."""
+
+    def __init__(self, rnd, cause: Exception):
+        super().__init__(f"round {rnd.no} is paired and saved, but its pages were not written "
+                         f"({cause}): `karuta tournament sheets` writes them (pairing again "
+                         "would pair the next round)")
+        self.round = rnd
+
+
+def pair_and_write(t, color: str | None = None, tables_csv=None,
+                   out: Path | None = None) -> tuple:
+    """Pair the next round and write its pairing list and score sheets: what
+    ``karuta tournament pair`` and the desk's ``p`` both do.  The folder is checked before the
+    round is stored (a folder that cannot be written changes nothing); returns ``(round,
+    paths)``; ``PagesNotWritten`` if the round is stored but a page could not be written."""
+    target = out or pages_dir(t.path)
+    ready_folder(target, list(round_paths(target, t.current_round() + 1).values()))
+    rnd = t.pair(color, tables_csv)
+    try:
+        paths = write_round(t, rnd.no, out)
+    except KarutaError as e:
+        raise PagesNotWritten(rnd, e) from None
+    return rnd, paths
