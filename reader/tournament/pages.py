@@ -21,7 +21,7 @@ import poems
 from reader.base.errors import KarutaError
 from reader.base.files import atomic_write_text
 
-__all__ = ["render_pairings", "render_sheets", "render_projector", "write_round",
+__all__ = ["highlighted", "render_pairings", "render_sheets", "render_projector", "write_round",
            "write_projector", "pages_dir", "round_paths", "ready_folder", "pair_and_write",
            "PagesNotWritten", "REFRESH_S"]
 
@@ -107,21 +107,91 @@ def _name_em(name: str) -> float:
     return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in name)
 
 
+#: how many of a block go on to the knock-out (fewer than four players: the top two play the
+#: final at once, ``scoring.semi_finals``)
+def _through(active: int) -> int:
+    return 4 if active >= 4 else 2
+
+
+def highlighted(rows, knockout) -> set:
+    """The ids of a block's standings rows the projector marks: once the knock-out is paired,
+    the players in it; before, those whose place within the top four (two in a block of 2-3)
+    the results have decided.  Nobody before any result, and never a tie that straddles the
+    last place through (4 of 8 players level on 0 are not "the top four")."""
+    if knockout:
+        first = min(tb.round for tb in knockout)
+        return {pid for tb in knockout if tb.round == first for pid in tb.seats}
+    active = [r for r in rows if not r.withdrawn]
+    if not any(r.played for r in active):
+        return set()
+    through = _through(len(active))
+    return {r.id for r in active[:through]
+            if sum(x.key >= r.key for x in active) <= through}
+
+
+def _match(tb, rank: dict) -> dict:
+    """A knock-out table for the bracket: its players with their preliminary place, cards and
+    who won."""
+    return {"table": tb.no, "kind": tb.kind, "players": [
+        {"name": n, "rank": rank.get(pid), "cards": None if tb.counts is None else tb.counts[i],
+         "win": tb.outcome is not None and tb.outcome[i] == "win"}
+        for i, (pid, n) in enumerate(zip(tb.seats, tb.names))]}
+
+
+def _bracket(rows, tables) -> dict:
+    """A block's knock-out as the projector draws it: semi-finals (1 v 4, 2 v 3), the final
+    (players still to come shown as places), the third-place match, the champion."""
+    rank = {r.id: r.rank for r in rows}
+    by_kind: dict[str, list] = {}
+    for tb in tables:
+        by_kind.setdefault(tb.kind, []).append(_match(tb, rank))
+    final = (by_kind.get("final") or [None])[0]
+    semis = by_kind.get("semi", [])
+    if final is None and semis:
+        final = {"table": None, "kind": "final", "players": [
+            {"name": "", "rank": None, "cards": None, "win": False} for _ in semis]}
+    champion = next((p["name"] for p in (final or {}).get("players", []) if p["win"]), None)
+    return {"semis": semis, "final": final, "third": (by_kind.get("third") or [None])[0],
+            "champion": champion}
+
+
+def _winners(b: dict) -> list[tuple[str, list[str]]]:
+    """A finished block's places: 優勝, 準優勝, 3位 (the third-place match's winner, or both
+    semi-final losers where none is played)."""
+    final = b["final"]["players"]
+    out = [("優勝", [p["name"] for p in final if p["win"]]),
+           ("準優勝", [p["name"] for p in final if not p["win"]])]
+    if b["third"] is not None:
+        out.append(("3位", [p["name"] for p in b["third"]["players"] if p["win"]]))
+    elif b["semis"]:
+        out.append(("3位", [p["name"] for m in b["semis"] for p in m["players"]
+                            if not p["win"]]))
+    return out
+
+
 def render_projector(t, updated: str = "") -> str:
-    """The projector page: while the current round's results are coming in, its pairings
-    (who sits where) per block, and the standings per block with the knock-out matches; the
-    page's script fits them to the screen (see projector.html)."""
+    """The projector page, one kind of screen after another: at the day's end the winners of
+    each block; once the knock-out is paired its bracket; while a preliminary round's results
+    are coming in its pairings (who sits where); and the standings per block, titled by the
+    stage.  The page's script fits each kind to the screen, every block whole (see
+    projector.html)."""
     st = t.standings()
     cur = t.current_round()
+    rounds = t.settings.rounds
+    stage = t.stage_of(cur) if cur else None
+    ko = t.knockout()
+    missing = t.missing_results(cur) if cur else []
+    champions = t.champions()
+    over = bool(cur > rounds and not missing and ko and set(champions) >= set(ko))
     pairings: list = []
     pairings_title = ""
     if cur:
         info = t.round_info(cur)
         tables = t.tables(cur)
-        missing = sum(tb.counts is None for tb in tables)
         color_ja = poems.COLOR_JA[info.color]
-        status = f"{_round_title(t, cur)}（{color_ja}） · 結果 {len(tables) - missing}/{len(tables)} 卓"
-        if missing:
+        status = (f"{_round_title(t, cur)}（{color_ja}） · 結果 {len(tables) - len(missing)}"
+                  f"/{len(tables)} 卓" + (" · 全試合終了" if over else ""))
+        if missing and stage == "prelim":
             by_block: dict[str, list] = {}
             for tb in tables:
                 by_block.setdefault(tb.block, []).append(tb)
@@ -129,21 +199,28 @@ def render_projector(t, updated: str = "") -> str:
             pairings_title = f"{_round_title(t, cur)} 組み合わせ（{color_ja}）"
     else:
         status = "組み合わせ前"
-    done = min(cur, t.settings.rounds)
+    done = min(cur, rounds)
     if done and t.missing_results(done):
         done -= 1
-    standings_title = f"予選 順位（第{done}回戦まで）" if done else "予選 順位"
-    bracket = {b: [] for b in st}
-    for b, ms in t.knockout().items():
-        bracket[b] = [m.to_json() for m in ms]
-    champions = t.champions()
+    if done >= rounds:
+        standings_title = "予選 最終順位"
+    elif done:
+        standings_title = f"予選 順位（第{done}回戦まで）"
+    else:
+        standings_title = "予選 順位（結果はまだありません）" if cur else "予選 順位"
+    top = {b: highlighted(rows, ko.get(b, [])) for b, rows in st.items()}
+    legend = "決勝トーナメント進出" if ko else "4位以内" if any(top.values()) else ""
+    bracket = {b: _bracket(st[b], ko[b]) for b in st if ko.get(b)}
+    winners = {b: _winners(x) for b, x in bracket.items()} if over else {}
     name_em = {b: max([4.0] + [_name_em(r.name) for r in rows]) for b, rows in st.items()}
     return _env.get_template("projector.html").render(
         title=t.settings.title, status_line=status, updated=updated, refresh=REFRESH_S,
         standings=list(st.items()), pairings=pairings, pairings_title=pairings_title,
-        standings_title=standings_title, name_em=name_em,
+        standings_title=standings_title, legend=legend, top=top, name_em=name_em,
         lots_shown={b: any(r.lot is not None for r in rows) for b, rows in st.items()},
-        bracket=bracket, champions={b: champions.get(b) for b in st}, kind_ja=KIND_JA)
+        bracket=sorted(bracket.items()), winners=sorted(winners.items()), kind_ja=KIND_JA,
+        bracket_title="決勝トーナメント" if stage != "final" or not over else
+        "決勝トーナメント 結果")
 
 
 def round_paths(folder: Path, round_no: int) -> dict[str, Path]:
