@@ -40,8 +40,11 @@ def pages_dir(db_path: Path) -> Path:
 
 def _round_title(t, round_no: int) -> str:
     stage = t.stage_of(round_no)
-    if stage == "final" and any(tb.kind == "third" for tb in t.tables(round_no)):
+    kinds = {tb.kind for tb in t.tables(round_no)}
+    if stage == "final" and "third" in kinds:
         return "決勝・3位決定戦"
+    if stage == "semi" and kinds == {"final"}:  # blocks of 2-3: the top two meet at once
+        return KIND_JA["final"]
     return ROUND_JA[stage].format(n=round_no)
 
 
@@ -219,8 +222,7 @@ def render_projector(t, updated: str = "") -> str:
         standings_title=standings_title, legend=legend, top=top, name_em=name_em,
         lots_shown={b: any(r.lot is not None for r in rows) for b, rows in st.items()},
         bracket=sorted(bracket.items()), winners=sorted(winners.items()), kind_ja=KIND_JA,
-        bracket_title="決勝トーナメント" if stage != "final" or not over else
-        "決勝トーナメント 結果")
+        bracket_title="決勝トーナメント 結果" if over else "決勝トーナメント")
 
 
 def round_paths(folder: Path, round_no: int) -> dict[str, Path]:
