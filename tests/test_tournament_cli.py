@@ -639,8 +639,14 @@ def test_desk_p_writes_the_pairing_list_and_sheets_as_pair_does(tmp_path):
         typed = [f"{tb['table']} " + " ".join(["5"] * len(tb["players"])) for tb in tables]
         faulted = tables[0]["players"][1]
         typed[0] += f" !{faulted.replace(' ', '')}"
-        out = ok(karuta("tournament", "desk", "-f", db, input_="\n".join(typed + ["p"]) + "\n"))
+        out = ok(karuta("tournament", "desk", "-f", db,
+                        input_="\n".join(typed + ["s", "p"]) + "\n"))
         said = out.stdout.splitlines()
+        # `s`: everyone level for the top four, so far, then for the lot
+        for block, n in (("A", 7), ("B", 6)):
+            line = next(x for x in said if x.startswith(f"{block}: "))
+            assert line.count(" · ") == n - 1 and f"({n} level for 4 places" in line
+            assert ("a lot decides" in line) == (r == 2), line
         assert any(f"table {tables[0]['table']}: " in x and f"faulted (お手つき): {faulted}" in x
                    for x in said), out.stdout
         assert f"pairing list: {desk_pages / f'round{r + 1}-pairings.html'}" in said

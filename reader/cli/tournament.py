@@ -524,7 +524,8 @@ def desk(file, as_json):
       12 9 7          table 12: A took 9, B 7        12 山田=9 佐藤=7
       12 9 7 !佐藤    ... 佐藤 faulted                c 12 8 8   correct table 12
       u / u 12        undo                           m  tables still missing
-      s               standings (top four)           p  pair the next round
+      s               standings (top four)
+      p               pair the next round and write its pairing list and score sheets
       q               quit (everything is already saved)
     A bad line is answered with one line and changes nothing; the desk goes on.
     With --json every answer is one JSON line.

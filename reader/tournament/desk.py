@@ -31,8 +31,8 @@ __all__ = ["handle", "HELP", "Quit", "round_text", "lots_text", "pair_text", "re
 
 HELP = ("12 9 7 = table 12: A took 9, B 7 · 12 山田=9 佐藤=7 · !NAME = faulted · +N = N "
         "tie-break cards read · c 12 8 8 = "
-        "correct · u [TABLE] = undo · m = missing · s = standings · p = pair next round · "
-        "q = quit")
+        "correct · u [TABLE] = undo · m = missing · s = standings · p = pair next round and "
+        "write its pairing list and score sheets · q = quit")
 
 
 class Quit(Exception):
@@ -160,9 +160,24 @@ def handle(t, line: str) -> tuple[dict | None, str]:
         st = t.standings()
         lines = []
         for b, rows in st.items():
-            top = [r for r in rows if not r.withdrawn][:4]
+            active = [r for r in rows if not r.withdrawn]
+            if not any(r.played for r in active):
+                lines.append(f"{b}: no results yet")
+                continue
+            through = 4 if len(active) >= 4 else 2
+            # the top four, and everyone level with the 4th (a lot, not the list, decides)
+            last = active[through - 1]
+            top = [r for i, r in enumerate(active) if i < through
+                   or (r.key == last.key and r.lot is None)]
+            level = [r for r in top if r.key == last.key]
+            places = through - (len(top) - len(level))
             lines.append(f"{b}: " + " · ".join(f"{r.rank}{'=' if r.tied else ''} {r.name} "
-                                                f"{r.wins}勝 {r.cards}枚" for r in top))
+                                                f"{r.wins}勝 {r.cards}枚" for r in top)
+                         + (f" ({len(level)} level for {places} place"
+                            f"{'s' if places > 1 else ''}"
+                            + (": a lot decides when the knock-out is paired)"
+                               if t.prelims_done() else " so far)")
+                            if len(top) > through else ""))
         return ({b: [r.to_json() for r in rows] for b, rows in st.items()}, "\n".join(lines))
     if cmd == "p":
         if rest:
