@@ -212,7 +212,10 @@ def render_projector(t, updated: str = "") -> str:
     else:
         standings_title = "予選 順位（結果はまだありません）" if cur else "予選 順位"
     top = {b: highlighted(rows, ko.get(b, [])) for b, rows in st.items()}
-    legend = "決勝トーナメント進出" if ko else "4位以内" if any(top.values()) else ""
+    places = sorted({_through(sum(not r.withdrawn for r in rows)) for rows in st.values()})
+    legend = ("決勝トーナメント進出" if ko else "" if not any(top.values())
+              else f"{places[-1]}位以内" + ("（3名以下のブロックは2位以内）" if len(places) > 1
+                                            else ""))
     bracket = {b: _bracket(st[b], ko[b]) for b in st if ko.get(b)}
     winners = {b: _winners(x) for b, x in bracket.items()} if over else {}
     name_em = {b: max([4.0] + [_name_em(r.name) for r in rows]) for b, rows in st.items()}
