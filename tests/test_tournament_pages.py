@@ -378,6 +378,11 @@ SCREENS = """(() => {
                                       return b.left < -1 || b.top < -1 || b.right > innerWidth + 1
                                              || b.bottom > innerHeight + 1; }).length,
               tables: rows.map(r => r.dataset.table).filter(x => x),
+              // every block (or part of one too tall for the screen) one box, with its heading
+              // and, in the standings, its column heads
+              whole: [...s.querySelectorAll(".blk")].every(b => b.getClientRects().length === 1
+                  && b.querySelector("h3") && (s.dataset.kind !== "standings" || b.querySelector(".row.head"))),
+              parts: s.querySelectorAll(".blk[data-part]").length,
               text: s.innerText});
   }
   return JSON.stringify(out);
@@ -423,11 +428,14 @@ def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path,
         screens = projector_screens(b, path.as_uri(), width, height)
         for s in screens:
             assert s["out"] == 0, (width, s["kind"], s["blocks"])
+            assert s["whole"], (width, s["kind"], s["blocks"])
             assert s["font"] >= height / 36 - 0.5, (width, s["font"])
             assert s["font"] / width >= 0.0150
         for kind in ("standings", "pairings"):
             shown = [x for s in screens if s["kind"] == kind for x in s["blocks"]]
             assert sorted(shown) == t.blocks(), (kind, shown)
+        if blocks == 1 and height == 1080:  # 25 players: the standings in two parts
+            assert [s["parts"] for s in screens if s["kind"] == "standings"] == [2]
         seated = [x for s in screens if s["kind"] == "pairings" for x in s["tables"]]
         assert sorted(map(int, seated)) == [tb.no for tb in tables]
         text = "\n".join(s["text"] for s in screens if s["kind"] == "pairings")
