@@ -110,9 +110,9 @@ def _name_em(name: str) -> float:
     return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in name)
 
 
-#: how many of a block go on to the knock-out (fewer than four players: the top two play the
-#: final at once, ``scoring.semi_finals``)
 def _through(active: int) -> int:
+    """How many of a block of ``active`` players go on to the knock-out (fewer than four: the
+    top two play the final at once, ``scoring.semi_finals``)."""
     return 4 if active >= 4 else 2
 
 
@@ -143,7 +143,8 @@ def _match(tb, rank: dict) -> dict:
 
 def _bracket(rows, tables) -> dict:
     """A block's knock-out as the projector draws it: semi-finals (1 v 4, 2 v 3), the final
-    (players still to come shown as places), the third-place match, the champion."""
+    (before it is paired: a box of ― for the semi-finals' winners), the third-place match, the
+    champion."""
     rank = {r.id: r.rank for r in rows}
     by_kind: dict[str, list] = {}
     for tb in tables:
