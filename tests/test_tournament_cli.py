@@ -203,7 +203,7 @@ def test_a_whole_day_through_the_command(day, tmp_path):
     ok(karuta("tournament", "export", "-f", db, "--csv", tmp_path / "all.csv", "--out",
               tmp_path / "all.json"))
     data = json.loads((tmp_path / "all.json").read_text())
-    rows = list(csv.DictReader((tmp_path / "all.csv").open(encoding="utf-8")))
+    rows = list(csv.DictReader((tmp_path / "all.csv").open(encoding="utf-8-sig")))
     n_seats = sum(len(tb["players"]) for r in data["rounds"] for tb in r["tables"])
     assert len(rows) == n_seats == len(PLAYERS) * 3 + 8 + 8
     for r in data["rounds"]:
@@ -601,3 +601,100 @@ def test_one_colour_all_day_unless_asked(tmp_path):
     assert got["pink"] == ["pink"] * 3
     one_line_error(karuta("tournament", "new", "-f", tmp_path / "x.sqlite", "--players", f,
                           "--colors", "青", "--color-each-round"), "--color-each-round")
+
+
+# ---------------------------------------------------------------- issue 34: the desk's `p`
+
+def test_desk_p_writes_the_pairing_list_and_sheets_as_pair_does(tmp_path):
+    """Issue 34: a teacher pairing round N at the desk has the same pairing list and score
+    sheets to print as `karuta tournament pair` makes, and is told where they are; the round
+    is one line a table; a fault entered is echoed; a lot that decided who goes on to the
+    semi-finals is said, with who drew what."""
+    f = write_csv(tmp_path / "p.csv", [(n, g, "") for n, g in PLAYERS])
+    dbs = {}
+    for how in ("cli", "desk"):
+        dbs[how] = tmp_path / how / "t.sqlite"
+        dbs[how].parent.mkdir()
+        ok(karuta("tournament", "new", "-f", dbs[how], "--players", f, "--blocks", 2,
+                  "--rounds", 2, "--seed", 11, "--title", "テスト大会"))
+    by_cli = js("tournament", "pair", "-f", dbs["cli"])
+    out = ok(karuta("tournament", "desk", "-f", dbs["desk"], input_="p\n")).stdout
+    desk_pages = tmp_path / "desk" / "t-pages"
+    for kind in ("pairings", "sheets"):
+        made = desk_pages / f"round1-{kind}.html"
+        assert made.read_bytes() == Path(by_cli["pages"][kind]).read_bytes(), kind
+        assert str(made) in out
+    lines = out.splitlines()
+    head = lines.index(next(x for x in lines if x.startswith("round 1 (preliminary)")))
+    for i, tb in enumerate(by_cli["tables"], 1):  # one line a table, as `pair` prints them
+        assert f"table {tb['table']:>3}" in lines[head + i]
+        assert all(n in lines[head + i] for n in tb["players"])
+    assert "pairing list: " + str(desk_pages / "round1-pairings.html") in lines
+    assert "score sheets: " + str(desk_pages / "round1-sheets.html") in lines
+    db = dbs["desk"]
+    # everyone level after two rounds (every match a draw on 5 cards each): a lot decides
+    # who plays the semi-finals
+    for r in (1, 2):
+        tables = js("tournament", "tables", "-f", db)["tables"]
+        typed = [f"{tb['table']} " + " ".join(["5"] * len(tb["players"])) for tb in tables]
+        faulted = tables[0]["players"][1]
+        typed[0] += f" !{faulted.replace(' ', '')}"
+        out = ok(karuta("tournament", "desk", "-f", db,
+                        input_="\n".join(typed + ["s", "p"]) + "\n"))
+        said = out.stdout.splitlines()
+        # `s`: everyone level for the top four, so far, then for the lot
+        for block, n in (("A", 7), ("B", 6)):
+            line = next(x for x in said if x.startswith(f"{block}: "))
+            assert line.count(" · ") == n - 1 and f"({n} level for 4 places" in line
+            assert ("a lot decides" in line) == (r == 2), line
+        assert any(f"table {tables[0]['table']}: " in x and f"faulted (お手つき): {faulted}" in x
+                   for x in said), out.stdout
+        assert f"pairing list: {desk_pages / f'round{r + 1}-pairings.html'}" in said
+        assert (desk_pages / f"round{r + 1}-sheets.html").exists()
+    lots = [x for x in said if "a lot decided" in x]
+    assert len(lots) == 2 and all("who goes on" in x and "drew 1" in x and "(out)" in x
+                                  for x in lots), said
+    data = js("tournament", "standings", "-f", db)
+    assert {x["name"] for x in data["lots"]} == {n for n, _ in PLAYERS}
+    assert "[semi]" in out.stdout
+
+
+def test_desk_p_says_the_round_when_its_pages_cannot_be_written(day):
+    """Pairing is refused before anything is stored when the pages folder cannot be
+    written (the desk goes on)."""
+    import shutil
+
+    pages_dir = day.with_name(day.stem + "-pages")
+    shutil.rmtree(pages_dir)
+    pages_dir.write_text("not a folder")
+    before = snapshot(day)
+    res = ok(karuta("tournament", "desk", "-f", day, input_="p\nm\n"))
+    assert res.stderr.startswith("karuta: cannot write the pages in") and \
+        len(res.stderr.strip().splitlines()) == 1
+    assert "no round" in res.stdout or "round 0" in res.stdout
+    assert snapshot(day) == before
+
+
+def test_export_csv_opens_in_excel_as_utf8(day, tmp_path):
+    """Issue 34: the exported CSV begins with UTF-8's byte order mark (what Excel on a
+    Japanese PC needs to show the names), and reads back through our own CSV reader and
+    Python's utf-8-sig; --no-bom writes plain UTF-8."""
+    from reader.tournament import files
+    from reader.tournament.players import read_text, sheet_rows
+
+    rnd = js("tournament", "pair", "-f", day)
+    enter_round(day, rnd, random.Random(3))
+    ok(karuta("tournament", "export", "-f", day, "--csv", tmp_path / "all.csv"))
+    raw = (tmp_path / "all.csv").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbfround,")
+    names = [r["name"] for r in csv.DictReader(io.StringIO(raw.decode("utf-8-sig")))]
+    assert sorted(names) == sorted(n for n, _ in PLAYERS)
+    rows = sheet_rows(read_text(tmp_path / "all.csv"), "all.csv", files.RESULT_COLUMNS,
+                      ("table", "name", "cards"))
+    assert sorted(c["name"] for _, c in rows) == sorted(names)
+    # the export's own rows entered again as a correction: the same results
+    res = ok(karuta("tournament", "result", "-f", day, "--csv", tmp_path / "all.csv",
+                    "--correct"))
+    assert "Traceback" not in res.stderr
+    ok(karuta("tournament", "export", "-f", day, "--csv", tmp_path / "plain.csv", "--no-bom"))
+    assert (tmp_path / "plain.csv").read_bytes() == raw[3:]

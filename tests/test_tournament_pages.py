@@ -333,7 +333,8 @@ def test_projector_page_for_one_block(played, browser):
     while "A ブロック" not in (b.js("document.body ? document.body.innerText : ''") or ""):
         assert time.monotonic() < deadline, "the page did not load"
         time.sleep(0.2)
-    text = b.js("document.body.innerText")
+    # (every screen's text: the bracket's and the standings')
+    text = b.js("[...document.querySelectorAll('.screen')].map(s => s.textContent).join('\\n')")
     assert all(r.name in text for r in st["A"])
     assert not any(r.name in text for r in st["B"]) and "B ブロック" not in text
 
@@ -370,12 +371,18 @@ SCREENS = """(() => {
     window.karutaShow(i);
     const s = document.querySelector(".screen.on");
     const rows = [...s.querySelectorAll(".row:not(.head)")];
-    out.push({kind: s.dataset.kind, blocks: [...s.querySelectorAll(".blk")].map(b => b.dataset.block),
+    // (a block too tall for the screen is cut into parts, each with its headings: counted once)
+    out.push({kind: s.dataset.kind, blocks: [...new Set([...s.querySelectorAll(".blk")].map(b => b.dataset.block))],
               font: Math.min(...rows.map(r => parseFloat(getComputedStyle(r).fontSize))),
               out: rows.filter(r => { const b = r.getBoundingClientRect();
                                       return b.left < -1 || b.top < -1 || b.right > innerWidth + 1
                                              || b.bottom > innerHeight + 1; }).length,
               tables: rows.map(r => r.dataset.table).filter(x => x),
+              // every block (or part of one too tall for the screen) one box, with its heading
+              // and, in the standings, its column heads
+              whole: [...s.querySelectorAll(".blk")].every(b => b.getClientRects().length === 1
+                  && b.querySelector("h3") && (s.dataset.kind !== "standings" || b.querySelector(".row.head"))),
+              parts: s.querySelectorAll(".blk[data-part]").length,
               text: s.innerText});
   }
   return JSON.stringify(out);
@@ -421,11 +428,14 @@ def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path,
         screens = projector_screens(b, path.as_uri(), width, height)
         for s in screens:
             assert s["out"] == 0, (width, s["kind"], s["blocks"])
+            assert s["whole"], (width, s["kind"], s["blocks"])
             assert s["font"] >= height / 36 - 0.5, (width, s["font"])
             assert s["font"] / width >= 0.0150
         for kind in ("standings", "pairings"):
             shown = [x for s in screens if s["kind"] == kind for x in s["blocks"]]
             assert sorted(shown) == t.blocks(), (kind, shown)
+        if blocks == 1 and height == 1080:  # 25 players: the standings in two parts
+            assert [s["parts"] for s in screens if s["kind"] == "standings"] == [2]
         seated = [x for s in screens if s["kind"] == "pairings" for x in s["tables"]]
         assert sorted(map(int, seated)) == [tb.no for tb in tables]
         text = "\n".join(s["text"] for s in screens if s["kind"] == "pairings")
@@ -433,8 +443,10 @@ def test_projector_fits_a_hall_screen_with_readable_text(days, blocks, tmp_path,
         # one block of several: only it, and larger
         one = projector_screens(b, path.as_uri() + "?block=A", width, height)
         assert {x for s in one for x in s["blocks"]} == {"A"}
-        if blocks > 1:
+        if blocks > 2:  # (two blocks side by side are as large as one alone)
             assert min(s["font"] for s in one) > min(s["font"] for s in screens)
+        else:
+            assert min(s["font"] for s in one) >= min(s["font"] for s in screens) - 0.5
         shot = tmp_path / f"p{blocks}-{width}.png"
         browser.screenshot(path.as_uri() + "?screen=0", shot, width, height)
         assert colours(shot) > 50
@@ -542,3 +554,143 @@ def test_sheets_say_the_day_is_played_on_one_colour(tmp_path, browser):
             t.enter(tb.no, [9, 8])
     assert seen[0] != seen[1]
     t.close()
+
+
+# ---------------------------------------------------------------- issue 34: a results board
+
+def a_whole_day(folder: Path, players: int, blocks: int, seed: int = 3) -> Tournament:
+    """``a_day`` played to the end: six preliminary rounds, the semi-finals and the final."""
+    rng = random.Random(seed)
+    t = a_day(folder, players, blocks, 5, seed)
+    while True:
+        r = t.current_round()
+        for tb in t.tables(r):
+            while True:
+                c = scoring.simulated_counts(rng, len(tb.seats))
+                if not tb.knockout or len(set(c)) == len(c):
+                    break
+            t.enter(tb.no, c)
+        if t.stage_of(r + 1) is None or (r > t.settings.rounds and set(t.champions())
+                                          == set(t.blocks())):
+            return t
+        t.pair()
+
+
+WHOLE = """(() => {
+  const out = [];
+  for (let i = 0; i < window.karutaScreens; i++) {
+    window.karutaShow(i);
+    const s = document.querySelector(".screen.on");
+    out.push({kind: s.dataset.kind, heading: s.querySelector("h2").innerText,
+              font: Math.min(...[...s.querySelectorAll(".row:not(.head)")].map(
+                  r => parseFloat(getComputedStyle(r).fontSize))),
+              top: [...s.querySelectorAll(".row.top")].map(r => r.children[1].textContent),
+              blocks: [...s.querySelectorAll(".blk")].map(b => {
+                const rects = [...b.getClientRects()].map(r => [r.left, r.top, r.right, r.bottom]);
+                return {block: b.dataset.block, part: b.dataset.part || null, rects,
+                        text: b.innerText};
+              })});
+  }
+  return JSON.stringify(out);
+})()"""
+
+
+def whole_screens(b: Browser, url: str, width: int, height: int) -> list[dict]:
+    projector_screens(b, url, width, height)
+    return json.loads(b.js(WHOLE))
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory):
+    """Days of 1-4 blocks of 5-12 players: before any result, in the middle of the
+    preliminaries, with the semi-finals paired, and at the day's end."""
+    out = {}
+    for name, players, blocks, stage in (("1x8 round 1", 8, 1, "start"),
+                                         ("2x12 mid", 24, 2, "mid"),
+                                         ("3x10 semis", 30, 3, "semi"),
+                                         ("4x5 end", 20, 4, "end"),
+                                         ("4x12 end", 48, 4, "end"),
+                                         ("1x12 end", 12, 1, "end")):
+        folder = tmp_path_factory.mktemp(name.replace(" ", "-"))
+        if stage == "start":
+            t = a_day(folder, players, blocks, 0)
+        elif stage == "mid":
+            t = a_day(folder, players, blocks, 3)
+        elif stage == "semi":
+            t = a_day(folder, players, blocks, 6)
+        else:
+            t = a_whole_day(folder, players, blocks)
+        out[name] = (t, pages.write_projector(t, "10:42:00"))
+    yield out
+    for t, _ in out.values():
+        t.close()
+
+
+@pytest.mark.parametrize("name", ["1x8 round 1", "2x12 mid", "3x10 semis", "4x5 end",
+                                  "4x12 end", "1x12 end"])
+def test_projector_lays_every_block_out_whole(boards, name, browser):
+    """Issue 34, in the real browser at 1920x1080 and 1280x720: every block of every screen is
+    one box (``getClientRects()``: one rect, never split across columns) inside the
+    viewport, each block once on each kind of screen, the text at least a 36th of the height;
+    only what results decided is marked (nobody before a result; the knock-out's players once
+    it is paired); the screens are titled by the stage, and the day's end has a winners screen
+    and the bracket."""
+    t, path = boards[name]
+    st = t.standings()
+    ko = t.knockout()
+    for width, height in ((1920, 1080), (1280, 720)):
+        screens = whole_screens(browser, path.as_uri(), width, height)
+        kinds = {}
+        for s in screens:
+            assert s["font"] >= height / 36 - 0.5, (width, s["kind"], s["font"])
+            for blk in s["blocks"]:
+                assert len(blk["rects"]) == 1, (width, s["kind"], blk["block"], blk["rects"])
+                left, top, right, bottom = blk["rects"][0]
+                assert left >= 0 and top >= 0 and right <= width + 1 and bottom <= height + 1, \
+                    (width, s["kind"], blk["block"], blk["rects"])
+                assert blk["part"] is None, (width, s["kind"], blk["block"])  # never cut
+                kinds.setdefault(s["kind"], []).append(blk["block"])
+        for kind, shown in kinds.items():
+            assert sorted(shown) == sorted(set(shown)), (kind, shown)  # each block once
+        assert sorted(kinds["standings"]) == t.blocks()
+        marked = sorted(n for s in screens if s["kind"] == "standings" for n in s["top"])
+        want = sorted(r.name for b, rows in st.items()
+                      for r in rows if r.id in pages.highlighted(rows, ko.get(b, [])))
+        assert marked == want
+        headings = {s["kind"]: s["heading"] for s in screens}
+        over = name.endswith("end")
+        if name == "1x8 round 1":
+            assert marked == [] and headings["standings"].startswith("予選 順位")
+        if ko:  # the knock-out's players, and only they, are marked
+            first = t.settings.rounds + 1
+            assert marked == sorted(n for tb in t.tables(first) for n in tb.names)
+            assert "bracket" in kinds and sorted(kinds["bracket"]) == sorted(ko)
+            assert headings["standings"].startswith("予選 最終順位")
+        if over:
+            assert screens[0]["kind"] == "winners" and headings["winners"] == "優勝者"
+            champions = t.champions()
+            for blk in screens[0]["blocks"]:
+                lines = [x.strip() for x in blk["text"].splitlines() if x.strip()]
+                assert lines[lines.index("優勝") + 1] == champions[blk["block"]], lines
+            assert sorted(kinds["winners"]) == t.blocks()
+            assert "結果" in headings["bracket"]
+        else:
+            assert "winners" not in kinds
+
+
+def test_the_top_four_are_marked_only_where_results_decided():
+    """Issue 34: 8 players level on 0 are not "the top four"; a tie across 4th place is not
+    marked (a lot will decide it), the places above it are."""
+    from reader.tournament.scoring import Row
+
+    def rows(*keys):
+        return [Row(i, f"P{i}", played=1 if any(keys) else 0, wins=w, cards=c)
+                for i, (w, c) in enumerate(keys)]
+
+    assert pages.highlighted(rows(*[(0, 0)] * 8), []) == set()
+    assert pages.highlighted(rows((3, 20), (2, 18), (2, 15), (1, 9), (1, 9), (0, 3)), []) \
+        == {0, 1, 2}
+    assert pages.highlighted(rows((3, 20), (2, 18), (2, 15), (1, 10), (1, 9)), []) \
+        == {0, 1, 2, 3}
+    # a block of three: the top two go on (to the final)
+    assert pages.highlighted(rows((2, 10), (1, 8), (0, 3)), []) == {0, 1}

@@ -264,15 +264,9 @@ def withdraw(file, as_json, name):
 
 
 def _round_text(info: dict) -> str:
-    lines = [f"round {info['round']} ({info['stage_name']}), colour {info['color']}:"]
-    for tb in info["tables"]:
-        names = "  v  ".join(tb["players"])
-        res = ""
-        if tb["cards"] is not None:
-            res = "   " + "-".join(map(str, tb["cards"]))
-        kind = "" if tb["kind"] == "prelim" else f" [{tb['kind']}]"
-        lines.append(f"  table {tb['table']:>3}  {tb['block']:>2}{kind}  {names}{res}")
-    return "\n".join(lines)
+    from reader.tournament.desk import round_text
+
+    return round_text(info)
 
 
 @tournament.command()
@@ -287,22 +281,16 @@ def _round_text(info: dict) -> str:
 def pair(file, as_json, out, color, tables_csv):
     """Pair the next round (preliminary, then semi-finals, then the final) and write its
     pairing list and score sheets."""
-    from reader.tournament import pages
+    from reader.tournament import desk, pages
 
     folder = _out_folder(out)
     with _open(file) as t:
-        target = folder or pages.pages_dir(t.path)  # writable, before the round is stored
-        pages.ready_folder(target, list(pages.round_paths(target, t.current_round() + 1).values()))
-        info = t.pair(color, tables_csv).to_json()
         try:
-            paths = pages.write_round(t, info["round"], folder)
-        except KarutaError as e:
-            _emit(as_json, info, _round_text(info))
-            raise KarutaError(f"round {info['round']} is paired and saved, but its pages were "
-                              f"not written ({e}): `karuta tournament sheets` writes them "
-                              "(pairing again would pair the next round)") from None
-    info["pages"] = {k: str(v) for k, v in paths.items()}
-    _emit(as_json, info, _round_text(info) + f"\nprint: {paths['pairings']}  {paths['sheets']}")
+            info, text = desk.pair(t, color, tables_csv, folder)
+        except pages.PagesNotWritten as e:
+            _emit(as_json, e.info, e.text)
+            raise KarutaError(str(e)) from None
+    _emit(as_json, info, text)
 
 
 @tournament.command()
@@ -376,9 +364,9 @@ def result(file, as_json, table, counts, faults, round_no, correct, log_file, cs
 
 
 def _table_line(r: dict) -> str:
-    marks = {"win": "win", "loss": "loss", "draw": "draw"}
-    parts = [f"{n} {c} ({marks[o]})" for n, c, o in zip(r["players"], r["cards"], r["result"])]
-    return f"round {r['round']} table {r['table']}: " + ", ".join(parts)
+    from reader.tournament.desk import result_line
+
+    return result_line(r)
 
 
 @tournament.command()
@@ -468,9 +456,13 @@ def page(file, as_json):
               help="All results, one row per player per table.")
 @click.option("--out", "json_out", type=click.Path(dir_okay=False), default=None,
               help="All results, players, standings and lots as JSON.")
+@click.option("--bom/--no-bom", default=True, show_default=True,
+              help="Begin the CSV with a byte order mark, so that Excel opens it as UTF-8 "
+                   "(without it Excel on a Japanese PC shows the names garbled).")
 @replace_option()
-def export(file, as_json, csv_out, json_out, replace):
-    """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout."""
+def export(file, as_json, csv_out, json_out, bom, replace):
+    """Export every result (CSV and/or JSON); with neither, the JSON goes to stdout.
+    The CSV is UTF-8 with a byte order mark (Excel opens it as it is)."""
     from reader.base.statefiles import check_distinct, check_output, write_output_text
     from reader.tournament import files
 
@@ -480,7 +472,7 @@ def export(file, as_json, csv_out, json_out, replace):
     check_distinct(("--csv", csv_out), ("--out", json_out))
     with _open(file, reading=True) as t:
         data = files.export_json(t)
-        table_csv = files.export_csv(t) if csv_out else None
+        table_csv = files.export_csv(t, bom) if csv_out else None
     if csv_out:
         write_output_text(csv_out, table_csv)
     if json_out:
@@ -532,7 +524,8 @@ def desk(file, as_json):
       12 9 7          table 12: A took 9, B 7        12 山田=9 佐藤=7
       12 9 7 !佐藤    ... 佐藤 faulted                c 12 8 8   correct table 12
       u / u 12        undo                           m  tables still missing
-      s               standings (top four)           p  pair the next round
+      s               standings (top four)
+      p               pair the next round and write its pairing list and score sheets
       q               quit (everything is already saved)
     A bad line is answered with one line and changes nothing; the desk goes on.
     With --json every answer is one JSON line.
@@ -546,6 +539,7 @@ def _desk(t, as_json: bool) -> None:
     import sys
 
     from reader.tournament import desk as dk
+    from reader.tournament.pages import PagesNotWritten
 
     if not as_json:
         click.echo(_settings_text(t))
@@ -565,6 +559,15 @@ def _desk(t, as_json: bool) -> None:
                 raise sql_error(t.path, e) from None
         except dk.Quit:
             break
+        except PagesNotWritten as e:  # the round is stored: show it, and what is missing
+            if as_json:
+                click.echo(json.dumps(dict(e.info, error=str(e)), ensure_ascii=False))
+            else:
+                from reader.cli import warn
+
+                click.echo(e.text)
+                warn(str(e))
+            continue
         except KarutaError as e:
             if as_json:
                 click.echo(json.dumps({"error": str(e)}, ensure_ascii=False))

@@ -14,7 +14,8 @@ laptop or a crash loses nothing: start the desk again and carry on).
     u                 undo the last entry      u 12   undo table 12's last entry
     m                 tables still without a result
     s                 standings (top four of each block)
-    p                 pair the next round (when every result is in)
+    p                 pair the next round (when every result is in) and write its pairing
+                      list and score sheets, as ``karuta tournament pair`` does
     ?                 this help             q   quit
 
 ``handle(t, line)`` returns ``(data, text)``: the JSON answer and its human form.
@@ -26,12 +27,12 @@ import unicodedata
 from reader.base.errors import KarutaError
 from reader.base.limits import shown
 
-__all__ = ["handle", "HELP", "Quit"]
+__all__ = ["handle", "HELP", "Quit", "round_text", "lots_text", "pair_text", "result_line"]
 
 HELP = ("12 9 7 = table 12: A took 9, B 7 · 12 山田=9 佐藤=7 · !NAME = faulted · +N = N "
         "tie-break cards read · c 12 8 8 = "
-        "correct · u [TABLE] = undo · m = missing · s = standings · p = pair next round · "
-        "q = quit")
+        "correct · u [TABLE] = undo · m = missing · s = standings · p = pair next round and "
+        "write its pairing list and score sheets · q = quit")
 
 
 class Quit(Exception):
@@ -59,9 +60,77 @@ def _table(tok: str) -> int:
     return n
 
 
-def _line(r: dict) -> str:
+def result_line(r: dict) -> str:
+    """A table's result as entered (``Table.to_json``), with the faults it saved."""
     return (f"round {r['round']} table {r['table']}: " +
-            ", ".join(f"{n} {c} ({o})" for n, c, o in zip(r["players"], r["cards"], r["result"])))
+            ", ".join(f"{n} {c} ({o})" for n, c, o in zip(r["players"], r["cards"], r["result"]))
+            + (f"; faulted (お手つき): {', '.join(r['faults'])}" if r.get("faults") else ""))
+
+
+def round_text(info: dict) -> str:
+    """A round's tables, one line a table (``Round.to_json``)."""
+    lines = [f"round {info['round']} ({info['stage_name']}), colour {info['color']}:"]
+    for tb in info["tables"]:
+        names = "  v  ".join(tb["players"])
+        res = ""
+        if tb["cards"] is not None:
+            res = "   " + "-".join(map(str, tb["cards"]))
+        kind = "" if tb["kind"] == "prelim" else f" [{tb['kind']}]"
+        lines.append(f"  table {tb['table']:>3}  {tb['block']:>2}{kind}  {names}{res}")
+    return "\n".join(lines)
+
+
+def lots_text(t, lots: list[dict]) -> list[str]:
+    """One line per tie a lot decided when the knock-out round was paired: who drew what,
+    and who that put through (``lots``: ``Lot.to_json`` of the lots just drawn)."""
+    if not lots:
+        return []
+    st = t.standings()
+    out = []
+    groups: dict[str, list[dict]] = {}
+    for x in lots:
+        groups.setdefault(x["seed"], []).append(x)
+    for group in groups.values():
+        block = group[0]["block"]
+        active = [r for r in st[block] if not r.withdrawn]
+        through = 4 if len(active) >= 4 else 2
+        place = {r.name: i for i, r in enumerate(active, 1)}
+        row = next(r for r in active if r.name == group[0]["name"])
+        went = {x["name"]: place[x["name"]] <= through for x in group}
+        what = ("who goes on" if len(set(went.values())) > 1 else "the order")
+        out.append(f"block {block}: a lot decided {what} ({row.wins} wins, {row.cards} cards "
+                   "each): " + ", ".join(
+                       f"{x['name']} drew {x['number']} ("
+                       + (f"place {place[x['name']]}" if went[x["name"]] else "out") + ")"
+                       for x in sorted(group, key=lambda x: x["number"])))
+    return out
+
+
+def pair_text(t, info: dict, paths: dict) -> str:
+    """What pairing a round says: its tables (one line a table), the lots it drew, and
+    where its pairing list and score sheets are."""
+    return "\n".join([round_text(info), *lots_text(t, info.get("lots", [])),
+                      f"pairing list: {paths['pairings']}",
+                      f"score sheets: {paths['sheets']}"])
+
+
+def pair(t, color=None, tables_csv=None, out=None) -> tuple[dict, str]:
+    """Pair the next round and write its pages (``pages.pair_and_write``): the JSON answer
+    (the round, ``pages``, ``lots`` drawn) and its text.  A round stored whose pages could not
+    be written: ``pages.PagesNotWritten``, its ``info`` set to the answer."""
+    from reader.tournament import pages
+
+    before = {(x.block, x.name) for x in t.lots()}
+    try:
+        rnd, paths = pages.pair_and_write(t, color, tables_csv, out)
+    except pages.PagesNotWritten as e:
+        e.info = dict(e.round.to_json(), lots=[])
+        e.text = round_text(e.info)
+        raise
+    info = rnd.to_json()
+    info["lots"] = [x.to_json() for x in t.lots() if (x.block, x.name) not in before]
+    info["pages"] = {k: str(v) for k, v in paths.items()}
+    return info, pair_text(t, info, paths)
 
 
 def handle(t, line: str) -> tuple[dict | None, str]:
@@ -91,15 +160,30 @@ def handle(t, line: str) -> tuple[dict | None, str]:
         st = t.standings()
         lines = []
         for b, rows in st.items():
-            top = [r for r in rows if not r.withdrawn][:4]
+            active = [r for r in rows if not r.withdrawn]
+            if not any(r.played for r in active):
+                lines.append(f"{b}: no results yet")
+                continue
+            through = 4 if len(active) >= 4 else 2
+            # the top four, and everyone level with the 4th (a lot, not the list, decides)
+            last = active[through - 1]
+            top = [r for i, r in enumerate(active) if i < through
+                   or (r.key == last.key and r.lot is None)]
+            level = [r for r in top if r.key == last.key]
+            places = through - (len(top) - len(level))
             lines.append(f"{b}: " + " · ".join(f"{r.rank}{'=' if r.tied else ''} {r.name} "
-                                                f"{r.wins}勝 {r.cards}枚" for r in top))
+                                                f"{r.wins}勝 {r.cards}枚" for r in top)
+                         + (f" ({len(level)} level for {places} place"
+                            f"{'s' if places > 1 else ''}"
+                            + (": a lot decides when the knock-out is paired)"
+                               if t.prelims_done() else " so far)")
+                            if len(top) > through else ""))
         return ({b: [r.to_json() for r in rows] for b, rows in st.items()}, "\n".join(lines))
     if cmd == "p":
-        info = t.pair().to_json()
-        text = f"round {info['round']} ({info['stage_name']}, {info['color']}): " + "; ".join(
-            f"{x['table']}: {' v '.join(x['players'])}" for x in info["tables"])
-        return info, text
+        if rest:
+            raise KarutaError("p pairs the next round: nothing goes after it (a colour or "
+                              "tables by hand: `karuta tournament pair`)")
+        return pair(t)
     if cmd == "u":
         table = _table(rest[0]) if rest else None
         r = t.undo(table).to_json()
@@ -121,7 +205,7 @@ def handle(t, line: str) -> tuple[dict | None, str]:
     counts = [tok for tok in rest if not tok.startswith(("!", "+"))]
     r = enter_tokens(t, table, counts, faults, correct=correct,
                      tiebreak=_int(extra[0]) if extra else 0).to_json()
-    return r, _line(r)
+    return r, result_line(r)
 
 
 def enter_tokens(t, table: int, tokens, faults=(), round_no: int | None = None,

@@ -24,7 +24,7 @@ __all__ = ["RESULT_COLUMNS", "PAIRING_COLUMNS", "SheetResult", "read_results", "
 RESULT_COLUMNS = {"table": ("table", "卓", "卓番号", "テーブル"),
                   "name": ("name", "名前", "氏名", "選手名"),
                   "cards": ("cards", "枚数", "取り札", "取り札数"),
-                  "fault": ("fault", "お手つき"),
+                  "fault": ("fault", "faulted", "お手つき"),
                   "tiebreak": ("tiebreak", "tie-break", "読み足し", "延長")}
 PAIRING_COLUMNS = {k: RESULT_COLUMNS[k] for k in ("table", "name")}
 _YES = ("1", "yes", "y", "true", "○", "〇", "x", "有", "あり")
@@ -154,9 +154,17 @@ def export_json(t) -> dict:
             "lots": [x.to_json() for x in t.lots()], "champions": t.champions()}
 
 
-def export_csv(t) -> str:
-    """Every result, one row per player per table (``karuta tournament export --csv``)."""
+#: the byte order mark Excel looks for: without it, Excel on a Japanese PC reads a CSV as
+#: Shift_JIS and shows UTF-8 names garbled (our own CSV readers take it either way)
+BOM = "\ufeff"
+
+
+def export_csv(t, bom: bool = True) -> str:
+    """Every result, one row per player per table (``karuta tournament export --csv``),
+    headed by a byte order mark (``bom``) so that Excel opens it as UTF-8."""
     buf = io.StringIO()
+    if bom:
+        buf.write(BOM)
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["round", "stage", "color", "table", "block", "kind", "seat", "name",
                 "group", "cards", "result", "faulted"])

@@ -8,7 +8,7 @@
 
 Pages use IPAex Gothic through CSS (installed by scripts/setup), so names in kanji print in
 a proper Japanese font; jinja2 escapes every name.  Printing: open the file in a browser and
-print (A4 is set by ``@page``), or ``chromium --headless --print-to-pdf``.
+print (A4 is set by ``@page``), or ``chromium --headless --no-pdf-header-footer --print-to-pdf``.
 The time shown on the projector is passed in (``updated``): nothing here reads the clock.
 """
 from __future__ import annotations
@@ -18,10 +18,12 @@ from pathlib import Path
 import jinja2
 import poems
 
+from reader.base.errors import KarutaError
 from reader.base.files import atomic_write_text
 
-__all__ = ["render_pairings", "render_sheets", "render_projector", "write_round",
-           "write_projector", "pages_dir", "round_paths", "ready_folder", "REFRESH_S"]
+__all__ = ["highlighted", "render_pairings", "render_sheets", "render_projector", "write_round",
+           "write_projector", "pages_dir", "round_paths", "ready_folder", "pair_and_write",
+           "PagesNotWritten", "REFRESH_S"]
 
 REFRESH_S = 10
 ROUND_JA = {"prelim": "予選 第{n}回戦", "semi": "準決勝", "final": "決勝"}
@@ -38,8 +40,11 @@ def pages_dir(db_path: Path) -> Path:
 
 def _round_title(t, round_no: int) -> str:
     stage = t.stage_of(round_no)
-    if stage == "final" and any(tb.kind == "third" for tb in t.tables(round_no)):
+    kinds = {tb.kind for tb in t.tables(round_no)}
+    if stage == "final" and "third" in kinds:
         return "決勝・3位決定戦"
+    if stage == "semi" and kinds == {"final"}:  # blocks of 2-3: the top two meet at once
+        return KIND_JA["final"]
     return ROUND_JA[stage].format(n=round_no)
 
 
@@ -105,21 +110,92 @@ def _name_em(name: str) -> float:
     return sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.6 for c in name)
 
 
+def _through(active: int) -> int:
+    """How many of a block of ``active`` players go on to the knock-out (fewer than four: the
+    top two play the final at once, ``scoring.semi_finals``)."""
+    return 4 if active >= 4 else 2
+
+
+def highlighted(rows, knockout) -> set:
+    """The ids of a block's standings rows the projector marks: once the knock-out is paired,
+    the players in it; before, those whose place within the top four (two in a block of 2-3)
+    the results have decided.  Nobody before any result, and never a tie that straddles the
+    last place through (4 of 8 players level on 0 are not "the top four")."""
+    if knockout:
+        first = min(tb.round for tb in knockout)
+        return {pid for tb in knockout if tb.round == first for pid in tb.seats}
+    active = [r for r in rows if not r.withdrawn]
+    if not any(r.played for r in active):
+        return set()
+    through = _through(len(active))
+    return {r.id for r in active[:through]
+            if sum(x.key >= r.key for x in active) <= through}
+
+
+def _match(tb, rank: dict) -> dict:
+    """A knock-out table for the bracket: its players with their preliminary place, cards and
+    who won."""
+    return {"table": tb.no, "kind": tb.kind, "players": [
+        {"name": n, "rank": rank.get(pid), "cards": None if tb.counts is None else tb.counts[i],
+         "win": tb.outcome is not None and tb.outcome[i] == "win"}
+        for i, (pid, n) in enumerate(zip(tb.seats, tb.names))]}
+
+
+def _bracket(rows, tables) -> dict:
+    """A block's knock-out as the projector draws it: semi-finals (1 v 4, 2 v 3), the final
+    (before it is paired: a box of ― for the semi-finals' winners), the third-place match, the
+    champion."""
+    rank = {r.id: r.rank for r in rows}
+    by_kind: dict[str, list] = {}
+    for tb in tables:
+        by_kind.setdefault(tb.kind, []).append(_match(tb, rank))
+    final = (by_kind.get("final") or [None])[0]
+    semis = by_kind.get("semi", [])
+    if final is None and semis:
+        final = {"table": None, "kind": "final", "players": [
+            {"name": "", "rank": None, "cards": None, "win": False} for _ in semis]}
+    champion = next((p["name"] for p in (final or {}).get("players", []) if p["win"]), None)
+    return {"semis": semis, "final": final, "third": (by_kind.get("third") or [None])[0],
+            "champion": champion}
+
+
+def _winners(b: dict) -> list[tuple[str, list[str]]]:
+    """A finished block's places: 優勝, 準優勝, 3位 (the third-place match's winner, or both
+    semi-final losers where none is played)."""
+    final = b["final"]["players"]
+    out = [("優勝", [p["name"] for p in final if p["win"]]),
+           ("準優勝", [p["name"] for p in final if not p["win"]])]
+    if b["third"] is not None:
+        out.append(("3位", [p["name"] for p in b["third"]["players"] if p["win"]]))
+    elif b["semis"]:
+        out.append(("3位", [p["name"] for m in b["semis"] for p in m["players"]
+                            if not p["win"]]))
+    return out
+
+
 def render_projector(t, updated: str = "") -> str:
-    """The projector page: while the current round's results are coming in, its pairings
-    (who sits where) per block, and the standings per block with the knock-out matches; the
-    page's script fits them to the screen (see projector.html)."""
+    """The projector page, one kind of screen after another: at the day's end the winners of
+    each block; once the knock-out is paired its bracket; while a preliminary round's results
+    are coming in its pairings (who sits where); and the standings per block, titled by the
+    stage.  The page's script fits each kind to the screen, every block whole (see
+    projector.html)."""
     st = t.standings()
     cur = t.current_round()
+    rounds = t.settings.rounds
+    stage = t.stage_of(cur) if cur else None
+    ko = t.knockout()
+    missing = t.missing_results(cur) if cur else []
+    champions = t.champions()
+    over = bool(cur > rounds and not missing and ko and set(champions) >= set(ko))
     pairings: list = []
     pairings_title = ""
     if cur:
         info = t.round_info(cur)
         tables = t.tables(cur)
-        missing = sum(tb.counts is None for tb in tables)
         color_ja = poems.COLOR_JA[info.color]
-        status = f"{_round_title(t, cur)}（{color_ja}） · 結果 {len(tables) - missing}/{len(tables)} 卓"
-        if missing:
+        status = (f"{_round_title(t, cur)}（{color_ja}） · 結果 {len(tables) - len(missing)}"
+                  f"/{len(tables)} 卓" + (" · 全試合終了" if over else ""))
+        if missing and stage == "prelim":
             by_block: dict[str, list] = {}
             for tb in tables:
                 by_block.setdefault(tb.block, []).append(tb)
@@ -127,21 +203,30 @@ def render_projector(t, updated: str = "") -> str:
             pairings_title = f"{_round_title(t, cur)} 組み合わせ（{color_ja}）"
     else:
         status = "組み合わせ前"
-    done = min(cur, t.settings.rounds)
+    done = min(cur, rounds)
     if done and t.missing_results(done):
         done -= 1
-    standings_title = f"予選 順位（第{done}回戦まで）" if done else "予選 順位"
-    bracket = {b: [] for b in st}
-    for b, ms in t.knockout().items():
-        bracket[b] = [m.to_json() for m in ms]
-    champions = t.champions()
+    if done >= rounds:
+        standings_title = "予選 最終順位"
+    elif done:
+        standings_title = f"予選 順位（第{done}回戦まで）"
+    else:
+        standings_title = "予選 順位（結果はまだありません）" if cur else "予選 順位"
+    top = {b: highlighted(rows, ko.get(b, [])) for b, rows in st.items()}
+    places = sorted({_through(sum(not r.withdrawn for r in rows)) for rows in st.values()})
+    legend = ("決勝トーナメント進出" if ko else "" if not any(top.values())
+              else f"{places[-1]}位以内" + ("（3名以下のブロックは2位以内）" if len(places) > 1
+                                            else ""))
+    bracket = {b: _bracket(st[b], ko[b]) for b in st if ko.get(b)}
+    winners = {b: _winners(x) for b, x in bracket.items()} if over else {}
     name_em = {b: max([4.0] + [_name_em(r.name) for r in rows]) for b, rows in st.items()}
     return _env.get_template("projector.html").render(
         title=t.settings.title, status_line=status, updated=updated, refresh=REFRESH_S,
         standings=list(st.items()), pairings=pairings, pairings_title=pairings_title,
-        standings_title=standings_title, name_em=name_em,
+        standings_title=standings_title, legend=legend, top=top, name_em=name_em,
         lots_shown={b: any(r.lot is not None for r in rows) for b, rows in st.items()},
-        bracket=bracket, champions={b: champions.get(b) for b in st}, kind_ja=KIND_JA)
+        bracket=sorted(bracket.items()), winners=sorted(winners.items()), kind_ja=KIND_JA,
+        bracket_title="決勝トーナメント 結果" if over else "決勝トーナメント")
 
 
 def round_paths(folder: Path, round_no: int) -> dict[str, Path]:
@@ -187,3 +272,30 @@ def write_projector(t, updated: str = "", out: Path | None = None) -> Path:
     ready_folder(folder, [path])
     atomic_write_text(path, render_projector(t, updated))
     return path
+
+
+class PagesNotWritten(KarutaError):
+    """A round was paired and saved, but its pairing list or score sheets were not written
+    (``round``: the round as stored, so the caller can still show it)."""
+
+    def __init__(self, rnd, cause: Exception):
+        super().__init__(f"round {rnd.no} is paired and saved, but its pages were not written "
+                         f"({cause}): `karuta tournament sheets` writes them (pairing again "
+                         "would pair the next round)")
+        self.round = rnd
+
+
+def pair_and_write(t, color: str | None = None, tables_csv=None,
+                   out: Path | None = None) -> tuple:
+    """Pair the next round and write its pairing list and score sheets: what
+    ``karuta tournament pair`` and the desk's ``p`` both do.  The folder is checked before the
+    round is stored (a folder that cannot be written changes nothing); returns ``(round,
+    paths)``; ``PagesNotWritten`` if the round is stored but a page could not be written."""
+    target = out or pages_dir(t.path)
+    ready_folder(target, list(round_paths(target, t.current_round() + 1).values()))
+    rnd = t.pair(color, tables_csv)
+    try:
+        paths = write_round(t, rnd.no, out)
+    except KarutaError as e:
+        raise PagesNotWritten(rnd, e) from None
+    return rnd, paths
