@@ -31,7 +31,7 @@ from typing import Any
 
 from reader.base.errors import KarutaError, LogError, OutputError
 from reader.base.files import READ_MAX, read_bounded
-from reader.base.limits import TITLE_MAX
+from reader.base.limits import MAX_CLIP_GAIN, TITLE_MAX
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
@@ -136,7 +136,7 @@ SCHEMAS: dict[str, dict] = {
                 "type": "object", "required": ["frames", "file"],
                 "properties": {
                     "frames": {"type": "integer", "minimum": 1, "maximum": 48000 * 600},
-                    "gain": {"type": "number", "minimum": 0, "maximum": 1e4},
+                    "gain": {"type": "number", "minimum": 0, "maximum": MAX_CLIP_GAIN},
                     "file": {"type": "string", "minLength": 1},
                     "timeline": {"type": "object", "properties": {
                         "confidence": {"type": "number"}, "method": {"type": "string"},
