@@ -282,15 +282,25 @@ def test_a_config_folder_that_is_a_file_is_one_line(tmp_path):
 
 # ------------------------------------------------------------------ club session, packs
 
-def test_show_log_of_a_session_entry_without_its_card(tmp_path):
+@pytest.mark.parametrize("log, words", [
+    ([{"poem": 1}, {"card": 2, "poem": 2}], ("line 1 has no card number",)),
+    ([{"card": 1, "poem": 1}, {"card": 3, "poem": 2}], ("line 2: card 3 is poem 3",)),
+    ([{"card": 9, "poem": 1}], ("line 1: card 9 of 3",)),
+], ids=["no card", "another poem", "past the order"])
+def test_a_session_whose_read_log_does_not_fit_its_order_is_damaged(tmp_path, log, words):
+    """Issue 33: a read-log entry without its card showed as "?" (exit 0): the session is
+    said to be damaged in one line, by --show-log and --resume alike, and left as it is."""
     sessions = tmp_path / "data" / "sessions"
     sessions.mkdir(parents=True)
     saved = {"kind": "karuta-club-session", "version": 2, "reading": {"rules": "kyogi"},
-             "seed": 1, "order": [1, 2, 3], "position": 2, "voice_spec": None,
-             "log": [{"poem": 1}, {"card": 2, "poem": 2}]}
+             "seed": 1, "order": [1, 2, 3], "position": 2, "voice_spec": None, "log": log}
     (sessions / "last.json").write_text(json.dumps(saved))
-    res = ok(karuta(tmp_path, "read", "--show-log"))
-    assert "2 of 3 cards" in res.stdout and "秋の田の" in res.stdout
+    before = (sessions / "last.json").read_bytes()
+    for argv in (["read", "--show-log"], ["read", "--resume", "--voice", "tone"]):
+        one_line_error(karuta(tmp_path, *argv), "last.json is damaged", "read log", *words,
+                       "left as it is")
+    assert (sessions / "last.json").read_bytes() == before
+    assert sorted(p.name for p in sessions.iterdir()) == ["last.json"]
 
 
 def _pack(tmp_path, name="p", toml: str | None = None) -> Path:
@@ -323,11 +333,20 @@ def test_a_pack_index_clip_without_its_file_is_one_line(tmp_path):
 
 
 def test_a_clip_field_at_the_top_of_voice_toml_is_reported(tmp_path):
-    src = _pack(tmp_path, toml='name = "g"\ngain_db = 1e308\ncolour = "red"\n')
+    src = _pack(tmp_path, toml='name = "g"\ngain_db = -3\ncolour = "red"\n')
     res = ok(karuta(tmp_path, "voice", "add", src, "--no-align"))
-    assert "gain_db = 1e+308 applies to one clip" in res.stdout
+    assert "gain_db = -3 applies to one clip" in res.stdout
     assert "colour: unknown field" in res.stdout
     one_line_error(karuta(tmp_path, "voice", "check", "g"), "problems")
+
+
+def test_an_absurd_gain_at_the_top_of_voice_toml_is_refused(tmp_path):
+    """Issue 33: ``gain_db = 1e308`` (at the top, where a user may think it sets the whole
+    pack) was accepted with exit 0: one line, nothing installed."""
+    src = _pack(tmp_path, toml='name = "g"\ngain_db = 1e308\n')
+    one_line_error(karuta(tmp_path, "voice", "add", src, "--no-align"),
+                   "gain_db = 1e+308 is out of range", "nothing was imported")
+    assert not (tmp_path / "data" / "voices" / "g").exists()
 
 
 # ------------------------------------------------------------------ voice record

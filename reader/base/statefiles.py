@@ -106,7 +106,7 @@ SCHEMAS: dict[str, dict] = {
             "auto": {"type": "boolean"},
             "memorize_min": {"type": "number", "minimum": 0},
             "log": {"type": "array", "items": {
-                "type": "object", "required": ["poem"],
+                "type": "object", "required": ["poem"],  # the card: _session_consistent
                 "properties": {"poem": _POEM, "card": {"type": "integer", "minimum": 1},
                                "kimariji": {"type": "string"},
                                "kimariji_sound": {"type": "string"},
@@ -351,6 +351,16 @@ def _session_consistent(d: dict) -> str | None:
         return "position out of range"
     if "options" in d and d["options"]["seed"] != d["seed"]:
         return "two different seeds"
+    order = d["order"]
+    for i, e in enumerate(d["log"], 1):  # each line of the read log is a card of the order
+        card = e.get("card")
+        if card is None:
+            return f"read log line {i} has no card number"
+        if card > len(order):
+            return f"read log line {i}: card {card} of {len(order)}"
+        if order[card - 1] != e["poem"]:
+            return (f"read log line {i}: card {card} is poem {order[card - 1]}, "
+                    f"the log says {e['poem']}")
     return None
 
 

@@ -111,8 +111,7 @@ def log_line(e: dict) -> str:
 
 
 def format_log(log: list[dict], total: int | None = None, seed=None) -> list[str]:
-    # an entry without its card number (an older or edited session) counts by its poem
-    cards = {e["card"] if "card" in e else ("poem", e["poem"]) for e in log}
+    cards = {e["card"] for e in log}  # (a saved log without them is refused when loaded)
     head = "read log" + (f" (seed {seed})" if seed is not None else "") + \
         (f": {len(cards)} of {total} cards" if total else "")
     return [head] + [log_line(e) for e in log]
