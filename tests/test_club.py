@@ -614,3 +614,34 @@ def test_a_ctrl_c_while_the_screen_is_drawn_saves_and_quits(tone_voice):
     except KeyboardInterrupt:
         pytest.fail("the Ctrl-C escaped the club's loop: 'karuta: interrupted', exit 130")
     assert not s.running and s.message == "interrupted (saved)"
+
+
+class _Underran(_NoOutput):
+    underruns = 105
+
+
+@pytest.mark.parametrize("how", ["quit", "finished"])
+def test_the_end_of_a_reading_says_underruns_only_when_not_stopped_by_the_reader(tmp_path,
+                                                                                 tone_voice, how):
+    """Issue 34: after Ctrl-C (or q) a club reading printed ``karuta: audio: 105 underruns``,
+    which reads as an error: the reader stopped the sound, nothing is said about it.  A
+    reading that ran to its end still says the count, and what it means."""
+    from reader.cli.read import build
+    from reader.club.run import say_the_end
+
+    plan, voice = build(OPTS)
+    s = csession.ClubSession(plan, voice, _Underran(), voice_spec="tone",
+                             session=store.SessionFile(tmp_path / "last.json"), clock=FakeClock())
+    s._card_read(0)
+    if how == "quit":
+        s.command("quit")  # what the terminal does on q and on Ctrl-C
+    else:
+        s.phase = "finished"
+    lines: list[str] = []
+    say_the_end(s, s.output, lines.append)
+    audio = [ln for ln in lines if "audio" in ln]
+    if how == "quit":
+        assert audio == [] and "stopped at card 2/4 (saved)" in lines[-1], lines
+    else:
+        assert audio == ["karuta: audio: 105 underruns (gaps of silence in the sound: the "
+                         "machine was too busy to keep the sound device fed)"], lines

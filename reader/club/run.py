@@ -95,7 +95,17 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         run_window(session, bindings=bindings)
     else:
         run_terminal(session, bindings=bindings)
-    for line in format_log(session.log, session.total, plan.seed):
+    say_the_end(session, output, echo)
+    return session.position
+
+
+def say_the_end(session: ClubSession, output, echo: Callable[[str], None]) -> None:
+    """What a club reading prints as it ends: the read log, where it stopped, the audio's
+    line (none about underruns when the reader quit: ``q`` or Ctrl-C cut the sound on
+    purpose).  A device lost mid-reading is one ``DeviceError`` after the log."""
+    from audio.output import underrun_line
+
+    for line in format_log(session.log, session.total, session.plan.seed):
         echo(line)
     if session.device_lost and session.phase != "finished":
         raise DeviceError(f"{session.device_lost}; stopped at card "
@@ -106,10 +116,9 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
     else:
         echo(f"stopped at card {min(session.position + 1, session.total)}/{session.total} "
              f"(saved): `karuta read --resume` continues")
-    from audio.output import underrun_line
-
-    echo(underrun_line(output))
-    return session.position
+    audio = underrun_line(output, stopped=session.phase == "quit")
+    if audio:
+        echo(audio)
 
 
 def show_log(session_path, echo: Callable[[str], None]) -> None:
