@@ -490,3 +490,52 @@ def test_a_killed_writers_temp_file_is_removed_by_the_next_save(tmp_path):
     ok(karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "2,4", *TONE))
     assert not stale.exists() and live.exists()
     assert len(log.read_text().splitlines()) > 3
+
+
+def test_voice_add_and_voice_check_count_the_same_problems(tmp_path):
+    """Issue 34: ``voice add`` listed 5 rows and ``voice check`` then said "has 1 problem":
+    both say how many rows are listed, how many are problems (what fails the check) and how
+    many are notes, and ``voice check``'s one line counts the same problems."""
+    import re
+
+    src = _pack(tmp_path)  # one poem of 1 s clips: too short, the rest missing; not aligned
+    add = ok(karuta(tmp_path, "voice", "add", src, "--name", "p", "--no-align"))
+    table = add.stdout[add.stdout.index("clip  "):].splitlines()
+    rows = [ln for ln in table[1:] if not ln.startswith(("voice ", "use it"))]
+    m = re.search(r"voice 'p': (\d+) listed: (\d+) problems, (\d+) note \(not aligned: it does "
+                  r"not fail the check\)", add.stdout)
+    assert m, add.stdout
+    listed, problems, notes = map(int, m.groups())
+    assert listed == len(rows) == problems + notes and notes == 1
+    check = karuta(tmp_path, "voice", "check", "p")
+    one_line_error(check, f"voice 'p' has {problems} problems (listed above; the other row is "
+                          "a note)")
+    assert f"; {listed} listed: {problems} problems, 1 note" in check.stdout
+
+
+def test_a_progress_line_ends_before_the_next_line(tmp_path):
+    """Issue 34: ``voice record``'s build line ran into the next ("1/1 clipsvoice 'mine'"):
+    the progress line on a terminal is ended with a newline once drawn, however the work ends
+    (an error too); off a terminal nothing is drawn."""
+    import io
+
+    from reader.cli.progress import LineProgress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Tty()
+    with LineProgress("building the pack", "clips", stream=tty) as bar:
+        bar.update(1, 1)
+    assert tty.getvalue() == "\rbuilding the pack: 1/1 clips\n"
+    tty = Tty()
+    with pytest.raises(RuntimeError):
+        with LineProgress("importing", "files", stream=tty) as bar:
+            bar.update(1, 3)
+            raise RuntimeError
+    assert tty.getvalue().endswith("1/3 files\n")
+    quiet = io.StringIO()
+    with LineProgress("importing", stream=quiet) as bar:
+        bar.update(1, 3)
+    assert quiet.getvalue() == ""
