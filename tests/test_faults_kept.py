@@ -415,9 +415,52 @@ def test_the_default_voice_setting_and_a_club_session_that_are_links_stay_links(
     (real / "last.json").write_text('{"the": "unfinished session"}')
     last = tmp_path / "last.json"
     last.symlink_to(real / "last.json")
-    keep_previous(last)  # a new club session starts: the old one is kept, the link stays
-    assert last.is_symlink() and not (tmp_path / "previous.json").is_symlink()
-    assert (tmp_path / "previous.json").read_text() == '{"the": "unfinished session"}'
+    line = keep_previous(last)  # a new club session starts: the old one is kept, the link stays
+    assert last.is_symlink()
+    [kept] = tmp_path.glob("previous-*.json")
+    assert not kept.is_symlink() and kept.read_text() == '{"the": "unfinished session"}'
+    assert str(kept) in line and "damaged" in line  # (not a session karuta can read back)
+
+
+def _session(order, position, seed=1):
+    return {"kind": "karuta-club-session", "version": 2, "reading": {"rules": "kyogi"},
+            "seed": seed, "order": order, "position": position, "voice_spec": None,
+            "log": [{"card": k + 1, "poem": order[k]} for k in range(position)],
+            "updated": f"2026-12-{seed:02d}T19:30:00+09:00"}
+
+
+def test_new_sessions_set_the_last_aside_with_its_time_and_say_so(tmp_path):
+    """Issue 34: a new reading silently set the unfinished one aside as previous.json, one
+    level kept (a second new reading lost it).  Each is set aside under the time of its last
+    save, said in one line with the command that continues it; the newest 10 are kept (the
+    line names one removed); ``read --list-sessions`` lists them and ``--resume --session``
+    continues one."""
+    from reader.club import store
+
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    last = sessions / "last.json"
+    lines, kept = [], []
+    for i in range(1, 13):
+        last.write_text(json.dumps(_session([1, 2, 3], i % 3, seed=i)))
+        os.utime(last, (1_800_000_000 + i * 60,) * 2)
+        kept.append(last.read_bytes())
+        lines.append(store.keep_previous(last))
+        assert not last.exists()
+    first = lines[0]
+    assert first.startswith("the last session (stopped before card 2/3 · kyogi · seed 1 · last "
+                            "saved 2026-12-01 19:30) was set aside as ")
+    assert "`karuta read --resume --session " in first and "--list-sessions" in first
+    aside = store.set_aside_sessions(last)
+    assert len(aside) == 10 and [p.read_bytes() for p in aside] == kept[:1:-1]
+    assert "was removed: the newest 10 are kept" in lines[10] and "removed" not in lines[9]
+    res = ok(karuta(tmp_path, "read", "--list-sessions"))
+    listed = res.stdout.splitlines()
+    assert len(listed) == 11 and listed[0].startswith(str(aside[0]) + ": ")
+    assert "stopped before card 1/3 · kyogi · seed 12" in listed[0] and "seed 11" in listed[1]
+    assert listed[-1] == "continue one with: karuta read --resume --session PATH"
+    res = ok(karuta(tmp_path, "read", "--show-log", "--session", aside[1]))
+    assert "seed 11" in res.stdout and "next card 3/3" in res.stdout
 
 
 @pytest.mark.realtime
