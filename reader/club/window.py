@@ -131,7 +131,12 @@ def draw(screen, v: ClubView, fonts) -> None:
         card = f"{v.card}/{v.total}" if v.card else f"-/{v.total}"
         colour = HELD if v.state == "held" else (ACCENT if v.state == "waiting for take" else PAPER)
         draw_text(screen, f"card {card}", mid, (30, 60, w // 2, 80), PAPER)
-        draw_text(screen, v.state, mid, (w // 2, 60, w // 2 - 30, 80), colour)
+        # "repeating 下の句 of card 3 [33] しづ心なく": which card on a line of its own (in the
+        # half-width box the whole would break mid-word)
+        state, _, which = v.state.partition(" of card ")
+        draw_text(screen, state, mid, (w // 2, 60, w // 2 - 30, 80), colour)
+        if which:
+            draw_text(screen, f"card {which}", small, (w // 2, 122, w // 2 - 30, 40), colour)
         if v.poem is not None:
             draw_text(screen, v.kimariji + ("  空札" if v.karafuda else ""), big,
                       (30, 150, w - 60, 170), ACCENT)
