@@ -175,7 +175,7 @@ def _notice(voice) -> None:
 @click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
               help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
 @click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
-              help="Memorisation minutes before the jo-ka (club mode default 15; goshiki 0.5, i.e. 30 s; 0 = none).")
+              help="Memorisation minutes before the reading (club mode default 15; goshiki 0.5, i.e. 30 s; 0 = none).")
 @click.option("--signals", default=None, metavar="MIN[,MIN]",
               help="Memorisation signals, minutes from the start (default: 2 min before the end).")
 @click.option("--show-log", is_flag=True, help="Print the last session's read log and exit.")
