@@ -420,6 +420,11 @@ def _worker_init():
     # ends its pool itself.  A worker that took it printed a traceback over the app's screen
     # and broke the pool under it.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # A parent killed outright (kill -9, the OOM killer) cannot end its pool: the workers end
+    # themselves (and with them the resource tracker, which lives while they hold its pipe)
+    from reader.base.procs import end_with_parent
+
+    end_with_parent()
     with contextlib.suppress(OSError, AttributeError):
         os.nice(5)  # below the player: synthesis is ahead of time
     _pyopenjtalk_module()

@@ -189,13 +189,14 @@ def test_a_plot_that_cannot_be_written_whole_leaves_the_previous_one(tmp_path):
 def test_corrupt_database_moved_aside_and_reported(tmp_path):
     (tmp_path / DB_NAME).write_bytes(b"\x00garbage" * 1000)
     r = run_karuta(tmp_path, "stats")
-    assert r.returncode == 0
+    assert r.returncode == 1  # a damaged database is a damaged input (issue 33)
     assert len(r.stderr.splitlines()) == 1
-    assert "corrupt-1" in r.stderr and "new one started" in r.stderr
-    assert "no answers recorded yet" in r.stdout
+    assert "corrupt-1" in r.stderr and "nothing in it could be read" in r.stderr
+    assert "no answers recorded yet" not in r.stdout
     assert (tmp_path / f"{DB_NAME}.corrupt-1").read_bytes().startswith(b"\x00garbage")
     r = run_karuta(tmp_path, "stats")  # the new one is fine
     assert r.returncode == 0 and r.stderr == ""
+    assert "no answers recorded yet" in r.stdout and "corrupt-1" in r.stdout
 
 
 def _sessions_db(path: Path) -> list[tuple[float, float]]:

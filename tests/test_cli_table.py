@@ -258,6 +258,9 @@ def test_recite_renders_the_composed_poem_with_the_synthesized_voice(tmp_path, s
     out = tmp_path / "poem.wav"
     r = ok(karuta("table", "genkan", "recite", save, "1", "--out", out))
     assert f"recited poem #1 to {out}" in r.stdout
+    # (the note before a synthesis, when the shared cache did not hold the poem yet)
+    assert r.stderr in ("", "synthesizing poem #1 (5 ku; about 2-3 s a ku the "
+                        "first time, then it is cached) …\n"), r.stderr
     data, rate = sf.read(out, dtype="float32")
     key = speech_key({"ku": ku})
     voice = SynthVoice()
@@ -271,6 +274,23 @@ def test_recite_renders_the_composed_poem_with_the_synthesized_voice(tmp_path, s
     ref = np.asarray(voice.samples(item), dtype=np.float32)
     assert np.sqrt(np.mean(data ** 2)) > 0.02
     assert np.max(np.abs(data - np.clip(ref, -1, 1))) < 2 / 32768
+
+
+def test_recite_says_it_is_synthesizing_before_the_wait(tmp_path):
+    """Issue 34: ``table recite`` gave no sign for its ~12 s of synthesis: a line says what is
+    being made and why it takes a while, when the poem is not cached yet; nothing once it is."""
+    from audio.synth import SynthVoice
+    from reader.cli.table import synthesis_note
+    from reader.table.recite import poem_plan
+
+    entry = {"id": 3, "ku": [[1, 1], [2, 2], [3, 3], [4, 4], [5, 5]]}
+    voice = SynthVoice(cache_dir=tmp_path / "cache")
+    note = synthesis_note(entry, voice)
+    assert note and note.startswith("synthesizing poem #3 (5 ku;") and "\n" not in note
+    path = voice.cache_path(poem_plan(entry, voice).segments[0].speech)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"")  # as a cached clip is found
+    assert synthesis_note(entry, voice) is None
 
 
 @pytest.mark.entry_point

@@ -103,7 +103,8 @@ def test_karuta_voice_subprocess(env, source):
     assert r.returncode == 0, r.stderr
     r = run_karuta("voice", "check", "yamada", env=env)
     assert r.returncode == 1 and "unreadable" in r.stdout
-    assert r.stderr == "karuta: voice 'yamada' has 3 problems (listed above)\n", r.stderr
+    assert r.stderr == ("karuta: voice 'yamada' has 3 problems (listed above; the other row is a "
+                        "note)\n"), r.stderr
     r = run_karuta("voice", "use", "nobody", env=env)
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and r.stderr.startswith("karuta: unknown voice")
 

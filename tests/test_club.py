@@ -307,6 +307,15 @@ def club_session(plan, voice, out, **kw):
     return s
 
 
+def repeating(plan, card: int) -> str:
+    """The state shown while card ``card``'s 下の句 is read again: which card, its number and
+    the 下の句's first words (it said only "repeating 下の句")."""
+    import poems
+
+    poem = plan.order[card - 1]
+    return f"repeating 下の句 of card {card} [{poem}] {poems.poem(poem).kanji[3]}"
+
+
 def shimo_of(plan, poem):
     return next(s for s in plan.segments if s.kind == "shimo" and s.poem == poem)
 
@@ -323,7 +332,7 @@ def test_resume_then_r_repeats_the_previous_cards_shimo_at_once(tone_voice):
     s.command("repeat")
     shimo = shimo_of(plan, plan.order[1])
     out.pump(s, 960)
-    assert s.view().state == "repeating 下の句"
+    assert s.view().state == repeating(plan, 2)  # which card: named (issue 34)
     out.pump_until(s, lambda: out.cursor.state.waiting)
     got = out.played()
     ref = render(plan, tone_voice)
@@ -352,7 +361,7 @@ def test_step_back_then_r_repeats_the_shimo_before_the_card(tone_voice):
     out.pump(s, 480)
     seg, rep = out.cursor.segment_at(100)
     assert rep and seg == shimo_of(plan, plan.order[0])
-    assert s.view().state == "repeating 下の句"
+    assert s.view().state == repeating(plan, 1)  # which card: named (issue 34)
     got = out.played()
     np.testing.assert_array_equal(got, tone_voice.samples(seg.speech)[:got.shape[0]])
     out.pump_until(s, lambda: out.cursor.state.waiting)
@@ -479,7 +488,7 @@ def test_keys_hold_next_repeat_back_quit_make_the_read_log(tone_voice):
     assert "read 2 · left 2" in waiting_at(2)
     key("r")  # card 1's 下の句 again, then the wait at card 2 again
     out.pump(s, 960)
-    assert s.view().state == "repeating 下の句"
+    assert s.view().state == repeating(plan, 1)  # which card: named (issue 34)
     waiting_at(2)
     key("b")  # a take came too early: back to card 1, its 上の句 again
     assert s.position == 0
@@ -614,3 +623,89 @@ def test_a_ctrl_c_while_the_screen_is_drawn_saves_and_quits(tone_voice):
     except KeyboardInterrupt:
         pytest.fail("the Ctrl-C escaped the club's loop: 'karuta: interrupted', exit 130")
     assert not s.running and s.message == "interrupted (saved)"
+
+
+class _Underran(_NoOutput):
+    underruns = 105
+
+
+@pytest.mark.parametrize("how", ["quit", "finished"])
+def test_the_end_of_a_reading_says_underruns_only_when_not_stopped_by_the_reader(tmp_path,
+                                                                                 tone_voice, how):
+    """Issue 34: after Ctrl-C (or q) a club reading printed ``karuta: audio: 105 underruns``,
+    which reads as an error: the reader stopped the sound, nothing is said about it.  A
+    reading that ran to its end still says the count, and what it means."""
+    from reader.cli.read import build
+    from reader.club.run import say_the_end
+
+    plan, voice = build(OPTS)
+    s = csession.ClubSession(plan, voice, _Underran(), voice_spec="tone",
+                             session=store.SessionFile(tmp_path / "last.json"), clock=FakeClock())
+    s._card_read(0)
+    if how == "quit":
+        s.command("quit")  # what the terminal does on q and on Ctrl-C
+    else:
+        s.phase = "finished"
+    lines: list[str] = []
+    say_the_end(s, s.output, lines.append)
+    audio = [ln for ln in lines if "audio" in ln]
+    if how == "quit":
+        assert audio == [] and "stopped at card 2/4 (saved)" in lines[-1], lines
+    else:
+        assert audio == ["karuta: audio: 105 underruns (gaps of silence in the sound: the "
+                         "machine was too busy to keep the sound device fed)"], lines
+
+
+@pytest.mark.parametrize("rules, joka, opens", [
+    ("kyogi", True, "the jo-ka"), ("goshiki", True, "the announcement"),
+    ("goshiki", False, "the first card"), ("kyogi", False, "the first card")])
+def test_the_memorisation_names_what_follows_it(tone_voice, rules, joka, opens):
+    """Issue 34: goshiki live mode said "s: skip to the jo-ka" and "the jo-ka follows";
+    goshiki has no jo-ka: what the screens and the message name is what the plan opens with."""
+    from reader.reading.engine import build_plan
+    from reader.reading.settings import settings_from_options
+
+    settings = settings_from_options(rules, colors=("blue",) if rules == "goshiki" else (),
+                                     cards=3, joka=joka)
+    plan = build_plan(settings, 1, tone_voice)
+    assert any(seg.poem == "joka" for seg in plan.segments) == (rules == "kyogi" and joka)
+    clock = FakeClock()
+    s = csession.ClubSession(plan, tone_voice, PumpOutput(), voice_spec="tone",
+                             session=store.SessionFile("/tmp/unused.json"), clock=clock,
+                             memorize_s=60.0)
+    s.save = lambda: None
+    s.start()
+    screen = "\n".join(club_terminal.screen_lines(s.view()))
+    assert f"(s: skip to {opens})" in screen and ("jo-ka" in screen) == (opens == "the jo-ka")
+    clock.advance(61.0)
+    s.tick()
+    assert s.message == f"memorisation over: {opens} follows"
+
+
+def test_the_read_log_lines_up_in_columns_whatever_the_kana():
+    """Issue 34: the read log's columns drifted with the kimariji's and its sound's length
+    (む against うかりける).  On the terminal each column starts at one display column (kana
+    count two); in the window each starts at one x, past the widest text before it."""
+    import poems
+
+    from reader.ui.window import load_font
+
+    entries = [{"card": c, "poem": n, "kimariji": k, "kimariji_sound": k, "karafuda": kara,
+                "again": again, "time": "2026-01-01T10:00:0%dZ" % c}
+               for c, (n, k, kara, again) in enumerate(
+                   [(87, "む", True, False), (74, "うかりける", False, True),
+                    (33, "ひさ", False, False), (100, "もも", False, False)], 1)]
+    lines = [csession.log_line(e) for e in entries]
+    for field in ("first", "time"):
+        starts = set()
+        for e, ln in zip(entries, lines):
+            text = poems.poem(e["poem"]).kanji[0] if field == "first" else "10:00:0"
+            starts.add(csession.display_width(ln[:ln.index(text)]))
+        assert len(starts) == 1, (field, lines)
+    from reader.club.window import log_columns
+
+    font = load_font(24)
+    xs = log_columns(entries, font)
+    rows = [csession.log_fields(e) for e in entries]
+    for i in range(len(xs) - 1):
+        assert xs[i + 1] > xs[i] + max(font.size(r[i])[0] for r in rows), (i, xs)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from audio_fixtures import small_plan, tone_voice  # noqa: F401
-from test_club import PumpOutput, club_session
+from test_club import PumpOutput, club_session, repeating
 
 LAG = 14400  # 0.3 s at 48 kHz: what a device holds queued
 
@@ -55,7 +55,7 @@ def test_r_while_the_end_still_sounds_reads_the_last_shimo_after_it(tone_voice):
     log = list(s.log)
     s.command("repeat")
     out.pump_until(s, lambda: s.phase == "finished")
-    assert s.view().state == "repeating 下の句"
+    assert s.view().state == repeating(plan, len(plan.order))
     assert s.running, "the front end must not close (and stop it) yet"
     out.pump_until(s, lambda: not out.is_active)
     s.tick()
@@ -74,7 +74,7 @@ def test_r_after_the_end_reads_the_last_shimo_again_each_time(tone_voice):
     shimo = tone_voice.samples(_last_shimo(plan).speech)
     for _ in range(2):
         s.command("repeat")
-        assert s.view().state == "repeating 下の句"
+        assert s.view().state == repeating(plan, len(plan.order))
         out.pump_until(s, lambda: not out.is_active)
         np.testing.assert_array_equal(out.played(), shimo)
         out.pump(s, 0)

@@ -130,3 +130,19 @@ def test_cited_docs_pages_and_rules_sections_exist():
     have = {int(m.group(1)) for h in headings if (m := re.match(r"§(\d+)\b", h))}
     missing += [f"{where}: rules.md §{n}" for where, n in sections if n not in have]
     assert not missing, "cited but not there:\n" + "\n".join(sorted(set(missing)))
+
+
+def test_the_tours_goshiki_line_says_how_many_cards_are_read():
+    """Issue 34: the tour said "classroom reading of the blue 20" and 17 are read: the count
+    the README and reading.md give is the plan's (``karuta plan``)."""
+    import json
+
+    from cli_run import run_inproc
+
+    plan = json.loads(run_inproc("plan", "--rules", "goshiki", "--color", "blue", "--seed", "1",
+                                 "--json").stdout)
+    read = len(plan["order"])
+    for page in (README, DOCS / "reading.md"):
+        line = next(ln for ln in page.read_text(encoding="utf-8").splitlines()
+                    if "--rules goshiki --color blue " in ln and ln.startswith("karuta read"))
+        assert f"{read} of the blue 20 read" in line, (page.name, line)

@@ -282,15 +282,25 @@ def test_a_config_folder_that_is_a_file_is_one_line(tmp_path):
 
 # ------------------------------------------------------------------ club session, packs
 
-def test_show_log_of_a_session_entry_without_its_card(tmp_path):
+@pytest.mark.parametrize("log, words", [
+    ([{"poem": 1}, {"card": 2, "poem": 2}], ("line 1 has no card number",)),
+    ([{"card": 1, "poem": 1}, {"card": 3, "poem": 2}], ("line 2: card 3 is poem 3",)),
+    ([{"card": 9, "poem": 1}], ("line 1: card 9 of 3",)),
+], ids=["no card", "another poem", "past the order"])
+def test_a_session_whose_read_log_does_not_fit_its_order_is_damaged(tmp_path, log, words):
+    """Issue 33: a read-log entry without its card showed as "?" (exit 0): the session is
+    said to be damaged in one line, by --show-log and --resume alike, and left as it is."""
     sessions = tmp_path / "data" / "sessions"
     sessions.mkdir(parents=True)
     saved = {"kind": "karuta-club-session", "version": 2, "reading": {"rules": "kyogi"},
-             "seed": 1, "order": [1, 2, 3], "position": 2, "voice_spec": None,
-             "log": [{"poem": 1}, {"card": 2, "poem": 2}]}
+             "seed": 1, "order": [1, 2, 3], "position": 2, "voice_spec": None, "log": log}
     (sessions / "last.json").write_text(json.dumps(saved))
-    res = ok(karuta(tmp_path, "read", "--show-log"))
-    assert "2 of 3 cards" in res.stdout and "秋の田の" in res.stdout
+    before = (sessions / "last.json").read_bytes()
+    for argv in (["read", "--show-log"], ["read", "--resume", "--voice", "tone"]):
+        one_line_error(karuta(tmp_path, *argv), "last.json is damaged", "read log", *words,
+                       "left as it is")
+    assert (sessions / "last.json").read_bytes() == before
+    assert sorted(p.name for p in sessions.iterdir()) == ["last.json"]
 
 
 def _pack(tmp_path, name="p", toml: str | None = None) -> Path:
@@ -323,11 +333,20 @@ def test_a_pack_index_clip_without_its_file_is_one_line(tmp_path):
 
 
 def test_a_clip_field_at_the_top_of_voice_toml_is_reported(tmp_path):
-    src = _pack(tmp_path, toml='name = "g"\ngain_db = 1e308\ncolour = "red"\n')
+    src = _pack(tmp_path, toml='name = "g"\ngain_db = -3\ncolour = "red"\n')
     res = ok(karuta(tmp_path, "voice", "add", src, "--no-align"))
-    assert "gain_db = 1e+308 applies to one clip" in res.stdout
+    assert "gain_db = -3 applies to one clip" in res.stdout
     assert "colour: unknown field" in res.stdout
     one_line_error(karuta(tmp_path, "voice", "check", "g"), "problems")
+
+
+def test_an_absurd_gain_at_the_top_of_voice_toml_is_refused(tmp_path):
+    """Issue 33: ``gain_db = 1e308`` (at the top, where a user may think it sets the whole
+    pack) was accepted with exit 0: one line, nothing installed."""
+    src = _pack(tmp_path, toml='name = "g"\ngain_db = 1e308\n')
+    one_line_error(karuta(tmp_path, "voice", "add", src, "--no-align"),
+                   "gain_db = 1e+308 is out of range", "nothing was imported")
+    assert not (tmp_path / "data" / "voices" / "g").exists()
 
 
 # ------------------------------------------------------------------ voice record
@@ -396,9 +415,52 @@ def test_the_default_voice_setting_and_a_club_session_that_are_links_stay_links(
     (real / "last.json").write_text('{"the": "unfinished session"}')
     last = tmp_path / "last.json"
     last.symlink_to(real / "last.json")
-    keep_previous(last)  # a new club session starts: the old one is kept, the link stays
-    assert last.is_symlink() and not (tmp_path / "previous.json").is_symlink()
-    assert (tmp_path / "previous.json").read_text() == '{"the": "unfinished session"}'
+    line = keep_previous(last)  # a new club session starts: the old one is kept, the link stays
+    assert last.is_symlink()
+    [kept] = tmp_path.glob("previous-*.json")
+    assert not kept.is_symlink() and kept.read_text() == '{"the": "unfinished session"}'
+    assert str(kept) in line and "damaged" in line  # (not a session karuta can read back)
+
+
+def _session(order, position, seed=1):
+    return {"kind": "karuta-club-session", "version": 2, "reading": {"rules": "kyogi"},
+            "seed": seed, "order": order, "position": position, "voice_spec": None,
+            "log": [{"card": k + 1, "poem": order[k]} for k in range(position)],
+            "updated": f"2026-12-{seed:02d}T19:30:00+09:00"}
+
+
+def test_new_sessions_set_the_last_aside_with_its_time_and_say_so(tmp_path):
+    """Issue 34: a new reading silently set the unfinished one aside as previous.json, one
+    level kept (a second new reading lost it).  Each is set aside under the time of its last
+    save, said in one line with the command that continues it; the newest 10 are kept (the
+    line names one removed); ``read --list-sessions`` lists them and ``--resume --session``
+    continues one."""
+    from reader.club import store
+
+    sessions = tmp_path / "data" / "sessions"
+    sessions.mkdir(parents=True)
+    last = sessions / "last.json"
+    lines, kept = [], []
+    for i in range(1, 13):
+        last.write_text(json.dumps(_session([1, 2, 3], i % 3, seed=i)))
+        os.utime(last, (1_800_000_000 + i * 60,) * 2)
+        kept.append(last.read_bytes())
+        lines.append(store.keep_previous(last))
+        assert not last.exists()
+    first = lines[0]
+    assert first.startswith("the last session (stopped before card 2/3 · kyogi · seed 1 · last "
+                            "saved 2026-12-01 19:30) was set aside as ")
+    assert "`karuta read --resume --session " in first and "--list-sessions" in first
+    aside = store.set_aside_sessions(last)
+    assert len(aside) == 10 and [p.read_bytes() for p in aside] == kept[:1:-1]
+    assert "was removed: the newest 10 are kept" in lines[10] and "removed" not in lines[9]
+    res = ok(karuta(tmp_path, "read", "--list-sessions"))
+    listed = res.stdout.splitlines()
+    assert len(listed) == 11 and listed[0].startswith(str(aside[0]) + ": ")
+    assert "stopped before card 1/3 · kyogi · seed 12" in listed[0] and "seed 11" in listed[1]
+    assert listed[-1] == "continue one with: karuta read --resume --session PATH"
+    res = ok(karuta(tmp_path, "read", "--show-log", "--session", aside[1]))
+    assert "seed 11" in res.stdout and "next card 3/3" in res.stdout
 
 
 @pytest.mark.realtime
@@ -471,3 +533,52 @@ def test_a_killed_writers_temp_file_is_removed_by_the_next_save(tmp_path):
     ok(karuta(tmp_path, "practice", "--resume", "--log", log, "--bot-vs-bot", "2,4", *TONE))
     assert not stale.exists() and live.exists()
     assert len(log.read_text().splitlines()) > 3
+
+
+def test_voice_add_and_voice_check_count_the_same_problems(tmp_path):
+    """Issue 34: ``voice add`` listed 5 rows and ``voice check`` then said "has 1 problem":
+    both say how many rows are listed, how many are problems (what fails the check) and how
+    many are notes, and ``voice check``'s one line counts the same problems."""
+    import re
+
+    src = _pack(tmp_path)  # one poem of 1 s clips: too short, the rest missing; not aligned
+    add = ok(karuta(tmp_path, "voice", "add", src, "--name", "p", "--no-align"))
+    table = add.stdout[add.stdout.index("clip  "):].splitlines()
+    rows = [ln for ln in table[1:] if not ln.startswith(("voice ", "use it"))]
+    m = re.search(r"voice 'p': (\d+) listed: (\d+) problems, (\d+) note \(not aligned: it does "
+                  r"not fail the check\)", add.stdout)
+    assert m, add.stdout
+    listed, problems, notes = map(int, m.groups())
+    assert listed == len(rows) == problems + notes and notes == 1
+    check = karuta(tmp_path, "voice", "check", "p")
+    one_line_error(check, f"voice 'p' has {problems} problems (listed above; the other row is "
+                          "a note)")
+    assert f"; {listed} listed: {problems} problems, 1 note" in check.stdout
+
+
+def test_a_progress_line_ends_before_the_next_line(tmp_path):
+    """Issue 34: ``voice record``'s build line ran into the next ("1/1 clipsvoice 'mine'"):
+    the progress line on a terminal is ended with a newline once drawn, however the work ends
+    (an error too); off a terminal nothing is drawn."""
+    import io
+
+    from reader.cli.progress import LineProgress
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty = Tty()
+    with LineProgress("building the pack", "clips", stream=tty) as bar:
+        bar.update(1, 1)
+    assert tty.getvalue() == "\rbuilding the pack: 1/1 clips\n"
+    tty = Tty()
+    with pytest.raises(RuntimeError):
+        with LineProgress("importing", "files", stream=tty) as bar:
+            bar.update(1, 3)
+            raise RuntimeError
+    assert tty.getvalue().endswith("1/3 files\n")
+    quiet = io.StringIO()
+    with LineProgress("importing", stream=quiet) as bar:
+        bar.update(1, 3)
+    assert quiet.getvalue() == ""

@@ -173,12 +173,55 @@ def test_damaged_mp3_import_prints_no_decoder_noise(env, tmp_path):
 
 
 @pytest.mark.parametrize("value", [pytest.param("1e308", marks=pytest.mark.entry_point),
-                                   "nan", "inf", "-1e9"])
-def test_absurd_manifest_gain_is_reported_not_a_traceback(env, tmp_path, value):
+                                   "nan", "inf", "-1e9", "40.5"])
+def test_absurd_manifest_gain_is_refused_in_one_line(env, tmp_path, value):
+    """Issue 33: ``gain_db = 1e308`` was reported and the pack installed (exit 0).  A gain
+    past +-40 dB is refused: one line naming the field and the bounds, nothing installed, and
+    a pack already installed under the name is left as it was."""
     src = make_source(tmp_path / "src" / "ab", "ab", poems=(1,))
+    assert karuta(env, "voice", "add", str(src), "--no-align").returncode == 0
+    pack = tmp_path / "data" / "voices" / "ab"
+    before = {p.name: p.read_bytes() for p in pack.rglob("*") if p.is_file()}
     (src / "voice.toml").write_text(f'[clips."1"]\ngain_db = {value}\n')
     r = karuta(env, "voice", "add", str(src), "--no-align")
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-    assert "bad manifest" in r.stdout and "out of range" in r.stdout, r.stdout
+    one_line(r, "voice.toml", 'clips."1".gain_db', "out of range", "-40 to +40 dB",
+             "nothing was imported")
+    assert {p.name: p.read_bytes() for p in pack.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in pack.parent.iterdir()) == ["ab"]
+    one_line(karuta(env, "voice", "check", str(src)), "gain_db", "out of range")
+
+
+def test_a_gain_within_bounds_is_used(env, tmp_path):
+    src = make_source(tmp_path / "src" / "ab", "ab", poems=(1,))
+    (src / "voice.toml").write_text('[clips."1.kami"]\ngain_db = -40\n')
+    r = karuta(env, "voice", "add", str(src), "--no-align")
+    assert r.returncode == 0 and "out of range" not in r.stdout, (r.stdout, r.stderr)
     x, _ = sf.read(str(tmp_path / "data" / "voices" / "ab" / "clips" / "1_kami.flac"))
     assert np.isfinite(x).all() and np.abs(x).max() <= 1.0
+
+
+@pytest.mark.parametrize("where", ["voice.toml", "pack.json"])
+def test_an_installed_pack_edited_to_an_absurd_gain_is_not_read(env, tmp_path, where):
+    """The installed pack's own voice.toml (edited by hand) or its index (a clip's stored
+    gain lifting its peak past full scale): voice check and a reading that loads the pack
+    say so in one line and change nothing."""
+    import json
+
+    src = make_source(tmp_path / "src" / "ab", "ab", poems=(1,))
+    assert karuta(env, "voice", "add", str(src), "--no-align").returncode == 0
+    pack = tmp_path / "data" / "voices" / "ab"
+    if where == "voice.toml":
+        toml = pack / "voice.toml"
+        toml.write_text(toml.read_text() + '\n[clips."1.shimo"]\ngain_db = 1e308\n')
+        words = ("voice.toml", "out of range", "the pack was not used")
+    else:
+        meta = json.loads((pack / "pack.json").read_text())
+        meta["clips"]["1.kami"]["gain"] = meta["clips"]["1.kami"]["gain"] * 1000
+        (pack / "pack.json").write_text(json.dumps(meta))
+        words = ("pack.json is damaged", "clip 1.kami", "past full scale")
+    before = {p.name: p.read_bytes() for p in pack.rglob("*") if p.is_file()}
+    one_line(karuta(env, "voice", "check", "ab"), *words)
+    one_line(karuta(env, "render", "--voice", "ab", "--poems", "1", "--no-joka",
+                    "--out", str(tmp_path / "o.wav")), *words)
+    assert not (tmp_path / "o.wav").exists()
+    assert {p.name: p.read_bytes() for p in pack.rglob("*") if p.is_file()} == before

@@ -78,6 +78,21 @@ def test_a_damaged_stats_file_on_a_read_only_disk_is_left_as_it_is(tmp_path):
     assert sorted(files) == ["data/stats.sqlite3"]
 
 
+def test_a_stats_file_missing_a_table_on_a_read_only_disk_shows_what_it_holds(tmp_path):
+    """Issue 33: a damaged database's rows are not hidden: on a read-only disk (nothing can be
+    kept aside or started there) the answers still in it are shown, then the one line says it
+    is damaged and was left as it is (exit 1)."""
+    drop = ('$PY -c "import os, sqlite3; c=sqlite3.connect(os.environ[\'KARUTA_DATA_DIR\']'
+            '+\'/stats.sqlite3\'); c.execute(\'DROP TABLE reviews\'); c.commit()" && '
+            'cp "$D/data/stats.sqlite3" "$OUT/damaged" && ')
+    rc, out, err, files = small_disk(tmp_path, 1024, MAKE_STATS + drop + RO + '$K stats --json; '
+                                     + RW)
+    one_line(rc, err, "damaged (its table reviews is missing)", "left as it is", "2 taps")
+    assert _stats_rows(out) == {5: 312.0, 87: 250.0}
+    assert files["data/stats.sqlite3"] == (tmp_path / "out" / "damaged").read_bytes()
+    assert sorted(files) == ["data/stats.sqlite3"]
+
+
 PLAYERS = "name,group\n山田,東\n佐藤,東\n鈴木,西\n田中,西\n"
 DAY = ('$K tournament new --players "$D/p.csv" --file "$D/day.karuta" >/dev/null && '
        '$K tournament pair --file "$D/day.karuta" >/dev/null && '

@@ -50,7 +50,7 @@ def test_one_bad_page_costs_only_its_rows(tmp_path):
     damaged_hash = sha1(path)
     with StatsDB(path) as db:
         assert db.notice and "was damaged" in db.notice and "kept as stats.sqlite3.corrupt-1" in db.notice
-        assert "taps" in db.notice and "sessions" in db.notice, db.notice
+        assert "taps" in db.notice and "1 session" in db.notice, db.notice
         taps = db.taps()
         assert 2500 <= len(taps) < 3000, len(taps)  # one page of ~3000 rows lost, not all
         assert all(t.reaction_ms == 100.0 + (t.id - 1) % 37 for t in taps), "recovered rows are exact"
@@ -93,10 +93,13 @@ def test_karuta_stats_says_what_was_recovered(tmp_path):
     fill(path, taps=2000)
     damage_page(path, os.path.getsize(path) // 4096 - 2)
     r = run_marked("stats", data_dir=tmp_path)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # damaged: said, and the exit status says it too
     line = r.stderr.strip()
     assert line.count("\n") == 0 and line.startswith("karuta: the stats database") and \
         "taps" in line and "corrupt-1" in line, line
+    assert " no kimariji" in r.stdout  # what could be read is shown
+    r = run_marked("stats", data_dir=tmp_path)  # the new database: read as any other
+    assert r.returncode == 0 and not r.stderr and " no kimariji" in r.stdout
 
 
 def test_a_table_missing_from_the_database_is_kept_and_salvaged_not_a_traceback(tmp_path):
@@ -110,11 +113,33 @@ def test_a_table_missing_from_the_database_is_kept_and_salvaged_not_a_traceback(
     con.close()
     damaged = sha1(path)
     r = run_marked("stats", "--json", data_dir=tmp_path)
-    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     line = r.stderr.strip()
     assert line.count("\n") == 0 and "table reviews is missing" in line and "50 taps" in line
     assert sum(p["taps"] for p in json.loads(r.stdout)) == 50
     assert sha1(tmp_path / "stats.sqlite3.corrupt-1") == damaged
+
+
+def test_a_missing_answers_table_is_said_not_read_as_no_answers_yet(tmp_path):
+    """Issue 33: the ``taps`` table gone read as "no answers recorded yet" (exit 0).  The
+    damage is one line and exit 1, naming what is gone and what could be read; the file is
+    kept; a later ``karuta stats`` still points at the damaged copy beside the new one."""
+    path = tmp_path / "stats.sqlite3"
+    fill(path, taps=50)
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE taps")
+    con.commit()
+    con.close()
+    damaged = sha1(path)
+    r = run_marked("stats", data_dir=tmp_path)
+    assert r.returncode == 1 and "no answers recorded yet" not in r.stdout, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("karuta: the stats database"), r.stderr
+    assert "its table taps is missing" in lines[0] and "1 session, no answers" in lines[0]
+    assert sha1(tmp_path / "stats.sqlite3.corrupt-1") == damaged
+    r = run_marked("stats", data_dir=tmp_path)
+    assert r.returncode == 0 and "no answers recorded yet" in r.stdout
+    assert "a damaged database is kept beside it: stats.sqlite3.corrupt-1" in r.stdout
 
 
 def test_a_database_locked_by_another_program_is_one_line_and_kept(tmp_path, monkeypatch):

@@ -470,6 +470,15 @@ def test_an_npc_outside_combat_draws_five_when_it_must_judge():
     r = t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6, "cards": []})
     assert r["drawn"] == top and r["judgement"] is None and t.state["judgements"] == []
     assert "judge oni 感知 2 6 CARD…" in r["text"] and t.state["hands"]["oni"] == top
+    # judged again without naming cards: asked again (issue 34: it was recorded as an
+    # ABSOLUTE FAILURE, "no card played while holding cards", though the line before asked
+    # for the cards); nothing changes
+    before = (list(t.state["hands"]["oni"]), list(t.state["judgements"]))
+    with pytest.raises(ActionError, match=r"NPC oni drew 5 to judge: name the cards it plays "
+                                          r"from them \(.*\): judge oni 感知 2 6 CARD…"):
+        t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6,
+                "cards": []})
+    assert (t.state["hands"]["oni"], t.state["judgements"]) == before
     r = t.push({"do": "judge", "who": "oni", "skill": "感知", "level": 2, "ability": 6,
                 "cards": top[:2]})
     assert r["judgement"]["id"] == 1 and not r["judgement"]["absolute_failure"]

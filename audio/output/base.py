@@ -186,12 +186,18 @@ class Output:
         self.stop()
 
 
-def underrun_line(output) -> str | None:
+def underrun_line(output, *, stopped: bool = False) -> str | None:
     """The line a command prints at its end about the audio: how many underruns (silence the
-    device played because audio was late).  None for an object that is not an output."""
+    device played because audio was late), and what that means.  None for an object that is
+    not an output, and for underruns when the user stopped the sound (``stopped``: ``q``,
+    Ctrl-C): a stop cuts the sound short on purpose, and a count that reads as an error then
+    (issue 34: ``karuta: audio: 105 underruns`` after a Ctrl-C) tells the user nothing."""
     n = getattr(output, "underruns", None)
     if n is None:
         return None
     if n == 0:
         return "audio: no underruns"
-    return f"karuta: audio: {n} underrun{'s' if n != 1 else ''} (gaps of silence in the sound)"
+    if stopped:
+        return None
+    return (f"karuta: audio: {n} underrun{'s' if n != 1 else ''} (gaps of silence in the "
+            f"sound: the machine was too busy to keep the sound device fed{' once' if n == 1 else ''})")

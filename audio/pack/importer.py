@@ -16,7 +16,7 @@ from audio.pack.common import (
     PACK_RATE, PEAK_LIMIT, Problem, SILENT_DB, TARGET_RMS_DB, voices_dir,
 )
 from audio.pack.read import file_sha1, VoicePack
-from audio.pack.scan import _manifest_text, read_manifest, scan_source
+from audio.pack.scan import _manifest_text, read_manifest, refuse_out_of_range, scan_source
 
 
 def _frame_rms(x, hop: int):
@@ -220,6 +220,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     src = Path(src)
     source = scan_source(src)
     fields, overrides, mproblems = read_manifest(src / "voice.toml")
+    refuse_out_of_range(mproblems, src / "voice.toml",
+                        "nothing was imported: mend it and add the folder again")
     if source.layout == "unknown" and not source.files:
         raise KarutaError(f"{src}: no clips found (expected <reader>_NNN_1.ogg, NNN_1.mp3 or name_NNN.mp3 files)")
     pack_name = _pack_name(name or fields.get("name") or source.reader or src.resolve().name)

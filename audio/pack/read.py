@@ -12,7 +12,20 @@ from audio.pack.common import (
     _order, _PART_JA, _ref_layout, clip_label, KEYS, MissingClip, PACK_RATE, PARTS, Problem,
     voices_dir,
 )
-from audio.pack.scan import read_manifest
+from audio.pack.scan import read_manifest, refuse_out_of_range
+
+
+def _check_gains(meta: dict, path: Path) -> None:
+    """Each clip's stored gain within bounds (``pack-index``'s schema holds it to
+    ``MAX_CLIP_GAIN``) and, where the import stored the clip's peak, not lifting that peak past
+    full scale (the import keeps it under the true-peak ceiling): ``KarutaError`` otherwise."""
+    for k, c in meta["clips"].items():
+        gain, peak = c.get("gain", 1.0), c.get("peak")
+        if isinstance(peak, (int, float)) and not isinstance(peak, bool) and \
+                0 < peak <= 1 and gain * peak > 1.01:
+            raise KarutaError(f"{path} is damaged (clip {k}: gain {gain:g} would lift its peak "
+                              f"{peak:g} to {gain * peak:.3g}, past full scale): add the pack "
+                              "again with 'karuta voice add'")
 
 
 def is_pack_folder(path) -> bool:
@@ -34,7 +47,10 @@ class VoicePack:
             raise KarutaError(f"{self.folder}: not a voice pack (no pack.json; use 'karuta voice add')") from None
         except StateFileError as e:
             raise KarutaError(f"{e}: add the pack again with 'karuta voice add'") from None
-        fields, _, _ = read_manifest(self.folder / "voice.toml")
+        fields, _, mproblems = read_manifest(self.folder / "voice.toml")
+        refuse_out_of_range(mproblems, self.folder / "voice.toml",
+                            "the pack was not used: edit it back, or add the pack again")
+        _check_gains(meta, self.folder / "pack.json")
         self.meta = meta
         self.name = str(meta.get("name") or self.folder.name)
         self.reader = fields.get("reader", "")

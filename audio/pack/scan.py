@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reader.base.errors import KarutaError
+from reader.base.limits import MAX_GAIN_DB, gain_db_problem
 from audio.pack.common import _order, _toml_str, KEYS, PACK_FORMAT, PARTS, Problem
 
 
@@ -105,9 +106,12 @@ def scan_source(src) -> Source:
 # the manifest
 
 _NUM = (int, float)
+#: a manifest's problem that refuses the whole manifest (``refuse_out_of_range``): a number
+#: out of its bounds is a mistake to mend, not a field to drop and go on without
+OUT_OF_RANGE = "out of range"
 #: the largest magnitude a manifest field may have: gain in dB, the rest in ms (a clip is at
 #: most MAX_CLIP_S long; a one-file poem at most a minute)
-MANIFEST_LIMITS = {"gain_db": 40.0, "split_ms": 60_000.0, "trim_start_ms": 60_000.0,
+MANIFEST_LIMITS = {"gain_db": MAX_GAIN_DB, "split_ms": 60_000.0, "trim_start_ms": 60_000.0,
                    "trim_end_ms": 60_000.0}
 
 
@@ -136,7 +140,10 @@ def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
                 problems.append(Problem("voice.toml", "bad manifest",
                                         f"{k} must be a string, not {type(data[k]).__name__}"))
     for k in data:
-        if k in MANIFEST_LIMITS or k == "exclude":  # a clip's field at the top: applies to nothing
+        if k == "gain_db" and gain_db_problem(data[k]):
+            problems.append(Problem("voice.toml", OUT_OF_RANGE,
+                                    f"gain_db = {gain_db_problem(data[k])}"))
+        elif k in MANIFEST_LIMITS or k == "exclude":  # a clip's field at the top: applies to nothing
             problems.append(Problem("voice.toml", "bad manifest",
                                     f"{k} = {data[k]!r} applies to one clip: put it under "
                                     f"[clips.\"N\"] (ignored)"))
@@ -171,9 +178,12 @@ def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
                                         f"clips.{name}.split_ms belongs to clips.{key}"))
             elif k != "exclude" and k != "gain_db" and v < 0:
                 problems.append(Problem("voice.toml", "bad manifest", f"clips.{name}.{k} must be >= 0"))
+            elif k == "gain_db" and gain_db_problem(v):
+                problems.append(Problem("voice.toml", OUT_OF_RANGE,
+                                        f"clips.\"{name}\".gain_db = {gain_db_problem(v)}"))
             elif k != "exclude" and not -MANIFEST_LIMITS[k] <= v <= MANIFEST_LIMITS[k]:  # nan too
-                problems.append(Problem("voice.toml", "bad manifest",
-                                        f"clips.{name}.{k} = {v!r} is out of range "
+                problems.append(Problem("voice.toml", OUT_OF_RANGE,
+                                        f"clips.\"{name}\".{k} = {v!r} is out of range "
                                         f"(at most {MANIFEST_LIMITS[k]:g})"))
             else:
                 for p in ((part,) if part else PARTS):
@@ -181,6 +191,15 @@ def read_manifest(path: Path) -> tuple[dict, dict, list[Problem]]:
                 if k == "split_ms":
                     overrides.setdefault((key, "both"), {})[k] = v
     return fields, overrides, problems
+
+
+def refuse_out_of_range(problems: list[Problem], path: Path, then: str) -> None:
+    """One ``KarutaError`` for the first number of ``path`` (a voice.toml) out of its bounds
+    (``read_manifest``'s ``OUT_OF_RANGE`` problems), ``then`` saying what was (not) done."""
+    bad = [p for p in problems if p.kind == OUT_OF_RANGE]
+    if bad:
+        more = f" (and {len(bad) - 1} more)" if len(bad) > 1 else ""
+        raise KarutaError(f"{path}: {bad[0].detail}{more}; {then}")
 
 
 def _manifest_text(fields: dict, overrides: dict) -> str:

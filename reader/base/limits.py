@@ -12,6 +12,25 @@ MAX_PAUSE_S = 60.0
 HUGE = 1e9
 #: the longest memorisation, minutes (kyogi uses 15)
 MAX_MEMORIZE_MIN = 60.0
+#: the largest gain a user may ask for a voice pack's clip (``gain_db`` in its voice.toml), in
+#: dB either way: 40 dB is 100 times the amplitude, past any level difference between two
+#: recordings of one reader (the import brings every clip to one loudness first)
+MAX_GAIN_DB = 40.0
+#: the largest linear gain a pack's index may store for a clip (loudness matching and the
+#: user's gain together): +80 dB lifts a clip 10,000 times, a whisper at the noise floor to
+#: speech; past that the index was edited or damaged
+MAX_CLIP_GAIN = 1e4
+
+
+def gain_db_problem(value) -> str | None:
+    """Why ``value`` cannot be a gain in dB (None: it can): a finite number within
+    ``MAX_GAIN_DB`` either way."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"{value!r} is not a number"
+    if not -MAX_GAIN_DB <= value <= MAX_GAIN_DB:  # nan and inf too
+        return (f"{value!r} is out of range (a gain is {-MAX_GAIN_DB:g} to "
+                f"+{MAX_GAIN_DB:g} dB)")
+    return None
 
 
 def check_pause_ms(name: str, ms) -> None:

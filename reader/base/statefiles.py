@@ -31,7 +31,7 @@ from typing import Any
 
 from reader.base.errors import KarutaError, LogError, OutputError
 from reader.base.files import READ_MAX, read_bounded
-from reader.base.limits import TITLE_MAX
+from reader.base.limits import MAX_CLIP_GAIN, TITLE_MAX
 
 #: the deepest nesting a TOML file may have (karuta's have 2); deeper is damage, refused
 #: before parsing (tomllib recurses per level).  JSON too deep for the json module's own
@@ -106,7 +106,7 @@ SCHEMAS: dict[str, dict] = {
             "auto": {"type": "boolean"},
             "memorize_min": {"type": "number", "minimum": 0},
             "log": {"type": "array", "items": {
-                "type": "object", "required": ["poem"],
+                "type": "object", "required": ["poem"],  # the card: _session_consistent
                 "properties": {"poem": _POEM, "card": {"type": "integer", "minimum": 1},
                                "kimariji": {"type": "string"},
                                "kimariji_sound": {"type": "string"},
@@ -136,7 +136,7 @@ SCHEMAS: dict[str, dict] = {
                 "type": "object", "required": ["frames", "file"],
                 "properties": {
                     "frames": {"type": "integer", "minimum": 1, "maximum": 48000 * 600},
-                    "gain": {"type": "number", "minimum": 0, "maximum": 1e4},
+                    "gain": {"type": "number", "minimum": 0, "maximum": MAX_CLIP_GAIN},
                     "file": {"type": "string", "minLength": 1},
                     "timeline": {"type": "object", "properties": {
                         "confidence": {"type": "number"}, "method": {"type": "string"},
@@ -351,6 +351,16 @@ def _session_consistent(d: dict) -> str | None:
         return "position out of range"
     if "options" in d and d["options"]["seed"] != d["seed"]:
         return "two different seeds"
+    order = d["order"]
+    for i, e in enumerate(d["log"], 1):  # each line of the read log is a card of the order
+        card = e.get("card")
+        if card is None:
+            return f"read log line {i} has no card number"
+        if card > len(order):
+            return f"read log line {i}: card {card} of {len(order)}"
+        if order[card - 1] != e["poem"]:
+            return (f"read log line {i}: card {card} is poem {order[card - 1]}, "
+                    f"the log says {e['poem']}")
     return None
 
 

@@ -77,7 +77,7 @@ def calibrate(device, backend, show, clicks, interval, window, attempts, max_spr
                                      attempts=attempts, max_spread_ms=max_spread, clock=clock)
     except KeyboardInterrupt:
         click.echo("\ncalibration stopped: nothing saved")
-        say_underruns(output)
+        say_underruns(output, stopped=True)
         return
     click.echo("")
     store.save(key, result, input=front.name)

@@ -233,6 +233,6 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
         click.echo(timing)
         if res.gate is not None:
             click.echo(res.gate.describe())
-    say_underruns(output)
+    say_underruns(output, stopped=res.quit)  # (q stopped the sound on purpose)
     if log_path:
         click.echo(f"log: {log_path}")

@@ -36,3 +36,38 @@ def synthesize_ahead(plan, voice, *, stream=None) -> int:
         for _f in as_completed(futures):
             bar.update(1)
     return len(todo)
+
+
+class LineProgress:
+    """A count on one line of stderr, redrawn in place (``\\r``) while a terminal shows it:
+    ``LineProgress("building the pack", "clips")``; ``update(done, total)`` redraws it,
+    ``end()`` finishes the line with a newline once something was drawn, so what is printed
+    next starts on a line of its own (``voice record`` printed ``1/1 clipsvoice 'mine'``).
+    Use as a context manager: the line is ended however the work ends."""
+
+    def __init__(self, label: str, unit: str = "", *, stream=None):
+        self.label, self.unit = label, unit
+        self.stream = stream if stream is not None else sys.stderr
+        try:
+            self.shown = self.stream.isatty()
+        except (AttributeError, ValueError):
+            self.shown = False
+        self.drawn = False
+
+    def update(self, done: int, total: int) -> None:
+        if not self.shown:
+            return
+        unit = f" {self.unit}" if self.unit else ""
+        click.echo(f"\r{self.label}: {done}/{total}{unit}", nl=False, file=self.stream)
+        self.drawn = True
+
+    def end(self) -> None:
+        if self.drawn:
+            click.echo("", file=self.stream)
+            self.drawn = False
+
+    def __enter__(self) -> "LineProgress":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.end()

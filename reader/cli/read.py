@@ -175,10 +175,12 @@ def _notice(voice) -> None:
 @click.option("--session", "session_path", default=None, type=click.Path(dir_okay=False),
               help="Session file (default: the data folder's sessions/last.json; KARUTA_DATA_DIR).")
 @click.option("--memorize", type=finite_range(0, MAX_MEMORIZE_MIN), default=None, metavar="MIN",
-              help="Memorisation minutes before the jo-ka (club mode default 15; goshiki 0.5, i.e. 30 s; 0 = none).")
+              help="Memorisation minutes before the reading (club mode default 15; goshiki 0.5, i.e. 30 s; 0 = none).")
 @click.option("--signals", default=None, metavar="MIN[,MIN]",
               help="Memorisation signals, minutes from the start (default: 2 min before the end).")
 @click.option("--show-log", is_flag=True, help="Print the last session's read log and exit.")
+@click.option("--list-sessions", is_flag=True,
+              help="List the saved session and those a new one set aside, and exit.")
 @click.option("--next-keys", default=None, metavar="KEYS",
               help="Club mode: the keys that mean next, comma-separated, replacing the default "
                    "space,enter,pagedown,right (for a foot pedal).  Names: space enter tab "
@@ -191,7 +193,8 @@ def _notice(voice) -> None:
 @replace_option()
 def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_out: str | None,
          live: bool, window: bool, resume: bool, session_path: str | None, memorize: float | None,
-         signals: str | None, show_log: bool, next_keys: str | None, back_keys: str | None,
+         signals: str | None, show_log: bool, list_sessions: bool, next_keys: str | None,
+         back_keys: str | None,
          replace: bool, **opts):
     """Read aloud on the sound device: jo-ka, then the shuffled poems.
 
@@ -222,6 +225,11 @@ def read(auto: bool, device: str | None, list_devices: bool, backend: str, plan_
         from reader.club.run import show_log as _show
 
         _show(session_path, click.echo)
+        return
+    if list_sessions:
+        from reader.club.run import list_sessions as _list
+
+        _list(session_path, click.echo)
         return
     def _device_first():  # no device: one line before any file is written
         if backend == "sounddevice" and not window:

@@ -12,8 +12,6 @@ from pathlib import Path
 
 import click
 
-from reader.cli import warn
-
 from reader.base.errors import KarutaError
 from reader.cli.options import replace_option
 from reader.ui.term import pad
@@ -205,8 +203,9 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
             check_output(path, opt, replace=replace)
     check_distinct(("--out", out), ("--plot", plot_path))  # the plot would replace the CSV
     with StatsDB(reading=True) as db:
-        if db.notice:
-            warn(db.notice)
+        # found damaged now (kept aside, what could be read copied into a new one): what was
+        # read is shown, and the command ends with that one line and exit 1
+        damaged = db.notice
         rows = db.per_poem(only_with_data=not all_poems)
         sessions = db.per_session() if plot_path is not None else ()
         if export == "csv":
@@ -225,10 +224,15 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
         plot(rows, plot_path, sessions)
         click.echo(f"wrote {plot_path}", err=True)
     if export or (plot_path and not as_json):
-        return
-    if as_json:
+        pass
+    elif as_json:
         click.echo(json.dumps([r.to_dict() for r in rows], ensure_ascii=False, indent=1))
-    elif not rows:
-        click.echo("no answers recorded yet: try 'karuta drill memory'")
-    else:
+    elif rows:
         click.echo(_table(rows))
+    elif not damaged:
+        kept = sorted(p.name for p in db.path.parent.glob(db.path.name + ".corrupt-*")
+                      if p.name[-1].isdigit())
+        click.echo("no answers recorded yet: try 'karuta drill memory'" +
+                   (f" (a damaged database is kept beside it: {', '.join(kept)})" if kept else ""))
+    if damaged:
+        raise KarutaError(damaged)

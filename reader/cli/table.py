@@ -263,7 +263,19 @@ def recite(entry: dict, out: str | None, voice_spec: str | None, device,
 
     voice = make_voice(voice_spec)
     text = genkan.vertical(entry)
+    def say_synthesis():  # ~12 s of synthesis with nothing on the screen read as a hang
+        note = synthesis_note(entry, voice)
+        if note:
+            click.echo(note, err=True)
+
     if out:
+        from pathlib import Path
+
+        from audio.render import _check_target, _format_for
+
+        _check_target(Path(out), replace)  # a refused --out is its one line, before the note
+        _format_for(Path(out), None)
+        say_synthesis()
         path = render_poem(entry, voice, out, replace=replace)
         return f"{text}\nrecited poem #{entry['id']} to {path}"
     from reader.base.errors import DeviceError
@@ -271,6 +283,7 @@ def recite(entry: dict, out: str | None, voice_spec: str | None, device,
 
     try:
         output = open_output("sounddevice", device, voice.sample_rate)
+        say_synthesis()  # (once the device is there: a missing one is the one line)
         play_poem(entry, voice, output)
     except DeviceError as e:
         msg = str(e)
@@ -278,6 +291,21 @@ def recite(entry: dict, out: str | None, voice_spec: str | None, device,
             msg = msg.split(":")[0] + ": recite to a file instead, with --out poem.wav"
         raise DeviceError(msg) from None
     return f"{text}\nrecited poem #{entry['id']}"
+
+
+def synthesis_note(entry: dict, voice) -> str | None:
+    """The line said before a composed poem is synthesized (about 12 s for five ku on this
+    machine), or None when its clip is cached already (or the voice says nothing of a cache)."""
+    from reader.table.recite import poem_plan
+
+    cached = getattr(voice, "is_cached", None)
+    if not callable(cached):
+        return None
+    item = poem_plan(entry, voice).segments[0].speech
+    if cached(item):
+        return None
+    return (f"synthesizing poem #{entry['id']} ({len(entry['ku'])} ku; about 2-3 s a ku the "
+            "first time, then it is cached) …")
 
 
 def _system_group(system: str, title: str):

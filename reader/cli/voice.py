@@ -61,24 +61,34 @@ def add_cmd(path, name, no_align, replace):
     NNN 000 is the jo-ka.  Formats: wav, flac, ogg, opus, mp3, m4a/aac (ffmpeg).
     Adding a folder again re-imports it (after editing its voice.toml, say).
     """
-    import sys
-
     from audio.pack import format_problems, import_pack
+    from reader.cli.progress import LineProgress
 
-    def progress(done, total):
-        if sys.stderr.isatty():
-            click.echo(f"\rimporting {done}/{total} files", nl=False, err=True)
-
-    pack = import_pack(path, name=name, reference=False if no_align else None, progress=progress,
-                       replace=replace)
-    if sys.stderr.isatty():
-        click.echo("", err=True)
+    with LineProgress("importing", "files") as bar:
+        pack = import_pack(path, name=name, reference=False if no_align else None,
+                           progress=bar.update, replace=replace)
     problems = pack.problems()
     n = len(pack.clip_keys())
     click.echo(f"added voice {pack.name!r}: {n} of 202 clips ({pack.meta.get('layout')} layout) in {pack.folder}")
     if problems:
         click.echo(format_problems(problems))
+        click.echo(f"voice {pack.name!r}: {tally(problems)}: 'karuta voice check "
+                   f"{pack.name}' checks it again")
     click.echo(f"use it with: karuta voice use {pack.name}   (or --voice {pack.name})")
+
+
+def tally(problems) -> str:
+    """What a list of problems holds, counted the way ``voice check`` judges it: "5 listed:
+    1 problem, 4 notes (not aligned, low confidence: they do not fail the check)" (``voice
+    add`` listed 5 rows and ``voice check`` then said "has 1 problem")."""
+    bad = [p for p in problems if p.kind not in INFO_ONLY]
+    notes = [p for p in problems if p.kind in INFO_ONLY]
+    parts = [f"{len(bad)} problem{'' if len(bad) == 1 else 's'}"]
+    if notes:
+        kinds = ", ".join(dict.fromkeys(p.kind for p in notes))
+        parts.append(f"{len(notes)} note{'' if len(notes) == 1 else 's'} ({kinds}: "
+                     f"{'it does' if len(notes) == 1 else 'they do'} not fail the check)")
+    return f"{len(problems)} listed: " + ", ".join(parts)
 
 
 @voice.command("check")
@@ -103,11 +113,14 @@ def check_cmd(spec):
         click.echo(format_problems(problems))
     bad = [p for p in problems if p.kind not in INFO_ONLY]
     n -= len({p.clip for p in bad if p.kind in ("damaged", "missing") and pack.has(*_clip_key(p.clip))})
-    click.echo(f"voice {pack.name!r}: {n} of 202 clips usable, {len(problems)} problem"
-               f"{'' if len(problems) == 1 else 's'}")
+    click.echo(f"voice {pack.name!r}: {n} of 202 clips usable"
+               + (f"; {tally(problems)}" if problems else ", no problems"))
     if bad:  # a pack with problems is not a pass (scripts can test the exit status)
+        notes = len(problems) - len(bad)
         raise KarutaError(f"voice {pack.name!r} has {len(bad)} problem"
-                          f"{'' if len(bad) == 1 else 's'} (listed above)")
+                          f"{'' if len(bad) == 1 else 's'} (listed above"
+                          + ((f"; the other {notes} rows are notes)" if notes > 1 else
+                              "; the other row is a note)") if notes else ")"))
 
 
 #: problems ``voice check`` lists without failing: a choice made on import, not damage
@@ -179,8 +192,6 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
       karuta voice record mine --poems 1-10,joka
       karuta voice record mine --only-missing --device 2
     """
-    import sys
-
     from audio.pack import format_problems
     from audio.record import Microphone, Player
     from reader.voices.recorder import RecordSession, clip_order, parse_poems, run_terminal
@@ -210,13 +221,10 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
     click.echo(f"{session.saved_now} take{'' if session.saved_now == 1 else 's'} saved this session; "
                f"{have} of {total} clips have a take ({session.folder})")
     if session.saved_now or session.pack_stale():
-        def progress(done, n):
-            if sys.stderr.isatty():
-                click.echo(f"\rbuilding the pack: {done}/{n} clips", nl=False, err=True)
+        from reader.cli.progress import LineProgress
 
-        pack = session.refresh_pack(align=not no_align, progress=progress)
-        if sys.stderr.isatty():
-            click.echo("", err=True)
+        with LineProgress("building the pack", "clips") as bar:
+            pack = session.refresh_pack(align=not no_align, progress=bar.update)
         if pack is not None:
             bad = [p for p in pack.problems() if p.kind != "missing"]
             click.echo(f"voice {pack.name!r}: {len(pack.clip_keys())} of 202 clips in {pack.folder}")

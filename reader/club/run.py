@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import DeviceError, KarutaError
@@ -75,9 +76,12 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         except BaseException:
             output.stop()
             raise
-    if not resume and sf.path.exists():
-        keep_previous(sf.path)
     message = ""
+    if not resume and sf.path.exists():
+        aside = keep_previous(sf.path)
+        if aside:  # said, not silent: the unfinished one is there to go back to
+            echo(aside)
+            message = "the last session was set aside: karuta read --list-sessions"
     if resume:
         message = (f"resuming at card {position + 1}/{len(plan.order)}" if position < len(plan.order)
                    else f"this session is finished: all {len(plan.order)} cards were read")
@@ -95,7 +99,17 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
         run_window(session, bindings=bindings)
     else:
         run_terminal(session, bindings=bindings)
-    for line in format_log(session.log, session.total, plan.seed):
+    say_the_end(session, output, echo)
+    return session.position
+
+
+def say_the_end(session: ClubSession, output, echo: Callable[[str], None]) -> None:
+    """What a club reading prints as it ends: the read log, where it stopped, the audio's
+    line (none about underruns when the reader quit: ``q`` or Ctrl-C cut the sound on
+    purpose).  A device lost mid-reading is one ``DeviceError`` after the log."""
+    from audio.output import underrun_line
+
+    for line in format_log(session.log, session.total, session.plan.seed):
         echo(line)
     if session.device_lost and session.phase != "finished":
         raise DeviceError(f"{session.device_lost}; stopped at card "
@@ -106,10 +120,24 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
     else:
         echo(f"stopped at card {min(session.position + 1, session.total)}/{session.total} "
              f"(saved): `karuta read --resume` continues")
-    from audio.output import underrun_line
+    audio = underrun_line(output, stopped=session.phase == "quit")
+    if audio:
+        echo(audio)
 
-    echo(underrun_line(output))
-    return session.position
+
+def list_sessions(session_path, echo: Callable[[str], None]) -> None:
+    """The session and those set aside beside it, one line each, newest first, with the
+    command that resumes one."""
+    from reader.club.store import describe_session, set_aside_sessions
+
+    path = Path(session_path) if session_path else default_session_path()
+    found = ([path] if path.is_file() else []) + set_aside_sessions(path)
+    if not found:
+        echo(f"no saved sessions beside {path}")
+        return
+    for p in found:
+        echo(f"{p}: {describe_session(p)}")
+    echo("continue one with: karuta read --resume --session PATH")
 
 
 def show_log(session_path, echo: Callable[[str], None]) -> None:

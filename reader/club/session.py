@@ -84,6 +84,8 @@ class ClubView:
     next_signal: float | None  # seconds until the next memorisation signal
     message: str
     title: str
+    #: what the reading opens with after the memorisation (``ClubSession.opens``)
+    opens: str = "the jo-ka"
 
     @property
     def left(self) -> int:
@@ -95,24 +97,49 @@ def _mmss(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def log_line(e: dict) -> str:
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on a terminal: 2 for a wide or full-width character (kana,
+    kanji, the ideographic space), 1 for the rest (East Asian Width, Unicode's own table)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int) -> str:
+    return text + " " * max(0, width - display_width(text))
+
+
+def log_fields(e: dict) -> list[str]:
+    """A read-log entry's columns: card, poem, kimariji, its sound, the poem's first ku, time
+    and flags (空札, again).  ``log_line`` pads them to the terminal's columns; the window
+    draws each at its own x."""
     flag = (" 空札" if e.get("karafuda") else "") + (" (again)" if e.get("again") else "")
     when = str(e.get("time", ""))[11:19]
-    k = e.get("kimariji", "")
-    snd = e.get("kimariji_sound", "")
     try:
         import poems
 
         first = poems.poem(int(e["poem"])).kanji[0]
     except Exception:
         first = ""
-    return (f"{e.get('card', '?'):>3}. {e['poem']:3d} {k}{'　' * max(0, 6 - len(k))}"
-            f"({snd}) {first}  {when}{flag}")
+    return [f"{e.get('card', '?')}.", str(e["poem"]), e.get("kimariji", ""),
+            f"({e.get('kimariji_sound', '')})", first, (when + flag).strip()]
+
+
+#: display columns of the read log's padded fields: a kimariji (at most 6 kana), its sound in
+#: brackets, a first ku (the widest of the hundred is 7 characters)
+_LOG_COLUMNS = (4, 3, 13, 15, 13)
+
+
+def log_line(e: dict) -> str:
+    """One read-log line whose columns line up on a terminal whatever the kana's count."""
+    card, poem, kim, snd, first, rest = log_fields(e)
+    w = _LOG_COLUMNS
+    return (f"{card:>{w[0]}} {poem:>{w[1]}} {_pad(kim, w[2])}{_pad(snd, w[3])}"
+            f"{_pad(first, w[4])}{rest}").rstrip()
 
 
 def format_log(log: list[dict], total: int | None = None, seed=None) -> list[str]:
-    # an entry without its card number (an older or edited session) counts by its poem
-    cards = {e["card"] if "card" in e else ("poem", e["poem"]) for e in log}
+    cards = {e["card"] for e in log}  # (a saved log without them is refused when loaded)
     head = "read log" + (f" (seed {seed})" if seed is not None else "") + \
         (f": {len(cards)} of {total} cards" if total else "")
     return [head] + [log_line(e) for e in log]
@@ -334,7 +361,7 @@ class ClubSession:
                     self.message = f"{_mmss(self.timer.total - at)} left: practice swings allowed"
                     self._chime("signal")
                 else:
-                    self.message = "memorisation over: the jo-ka follows"
+                    self.message = f"memorisation over: {self.opens()} follows"
                     self._chime("end")
                     self._start_after_chime = True
             if self._start_after_chime and not self.output.is_active:
@@ -352,6 +379,8 @@ class ClubSession:
         if frame is not None:
             seg, rep = self.cursor.segment_at(max(0, int(frame)))
             self.repeating = bool(rep)
+            if rep and seg is not None:
+                self.repeated = seg.poem
             if seg is not None and not rep:
                 self._heard(self._index[id(seg)])
         if not self.output.is_active:
@@ -378,6 +407,7 @@ class ClubSession:
         data = np.asarray(self.voice.samples(shimo.speech), dtype=np.float32).reshape(-1)
         self.output.play(ArrayCursor(data, self.plan.sample_rate))
         self.repeating = True
+        self.repeated = shimo.poem
 
     def _heard(self, i: int) -> None:
         if i <= self.heard:
@@ -434,11 +464,37 @@ class ClubSession:
     _saved_at = 0  # the position in the session file on disk
 
     # ------------------------------------------------------------------ the view
+    #: the poem whose 下の句 is being read again (``r``), for the screen
+    repeated: int | str | None = None
+
+    def opens(self) -> str:
+        """What the reading opens with, as the memorisation screens name it: "the jo-ka"
+        (kyogi), "the announcement" (goshiki: it has no jo-ka), or "the first card"
+        (--no-joka)."""
+        for seg in self.plan.segments:
+            if seg.poem == "joka":
+                return "the jo-ka"
+            if seg.poem == "announce":
+                return "the announcement"
+            if seg.kind in ("kami", "shimo"):
+                break
+        return "the first card"
+
+    def _repeating_text(self) -> str:
+        """ "repeating 下の句" naming which: the card, its number and the 下の句's first words."""
+        poem = self.repeated
+        if not isinstance(poem, int) or poem not in self.plan.order:
+            return "repeating 下の句"
+        import poems
+
+        card = list(self.plan.order).index(poem) + 1
+        return f"repeating 下の句 of card {card} [{poem}] {poems.poem(poem).kanji[3]}"
+
     def state_text(self) -> str:
         if self.phase == "memorize":
             return "memorisation" if not self._start_after_chime else "memorisation over"
         if self.phase == "finished":
-            return "repeating 下の句" if self.repeating else "finished"
+            return self._repeating_text() if self.repeating else "finished"
         if self.phase == "quit":
             return "stopped (saved)"
         if self.phase == "lost":
@@ -447,7 +503,7 @@ class ClubSession:
         if self.held:
             return "held"
         if self.repeating:
-            return "repeating 下の句"
+            return self._repeating_text()
         seg = self.plan.segments[self.heard] if 0 <= self.heard < len(self.plan.segments) else None
         if seg is not None and isinstance(seg.poem, str) and seg.poem in ("joka", "announce", "karafuda"):
             return {"joka": "jo-ka", "announce": "announcement", "karafuda": "空札 poem"}[seg.poem]
@@ -484,6 +540,6 @@ class ClubSession:
             kimariji_sound=snd, karafuda=kara, recent=tuple(self.log[-self.recent_n:][::-1]),
             countdown=countdown, swings=bool(t and t.swings),
             next_signal=(t.next_signal() - t.elapsed() if t and t.next_signal() is not None else None),
-            message=self.message,
+            message=self.message, opens=self.opens(),
             title=(f"karuta · {rules} · {self.total} cards · seed {self.plan.seed} · "
                    f"{self.plan.voice} voice"))

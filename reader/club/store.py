@@ -147,20 +147,83 @@ def load_session(path: Path | str | None) -> tuple[SessionFile, dict]:
     return sf, sf.load()
 
 
-def keep_previous(path: Path) -> None:
-    """A new session keeps the last one as previous.json (an unfinished one is not lost).
-    A session file that is a link stays in place (the new session is written through it):
-    previous.json gets a copy of what it held."""
-    previous = path.with_name("previous.json")
-    if os.path.islink(path):
-        from reader.base.files import atomic_write_text
+#: how many set-aside sessions a sessions folder keeps (the newest; an older one is removed,
+#: and the line that sets a session aside says which)
+KEEP_SET_ASIDE = 10
 
-        try:
-            atomic_write_text(previous, path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, KarutaError):
-            pass
-        return
+
+def _aside_prefix(path: Path) -> str:
+    """``previous-`` beside the default ``last.json``; ``NAME-previous-`` beside ``NAME.json``."""
+    return "previous-" if path.name == "last.json" else f"{path.stem}-previous-"
+
+
+def set_aside_sessions(path: Path) -> list[Path]:
+    """The sessions set aside beside ``path``, newest first (the old single ``previous.json``
+    too, beside the default session)."""
+    folder = path.parent
     try:
-        os.replace(path, previous)
+        found = [p for p in folder.glob(_aside_prefix(path) + "*.json") if p.is_file()]
+        if path.name == "last.json" and (folder / "previous.json").is_file():
+            found.append(folder / "previous.json")
     except OSError:
-        pass
+        return []
+    return sorted(found, key=lambda p: (p.stat().st_mtime, p.name), reverse=True)
+
+
+def describe_session(path: Path) -> str:
+    """One line on a saved session: where it stands, its rules, seed and last save; a damaged
+    one says so (it is left as it is)."""
+    try:
+        saved = SessionFile(path).load()
+    except KarutaError as e:
+        return f"damaged ({str(e).split(' is ', 1)[-1][:80]})"
+    n = len(saved["order"])
+    state = "finished" if saved["position"] >= n else f"stopped before card {saved['position'] + 1}/{n}"
+    rules = saved.get("reading", {}).get("rules", "?")
+    when = str(saved.get("updated") or saved.get("started") or "?")[:16].replace("T", " ")
+    return f"{state} · {rules} · seed {saved['seed']} · last saved {when}"
+
+
+def keep_previous(path: Path) -> str:
+    """A new session sets the last one aside (an unfinished one is not lost) as
+    ``previous-YYYY-MM-DD-HHMMSS.json`` beside it (the time of its last save), keeping the
+    newest ``KEEP_SET_ASIDE``; returns the line that says so ("" when nothing was there).  A
+    session file that is a link stays in place (the new session is written through it): the
+    set-aside file is a copy of what it held."""
+    import time
+
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return ""
+    about = describe_session(path)
+    stamp = time.strftime("%Y-%m-%d-%H%M%S", time.localtime(mtime))
+    target = path.with_name(f"{_aside_prefix(path)}{stamp}.json")
+    n = 2
+    while target.exists():
+        target = path.with_name(f"{_aside_prefix(path)}{stamp}-{n}.json")
+        n += 1
+    try:
+        if os.path.islink(path):
+            from reader.base.files import atomic_write_text
+
+            atomic_write_text(target, path.read_text(encoding="utf-8"))
+        else:
+            os.replace(path, target)
+    except (OSError, UnicodeDecodeError, KarutaError):
+        return ""
+    removed = []
+    for old in set_aside_sessions(path)[KEEP_SET_ASIDE:]:
+        if old.name == "previous.json":
+            continue  # (an older karuta's: the user's to remove)
+        try:
+            old.unlink()
+            removed.append(old.name)
+        except OSError:
+            pass
+    line = (f"the last session ({about}) was set aside as {target}: `karuta read --resume "
+            f"--session {target}` continues it; `karuta read --list-sessions` lists them")
+    if removed:
+        line += (f" (the oldest, {', '.join(removed)}, was removed: the newest "
+                 f"{KEEP_SET_ASIDE} are kept)")
+    return line

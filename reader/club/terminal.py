@@ -12,7 +12,7 @@ def screen_lines(v: ClubView, width: int = 100, bindings: KeyBindings = DEFAULT_
     lines = [v.title, "─" * min(width, 72)]
     if v.phase == "memorize" and v.countdown is not None:
         nxt = f" · signal in {_mmss(v.next_signal)}" if v.next_signal is not None else ""
-        lines.append(f"memorisation  {_mmss(v.countdown)} left{nxt}    (s: skip to the jo-ka)")
+        lines.append(f"memorisation  {_mmss(v.countdown)} left{nxt}    (s: skip to {v.opens})")
         lines.append("practice swings allowed" if v.swings else "")
     else:
         card = f"card {v.card}/{v.total}" if v.card else f"card -/{v.total}"

@@ -15,7 +15,7 @@ default), so the window only draws and takes input.
 from __future__ import annotations
 
 
-from reader.club.session import ClubSession, ClubView, _mmss, log_line
+from reader.club.session import ClubSession, ClubView, _mmss, log_fields
 from reader.ui.keys import DEFAULT_KEYS, FIXED_KEYS, KeyBindings
 from reader.ui.window import BACKGROUND, INK, PAPER, draw_text, import_pygame, load_font, open_window
 
@@ -80,6 +80,40 @@ def _inside(rect, x, y) -> bool:
     return rx <= x < rx + rw and ry <= y < ry + rh
 
 
+def log_columns(entries, font, gap: int = 16) -> list[int]:
+    """The x (px, from the log's left edge) of each column of the read log
+    (``session.log_fields``), from the widest text each column holds as ``font`` draws it: a
+    proportional font's kana are not all one width, so padding with spaces cannot line them
+    up (issue 34)."""
+    rows = [log_fields(e) for e in entries]
+    if not rows:
+        return []
+    widths = [max(font.size(r[i])[0] for r in rows) for i in range(len(rows[0]))]
+    xs, x = [], 0
+    for i, wd in enumerate(widths):
+        xs.append(x)
+        x += wd + gap
+    return xs
+
+
+def draw_log(screen, entries, font, area, color) -> None:
+    """The last cards read, one a line, in columns (numbers right-aligned)."""
+    left, top, width = area
+    xs = log_columns(entries, font)
+    right_aligned = (0, 1)
+    widths = [max(font.size(log_fields(e)[i])[0] for e in entries) for i in right_aligned] \
+        if entries else []
+    y = top
+    for e in entries:
+        for i, (x, text) in enumerate(zip(xs, log_fields(e))):
+            if x >= width:
+                break
+            img = font.render(text, True, color)
+            dx = widths[i] - img.get_width() if i in right_aligned else 0
+            screen.blit(img, (left + x + dx, y), area=(0, 0, width - x, img.get_height()))
+        y += 36
+
+
 def draw(screen, v: ClubView, fonts) -> None:
     pg = import_pygame()
     w, h = screen.get_size()
@@ -92,22 +126,24 @@ def draw(screen, v: ClubView, fonts) -> None:
         note = "practice swings allowed" if v.swings else (
             f"signal in {_mmss(v.next_signal)}" if v.next_signal is not None else "")
         draw_text(screen, note, small, (30, 400, w - 60, 60), PAPER, center=True)
-        draw_text(screen, "s / NEXT: skip to the jo-ka", small, (30, 470, w - 60, 60), DIM, center=True)
+        draw_text(screen, f"s / NEXT: skip to {v.opens}", small, (30, 470, w - 60, 60), DIM, center=True)
     else:
         card = f"{v.card}/{v.total}" if v.card else f"-/{v.total}"
         colour = HELD if v.state == "held" else (ACCENT if v.state == "waiting for take" else PAPER)
         draw_text(screen, f"card {card}", mid, (30, 60, w // 2, 80), PAPER)
-        draw_text(screen, v.state, mid, (w // 2, 60, w // 2 - 30, 80), colour)
+        # "repeating 下の句 of card 3 [33] しづ心なく": which card on a line of its own (in the
+        # half-width box the whole would break mid-word)
+        state, _, which = v.state.partition(" of card ")
+        draw_text(screen, state, mid, (w // 2, 60, w // 2 - 30, 80), colour)
+        if which:
+            draw_text(screen, f"card {which}", small, (w // 2, 122, w // 2 - 30, 40), colour)
         if v.poem is not None:
             draw_text(screen, v.kimariji + ("  空札" if v.karafuda else ""), big,
                       (30, 150, w - 60, 170), ACCENT)
             draw_text(screen, v.kami, mid, (30, 330, w - 60, 160), PAPER)
             draw_text(screen, f"{v.poem}  {v.author}", small, (30, 480, w - 60, 50), DIM)
         draw_text(screen, f"read {v.read} · left {v.left}", small, (30, h - 250, w // 2, 50), PAPER)
-        y = h - 195
-        for e in v.recent[:4]:
-            draw_text(screen, log_line(e), tiny, (30, y, w - w // 3 - 90, 34), DIM)
-            y += 36
+        draw_log(screen, v.recent[:4], tiny, (30, h - 195, w - w // 3 - 90), DIM)
     if v.message:
         draw_text(screen, v.message, small, (30, h - 300, w - 60, 50), HELD)
     rect = button_rect((w, h))

@@ -346,10 +346,23 @@ class StatsDB:
             return conn
         if check != "ok" or version == 0 or any(t not in have for t in STATS_ROWS):
             conn.close()
-            why = check.splitlines()[0] if check != "ok" else "not a karuta stats database"
-            raise KarutaError(f"{where} is damaged ({why}): it was left as it is; make the "
-                              "folder writable and run karuta stats again to keep a copy and "
-                              "start a new one with what can be read")
+            lost = [t for t in STATS_ROWS if t not in have]
+            why = (check.splitlines()[0] if check != "ok" else
+                   "not a karuta stats database" if version == 0 else
+                   f"its table {lost[0]} is missing")
+            # what can still be read is shown (copied into memory; the file is not touched),
+            # and the one line says the rest
+            mem = sqlite3.connect(":memory:", isolation_level=None)
+            self._create(mem)
+            from reader.drills.stats_salvage import salvage
+
+            got = salvage(self.path, mem)
+            self.notice = (f"{where} is damaged ({why}): it was left as it is"
+                           + (f"; what could be read is shown ({got})" if got else
+                              "; nothing in it could be read")
+                           + "; make the folder writable and run karuta stats again to keep a "
+                           "copy and start a new one with what can be read")
+            return mem
         return conn
 
     def _create(self, conn: sqlite3.Connection) -> None:

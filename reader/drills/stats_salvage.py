@@ -42,9 +42,13 @@ def salvage(damaged: Path, new: sqlite3.Connection) -> str:
             counts = {t: _copy_table(src, new, t, cols) for t, cols in TABLES.items()}
         finally:
             src.close()
-    names = {"taps": "taps", "reviews": "reviews", "memory": "memory cards", "sessions": "sessions"}
-    return ", ".join(f"{n} {names[t]}" for t, n in
-                     sorted(counts.items(), key=lambda kv: list(names).index(kv[0])) if n)
+    names = {"taps": ("tap", "taps"), "reviews": ("review", "reviews"),
+             "memory": ("memory card", "memory cards"), "sessions": ("session", "sessions")}
+    got = [f"{n} {names[t][n != 1]}" for t, n in
+           sorted(counts.items(), key=lambda kv: list(names).index(kv[0])) if n]
+    if got and not counts["taps"] and not counts["reviews"]:
+        got.append("no answers")  # sessions (or memory cards) only: say the answers are gone
+    return ", ".join(got)
 
 
 def _pad_to_header_size(path: Path) -> None:

@@ -139,7 +139,7 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
         while nxt < len(segs) and segs[nxt].start < pos:
             show(segs[nxt])
 
-    ended = False
+    ended = stopped = False
     try:
         if own_keys:
             keys.__enter__()
@@ -158,6 +158,7 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
                     cursor.repeat_last_shimo()
                 elif c in "qQ\x1b":
                     echo("stopped by the reader")
+                    stopped = True
                     break
             frame = output.frame_now()
             if frame is not None:
@@ -190,5 +191,7 @@ def run_live(plan: Plan, voice, *, auto: bool, device=None, backend: str = "soun
     echo(f"read {len(log.entries)} of {len(plan.order)} cards")
     from audio.output import underrun_line
 
-    echo(underrun_line(output))
+    line = underrun_line(output, stopped=stopped)
+    if line:
+        echo(line)
     return log

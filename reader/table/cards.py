@@ -8,7 +8,8 @@ State (plain data)::
      "people": {name: {"kind": "pc"|"npc", "mode": suit|None}},
      "combat": None | {"enemies": n, "told": [npc names whose 表出モード was told]},
      "judgements": [summary, ...], "reshuffles": n,
-     "sheets": {name: {"abilities": {name: n}, "skills": {name: [level, ability name]}}}}
+     "sheets": {name: {"abilities": {name: n}, "skills": {name: [level, ability name]}}},
+     "to_judge": {npc name: its judge line's words}}   # drew 5 to judge: cards to be named
 
 Cards are strings: ``"♠A"``, ``"♥10"``, ``"♣J"``, ``"JK"`` (a joker).  The two packs make a
 multiset: two ``"♣J"`` may exist.  Every card is always in exactly one place (pile, discard or
@@ -369,6 +370,7 @@ def _partend(st, a, rng, settings, notes):
             gone += st["hands"][name]
             st["hands"][name] = []
     st["discard"].extend(gone)
+    st.pop("to_judge", None)  # their hands are gone: nothing is waiting to be judged
     return {"text": f"end of the part: NPC hands discarded ({len(gone)} cards)"}
 
 
@@ -532,6 +534,13 @@ def _judge_action(st, a, rng, settings, notes):
     if settings.get("rules", 2) >= 2 and who != "GM" and _hand_key(st, who) == who and \
             st["people"][who]["kind"] == "npc" and not st["hands"].get(who):
         return _npc_draws_to_judge(st, a, rng, settings, notes)
+    pending = st.get("to_judge", {})
+    if who in pending and _hand_key(st, who) == who:
+        if not a.get("cards"):
+            raise ActionError(f"NPC {who} drew {len(st['hands'].get(who, []))} to judge: name the "
+                              f"cards it plays from them ({_fmt(st['hands'].get(who, []))}): "
+                              f"judge {pending[who]} CARD…")
+        del pending[who]
     s = judge(st, a, rng, notes, settings.get("rules", 2))
     parts = [f"judgement {s['id']}: {s['who']} {s['skill'] or ''} level {s['level']}".replace("  ", " "),
              f"ability {s['ability']}" + (" (halved: level 0)" if s["level"] == 0 else ""),
@@ -608,12 +617,21 @@ def _npc_draws_to_judge(st, a, rng, settings, notes):
                           f"{settings['npc_hand']}), then name the cards it plays from them")
     got = _take(st, settings["npc_hand"], rng, notes)
     st["hands"][who] = got
-    again = " ".join(str(x) for x in (who, a.get("skill") or "-",
-                                       "@" if a.get("level") is None else a.get("level"),
-                                       "" if a.get("level") is None else a.get("ability")) if x != "")
+    # the next judgement of this NPC names its cards: one without is asked again (it read as
+    # "no card played while holding cards": an ABSOLUTE FAILURE the line before had not meant)
+    st.setdefault("to_judge", {})[who] = _judge_again(a)
     return {"text": f"NPC {who} holds no hand outside combat: draws {len(got)} to judge: "
-                    f"{_fmt(got)} — now the judgement with the cards it plays: judge {again} CARD…",
+                    f"{_fmt(got)} — now the judgement with the cards it plays: "
+                    f"judge {_judge_again(a)} CARD…",
             "drawn": got, "judgement": None}
+
+
+def _judge_again(a: dict) -> str:
+    """The ``judge`` line's words before the cards, as the user gave them."""
+    return " ".join(str(x) for x in (a["who"], a.get("skill") or "-",
+                                     "@" if a.get("level") is None else a.get("level"),
+                                     "" if a.get("level") is None else a.get("ability"))
+                    if x != "")
 
 
 _ACTIONS = {
