@@ -53,13 +53,28 @@ from collections.abc import Callable
 
 from poems.kimariji import kami_heard
 
-__all__ = ["PracticeSession", "SETTLE_S", "READ_LINE_S", "morae_heard", "ruled_in"]
+__all__ = ["PracticeSession", "SETTLE_S", "READ_LINE_S", "RESUME_MEMORIZE_MIN", "morae_heard",
+           "ruled_in", "memorize_minutes"]
 
 #: a taken card's read closes this long after the take (and the simultaneous window), s
 SETTLE_S = 0.4
 #: a read's line ("read 12: 37 しらつゆに · A took it") stays at least this long once the read
 #: is over, s, unless a touch has news first: a goshiki read closes when the next 上の句 starts
 READ_LINE_S = 3.0
+
+
+#: a resumed match's memorisation, minutes, unless the player sets it (``--memorize``): the
+#: board as it stood, looked over again — at most the rules' own (goshiki 0.5)
+RESUME_MEMORIZE_MIN = 2.0
+
+
+def memorize_minutes(game, index: int, given: float | None) -> float:
+    """The memorisation before the reading, minutes: ``given`` (``--memorize``), else the
+    rules' (kyogi 15, goshiki 0.5), or for a resumed match (``index`` > 0 reads done) at most
+    ``RESUME_MEMORIZE_MIN``."""
+    if given is not None:
+        return float(given)
+    return game.memorize_min if index == 0 else min(game.memorize_min, RESUME_MEMORIZE_MIN)
 
 
 # ------------------------------------------------------------------------------ live narrowing
@@ -141,6 +156,12 @@ class PracticeSession:
         return 0.0 if self._memo_end is None else self._memo_end - now
 
     @property
+    def resumed(self) -> bool:
+        """The match was resumed from its log: no arranging (the cards lie as they were), the
+        memorisation starts at the first tick."""
+        return self.m.index > 0
+
+    @property
     def over(self) -> bool:
         return self.phase == "over"
 
@@ -152,6 +173,8 @@ class PracticeSession:
         if self.phase == "arrange":
             self.status = "drag your cards · space or click here: start"
         elif self.phase == "memorize":
+            if self._memo_end is None:  # (resumed: the board is shown from now on)
+                self._memo_end = now + self.memorize_s
             left = self.memorize_left(now)
             if left <= 0:
                 self.start_reading()
