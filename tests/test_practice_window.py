@@ -758,3 +758,44 @@ def test_an_app_a_test_started_is_ended_with_what_it_started():
         assert p.poll() is not None
         wait_until(lambda: _gone(child), 10, what="the app's child ended")
         end_app(p)  # (twice: harmless)
+
+
+def test_the_3_2_1_before_the_reading_is_a_large_numeral_in_the_middle(monkeypatch):
+    """The "get ready" countdown is not a line of small text: each numeral is drawn large (at
+    1280x720 over 100 px high) in the middle of the board, and gone once the reading starts."""
+    import pygame
+
+    from reader.practice.paint import GOLD
+
+    m, w = _window(monkeypatch, "goshiki", "bot:2", 7)
+    try:
+        settled = {"now": False}
+        w.output.timing_settled = lambda: settled["now"]
+        w.session.start_reading()
+        assert w.gate.waiting
+        settled["now"] = True
+        deadline = time.monotonic() + 10
+        while w.scene.texts.get("countdown") != "3" and time.monotonic() < deadline:
+            w.step()
+        assert w.scene.texts.get("countdown") == "3"
+        img = _painted(w, time.monotonic())
+        gold = np.all(img == GOLD, axis=2)
+        ys, xs = np.nonzero(gold)
+        assert ys.max() - ys.min() > 100, (ys.min(), ys.max())  # (the disc's ring and the 3)
+        b = w.vp.board
+        assert abs((xs.min() + xs.max()) / 2 - (b.x + b.w / 2)) < 10
+        assert abs((ys.min() + ys.max()) / 2 - (b.y + b.h / 2)) < 10
+        # the numeral itself, inside the ring: tall
+        cx, cy = round(b.x + b.w / 2), round(b.y + b.h / 2)
+        rows = np.nonzero(gold[cy - 105:cy + 105, cx - 40:cx + 40].any(axis=1))[0]
+        assert rows.size and rows.max() - rows.min() > 90
+        while w.gate.waiting and time.monotonic() < deadline:
+            w.step()
+        assert not w.gate.waiting and not w.scene.texts.get("countdown")
+    finally:
+        if w.cursor is not None:
+            w.cursor.stop()
+        w.output.stop()
+        if w.cursor is not None:
+            w.cursor.close()
+        pygame.display.quit()

@@ -71,8 +71,9 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
               help="Live narrowing: cards that can no longer be the one being read dim as "
                    "each sound is heard.")
 @voice_option()
-@joka_option("Read the jo-ka before the first card (default: yes; --no-joka starts with the "
-             "first 上の句).")
+@joka_option("Before the first card: kyogi reads the jo-ka; goshiki (which has none) the "
+             "announcement and a 空札 poem (default: yes; --no-joka starts with the first "
+             "上の句).")
 @click.option("--ma", type=FINITE, default=None,
               help="間 before each 上の句, seconds (kyogi 1.0, goshiki 0.6).")
 @click.option("--yoin", type=FINITE, default=None,

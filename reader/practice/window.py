@@ -36,7 +36,7 @@ from reader.practice import board as B
 from reader.practice import report
 from reader.practice.paint import (ANIM_FAULT_S, ANIM_SEND_S, ANIM_TAKE_S, DIMTEXT, GOLD,
                                    MARKS, RED, SEND, TEXT, Anim, Painter, Scene)
-from reader.practice.session import PracticeSession, memorize_minutes
+from reader.practice.session import PracticeSession, memorize_minutes, result_lines
 
 __all__ = ["BoardWindow", "LogWriter", "NO_DISPLAY", "SIZE"]
 
@@ -495,7 +495,12 @@ class BoardWindow:
 
     # -- the end screen -----------------------------------------------------------------------
     def end_lines(self) -> list[str]:
+        """The terminal's lines after the window (the table's from the fourth: ``report``)."""
         return report.end_lines(self.m)
+
+    def result(self) -> list[str]:
+        """The end screen's two lines, said to the person (``session.result_lines``)."""
+        return result_lines(self.m, self.humans)
 
     def _end_screen(self):
         pg = self.pg
@@ -508,10 +513,13 @@ class BoardWindow:
         surf.blit(title, title.get_rect(midtop=(w // 2, y)))
         y += title.get_height() + round(10 * k)
         font = self.painter.small
-        for ln in report.end_lines(self.m)[:2]:
-            img = font.render(ln, True, TEXT)
-            surf.blit(img, img.get_rect(midtop=(w // 2, y)))
-            y += font.get_linesize()
+        head, second = result_lines(self.m, self.humans)
+        img = self.painter.font.render(head, True, GOLD)  # "you won by 3", to the person
+        surf.blit(img, img.get_rect(midtop=(w // 2, y)))
+        y += self.painter.font.get_linesize()
+        img = font.render(second, True, TEXT)
+        surf.blit(img, img.get_rect(midtop=(w // 2, y)))
+        y += font.get_linesize()
         y += font.get_linesize() // 2
         rows = report.end_rows(self.m)
         widths = [round(x * k) for x in (44, 118, 44) + (78,) * (len(rows[0]) - 4) + (60,)]
@@ -552,7 +560,12 @@ class BoardWindow:
             self.gate.poll()
             text = self.gate.pop_message()
             if text is not None:
-                self.scene.texts["status"] = text
+                if text.isdigit():  # 3-2-1: a large numeral in the middle of the board
+                    self.scene.texts["countdown"] = text
+                else:
+                    self.scene.texts["status"] = text
+            if not self.gate.waiting:
+                self.scene.texts["countdown"] = ""
         elif now >= self._next_tick:
             # (a touch is stamped and mapped as it comes in; a bot's touch carries its frame)
             self._next_tick = now + TICK_S
