@@ -88,7 +88,8 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @device_option("Sound device (window play; see karuta read --list-devices).")
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
 @click.option("--memorize", type=finite_range(0, 120), default=None,
-              help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5).")
+              help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5; "
+                   "--resume: 2, at most the rules').")
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")
 @backend_option("Window play: audio output library (sounddevice times clicks best).")
