@@ -419,12 +419,14 @@ def _play_reads(w, n):
         w.session.on_event("done", closed)
 
 
+@pytest.mark.parametrize("dragged", [True, False])
 def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisation(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, dragged):
     """``karuta practice --log m.jsonl --resume``: every card lies in exactly the rectangle it
     lay in when the match stopped (the player's own arrangement, the places of taken cards
     left empty, sent cards where they went), and the next read starts only once the
-    memorisation is over (2 minutes unless --memorize says otherwise), on the clock given."""
+    memorisation is over (2 minutes unless --memorize says otherwise), on the clock given.
+    Dragged: the log keeps the arrangement; not: the places follow from the seed."""
     import pygame
 
     from audio.output import NullOutput
@@ -434,9 +436,10 @@ def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisa
     from reader.practice import window as W
 
     m, w = _window(monkeypatch, "kyogi", "bot:5", 54, cards=8)
-    t = w.scene.territories["A"]
-    w.m.arrange("A", B.move(t, t.rows[2][0][0], 2, 1, 5))  # (the player's drag)
-    w._layout_board()
+    if dragged:
+        t = w.scene.territories["A"]
+        w.m.arrange("A", B.move(t, t.rows[2][0][0], 2, 1, 5))  # (the player's drag)
+        w._layout_board()
     before = {c.poem: c.rect for c in w.scene.boxes()}
     _play_reads(w, 14)
     taken = [c.poem for c in m.closed if c.event.took in ("A", "B")]
@@ -447,6 +450,7 @@ def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisa
         c: r for c, r in before.items() if c in shown and c not in sent}  # (nothing slid)
     log = tmp_path / "m.jsonl"
     headless.save(m, log)
+    assert ('"layout"' in log.read_text()) == dragged
     pygame.display.quit()
     r = headless.resume(log, ToneVoice())
     w2 = W.BoardWindow(r, NullOutput(48000))
