@@ -234,7 +234,9 @@ class PracticeSession:
             if left <= 0:
                 self.start_reading()
             else:
-                self.status = f"暗記 memorisation {int(left) // 60}:{int(left) % 60:02d} · s: skip"
+                resumed = f"resumed before read {self.m.index + 1} · " if self.resumed else ""
+                self.status = (f"{resumed}暗記 memorisation {int(left) // 60}:{int(left) % 60:02d}"
+                               " · s: skip")
         if self.phase != "reading":
             return
         m = self.m
