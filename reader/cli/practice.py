@@ -322,7 +322,7 @@ def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fulls
     for line in w.end_lines()[3:]:
         click.echo(line)
     for p, skill in sorted(m.skill.items()):  # its form this match (reader.practice.bot)
-        click.echo(f"bot {m.seats[p].level} ({p}) played at level {skill:.1f} this match")
+        click.echo(f"bot {m.seats[p].level} ({p}) played this match like a {skill:.1f}")
     click.echo(w.stats())
     if w.ready_line() is not None:
         click.echo(w.ready_line())
