@@ -617,7 +617,7 @@ def board(args, root: Path, env: dict, obs: Observer, keys: Keys, procs: list) -
     headless.save(m, log)
     mine = set(m.board["A"])
     kami = {s.poem: s for s in m.plan.segments if s.kind == "kami" and isinstance(s.poem, int)}
-    # the window's layout, mirrored: the same placement; a taken card leaves its row
+    # the window's layout, mirrored: the same placement; a taken card leaves its place empty
     terr = B.place(m.board["A"], random.Random(f"{args.seed}/place"), universe=m.plan.universe)
     vp = B.kyogi_viewport(SIZE, solo=True)
     p = subprocess.Popen([sys.executable, "-c", BOOT, "practice", "--log", str(log), "--resume",

@@ -142,6 +142,62 @@ def test_a_sent_card_joins_its_friend_or_the_emptiest_row():
     assert 87 not in t4 and sorted(t4.cards) == sorted(t.cards)
 
 
+# ---------------------------------------------------------------------------- places kept
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(2, 50), data=st.data())
+def test_a_taken_card_leaves_its_place_empty_and_no_other_card_moves(seed, n, data):
+    """Takes (pure board state): after any takes, every card left lies in exactly the
+    rectangle it lay in before — on a real board nothing slides along to close a gap."""
+    t = B.place(_hand(seed, n), random.Random(seed))
+    before = {near: B.kyogi_rects(t, near) for near in (True, False)}
+    taken = data.draw(st.lists(st.sampled_from(t.cards), unique=True, max_size=n - 1))
+    for c in taken:
+        t = B.remove(t, c)
+    assert sorted(t.cards) == sorted(set(before[True]) - set(taken))
+    for near in (True, False):
+        after = B.kyogi_rects(t, near)
+        assert after == {c: r for c, r in before[near].items() if c not in taken}
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 30), data=st.data())
+def test_a_sent_card_goes_into_a_free_place_and_no_card_already_there_moves(seed, n, data):
+    """Sends: the card arrives in a free place (an empty one, or beyond a group's end), never
+    on another card, and the cards already there keep their rectangles; a card sent away
+    leaves its place empty."""
+    hand = _hand(seed, n + 5)
+    t = B.place(hand[:n], random.Random(seed))
+    for c in data.draw(st.lists(st.sampled_from(t.cards), unique=True, max_size=n - 1)):
+        t = B.remove(t, c)
+    for c in hand[n:]:
+        before = B.kyogi_rects(t, True)
+        t = B.add(t, c, random.Random(seed))
+        after = B.kyogi_rects(t, True)
+        assert {k: v for k, v in after.items() if k != c} == before
+        new = after[c]
+        assert not any(new.x < r.x + r.w and r.x < new.x + new.w and new.y == r.y
+                       for r in before.values())  # (no card under it)
+
+
+def test_follow_keeps_both_sides_places_through_a_take_and_a_send():
+    a = B.place(_hand(1, 12), random.Random(1))
+    b = B.place([x for x in _hand(2, 30) if x not in a.cards][:12], random.Random(2))
+    took, sent = a.cards[3], a.cards[7]  # one of A's cards is taken, another sent to B
+    board = {"A": tuple(c for c in a.cards if c not in (took, sent)), "B": (*b.cards, sent)}
+    after, went = B.follow({"A": a, "B": b}, board, random.Random(0))
+    ra, rb = B.kyogi_rects(a, True), B.kyogi_rects(b, True)
+    assert B.kyogi_rects(after["A"], True) == {c: r for c, r in ra.items()
+                                                if c not in (took, sent)}
+    assert {c: r for c, r in B.kyogi_rects(after["B"], True).items() if c != sent} == rb
+    assert went == {sent: ("B", *after["B"].where(sent))}
+    # a resumed log's record of where the sent card went is honoured
+    p, row, side, idx = went[sent]
+    again, _ = B.follow({"A": a, "B": b}, board, random.Random(99), placed=went)
+    assert again == after
+    t = B.Territory.from_json(after["A"].to_json())
+    assert t == after["A"] and B.HOLE in [c for r in t.rows for g in r for c in g]
+
+
 # ---------------------------------------------------------------------------- hits
 def test_hit_areas_are_generous_and_the_nearest_card_wins():
     t = B.place(_hand(7), random.Random(7))

@@ -9,6 +9,8 @@ import random
 import statistics
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audio.voice import ToneVoice
 from poems.kimariji import shared_opening
@@ -208,3 +210,20 @@ def test_form_varies_from_match_to_match_and_a_weaker_bot_wins_some_matches():
     lv1 = [headless.new_match("kyogi", {"A": Seat("bot", 1), "B": Seat("bot", 2)}, s,
                               VOICE).skill["A"] for s in range(40)]
     assert max(lv1) <= bot.TOP_SKILL_1  # (and whatever its form, it waits for the 上の句: above)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**62), level=st.integers(1, 5))
+def test_a_bots_form_stays_within_one_level_of_its_number(seed, level):
+    """A level feels like its number: whatever the match's draw, a bot plays at most one level
+    above or below its own (a level-2 bot once "played like a 4.1" and won 0-17)."""
+    skill = bot.match_skill(bot.level(level), random.Random(seed))
+    assert abs(skill - level) <= bot.FORM_MAX == 1.0
+    assert bot.LOW_SKILL <= skill <= bot.TOP_SKILL
+
+
+def test_each_matchs_form_is_within_one_level_over_seeds():
+    for seed in range(60):
+        m = headless.new_match("kyogi", {"A": Seat("bot", 2), "B": Seat("bot", 5)}, seed, VOICE,
+                               cards=5)
+        assert abs(m.skill["A"] - 2) <= 1.0 and abs(m.skill["B"] - 5) <= 1.0, (seed, m.skill)

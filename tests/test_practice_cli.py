@@ -136,6 +136,14 @@ def test_resume_refuses_a_log_that_does_not_match_its_seed(tmp_path):
      ["reading settings"]),
     ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, '
      '"practice": {"seats": {"A": "bot:2", "B": "bot:3"}}}\n', ["seed"]),
+    # the board's layout (where each card lay) must hold the deal's cards
+    ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, "seed": 1, '
+     '"practice": {"seats": {"A": "bot:2", "B": "bot:3"}, "layout": {"A": [[[], []], '
+     '[[], []], [[5], []]], "B": [[[], []], [[], []], [[2], []]]}}}\n',
+     ["line 1", "layout", "other cards"]),
+    ('{"rules": "kyogi", "A": [1], "B": [2], "cards": 1, "seed": 1, '
+     '"practice": {"seats": {"A": "bot:2", "B": "bot:3"}, "layout": {"A": "here"}}}\n',
+     ["line 1", "layout"]),
 ])
 def test_resume_refuses_bad_logs(tmp_path, text, words):
     log = tmp_path / "bad.jsonl"

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from audio.voice import ToneVoice
 from reader.practice import headless, report
 from reader.practice.match import Seat
-from reader.practice.session import SETTLE_S, PracticeSession, morae_heard, ruled_in
+from reader.practice.session import (SETTLE_S, PracticeSession, morae_heard, result_lines,
+                                     ruled_in)
 
 VOICE = ToneVoice()
 RATE = 48000
@@ -328,3 +329,45 @@ def test_how_often_the_session_is_ticked_does_not_change_the_match(seed, a, b, r
         s.tick(heard / RATE, heard, finished=heard >= m.plan.frames)
         heard += step
     assert m.log_text() == ref.log_text()
+
+
+# ---------------------------------------------------------------------------- the end, told
+def _to_the_end(s):
+    """Tick the session at each due frame until the match is over: every status line shown."""
+    seen, heard = [], 0
+    _tick(s, 0)
+    while not s.over:
+        seen.append(s.status)
+        heard = s.next_due(heard, lambda f: f / RATE)
+        assert heard is not None, "nothing more is due"
+        _tick(s, heard)
+    return seen + [s.status]
+
+
+def test_the_end_is_said_to_the_person_and_goshiki_counts_its_17_reads():
+    """"winner: B" becomes "you lost 0-14" (goshiki: cards taken, yours first) or "you lost by
+    2" (kyogi: the cards left on your side), two players at one board are named by their
+    sides, the bot's line says the level it played at; a goshiki match of 17 reads counts
+    "read 4/17" (not "/20") and no goshiki screen speaks of a jo-ka (goshiki has none)."""
+    m, s, _ = _session("goshiki", b="bot:5", seed=7)
+    seen = _to_the_end(s)
+    assert len(m.closed) == 17 and "read 4/17" in " ".join(seen)
+    assert not any("/20" in x for x in seen)
+    a, b = m.state.count("A"), m.state.count("B")
+    head, second = result_lines(m, ("A",))
+    assert b > a and head == f"you lost {a}-{b}"
+    assert result_lines(m, ("B",))[0] == f"you won {b}-{a}"  # (from the other seat)
+    level = m.skill["B"]
+    assert second == f"taken: you {a}, bot 5 {b} · bot 5 played at level {level:.1f} this match"
+    assert abs(level - 5) <= 1
+    assert not any("jo-ka" in x for x in seen + [head, second])
+
+    m, s, _ = _session("kyogi", b="bot:5", seed=11, cards=3)
+    _to_the_end(s)
+    left = m.state.count("A")
+    assert m.outcome().winner == "B" and left > 0
+    assert result_lines(m, ("A",))[0] == f"you lost by {left}"
+    assert result_lines(m, ("B",))[0] == f"you won by {left}"
+    assert result_lines(m, ("A", "B"))[0] == f"B (far side) won by {left}"
+    assert result_lines(m, ("A", "B"))[1].startswith(
+        f"left on the board: A (near side) {left}, B (far side) 0")

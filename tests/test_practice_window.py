@@ -404,6 +404,81 @@ def test_a_resumed_window_reads_on_from_the_next_reads_ma(tmp_path, monkeypatch)
         pygame.display.quit()
 
 
+def _play_reads(w, n):
+    """Play ``n`` reads of the window's match as the session would: the bots' touches, the
+    read closed, a human's send made with the highlighted cards, the window told ("done")."""
+    m = w.m
+    for _ in range(n):
+        if m.current() is None:
+            break
+        for p, card, frame in m.bot_touches():
+            m.touch(p, card, frame)
+        closed = m.close_read()
+        if closed.owed is not None:
+            closed = m.send(closed.owed.sender, m.suggest_send(closed.owed.sender,
+                                                               closed.owed.count))
+        w.session.on_event("done", closed)
+
+
+@pytest.mark.parametrize("dragged", [True, False])
+def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisation(
+        tmp_path, monkeypatch, dragged):
+    """``karuta practice --log m.jsonl --resume``: every card lies in exactly the rectangle it
+    lay in when the match stopped (the player's own arrangement, the places of taken cards
+    left empty, sent cards where they went), and the next read starts only once the
+    memorisation is over (2 minutes unless --memorize says otherwise), on the clock given.
+    Dragged: the log keeps the arrangement; not: the places follow from the seed."""
+    import pygame
+
+    from audio.output import NullOutput
+    from audio.voice import ToneVoice
+    from reader.practice import board as B
+    from reader.practice import headless
+    from reader.practice import window as W
+
+    m, w = _window(monkeypatch, "kyogi", "bot:5", 54, cards=8)
+    if dragged:
+        t = w.scene.territories["A"]
+        w.m.arrange("A", B.move(t, t.rows[2][0][0], 2, 1, 5))  # (the player's drag)
+        w._layout_board()
+    before = {c.poem: c.rect for c in w.scene.boxes()}
+    _play_reads(w, 14)
+    taken = [c.poem for c in m.closed if c.event.took in ("A", "B")]
+    sent = [x for c in m.closed for x in m.game.sent(c.event)]
+    assert taken and sent  # (the match stopped after takes and a send)
+    shown = {c.poem: c.rect for c in w.scene.boxes()}
+    assert {c: r for c, r in shown.items() if c not in sent} == {
+        c: r for c, r in before.items() if c in shown and c not in sent}  # (nothing slid)
+    log = tmp_path / "m.jsonl"
+    headless.save(m, log)
+    assert ('"layout"' in log.read_text()) == dragged
+    pygame.display.quit()
+    r = headless.resume(log, ToneVoice())
+    w2 = W.BoardWindow(r, NullOutput(48000))
+    w2.open()
+    try:
+        assert {c.poem: c.rect for c in w2.scene.boxes()} == shown
+        s = w2.session
+        assert s.phase == "memorize" and s.memorize_s == 120.0
+        s.tick(1000.0, None)
+        s.tick(1119.9, None)
+        assert s.phase == "memorize" and "0:00" in s.status
+        s.tick(1120.0, None)
+        assert s.phase == "reading"
+    finally:
+        if w2.cursor is not None:
+            w2.cursor.stop()
+        w2.output.stop()
+        if w2.cursor is not None:
+            w2.cursor.close()
+        pygame.display.quit()
+    # --memorize sets it (minutes); a new match keeps the rules' own
+    assert W.BoardWindow(r, NullOutput(48000), memorize_min=0.5).session.memorize_s == 30.0
+    assert W.BoardWindow(m, NullOutput(48000)).session.memorize_s == 60.0 * 2.0
+    fresh = _match(54, cards=8)
+    assert W.BoardWindow(fresh, NullOutput(48000)).session.memorize_s == 15 * 60.0
+
+
 # ---------------------------------------------------------------------------- the loop, fast
 @pytest.mark.realtime
 def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monkeypatch):
@@ -688,3 +763,44 @@ def test_an_app_a_test_started_is_ended_with_what_it_started():
         assert p.poll() is not None
         wait_until(lambda: _gone(child), 10, what="the app's child ended")
         end_app(p)  # (twice: harmless)
+
+
+def test_the_3_2_1_before_the_reading_is_a_large_numeral_in_the_middle(monkeypatch):
+    """The "get ready" countdown is not a line of small text: each numeral is drawn large (at
+    1280x720 over 100 px high) in the middle of the board, and gone once the reading starts."""
+    import pygame
+
+    from reader.practice.paint import GOLD
+
+    m, w = _window(monkeypatch, "goshiki", "bot:2", 7)
+    try:
+        settled = {"now": False}
+        w.output.timing_settled = lambda: settled["now"]
+        w.session.start_reading()
+        assert w.gate.waiting
+        settled["now"] = True
+        deadline = time.monotonic() + 10
+        while w.scene.texts.get("countdown") != "3" and time.monotonic() < deadline:
+            w.step()
+        assert w.scene.texts.get("countdown") == "3"
+        img = _painted(w, time.monotonic())
+        gold = np.all(img == GOLD, axis=2)
+        ys, xs = np.nonzero(gold)
+        assert ys.max() - ys.min() > 100, (ys.min(), ys.max())  # (the disc's ring and the 3)
+        b = w.vp.board
+        assert abs((xs.min() + xs.max()) / 2 - (b.x + b.w / 2)) < 10
+        assert abs((ys.min() + ys.max()) / 2 - (b.y + b.h / 2)) < 10
+        # the numeral itself, inside the ring: tall
+        cx, cy = round(b.x + b.w / 2), round(b.y + b.h / 2)
+        rows = np.nonzero(gold[cy - 105:cy + 105, cx - 40:cx + 40].any(axis=1))[0]
+        assert rows.size and rows.max() - rows.min() > 90
+        while w.gate.waiting and time.monotonic() < deadline:
+            w.step()
+        assert not w.gate.waiting and not w.scene.texts.get("countdown")
+    finally:
+        if w.cursor is not None:
+            w.cursor.stop()
+        w.output.stop()
+        if w.cursor is not None:
+            w.cursor.close()
+        pygame.display.quit()

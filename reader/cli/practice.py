@@ -71,8 +71,9 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
               help="Live narrowing: cards that can no longer be the one being read dim as "
                    "each sound is heard.")
 @voice_option()
-@joka_option("Read the jo-ka before the first card (default: yes; --no-joka starts with the "
-             "first 上の句).")
+@joka_option("Before the first card: kyogi reads the jo-ka; goshiki (which has none) the "
+             "announcement and a 空札 poem (default: yes; --no-joka starts with the first "
+             "上の句).")
 @click.option("--ma", type=FINITE, default=None,
               help="間 before each 上の句, seconds (kyogi 1.0, goshiki 0.6).")
 @click.option("--yoin", type=FINITE, default=None,
@@ -87,7 +88,8 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @device_option("Sound device (window play; see karuta read --list-devices).")
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
 @click.option("--memorize", type=finite_range(0, 120), default=None,
-              help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5).")
+              help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5; "
+                   "--resume: 2, at most the rules').")
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")
 @backend_option("Window play: audio output library (sounddevice times clicks best).")

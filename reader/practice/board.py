@@ -25,6 +25,14 @@ on the left or the right; 友札 (cards whose kimariji share all but the last so
 side by side.  ``move`` is a drag (before memorisation), ``add`` / ``remove`` follow sends and
 takes.
 
+Places: a card stays where it lies until its owner moves it.  A group is a list of *places*
+from its edge inwards; a card taken or sent away leaves an empty place (``HOLE``) and no other
+card moves (a player's next touch at the place they memorised finds the card still there).
+A card sent in goes into a free place (``add``); only a drag (``move``, the owner's own side)
+shifts cards, and then only within the group it is dropped into.  ``follow`` applies a read's
+takes and sends to both territories; ``Territory.to_json`` / ``from_json`` write a territory
+into a match log (``reader.practice.match`` keeps the layout and logs it).
+
 Goshiki (rules.md §4): each player has 2 rows of 5, and the two players' front rows touch
 head to head in the middle.
 
@@ -47,7 +55,7 @@ __all__ = [
     "Rect", "place", "move", "add", "remove", "friend_groups", "row_targets",
     "kyogi_rects", "goshiki_rects", "goshiki_board", "kyogi_board", "Viewport",
     "kyogi_viewport", "goshiki_viewport", "hit",
-    "drop_target", "CardBox",
+    "drop_target", "CardBox", "HOLE", "follow", "free_places",
 ]
 
 # ---------------------------------------------------------------------------- real sizes, mm
@@ -117,19 +125,58 @@ class CardBox:
 
 
 # ---------------------------------------------------------------------------- the territory
+#: an empty place in a group (a card was taken or sent away from it): the cards beyond it stay
+HOLE = 0
+
+
 @dataclass(frozen=True)
 class Territory:
-    """Three rows (0 上段, 1 中段, 2 下段), each ``(left, right)``: the cards of each group
-    listed from that edge inwards, left/right as the territory's own player sees them."""
+    """Three rows (0 上段, 1 中段, 2 下段), each ``(left, right)``: the places of each group
+    listed from that edge inwards, left/right as the territory's own player sees them; a place
+    holds a card or is empty (``HOLE``)."""
 
     rows: tuple[tuple[tuple[int, ...], tuple[int, ...]], ...] = (((), ()),) * 3
 
     @property
     def cards(self) -> tuple[int, ...]:
-        return tuple(c for left, right in self.rows for c in (*left, *right))
+        return tuple(c for left, right in self.rows for c in (*left, *right) if c != HOLE)
 
     def counts(self) -> tuple[int, int, int]:
-        return tuple(len(left) + len(right) for left, right in self.rows)  # type: ignore[return-value]
+        """Cards (not places) on each row."""
+        return tuple(sum(1 for c in (*left, *right) if c != HOLE)  # type: ignore[return-value]
+                     for left, right in self.rows)
+
+    def places(self, row: int) -> int:
+        """Places (cards and empty ones) on a row: they set its spacing."""
+        left, right = self.rows[row]
+        return len(left) + len(right)
+
+    def to_json(self) -> list:
+        """``[[left, right] per row]``, each a list of poems from the edge inwards, 0 an empty
+        place."""
+        return [[list(left), list(right)] for left, right in self.rows]
+
+    @classmethod
+    def from_json(cls, obj) -> Territory:
+        """The territory ``to_json`` wrote (``ValueError`` if it is not one)."""
+        if not isinstance(obj, list) or len(obj) != 3:
+            raise ValueError("a territory is 3 rows")
+        rows = []
+        for row in obj:
+            if not isinstance(row, list) or len(row) != 2:
+                raise ValueError("a row is [left, right]")
+            groups = []
+            for g in row:
+                if not isinstance(g, list) or not all(
+                        isinstance(c, int) and not isinstance(c, bool) and 0 <= c <= 100
+                        for c in g):
+                    raise ValueError("a group is a list of poems 1-100 (0: an empty place)")
+                groups.append(tuple(g))
+            rows.append(tuple(groups))
+        t = cls(tuple(rows))
+        if len(set(t.cards)) != len(t.cards):
+            raise ValueError("a card lies in two places")
+        return t
 
     def where(self, poem: int) -> tuple[int, int, int] | None:
         """(row, side 0 left / 1 right, index from the edge), or None."""
@@ -272,13 +319,18 @@ def place(cards: Iterable[int], rng: random.Random, *, universe: Iterable[int] =
 
 
 def remove(t: Territory, poem: int) -> Territory:
-    """The territory without ``poem`` (the rest of its group closes up towards the edge)."""
-    rows = tuple(tuple(tuple(c for c in g if c != poem) for g in groups) for groups in t.rows)
+    """The territory without ``poem``: its place is left empty, every other card stays where
+    it lies."""
+    rows = tuple(tuple(tuple(HOLE if c == poem else c for c in g) for g in groups)
+                 for groups in t.rows)
     return replace(t, rows=rows)
 
 
 def move(t: Territory, poem: int, row: int, side: int, index: int) -> Territory:
-    """Move ``poem`` to ``row`` / ``side`` at ``index`` from that edge (a drag)."""
+    """Move ``poem`` to ``row`` / ``side`` at place ``index`` from that edge (a drag by the
+    territory's owner).  Its old place is left empty; dropped on an empty place (or beyond the
+    group's end) it lies there, on a card it pushes that group's cards inwards up to the next
+    empty place (cards elsewhere stay where they lie)."""
     if poem not in t:
         raise KeyError(f"card {poem} is not in this territory")
     if row not in (0, 1, 2) or side not in (0, 1):
@@ -286,14 +338,39 @@ def move(t: Territory, poem: int, row: int, side: int, index: int) -> Territory:
     t = remove(t, poem)
     rows = [list(map(list, groups)) for groups in t.rows]
     g = rows[row][side]
-    g.insert(max(0, min(index, len(g))), poem)
+    index = max(0, index)
+    if index >= len(g):
+        # beyond the group's end: there, with empty places between (as far as the row holds)
+        room = max(len(g), ROW_CAPACITY - len(rows[row][1 - side]) - 1)
+        g.extend([HOLE] * (min(index, room) - len(g)))
+        g.append(poem)
+    elif g[index] == HOLE:
+        g[index] = poem
+    else:
+        g.insert(index, poem)
+        nxt = next((i for i in range(index + 1, len(g)) if g[i] == HOLE), None)
+        if nxt is not None:
+            del g[nxt]  # (the push stops at the first empty place)
     return Territory(tuple((tuple(a), tuple(b)) for a, b in rows))
+
+
+def free_places(t: Territory, row: int, side: int) -> list[int]:
+    """The places of a group a card may be put in without moving any other card: its empty
+    places, then the next one beyond its end (if the row has room for one more at its
+    spacing)."""
+    g = t.rows[row][side]
+    out = [i for i, c in enumerate(g) if c == HOLE]
+    if _row_positions(t.places(row) + 1) == _row_positions(t.places(row)):
+        out.append(len(g))
+    return out
 
 
 def add(t: Territory, poem: int, rng: random.Random, *, universe: Iterable[int] = range(1, 101),
         read: Iterable[int] = ()) -> Territory:
-    """``poem`` arrives (a send): beside a 友札 already there, else a 1字決まり on 下段 with its
-    group (or on the side with fewer cards), else in the row furthest below its share."""
+    """``poem`` arrives (a send) and goes into a free place (``free_places``: no card already
+    there moves): beside a 友札 already there if a place next to it is free, else a 1字決まり
+    on 下段 (on the side with fewer cards), else in the row furthest below its share; within a
+    group the free place nearest the edge."""
     if poem in t:
         return t
     universe, read = tuple(universe), tuple(read)
@@ -302,24 +379,77 @@ def add(t: Territory, poem: int, rng: random.Random, *, universe: Iterable[int] 
         if poem in g and len(g) > 1:
             mate = next(c for c in g if c != poem)
             r, s, i = t.where(mate)
-            return move(Territory(_insert(t.rows, r, s, poem)), poem, r, s, i + 1)
+            free = free_places(t, r, s)
+            for j in (i + 1, i - 1):
+                if j >= 0 and j in free:
+                    return Territory(_put(t.rows, r, s, poem, j))
     info = _sounds(universe, read)
     counts = t.counts()
     if info.get(poem, ("", 6))[1] == 1:
-        row = LOWER
+        order = [LOWER, MIDDLE, UPPER]
     else:
         targets = row_targets(len(cards))
-        row = max((LOWER, MIDDLE, UPPER), key=lambda r: targets[r] - counts[r])
-    left, right = t.rows[row]
-    side = 0 if len(left) < len(right) else 1 if len(right) < len(left) else rng.randrange(2)
-    return Territory(_insert(t.rows, row, side, poem))
+        order = sorted((LOWER, MIDDLE, UPPER), key=lambda r: counts[r] - targets[r])
+    for row in order:
+        sides = [s for s in (0, 1) if free_places(t, row, s)]
+        if not sides:
+            continue
+        n = [sum(1 for c in g if c != HOLE) for g in t.rows[row]]
+        if len(sides) == 2:
+            side = 0 if n[0] < n[1] else 1 if n[1] < n[0] else rng.randrange(2)
+        else:
+            side = sides[0]
+        return Territory(_put(t.rows, row, side, poem, free_places(t, row, side)[0]))
+    # every row full at its spacing (a hand of more than 48): the row with the fewest places
+    row = min(order, key=t.places)
+    side = 0 if len(t.rows[row][0]) <= len(t.rows[row][1]) else 1
+    return Territory(_put(t.rows, row, side, poem, len(t.rows[row][side])))
 
 
-def _insert(rows, row, side, poem, index=None):
+def _put(rows, row, side, poem, index):
+    """``rows`` with ``poem`` in place ``index`` of a group (an empty place, or its end)."""
     out = [list(map(list, groups)) for groups in rows]
     g = out[row][side]
-    g.insert(len(g) if index is None else index, poem)
+    if index < len(g):
+        g[index] = poem
+    else:
+        g.extend([HOLE] * (index - len(g)))
+        g.append(poem)
     return tuple((tuple(a), tuple(b)) for a, b in out)
+
+
+def follow(territories: Mapping[str, Territory], board: Mapping[str, Iterable[int]],
+           rng: random.Random, *, universe: Iterable[int] = range(1, 101),
+           read: Iterable[int] = (), placed: Mapping[int, tuple[str, int, int, int]] | None = None
+           ) -> tuple[dict[str, Territory], dict[int, tuple[str, int, int, int]]]:
+    """The territories after a read: ``board`` is each player's cards now (the match's).  A
+    card no longer on its side leaves its place empty; a card that arrived (a send) goes into
+    a free place (``add``), or into ``placed[card]`` = (player, row, side, index) when that is
+    a free place (a resumed log's record).  Returns (territories, where each arrived card
+    went)."""
+    universe, read = tuple(universe), tuple(read)
+    out = dict(territories)
+    went: dict[int, tuple[str, int, int, int]] = {}
+    for p, t in out.items():
+        now = set(board.get(p, ()))
+        for c in t.cards:
+            if c not in now:
+                t = remove(t, c)
+        out[p] = t
+    for p in out:
+        for c in board.get(p, ()):
+            t = out[p]
+            if c in t:
+                continue
+            want = (placed or {}).get(c)
+            if (want is not None and want[0] == p and want[1] in (0, 1, 2)
+                    and want[2] in (0, 1) and want[3] in free_places(t, want[1], want[2])):
+                out[p] = Territory(_put(t.rows, want[1], want[2], c, want[3]))
+            else:
+                out[p] = add(t, c, rng, universe=universe, read=read)
+            r, s, i = out[p].where(c)
+            went[c] = (p, r, s, i)
+    return out, went
 
 
 # ---------------------------------------------------------------------------- rectangles, mm
@@ -342,6 +472,8 @@ def kyogi_rects(t: Territory, near: bool) -> dict[int, Rect]:
         step = _row_positions(len(left) + len(right))
         for s, group in enumerate((left, right)):
             for i, poem in enumerate(group):
+                if poem == HOLE:
+                    continue
                 from_left_edge = s == 0  # the player's own left
                 if not near:  # facing the viewer: their left is the viewer's right
                     from_left_edge = not from_left_edge
@@ -523,8 +655,7 @@ def drop_target(t: Territory, x_mm: float, y_mm: float) -> tuple[int, int, int]:
     row_y = {r: BOARD_D - CARD_H - (2 - r) * (CARD_H + ROW_GAP) + CARD_H / 2 for r in range(3)}
     row = min(row_y, key=lambda r: abs(row_y[r] - y_mm))
     side = 0 if x_mm < TERRITORY_W / 2 else 1
-    n = sum(len(g) for g in t.rows[row])
-    step = _row_positions(n + 1)
+    step = _row_positions(t.places(row) + 1)
     from_edge = x_mm if side == 0 else TERRITORY_W - x_mm
     index = max(0, int(from_edge // step))
     return row, side, index

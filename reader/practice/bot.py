@@ -1,9 +1,9 @@
 """A bot is a model of a player, levels 1-5 — not a timer.
 
 **Form.**  A player does not play every match at their level: a bot's skill for one match is
-drawn once (``match_skill``: its level plus a normal spread of ``FORM_SD`` levels, kept within
-``LOW_SKILL``-``TOP_SKILL``; level 1 at most ``TOP_SKILL_1``, and it never recognises a
-kimariji), and its speed and how many kimariji it recognises follow that skill
+drawn once (``match_skill``: its level plus a normal spread of ``FORM_SD`` levels, never more
+than ``FORM_MAX`` from it, kept within ``LOW_SKILL``-``TOP_SKILL``; level 1 at most
+``TOP_SKILL_1``, and it never recognises a kimariji), and its speed and how many kimariji it recognises follow that skill
 (``recognise_rate``, ``known_median_ms``, ``late_median_ms``).  ``PracticeMatch`` draws it from
 a stream of its own, so a resumed match has the same form.  So a level-3 bot plays
 some matches like a 2 and some like a 4, and a weaker bot wins some whole matches, as in a
@@ -46,7 +46,7 @@ from reader.base.errors import KarutaError
 
 __all__ = ["Level", "LEVELS", "level", "parse_level", "plan_touches", "choose_send",
            "fault_opportunity", "ReadView", "match_skill",
-           "recognise_rate", "known_median_ms", "late_median_ms", "FORM_SD"]
+           "recognise_rate", "known_median_ms", "late_median_ms", "FORM_SD", "FORM_MAX"]
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,11 @@ LEVELS: dict[int, Level] = {
              early_rate=0.15, early_ms=60.0),
 }
 
-#: a bot's form: the spread (sd, in levels) of its skill from one match to the next
-FORM_SD = 1.4
+#: a bot's form: the spread (sd, in levels) of its skill from one match to the next, and how
+#: far from its level it may go (a level feels like its number: a level-2 bot never plays like
+#: a 4)
+FORM_SD = 0.6
+FORM_MAX = 1.0
 #: the best a bot plays on its best day (skill)
 TOP_SKILL = 6.0
 #: the worst a bot plays on its worst day, and the best level 1 plays (it never recognises a
@@ -95,9 +98,11 @@ LOW_SKILL, TOP_SKILL_1 = 0.4, 2.2
 
 def match_skill(lv: Level, rng: random.Random) -> float:
     """How well a bot of level ``lv`` plays this match (its form): its level plus a normal
-    spread of ``FORM_SD``, within ``LOW_SKILL``-``TOP_SKILL`` (level 1: up to ``TOP_SKILL_1``)."""
+    spread of ``FORM_SD``, at most ``FORM_MAX`` from its level, within
+    ``LOW_SKILL``-``TOP_SKILL`` (level 1: up to ``TOP_SKILL_1``)."""
     top = TOP_SKILL_1 if lv.anchor == "kami_end" else TOP_SKILL
-    return min(top, max(LOW_SKILL, lv.level + rng.gauss(0.0, FORM_SD)))
+    off = max(-FORM_MAX, min(FORM_MAX, rng.gauss(0.0, FORM_SD)))
+    return min(top, max(LOW_SKILL, lv.level + off))
 
 
 def recognise_rate(skill: float) -> float:

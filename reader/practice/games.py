@@ -129,6 +129,10 @@ class Game:
         """The cards a read's result moved across (sends)."""
         return ()
 
+    def reads_due(self, state, order_len: int, index: int) -> int:
+        """How many reads the match has, as "read 4/N" counts them (kyogi: the plan's)."""
+        return order_len
+
     def viewport(self, size, solo: bool):
         raise NotImplementedError
 
@@ -342,6 +346,10 @@ class Goshiki(Game):
                     out.append(judgement(t, "fault", "karafuda: お手つき" if cur.where is None
                                          else "a wrong card: お手つき"))
         return Judged(tuple(out), holder, (tuple(faults), lost), take_frame)
+
+    def reads_due(self, state, order_len, index):
+        # 17 of the colour's 20 (a deciding tie in finals reads on, one card at a time)
+        return min(order_len, max(state.reads_due, index + 1))
 
     def read_event(self, poem, judged, players):
         from reader.match.rules import goshiki

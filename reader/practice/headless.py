@@ -156,7 +156,9 @@ def resume(path, voice, seats: dict[str, Seat] | None = None) -> PracticeMatch:
     """The match of a practice log, with its reads applied, ready to continue.
 
     The deal comes from the log; the plan from its seed and reading settings (a log whose
-    reads do not follow that plan is refused).  ``seats``: override the logged seats.
+    reads do not follow that plan is refused); the places of the cards from its layout and
+    the places its sends went to (``PracticeMatch.layout``: the board as it stood).
+    ``seats``: override the logged seats.
     """
     header, reads = load_practice_log(path)
     return _resumed(header, reads, str(path), voice, seats)
@@ -201,6 +203,11 @@ def _resumed(header: dict, reads: list[dict], path: str, voice, seats) -> Practi
         raise
     except KarutaError as e:  # a reading setting out of range: name the log it came from
         raise LogError(f"{path} line 1: {e}") from None
+    if "layout" in practice:  # where the cards lay when the reading began (older logs: none)
+        try:
+            m.lay_out_from(practice["layout"], f"{path} line 1")
+        except KarutaError as e:
+            raise LogError(str(e)) from None
     events = [matchlog.parse_read(rules, r) for r in reads]
     try:
         m.replay(events, [r.get("timing", {}) for r in reads])

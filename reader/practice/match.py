@@ -35,6 +35,15 @@ Rules of timing (rules.md §3-4 and issue 10):
   ``send`` is called: ``current()`` returns ``None`` and every touch is refused (``moving``).
   A bot (or an empty seat) sends at once, by ``reader.practice.bot.choose_send``; a human
   picks on the board (``suggest_send`` gives the highlighted default).
+
+Places (``layout``): where every card lies, as ``reader.practice.board`` lays it out — laid
+out once from the seed (``seeds.rng(seed, "place")``; ``arrange``: the player's own drags
+before the first read), then followed read by read: a taken card leaves its place empty and no
+other card moves; a sent card goes into a free place on the other side (drawn from the match's
+own stream: the same log, the same places).  So a resumed match lays the board out exactly as
+it stood: from the seed, or — when the player arranged their side — from the layout the log's
+header keeps (``practice.layout``), each read line where a card was sent keeping where it went
+(``timing.placed``).  A log without them (older, or bots alone) is laid out from its seed.
 """
 from __future__ import annotations
 
@@ -155,6 +164,18 @@ class _Touch:
     seq: int
 
 
+def _places(obj: dict) -> dict[int, tuple[str, int, int, int]]:
+    """A log's ``timing.placed`` ({"37": ["B", row, side, index]}) as card -> place; entries
+    that are not places are left out (the card is then placed as a new match would)."""
+    out = {}
+    for k, v in obj.items():
+        if (isinstance(k, str) and k.isdigit() and isinstance(v, list) and len(v) == 4
+                and v[0] in ("A", "B") and all(isinstance(x, int) and not isinstance(x, bool)
+                                               for x in v[1:])):
+            out[int(k)] = (v[0], v[1], v[2], v[3])
+    return out
+
+
 class PracticeMatch:
     """One practice match.  See the module docstring for the loop and the timing rules.
 
@@ -209,6 +230,14 @@ class PracticeMatch:
 
         self.skill = {p: bot.match_skill(bot.level(s.level), self.read_rng(-1 - i))
                       for i, (p, s) in enumerate(sorted(self.seats.items())) if s.kind == "bot"}
+        #: the places (``layout``): the board after each read (taken as the read closes; the
+        #: layouts are worked out from them only when asked), the layouts worked out so far,
+        #: and where a resumed log says sent cards went (read index -> card -> place)
+        self._boards: list[dict[str, tuple[int, ...]]] = [self.board]
+        self._layouts: list[dict] = []
+        self._placed: dict[int, dict[int, tuple[str, int, int, int]]] = {}
+        self._went: dict[int, dict[int, tuple[str, int, int, int]]] = {}
+        self._logged_layout = False
 
     # --- the board -------------------------------------------------------------------------
     @property
@@ -397,6 +426,7 @@ class PracticeMatch:
         if send is not None:
             ev = replace(ev, send=tuple(send))
         self._match.push(ev)
+        self._boards.append(self.board)
         result = self.state.results[-1]
         if self.game.moved(result):
             self._moved[closed.index] = self.game.moved(result)
@@ -464,10 +494,111 @@ class PracticeMatch:
         line per closed read, in ``reader.match.log`` format with the optional ``timing``."""
         from reader.match import log as matchlog
 
+        if self._logged_layout:  # the places, when they are not the seed's: the header's
+            self.layout()  # layout and where each sent card went (else derived from the seed)
         out = [matchlog.header_of(self._match, self.extra)]
-        for ev, timing in zip(self._match.events, self._timings):
+        for i, (ev, timing) in enumerate(zip(self._match.events, self._timings)):
+            went = self._went.get(i) if self._logged_layout else None
+            if went:
+                timing = {**timing, "placed": {str(c): list(w) for c, w in went.items()}}
             out.append({**ev.to_json(), **({"timing": timing} if timing else {})})
         return out
+
+    # --- places ----------------------------------------------------------------------------
+    def layout(self) -> dict:
+        """Where every card lies now (see the module docstring): kyogi, each player's
+        ``board.Territory`` (a taken card's place left empty); goshiki, each player's ten in
+        the order laid out (``board.goshiki_board``: the first five the front row; the cards
+        still on the board are ``board``)."""
+        if not self._layouts:
+            self._set_initial(self._lay_out())
+        from reader.practice import board as B
+
+        while len(self._layouts) <= self.index:
+            i = len(self._layouts) - 1  # read i closed: follow its takes and sends
+            before = self._layouts[i]
+            if self.game.territories:
+                after, went = B.follow(before, self._boards[i + 1], self.read_rng(i + 20_000),
+                                       universe=self.plan.universe, read=self.order[:i + 1],
+                                       placed=self._placed.get(i))
+                if went:
+                    self._went[i] = went
+            else:
+                after = before
+            self._layouts.append(after)
+        return dict(self._layouts[self.index])
+
+    def _lay_out(self) -> dict:
+        """The layout before the first read, from the seed: as players lay cards out (kyogi,
+        ``board.place``), goshiki's ten shuffled into their two rows."""
+        from reader.practice import board as B
+
+        rng = seeds.rng(self.extra.get("seed", 0), "place")
+        board = self._boards[0]
+        if self.game.territories:
+            return {p: B.place(board[p], rng, universe=self.plan.universe) for p in self.players}
+        out = {}
+        for p in self.players:
+            hand = list(self.deal.hands[p])
+            rng.shuffle(hand)
+            out[p] = tuple(hand)
+        return out
+
+    def _set_initial(self, layout: dict, logged: bool = False) -> None:
+        """The layout before the first read; ``logged``: it is not the seed's (arranged, or
+        a log's), so the log keeps it (a log without one is laid out from its seed)."""
+        self._layouts = [dict(layout)]
+        self._went = {}
+        self._logged_layout = logged
+        if logged and "practice" in self.extra:  # (with a practice log's settings)
+            practice = dict(self.extra["practice"])
+            practice["layout"] = {p: (t.to_json() if self.game.territories else list(t))
+                                  for p, t in layout.items()}
+            self.extra["practice"] = practice
+
+    def arrange(self, player: str, territory) -> None:
+        """``player`` rearranged their own side before the first read (a drag): it lies so
+        from now on (and in the log).  Kyogi only; the cards must be the same."""
+        from reader.practice import board as B
+
+        if not self.game.territories:
+            raise KarutaError("goshiki cards are not rearranged")
+        if self.index > 0 or self._pending is not None:
+            raise KarutaError("the cards are arranged before the first read")
+        lay = self.layout()
+        if not isinstance(territory, B.Territory) or sorted(territory.cards) != sorted(
+                lay[player].cards):
+            raise KarutaError(f"{player}'s side holds other cards")
+        lay[player] = territory
+        self._set_initial(lay, logged=True)
+
+    def lay_out_from(self, obj, where: str = "the log") -> None:
+        """Start from the layout a log's header keeps (``practice.layout``; ``KarutaError``
+        naming ``where`` if it does not fit the deal).  Call before ``replay``."""
+        from reader.practice import board as B
+
+        if not isinstance(obj, dict) or set(obj) != set(self.players):
+            raise KarutaError(f"{where}: the \"layout\" must name players A and B")
+        out = {}
+        for p in self.players:
+            want = sorted(self._boards[0][p] if self.game.territories else self.deal.hands[p])
+            try:
+                if self.game.territories:
+                    t = B.Territory.from_json(obj[p])
+                    got = sorted(t.cards)
+                else:
+                    if not isinstance(obj[p], list) or not all(
+                            isinstance(c, int) and not isinstance(c, bool) for c in obj[p]):
+                        raise ValueError("a list of poems")
+                    t = tuple(obj[p])
+                    got = sorted(t)
+            except ValueError as e:
+                raise KarutaError(f"{where}: bad \"layout\" of {p} ({e})") from None
+            if got != want:
+                raise KarutaError(f"{where}: the \"layout\" of {p} holds other cards than "
+                                  f"the deal")
+            out[p] = t
+        self._set_initial(out, logged=True)
 
     def log_text(self) -> str:
         import json
@@ -486,9 +617,14 @@ class PracticeMatch:
                 raise KarutaError(f"read {cur.index + 1} of the log is poem {ev.poem}, but this "
                                   f"match reads poem {cur.poem} there: not this match's log")
             self._match.push(ev)
+            self._boards.append(self.board)
             result = self.state.results[-1]
             if self.game.moved(result):
                 self._moved[cur.index] = self.game.moved(result)
-            self._timings.append(timings[k] if k < len(timings) else {})
+            timing = dict(timings[k]) if k < len(timings) else {}
+            placed = timing.pop("placed", None)
+            if isinstance(placed, dict):
+                self._placed[cur.index] = _places(placed)
+            self._timings.append(timing)
             self._closed.append(ReadClosed(cur.index, cur.poem, ev, result, ()))
             self._touches, self._bots = [], None  # (the next read's bots are drawn afresh)

@@ -26,6 +26,8 @@ GOLD = (235, 190, 60)
 RED = (210, 50, 40)
 BLUE = (70, 140, 230)
 SEND = (60, 170, 230)
+#: the countdown numeral's height, design px (of 720)
+COUNTDOWN_PX = 200
 #: the frame of a card the session marked (``PracticeSession.marks``)
 MARKS = {"take": GOLD, "fault": RED, "send": SEND}
 
@@ -155,6 +157,8 @@ class Painter:
         self.font = load_font(max(10, round(22 * k)))
         self.small = load_font(max(9, round(17 * k)))
         self.big = load_font(max(12, round(40 * k)))
+        #: the 3-2-1 before the reading: a numeral you see from across the room
+        self.huge = load_font(max(24, round(COUNTDOWN_PX * k)))
         self.bg = self._background()
         self.drawn: dict = {}
         self.pending_full: list = []
@@ -273,6 +277,10 @@ class Painter:
         a, k = self.vp.area, self.vp.design_scale
         mid = self.vp.middle_strip()
         b = self.vp.board
+        if name == "countdown":  # a disc in the middle of the board, the numeral on it
+            side = round(COUNTDOWN_PX * 1.25 * k)
+            cx, cy = b.x + b.w / 2, b.y + b.h / 2
+            return (round(cx - side / 2), round(cy - side / 2), side, side)
         if name == "status":
             if not self.vp.kyogi and not self.vp.solo:
                 # goshiki: no gap in the middle (alone: the strip of tatami above the rows)
@@ -295,6 +303,13 @@ class Painter:
     def _text(self, name, text, rect):
         pg = self.pg
         x, y, w, h = rect
+        if name == "countdown":
+            pg.draw.circle(self.screen, PANEL, (x + w // 2, y + h // 2), w // 2)
+            pg.draw.circle(self.screen, GOLD, (x + w // 2, y + h // 2), w // 2,
+                           width=max(2, w // 40))
+            img = self.huge.render(text, True, GOLD)
+            self.screen.blit(img, img.get_rect(center=(x + w // 2, y + h // 2)))
+            return
         font = self.font if name == "status" else self.small
         colour = TEXT
         if name == "status":

@@ -53,13 +53,83 @@ from collections.abc import Callable
 
 from poems.kimariji import kami_heard
 
-__all__ = ["PracticeSession", "SETTLE_S", "READ_LINE_S", "morae_heard", "ruled_in"]
+__all__ = ["PracticeSession", "SETTLE_S", "READ_LINE_S", "RESUME_MEMORIZE_MIN", "morae_heard",
+           "ruled_in", "memorize_minutes", "result_lines"]
 
 #: a taken card's read closes this long after the take (and the simultaneous window), s
 SETTLE_S = 0.4
 #: a read's line ("read 12: 37 しらつゆに · A took it") stays at least this long once the read
 #: is over, s, unless a touch has news first: a goshiki read closes when the next 上の句 starts
 READ_LINE_S = 3.0
+
+
+#: a resumed match's memorisation, minutes, unless the player sets it (``--memorize``): the
+#: board as it stood, looked over again — at most the rules' own (goshiki 0.5)
+RESUME_MEMORIZE_MIN = 2.0
+
+
+def memorize_minutes(game, index: int, given: float | None) -> float:
+    """The memorisation before the reading, minutes: ``given`` (``--memorize``), else the
+    rules' (kyogi 15, goshiki 0.5), or for a resumed match (``index`` > 0 reads done) at most
+    ``RESUME_MEMORIZE_MIN``."""
+    if given is not None:
+        return float(given)
+    return game.memorize_min if index == 0 else min(game.memorize_min, RESUME_MEMORIZE_MIN)
+
+
+def result_lines(m, humans) -> list[str]:
+    """The end screen's two lines, said to the person at the board: ``["you won by 3",
+    "left on the board: you 0, bot 2 3 · bot 2 played at level 2.4 this match"]`` (kyogi
+    counts the cards left, goshiki the cards taken: "you lost 0-17"); two players at one board
+    are named by their sides ("A (near side) won by 3"); alone, the score."""
+    st, game = m.state, m.game
+    humans = tuple(humans)
+    n = len(m.closed)
+    if st.solo:
+        taken, missed, faults = st.solo_score()
+        first = (f"alone: {taken} taken, {missed} missed, {faults} fault"
+                 f"{'s' if faults != 1 else ''} ({n} read{'s' if n != 1 else ''})")
+        return [first, f"left on the board: {game.left_alone(st, m.deal)}"]
+
+    def name(p):
+        if len(humans) == 1:
+            return "you" if p in humans else _seat_name(m, p)
+        if len(humans) == 2:
+            return f"{p} ({'near' if p == 'A' else 'far'} side)"
+        return _seat_name(m, p)
+
+    me = humans[0] if len(humans) == 1 else "A"
+    other = "B" if me == "A" else "A"
+    count = {p: st.count(p) for p in m.players}
+    out = m.outcome()
+    if out is None:
+        first = f"not finished ({n} read{'s' if n != 1 else ''})"
+    elif out.winner == "draw":
+        first = f"a draw, {count[me]}-{count[other]}"
+    else:
+        w = out.winner
+        lost = w != me
+        if game.territories:  # kyogi: won by the cards left on the loser's side
+            margin = count[other if not lost else me]
+            said = f"by {margin}"
+        else:  # goshiki: cards taken, the person's own count first
+            said = f"{count[me]}-{count[other]}"
+        if len(humans) == 1:
+            first = f"you {'lost' if lost else 'won'} {said}"
+        else:
+            if not game.territories:
+                said = f"{count[w]}-{count[other if w == me else me]}"
+            first = f"{name(w)} won {said}"
+    counts = ", ".join(f"{name(p)} {count[p]}" for p in m.players)
+    second = f"{'left on the board' if game.territories else 'taken'}: {counts}"
+    forms = [f"bot {m.seats[p].level} played at level {x:.1f} this match"
+             for p, x in sorted(m.skill.items())]
+    return [first, " · ".join([second] + forms)]
+
+
+def _seat_name(m, p) -> str:
+    seat = m.seats[p]
+    return f"bot {seat.level}" if seat.kind == "bot" else f"player {p}"
 
 
 # ------------------------------------------------------------------------------ live narrowing
@@ -141,6 +211,12 @@ class PracticeSession:
         return 0.0 if self._memo_end is None else self._memo_end - now
 
     @property
+    def resumed(self) -> bool:
+        """The match was resumed from its log: no arranging (the cards lie as they were), the
+        memorisation starts at the first tick."""
+        return self.m.index > 0
+
+    @property
     def over(self) -> bool:
         return self.phase == "over"
 
@@ -152,11 +228,15 @@ class PracticeSession:
         if self.phase == "arrange":
             self.status = "drag your cards · space or click here: start"
         elif self.phase == "memorize":
+            if self._memo_end is None:  # (resumed: the board is shown from now on)
+                self._memo_end = now + self.memorize_s
             left = self.memorize_left(now)
             if left <= 0:
                 self.start_reading()
             else:
-                self.status = f"暗記 memorisation {int(left) // 60}:{int(left) % 60:02d} · s: skip"
+                resumed = f"resumed before read {self.m.index + 1} · " if self.resumed else ""
+                self.status = (f"{resumed}暗記 memorisation {int(left) // 60}:{int(left) % 60:02d}"
+                               " · s: skip")
         if self.phase != "reading":
             return
         m = self.m
@@ -265,7 +345,8 @@ class PracticeSession:
         self.on_event("read", cur)
 
     def _counter(self, cur) -> str:
-        return f"read {cur.index + 1}/{len(self.m.order)}"
+        m = self.m
+        return f"read {cur.index + 1}/{self.game.reads_due(m.state, len(m.order), cur.index)}"
 
     def _close(self, at: int | None) -> None:
         self.closed_read(self.m.close_read(at))

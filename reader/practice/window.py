@@ -31,13 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reader.base import seeds
 from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import board as B
 from reader.practice import report
 from reader.practice.paint import (ANIM_FAULT_S, ANIM_SEND_S, ANIM_TAKE_S, DIMTEXT, GOLD,
                                    MARKS, RED, SEND, TEXT, Anim, Painter, Scene)
-from reader.practice.session import PracticeSession
+from reader.practice.session import PracticeSession, memorize_minutes, result_lines
 
 __all__ = ["BoardWindow", "LogWriter", "NO_DISPLAY", "SIZE"]
 
@@ -135,14 +134,13 @@ class BoardWindow:
         self.db = db
         self.session_id = session_id
         self.clock = clock
-        memorize = m.game.memorize_min if memorize_min is None else memorize_min
+        memorize = memorize_minutes(m.game, m.index, memorize_min)
         self.session = PracticeSession(m, memorize_s=60.0 * memorize, hints=hints,
                                        on_event=self._on_session, release=self._release)
         self.humans = self.session.humans
         self.viewer = "A"  # whose side is drawn near (an online guest: "B")
         self.quit = False
         self.rate = m.plan.sample_rate
-        self.rng = seeds.rng(m.extra.get('seed', 0), "place")
         self.cursor = None
         self.mapper = None
         self.gate = None  # the "get ready" before the reading (reader.input.taps.SettleGate)
@@ -214,19 +212,14 @@ class BoardWindow:
             kami_heard(n)
 
     def _layout_board(self):
+        """The cards where the match says they lie (``PracticeMatch.layout``: a resumed match
+        as it stood)."""
         m, sc = self.m, self.scene
-        board = m.board
         if m.game.territories:
-            read = m.order[:m.index]
-            for p in m.players:
-                sc.territories[p] = B.place(board[p], self.rng, universe=m.plan.universe,
-                                            read=read)
+            sc.territories = dict(m.layout())
         else:
-            hands = {p: list(m.deal.hands[p]) for p in m.players}
-            for h in hands.values():
-                self.rng.shuffle(h)
-            sc.goshiki_hands = {p: tuple(h) for p, h in hands.items()}
-            sc.on_board = dict(board)
+            sc.goshiki_hands = dict(m.layout())
+            sc.on_board = dict(m.board)
         self._refresh_kimariji()
 
     def _refresh_kimariji(self):
@@ -288,6 +281,7 @@ class BoardWindow:
             if data == "memorize":
                 self.scene.drag = None
             elif data == "reading":
+                self._save()  # (the board as arranged is in the log before the first read)
                 self._start_reading()
             elif data == "over":
                 self._finish()
@@ -349,24 +343,16 @@ class BoardWindow:
 
         board = m.board
         if m.game.territories:
-            read = m.order[:m.index]
-            for p in m.players:
-                t = sc.territories[p]
-                for c in t.cards:
-                    if c not in board[p]:
-                        t = B.remove(t, c)
-                        if c == closed.poem and c in boxes and taker is not None:
-                            fly(c, boxes[c].rect, sc.pile_rect(taker), ANIM_TAKE_S,
-                                boxes[c].upside_down)
-                sc.territories[p] = t
-            for p in m.players:
-                for c in board[p]:
-                    if c not in sc.territories[p]:
-                        sc.territories[p] = B.add(sc.territories[p], c, self.rng,
-                                                  universe=m.plan.universe, read=read)
-                        new = {b.poem: b for b in sc.boxes()}.get(c)
-                        if c in boxes and new is not None:
-                            fly(c, boxes[c].rect, new.rect, ANIM_SEND_S, new.upside_down)
+            # every card stays where it lies: the taken one leaves its place empty, a sent one
+            # goes into a free place across (the match keeps the places: PracticeMatch.layout)
+            sc.territories = dict(m.layout())
+            new = {b.poem: b for b in sc.boxes()}
+            if closed.poem in boxes and closed.poem not in new and taker is not None:
+                c = boxes[closed.poem]
+                fly(c.poem, c.rect, sc.pile_rect(taker), ANIM_TAKE_S, c.upside_down)
+            for c in self.m.game.sent(closed.event):
+                if c in boxes and c in new:
+                    fly(c, boxes[c].rect, new[c].rect, ANIM_SEND_S, new[c].upside_down)
         else:
             if closed.poem in boxes and taker is not None:
                 c = boxes[closed.poem]
@@ -503,12 +489,18 @@ class BoardWindow:
                 return  # dropped outside the territory: the card goes back
             t = self.scene.territories[owner]
             row, side, index = B.drop_target(t, mx, my)
-            self.scene.territories[owner] = B.move(t, poem, row, side, index)
+            self.m.arrange(owner, B.move(t, poem, row, side, index))
+            self.scene.territories[owner] = self.m.layout()[owner]
             self.notify("moved", (poem, row, side, index))
 
     # -- the end screen -----------------------------------------------------------------------
     def end_lines(self) -> list[str]:
+        """The terminal's lines after the window (the table's from the fourth: ``report``)."""
         return report.end_lines(self.m)
+
+    def result(self) -> list[str]:
+        """The end screen's two lines, said to the person (``session.result_lines``)."""
+        return result_lines(self.m, self.humans)
 
     def _end_screen(self):
         pg = self.pg
@@ -521,10 +513,13 @@ class BoardWindow:
         surf.blit(title, title.get_rect(midtop=(w // 2, y)))
         y += title.get_height() + round(10 * k)
         font = self.painter.small
-        for ln in report.end_lines(self.m)[:2]:
-            img = font.render(ln, True, TEXT)
-            surf.blit(img, img.get_rect(midtop=(w // 2, y)))
-            y += font.get_linesize()
+        head, second = result_lines(self.m, self.humans)
+        img = self.painter.font.render(head, True, GOLD)  # "you won by 3", to the person
+        surf.blit(img, img.get_rect(midtop=(w // 2, y)))
+        y += self.painter.font.get_linesize()
+        img = font.render(second, True, TEXT)
+        surf.blit(img, img.get_rect(midtop=(w // 2, y)))
+        y += font.get_linesize()
         y += font.get_linesize() // 2
         rows = report.end_rows(self.m)
         widths = [round(x * k) for x in (44, 118, 44) + (78,) * (len(rows[0]) - 4) + (60,)]
@@ -565,7 +560,12 @@ class BoardWindow:
             self.gate.poll()
             text = self.gate.pop_message()
             if text is not None:
-                self.scene.texts["status"] = text
+                if text.isdigit():  # 3-2-1: a large numeral in the middle of the board
+                    self.scene.texts["countdown"] = text
+                else:
+                    self.scene.texts["status"] = text
+            if not self.gate.waiting:
+                self.scene.texts["countdown"] = ""
         elif now >= self._next_tick:
             # (a touch is stamped and mapped as it comes in; a bot's touch carries its frame)
             self._next_tick = now + TICK_S
