@@ -539,3 +539,147 @@ def test_a_stalled_link_is_noticed_and_the_take_in_it_judged_once():
     assert sim.run_until(lambda: m.index >= 12 and guest.m.index >= 12)
     assert guest.rejoins == 2 and len(said) == 1
     assert m.log_records()[1:13] == guest.m.log_records()[1:13] == reference38(12)
+
+
+# ------------------------------------------------------------------------------- a hostile network
+def hello(host, code, now, address="10.0.0.9", seat=None):
+    link = host.connect(now, address)
+    msg = {"t": "hello", "v": online.VERSION, "code": code}
+    if seat is not None:
+        msg["seat"] = seat
+    return link, host.receive(msg, now, link)
+
+
+def test_a_thousand_wrong_codes_are_slowed_and_told_on_the_host():
+    """10^3 wrong codes from one address in 1 s: five are checked, the rest refused unheard
+    with the time to wait ("try again in 60 s"), the right code from that address too while
+    it is locked; 10^3 more from 10^3 addresses: twenty are checked in all, then no code is
+    taken from anyone for 60 s (a first join then waits too).  The host's player is told who
+    tried and how often in a few lines, not a thousand.  (Before: 2,300 codes a second were
+    checked, nothing said.)"""
+    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 1, VOICE,
+                           cards=2)
+    said = []
+    host = online.Host(m, CODE, on_event=lambda name, data: said.append(data)
+                       if name == "tries" else None)
+    replies = [hello(host, f"{i:06d}", i / 1000)[1][0] for i in range(1000) if i != 314159]
+    checked = [r for r in replies if r["text"].startswith("wrong code")]
+    assert len(checked) == online.FREE_TRIES and all(r["t"] == "error" for r in replies)
+    assert "try again in 60 s" in checked[-1]["text"]
+    assert all("another 59 s" in r["text"] or "another 60 s" in r["text"]
+               for r in replies[online.FREE_TRIES:])
+    _, out = hello(host, CODE, 1.0)  # the right code, from the locked address: refused too
+    assert out[0]["t"] == "error" and "too many wrong codes" in out[0]["text"]
+    assert not host.joined
+    assert len(said) == 2 and "10.0.0.9" in said[0] and "wrong code" in said[0]
+    assert "5 wrong tries so far (5 from 10.0.0.9)" in said[1] and "60 s" in said[1]
+    # from a thousand addresses: the overall limit
+    replies = [hello(host, "000000", 2.0 + i / 1000, f"10.1.{i // 250}.{i % 250}")[1][0]
+               for i in range(1000)]
+    checked = [r for r in replies if r["text"].startswith("wrong code")]
+    assert len(checked) == online.ALL_TRIES - online.FREE_TRIES  # (5 were counted already)
+    assert all("all addresses" in r["text"] for r in replies[len(checked):])
+    assert len(said) < 2 + online.ALL_TRIES and "every address is refused for 60 s" in said[-1]
+    _, out = hello(host, CODE, 10.0, "10.2.0.1")  # the guest's first join: waits, says how long
+    assert out[0]["t"] == "error" and "another" in out[0]["text"] and not host.joined
+    _, out = hello(host, CODE, 2.0 + 1.0 + 60.0, "10.2.0.1")  # after the lock: joined
+    assert out[0]["t"] == "welcome" and host.joined
+    # wrong again past the limit: locked twice as long
+    for i in range(online.ALL_TRIES):
+        hello(host, "000001", 100.0 + i, f"10.3.0.{i}")
+    assert "every address is refused for 120 s" in said[-1]
+
+
+def test_a_taken_seat_is_taken_back_only_with_its_token():
+    """The right code from a stranger in the middle of the match does not take the guest's
+    seat (before: it did, and the guest took it back 0.4 s later); the guest joining again
+    with the seat's token does.  The host's player is told of the stranger."""
+    m, host, guest, sim = pair({"A": Seat("bot", 3), "B": Seat("human")}, guest_bot=2,
+                               reading=QUICK)
+    said = []
+    notify = host.notify
+    host.notify = lambda name, data: (said.append(data) if name == "tries" else None,
+                                      notify(name, data))
+    assert sim.run_until(lambda: m.index >= 2)
+    token = guest.seat
+    assert token and len(token) == 32
+    link = host.link
+    stranger, out = hello(host, CODE, sim.now, "203.0.113.7")
+    assert out[0]["t"] == "error" and "seat is taken" in out[0]["text"] and host.hangup
+    assert host.link == link and host.joined  # the guest keeps its seat
+    assert said and "203.0.113.7" in said[0] and "right code" in said[0]
+    _, out = hello(host, CODE, sim.now, "203.0.113.7", seat="0" * 32)  # a guessed token
+    assert out[0]["t"] == "error" and host.link == link
+    sim.cut(1.0)  # the guest's link breaks: it joins again with its token
+    assert sim.run_until(lambda: host.joined and guest.rejoins == 1)
+    assert host.link != link and guest.seat == token
+    assert sim.run_until(lambda: guest.m.index >= 4)
+    assert guest.m.log_records()[:5] == m.log_records()[:5]
+
+
+def running(seats=None, **kw):
+    """A pair of two humans with the reading begun (read 1 heard at the host)."""
+    m, host, guest, sim = pair(seats or {"A": Seat("human"), "B": Seat("human")}, cards=50,
+                               **kw)
+    assert sim.run_until(lambda: host.timeline.heard(sim.now) is not None
+                         and host.timeline.heard(sim.now) > m.current().decisive)
+    return m, host, guest, sim
+
+
+def test_a_flood_of_touches_leaves_the_hosts_queue_bounded_whatever_read_they_claim():
+    """6,000 touches on one read with the ``read`` field alternating (the count used to reset
+    when it changed): at most ``MAX_TOUCHES`` are taken in, one warning said, each answered
+    with one acknowledgement; the queue never holds more, and it is kept in frame order by
+    insertion, not sorted on every touch (counted: no ``list.sort`` of it)."""
+    class Unsorted(list):
+        def sort(self, *a, **k):
+            raise AssertionError("the queue sorted on a touch")
+
+    m, host, guest, sim = running()
+    cur = m.current()
+    heard = int(host.timeline.heard(sim.now))
+    host._queue = Unsorted(host._queue)
+    out = []
+    sizes = set()
+    for i in range(6000):
+        out += host.receive({"t": "touch", "id": 10_000 + i, "card": cur.poem,
+                             "frame": (i * 7919) % (heard + 1), "read": m.index + (i % 2)},
+                            sim.now, host.link)
+        sizes.add(len(host._queue))
+    assert 0 < max(sizes) <= online.MAX_TOUCHES and host._pending == len(host._queue)
+    assert host._queue == sorted(host._queue)  # in frame order
+    warns = [x for x in out if x["t"] == "warn"]
+    assert len(warns) == 2 and "more than 40 touches" in warns[-1]["text"]
+    assert sum(x["t"] == "ack" for x in out) == 6000 and len(out) == 6000 + len(warns)
+    assert sim.run_until(lambda: m.index >= 1)  # judged, and play goes on
+    assert len(m.log_records()[1]["timing"]["touches"]) <= online.MAX_TOUCHES
+
+
+def test_touches_outside_the_reading_are_refused_at_the_door():
+    """A touch at frame −2^40 (the schema allows it), before the current read's start, more
+    than ``AHEAD_S`` past what is heard, past the plan's end or for a read not open yet is
+    refused with one warning a read — never queued, judged or logged (before: judged "early"
+    and logged as −22906492245.3 ms); a touch at the frame heard is taken in."""
+    m, host, guest, sim = running()
+    cur = m.current()
+    heard = int(host.timeline.heard(sim.now))
+    rate = m.plan.sample_rate
+    bad = [(-2**40, m.index), (2**40, m.index), (heard + int(0.6 * rate), m.index),
+           (m.plan.frames + 1, m.index), (heard, m.index + 1), (-1, m.index)]
+    out = []
+    for i, (frame, read) in enumerate(bad):
+        out += host.receive({"t": "touch", "id": 100 + i, "card": cur.poem, "frame": frame,
+                             "read": read}, sim.now, host.link)
+    assert not host._queue
+    warns = [x["text"] for x in out if x["t"] == "warn"]
+    assert len(warns) == 1 and "-1099511627776" in warns[0] and "refused" in warns[0]
+    out = host.receive({"t": "touch", "id": 200, "card": cur.poem, "frame": heard,
+                        "read": m.index}, sim.now, host.link)
+    assert out == [{"t": "ack", "id": 200}] and len(host._queue) == 1
+    assert sim.run_until(lambda: m.index >= 2)
+    ms = [t["ms"] for r in m.log_records()[1:] for t in r["timing"]["touches"]]
+    assert len(ms) == 1 and 0 < ms[0] < 1e6  # only the good touch, in the log
+    host._floor = 10**6  # (later reads: before the current read's start is refused too)
+    out = host.receive({"t": "touch", "id": 300, "card": cur.poem, "frame": 10**6 - 1,
+                        "read": m.index}, sim.now, host.link)
+    assert "refused" in out[-1]["text"] and not host._queue
