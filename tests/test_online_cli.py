@@ -147,3 +147,35 @@ def test_two_processes_play_as_one_machine_and_a_guest_cut_off_for_2_s_joins_aga
     assert (tmp_path / "guest.err").read_text().count("the link to the host broke") >= 2
     assert "Traceback" not in (tmp_path / "host.err").read_text() + (
         tmp_path / "guest.err").read_text()
+
+
+def test_a_take_cut_in_flight_between_two_processes_is_judged_once(tmp_path):
+    """Two processes through the relay (30 ± 10 ms each way); the relay cuts both links the
+    moment the guest's take of read 1 passes it (that line lost with them) and refuses new
+    ones for 2 s.  The guest joins again and sends the take again; the host judges it once,
+    by its frame: read 1 is the one-machine match's (the guest's bot takes card 80, the host's
+    145 ms later is dead — before, the take was lost and the read went to the host's bot), and
+    the guest's copy is the host's."""
+    host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
+                 tmp_path=tmp_path, name="host")
+    guest = None
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        relay = Relay(port, 0.03, 0.01)
+        relay.cut_on([b'"t":"touch"', b'"card":80,'], 2.0)
+        guest = start("--join", f"127.0.0.1:{relay.port}", "--code", code, "--as", "bot:3",
+                      "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
+        wait_for(lambda: reads(tmp_path / "h.jsonl") and reads(tmp_path / "g.jsonl"), 120,
+                 "read 1 on both machines")
+    finally:
+        stop(*(p for p in (guest, host) if p is not None))
+    assert relay._cut_on is None  # the cut happened, on the take
+    err = (tmp_path / "guest.err").read_text()
+    assert "joined again: the match goes on from read 1" in err, err
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 33, make_voice("tone"), cards=50,
+        reading=READING)).log_records()[1]
+    h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
+    assert h[0] == ref and g[0] == h[0]
+    assert [t["verdict"] for t in h[0]["timing"]["touches"] if t["player"] == "B"] == ["take"]
+    assert "Traceback" not in (tmp_path / "host.err").read_text() + err
