@@ -593,7 +593,8 @@ def test_a_thousand_wrong_codes_are_slowed_and_told_on_the_host():
 def test_a_taken_seat_is_taken_back_only_with_its_token():
     """The right code from a stranger in the middle of the match does not take the guest's
     seat (before: it did, and the guest took it back 0.4 s later); the guest joining again
-    with the seat's token does.  The host's player is told of the stranger."""
+    with the seat's token does, even while wrong codes have every address locked out.  The
+    host's player is told of the stranger."""
     m, host, guest, sim = pair({"A": Seat("bot", 3), "B": Seat("human")}, guest_bot=2,
                                reading=QUICK)
     said = []
@@ -610,7 +611,10 @@ def test_a_taken_seat_is_taken_back_only_with_its_token():
     assert said and "203.0.113.7" in said[0] and "right code" in said[0]
     _, out = hello(host, CODE, sim.now, "203.0.113.7", seat="0" * 32)  # a guessed token
     assert out[0]["t"] == "error" and host.link == link
-    sim.cut(1.0)  # the guest's link breaks: it joins again with its token
+    for i in range(online.ALL_TRIES):  # every address locked out ...
+        hello(host, "000000", sim.now, f"198.51.100.{i}")
+    assert "too many" in hello(host, CODE, sim.now, "192.0.2.1")[1][0]["text"]
+    sim.cut(1.0)  # ... and the guest's link breaks: it joins again with its token all the same
     assert sim.run_until(lambda: host.joined and guest.rejoins == 1)
     assert host.link != link and guest.seat == token
     assert sim.run_until(lambda: guest.m.index >= 4)

@@ -585,10 +585,10 @@ class Host(_Pinger):
     def _locked(self, addr: str, now: float, holder: bool) -> str | None:
         """Why a hello from ``addr`` is refused unheard (``None``: it is heard): its address,
         or all, gave too many wrong codes lately.  The seat's holder (its token: 128 bits no
-        one guesses) is only held back by its own address's lock."""
+        one guesses) is never held back."""
         mine = self._tries.get(addr)
         for tries, whom in ((mine, f"this address ({addr})"), (self._all, "all addresses")):
-            if tries is None or (holder and tries is self._all) or now >= tries[1]:
+            if tries is None or holder or now >= tries[1]:
                 continue
             tries[3] += 1
             return (f"too many wrong codes from {whom}: the host takes no code from it for "
