@@ -101,6 +101,7 @@ class Relay:
         self.refuse_until = 0.0
         self.writers: list = []
         self._cut_on = None  # (bytes a guest -> host chunk must hold, seconds): ``cut_on``
+        self.held_until = 0.0  # ``hold``: nothing is delivered before then
         self.port = None
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
@@ -126,9 +127,8 @@ class Relay:
                 at, data = await q.get()
                 if data is None:
                     break
-                wait = at - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
+                while (wait := max(at, self.held_until) - time.monotonic()) > 0:
+                    await asyncio.sleep(wait)  # (again: a hold may have begun meanwhile)
                 writer.write(data)
                 await writer.drain()
 
@@ -168,6 +168,11 @@ class Relay:
 
     def cut(self, seconds: float):
         self.loop.call_soon_threadsafe(self._cut_now, seconds)
+
+    def hold(self, seconds: float) -> None:
+        """A stall: nothing moves either way for ``seconds``, the connections open (what
+        was sent meanwhile is delivered after, in order; new links stall too)."""
+        self.held_until = time.monotonic() + seconds
 
     def cut_on(self, parts: list[bytes], seconds: float) -> None:
         """Cut (as ``cut``) when a guest -> host chunk holds every one of ``parts`` (a touch
