@@ -76,6 +76,9 @@ def test_a_wrong_code_and_a_garbage_line_are_refused_in_one_line(tmp_path):
             reply = s.makefile("rb").readline()
         assert json.loads(reply)["t"] == "error" and b"longer" in reply
         assert host.poll() is None  # still hosting
+        # the host's player is told who tried (one line for the address's first wrong code)
+        said = (tmp_path / "host.err").read_text()
+        assert said.count("karuta: someone at 127.0.0.1 gave a wrong code (refused)") == 1, said
     finally:
         stop(host)
 
