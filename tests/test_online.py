@@ -687,3 +687,60 @@ def test_touches_outside_the_reading_are_refused_at_the_door():
     out = host.receive({"t": "touch", "id": 300, "card": cur.poem, "frame": 10**6 - 1,
                         "read": m.index}, sim.now, host.link)
     assert "refused" in out[-1]["text"] and not host._queue
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 10**6),
+       touches=st.lists(st.tuples(st.floats(0, 8), st.floats(0, 0.1),
+                                  st.one_of(st.just(0.0), st.floats(0.05, 2.0))),
+                        min_size=1, max_size=10),
+       copies=st.integers(1, 2))
+def test_every_touch_reaches_the_judge_exactly_once_whatever_the_link_does(seed, touches,
+                                                                           copies):
+    """The guest touches at random instants; the link may break 0-100 ms after a touch (the
+    line in flight lost, rejoins refused up to 2 s) and may carry every touch line twice:
+    every touch the guest made is taken in by the host's judge exactly once — queued to be
+    judged, or answered ``late`` for a read that closed meanwhile — nothing lost, nothing
+    twice."""
+    m, host, guest, sim = running(rng_seed=seed)
+    tap = _Tap(sim.up.delay, copies)
+    tap.flight = sim.up.flight
+    sim.up = tap
+    taken: list[tuple[int, int]] = []
+    enqueue = host._enqueue
+    host._enqueue = lambda player, card, frame, read=None: (
+        taken.append((card, frame)) if player == host.remote else None,
+        enqueue(player, card, frame, read))
+    receive = host.receive
+
+    def answered(msg, now, link=None):
+        out = receive(msg, now, link)
+        taken.extend((x["card"], x["frame"]) for x in out
+                     if x["t"] == "judged" and x["verdict"] == "late")
+        return out
+
+    host.receive = answered
+    t0 = sim.now
+    made: list[tuple[int, int]] = []
+    due = sorted(touches)
+    cuts: list[tuple[float, float]] = []  # (when, for how long)
+
+    def player(h, g):
+        if due and h - t0 >= due[0][0]:
+            _, after, seconds = due.pop(0)
+            out = guest.touch(1 + len(made), g)
+            made.extend((x["card"], x["frame"]) for x in out)
+            if seconds:
+                cuts.append((h + after, seconds))
+            return out
+        return []
+
+    sim.players.append(player)
+    end = sim.now + 40
+    while sim.now < end and (due or cuts or not host.joined or guest.unacked):
+        if cuts and sim.now >= cuts[0][0]:
+            sim.cut(cuts.pop(0)[1])
+        sim.step(0.004)
+    assert not due and not guest.unacked
+    sim.run_until(lambda: False, limit=sim.now + 0.5)
+    assert sorted(taken) == sorted(made) and len(set(made)) == len(made)
