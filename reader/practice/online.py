@@ -564,7 +564,7 @@ class Host(_Pinger):
         if self.seat is not None and not holder:  # the code, but not the seat's holder
             self.hangup = True
             return [{"t": "error", "text": self._wrong(
-                addr, now, f"the guest's seat is taken: only the player who took it can join "
+                addr, now, "the guest's seat is taken: only the player who took it can join "
                            "again (its karuta shows the seat's token)", code=True)}]
         if self.seat is None:
             from reader.base import seeds
