@@ -744,3 +744,17 @@ def test_every_touch_reaches_the_judge_exactly_once_whatever_the_link_does(seed,
     assert not due and not guest.unacked
     sim.run_until(lambda: False, limit=sim.now + 0.5)
     assert sorted(taken) == sorted(made) and len(set(made)) == len(made)
+
+
+def test_a_take_that_settles_past_its_wait_is_closed_as_on_one_machine():
+    """Seed 25, 50 cards, the quick pace: read 8's take (host bot 3, +1.82 s) settles 0.4 s
+    later, past the end of the kyogi wait after its 上の句.  The reading stands at the wait's
+    end until the next sync point, and the host decides that once the read has closed: the
+    read closes at the take's settling frame, as on one machine, and the match goes on (before:
+    it never closed and the match stopped at read 8)."""
+    m, host, guest, sim = pair(SEED38, seed=25, cards=50, guest_bot=2, reading=QUICK)
+    assert sim.run_until(lambda: m.index >= 9, limit=100)
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 3), "B": Seat("bot", 2)}, 25, VOICE, cards=50,
+        reading=QUICK)).log_records()[1:10]
+    assert ref[7]["took"] == "A" and m.log_records()[1:10] == ref

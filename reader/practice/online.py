@@ -792,6 +792,12 @@ class Host(_Pinger):
         if vouched is not None:  # (a link that died or stalls: the judge waits for it)
             tj = min(tj, vouched)
         heard = self.timeline.heard(tj)
+        if heard is not None and self.timeline.waiting_on(tj) is not None \
+                and heard >= self.timeline.wait_end(tj) and self.m.settled_at() is not None:
+            # the reading stands at a wait's end until the next sync point, which waits for
+            # this read to close: a take that settles past the wait's end closes it as one
+            # machine does (at the take's settling frame; nothing more is heard before it)
+            heard = max(heard, float(self.m.settled_at() + self.session.settle_frames))
         index = self.m.index
         while self._queue and heard is not None and self._queue[0][0] <= heard:
             frame, _, player, card, read = self._queue.pop(0)
