@@ -100,6 +100,8 @@ class Relay:
         self.rng = random.Random(seed)
         self.refuse_until = 0.0
         self.writers: list = []
+        self._cut_on = None  # (bytes a guest -> host chunk must hold, seconds): ``cut_on``
+        self.held_until = 0.0  # ``hold``: nothing is delivered before then
         self.port = None
         self.loop = asyncio.new_event_loop()
         self.ready = threading.Event()
@@ -116,7 +118,7 @@ class Relay:
         self.ready.set()
         await asyncio.Event().wait()
 
-    async def _pipe(self, reader, writer):
+    async def _pipe(self, reader, writer, up: bool = False):
         q: asyncio.Queue = asyncio.Queue()
         last = [0.0]
 
@@ -125,15 +127,18 @@ class Relay:
                 at, data = await q.get()
                 if data is None:
                     break
-                wait = at - time.monotonic()
-                if wait > 0:
-                    await asyncio.sleep(wait)
+                while (wait := max(at, self.held_until) - time.monotonic()) > 0:
+                    await asyncio.sleep(wait)  # (again: a hold may have begun meanwhile)
                 writer.write(data)
                 await writer.drain()
 
         task = asyncio.create_task(deliver())
         try:
             while data := await reader.read(65536):
+                if up and self._cut_on is not None and all(p in data for p in self._cut_on[0]):
+                    seconds, self._cut_on = self._cut_on[1], None
+                    self._cut_now(seconds)  # (that chunk with it: lost in flight)
+                    break
                 at = max(last[0], time.monotonic() + self.delay
                          + self.rng.uniform(-self.jitter, self.jitter)
                          + (RTO_S if self.rng.random() < self.loss else 0.0))
@@ -158,16 +163,27 @@ class Relay:
             writer.close()
             return
         self.writers += [writer, w2]
-        await asyncio.gather(self._pipe(reader, w2), self._pipe(r2, writer),
+        await asyncio.gather(self._pipe(reader, w2, up=True), self._pipe(r2, writer),
                              return_exceptions=True)
 
     def cut(self, seconds: float):
-        def go():
-            self.refuse_until = time.monotonic() + seconds
-            for w in self.writers:
-                w.transport.abort()
-            self.writers = []
-        self.loop.call_soon_threadsafe(go)
+        self.loop.call_soon_threadsafe(self._cut_now, seconds)
+
+    def hold(self, seconds: float) -> None:
+        """A stall: nothing moves either way for ``seconds``, the connections open (what
+        was sent meanwhile is delivered after, in order; new links stall too)."""
+        self.held_until = time.monotonic() + seconds
+
+    def cut_on(self, parts: list[bytes], seconds: float) -> None:
+        """Cut (as ``cut``) when a guest -> host chunk holds every one of ``parts`` (a touch
+        line: ``[b'"t":"touch"', b'"card":80,']``), that chunk lost with the link."""
+        self._cut_on = (parts, seconds)
+
+    def _cut_now(self, seconds: float):
+        self.refuse_until = time.monotonic() + seconds
+        for w in self.writers:
+            w.transport.abort()
+        self.writers = []
 
 
 # ------------------------------------------------------------------------------- the ears

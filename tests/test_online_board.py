@@ -206,3 +206,31 @@ def test_a_judgement_on_the_guests_board_is_told_under_the_read_it_belongs_to(mo
         import pygame
 
         pygame.display.quit()
+
+
+def test_the_hosts_board_says_who_tried_a_wrong_code(monkeypatch):
+    """A wrong code (and a silent guest link) shows on the host's board's status line and is
+    said on its terminal (``say``), in one line each."""
+    from audio.output import NullOutput
+    from reader.practice.netwindow import OnlineWindow
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    m, host, guest, sim = _pair()
+    said = []
+    w = OnlineWindow(host, host.local, threading.Lock(), NullOutput(48000), say=said.append)
+    w.open()
+    try:
+        link = host.connect(0.0, "203.0.113.9")
+        host.receive({"t": "hello", "v": online.VERSION, "code": "999999"}, 0.0, link)
+        w._tick(0.0)
+        assert said == ["someone at 203.0.113.9 gave a wrong code (refused)"]
+        assert w.session.status == said[0]
+        assert sim.run_until(lambda: host.joined, limit=5.0)
+        sim.up.hold(sim.now + 10.0)  # the guest's lines stop coming
+        assert sim.run_until(lambda: not host.joined, limit=sim.now + online.SILENT_S + 0.5)
+        w._tick(sim.now)
+        assert "silent for 3 s" in said[-1] and "silent" in w.session.status
+    finally:
+        import pygame
+
+        pygame.display.quit()

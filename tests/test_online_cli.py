@@ -76,6 +76,9 @@ def test_a_wrong_code_and_a_garbage_line_are_refused_in_one_line(tmp_path):
             reply = s.makefile("rb").readline()
         assert json.loads(reply)["t"] == "error" and b"longer" in reply
         assert host.poll() is None  # still hosting
+        # the host's player is told who tried (one line for the address's first wrong code)
+        said = (tmp_path / "host.err").read_text()
+        assert said.count("karuta: someone at 127.0.0.1 gave a wrong code (refused)") == 1, said
     finally:
         stop(host)
 
@@ -147,3 +150,46 @@ def test_two_processes_play_as_one_machine_and_a_guest_cut_off_for_2_s_joins_aga
     assert (tmp_path / "guest.err").read_text().count("the link to the host broke") >= 2
     assert "Traceback" not in (tmp_path / "host.err").read_text() + (
         tmp_path / "guest.err").read_text()
+
+
+def test_a_take_cut_in_flight_between_two_processes_is_judged_once_and_a_stall_is_noticed(
+        tmp_path):
+    """Two processes through the relay (30 ± 10 ms each way); the relay cuts both links the
+    moment the guest's take of read 1 passes it (that line lost with them) and refuses new
+    ones for 2 s.  The guest joins again and sends the take again; the host judges it once,
+    by its frame: read 1 is the one-machine match's (the guest's bot takes card 80, the host's
+    145 ms later is dead — before, the take was lost and the read went to the host's bot), and
+    the guest's copy is the host's.  Then the relay stalls both ways for 5 s, the connections
+    open: both sides say the link was silent for 3 s, the guest joins again, and read 2 is
+    the one-machine match's on both machines."""
+    host = start("--host", "--port", "0", "--as", "bot:4", "--log", "h.jsonl", *ARGS,
+                 tmp_path=tmp_path, name="host")
+    guest = None
+    err = tmp_path / "guest.err"
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        relay = Relay(port, 0.03, 0.01)
+        relay.cut_on([b'"t":"touch"', b'"card":80,'], 2.0)
+        guest = start("--join", f"127.0.0.1:{relay.port}", "--code", code, "--as", "bot:3",
+                      "--log", "g.jsonl", tmp_path=tmp_path, name="guest")
+        wait_for(lambda: reads(tmp_path / "h.jsonl") and reads(tmp_path / "g.jsonl"), 120,
+                 "read 1 on both machines")
+        assert relay._cut_on is None  # the cut happened, on the take
+        assert "joined again: the match goes on from read 1" in err.read_text()
+        relay.hold(5.0)
+        wait_for(lambda: err.read_text().count("joined again") >= 2, 60, "the second rejoin")
+        wait_for(lambda: len(reads(tmp_path / "h.jsonl")) >= 2
+                 and len(reads(tmp_path / "g.jsonl")) >= 2, 120, "read 2 on both machines")
+    finally:
+        stop(*(p for p in (guest, host) if p is not None))
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 33, make_voice("tone"), cards=50,
+        reading=READING)).log_records()[1:3]
+    h, g = reads(tmp_path / "h.jsonl"), reads(tmp_path / "g.jsonl")
+    assert h[:2] == ref and g[:2] == h[:2]
+    assert [t["verdict"] for t in h[0]["timing"]["touches"] if t["player"] == "B"] == ["take"]
+    text = err.read_text()
+    host_text = (tmp_path / "host.err").read_text()
+    assert "the guest's link was silent for 3 s" in host_text, host_text
+    assert "the link to the host was silent for 3 s: joining again" in text, text
+    assert "Traceback" not in host_text + text

@@ -410,6 +410,8 @@ def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
             if log_file is not None:
                 headless.save(m, log_file)
             click.echo(host.session.status)
+        elif name in ("tries", "silent", "refused"):  # wrong codes, a silent link, bad touches
+            warn(data)
 
     host = online.Host(m, code, on_event=event, memorize_s=memorize_s)
 
@@ -578,7 +580,7 @@ def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, cl
         transport = Transport(lambda: net.run_host(Locked(host, lock), port, on_listen=listen,
                                                    warn=warn))
         _wait_for(listening, transport)
-        w = OnlineWindow(host, host.local, lock, sound, transport=transport,
+        w = OnlineWindow(host, host.local, lock, sound, transport=transport, say=warn,
                          log_file=log_file, calibrate=_calibration, hints=hints,
                          show_kimariji=show_kimariji, fullscreen=fullscreen)
         w.run()

@@ -109,9 +109,12 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
                    warn: Callable[[str], None] = print) -> None:
     """Serve ``host`` on ``port`` until its match is over (and the guest told)."""
     link: dict = {"writer": None}
+    writers: dict = {}  # link number -> its writer (a silent link is closed by the host)
 
     async def handle(reader, writer):
-        me = host.connect(clock.seconds())
+        peer = writer.get_extra_info("peername")
+        me = host.connect(clock.seconds(), peer[0] if peer else "?")
+        writers[me] = writer
         try:
             async for msg in _lines(reader, online.MAX_LINE):
                 out = host.receive(msg, clock.seconds(), me)
@@ -128,8 +131,10 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
         except (ConnectionError, OSError, asyncio.CancelledError):
             pass  # (cancelled: the host is shutting down)
         finally:
-            if host.link == me:
-                host.drop(clock.seconds(), me)
+            writers.pop(me, None)
+            was_guest = host.link == me
+            host.drop(clock.seconds(), me)
+            if was_guest:
                 link["writer"] = None
                 if not host.session.over and not closing:
                     warn("the guest's link broke: waiting for it to join again (same code)")
@@ -148,6 +153,13 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
             now = clock.seconds()
             out = host.tick(now)
             await _send(link["writer"] if host.joined else None, out)
+            for lost in host.closing:  # silent past online.SILENT_S: closed (said by the host)
+                w = writers.get(lost)
+                if w is not None:
+                    if link["writer"] is w:
+                        link["writer"] = None
+                    w.transport.abort()
+            host.closing.clear()
             if on_tick is not None:
                 on_tick(now)
             if host.session.over and over_at is None:
@@ -194,7 +206,8 @@ async def run_guest(guest: online.Guest, address: tuple[str, int], *,
         if guest.over:
             return
         if broken:
-            warn("the link to the host broke: joining again")
+            warn(f"the link to the host was silent for {online.SILENT_S:.0f} s: joining again"
+                 if guest.lost else "the link to the host broke: joining again")
         lost_at = clock.seconds()
         await asyncio.sleep(0.25)
 
@@ -207,6 +220,9 @@ async def _guest_link(guest, reader, writer, players, clock, on_tick) -> bool:
         while not stop.is_set():
             now = clock.seconds()
             out = guest.tick(now)
+            if guest.lost:  # silent past online.SILENT_S: closed, joined again
+                writer.transport.abort()
+                return
             for p in players:
                 out += p(now)
             await _send(writer, out)

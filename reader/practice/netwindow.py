@@ -256,6 +256,9 @@ class OnlineWindow(BoardWindow):
                 if self.is_host:
                     if name in ("phase", "read", "touch", "closed", "done"):
                         self._on_session(name, data)
+                    elif name in ("tries", "silent", "refused"):  # wrong codes, a silent
+                        self.session.status = str(data)[:120]     # link, bad touches: on
+                        self.say(str(data))                       # the board and the terminal
                 else:
                     self._guest_news(name, data)
             if not self.is_host and self.phase in ("arrange", "memorize") and \

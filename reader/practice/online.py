@@ -32,6 +32,7 @@ frame has arrived before a later one is judged — frames decide, not arrival.
 """
 from __future__ import annotations
 
+import bisect
 import hashlib
 import hmac
 import json
@@ -44,8 +45,9 @@ from reader.base.errors import KarutaError
 __all__ = ["VERSION", "DEFAULT_PORT", "ProtocolError", "encode", "decode", "check",
            "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code", "match_of_log"]
 
-#: the protocol's version: a peer speaking another is refused in one line
-VERSION = 1
+#: the protocol's version: a peer speaking another is refused in one line (2: touches carry an
+#: id and are acknowledged, the welcome gives a seat token that a rejoin must show)
+VERSION = 2
 DEFAULT_PORT = 47_100
 #: the longest line of any message but ``welcome`` (which carries the match log), bytes
 MAX_LINE = 4096
@@ -85,8 +87,29 @@ RECENT = 12
 #: read 1's two sinks up to 5.7 ms apart (bench_online); 60 halve the expected error (1.8 s
 #: at ``PING_FAST_S``), and the once-heard offset is only slewed after that (``SLEW``)
 MIN_SAMPLES = 60
-#: a guest's touches judged on one read at most (a flood is not judged, nor held in memory)
+#: a guest's touches taken in on one read at most, whatever read they claim (a flood is not
+#: judged, nor held in memory): counted on the host's read, and at most this many wait to be
+#: judged
 MAX_TOUCHES = 40
+#: a link on which no line came for this long (pings go both ways every ``PING_S``) is a lost
+#: link on both sides, however open its TCP connection looks (s)
+SILENT_S = 3.0
+#: a guest sends a touch within this long of the instant it was made (a tick, a window's slow
+#: moment): the judge goes no further than the instant of the guest's latest line minus this,
+#: so a touch in flight when a link dies is judged by its frame when it is sent again (s)
+SEND_SLACK_S = 0.1
+#: a touch's frame may be at most this far past the frame the host hears on arrival (s)
+AHEAD_S = 0.5
+#: wrong tries: an address that gave this many wrong codes is refused for ``LOCK_S``; this many
+#: from all addresses together and no code is taken for ``LOCK_S``; each lock of the same kind
+#: lasts twice the last (at most ``MAX_LOCK_S``)
+FREE_TRIES = 5
+ALL_TRIES = 20
+LOCK_S = 60.0
+MAX_LOCK_S = 3600.0
+#: addresses whose wrong tries are remembered (the oldest forgotten first; the overall count
+#: still holds them)
+MAX_ADDRESSES = 1024
 #: pings: a burst while joining, then this often through the match (s); a ping is ~60 bytes
 PING_FAST_S = 0.03
 PING_S = 0.1
@@ -108,6 +131,7 @@ _TOUCHES = {"type": "array", "maxItems": 200, "items": {
     "prefixItems": [_PLAYER, _CARD, _FRAME],
     "items": [_PLAYER, _CARD, _FRAME]}}
 _CARDS = {"type": "array", "minItems": 1, "maxItems": 2, "items": _CARD}
+_SEAT = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
 
 
 def _msg(t: str, required: dict, optional: dict | None = None) -> dict:
@@ -117,17 +141,20 @@ def _msg(t: str, required: dict, optional: dict | None = None) -> dict:
 
 
 #: every message, by its ``t``.  Guest → host: hello, ready, touch, send, status; host → guest:
-#: welcome, start, judged, closed, sent, over, warn; both: ping, pong, error.
+#: welcome, ack, start, judged, closed, sent, over, warn; both: ping, pong, error.
 SCHEMAS: dict[str, dict] = {
-    "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64}}),
+    "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64}},
+                  {"seat": _SEAT}),
     "welcome": _msg("welcome", {
         "v": _INT, "you": _PLAYER, "log": {"type": "string", "maxLength": MAX_WELCOME},
         "plan": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
-        "open": {"anyOf": [{"type": "null"}, _TOUCHES]}}),
+        "open": {"anyOf": [{"type": "null"}, _TOUCHES]}},
+        {"seat": _SEAT}),  # (optional in the schema: a v1 host's welcome is told by its v)
     "ping": _msg("ping", {"id": _INT, "a": _TIME}),
     "pong": _msg("pong", {"id": _INT, "a": _TIME, "b": _TIME, "c": _TIME}),
     "start": _msg("start", {"frame": _FRAME, "at": _TIME, "read": _INT}),
-    "touch": _msg("touch", {"card": _CARD, "frame": _FRAME, "read": _INT}),
+    "touch": _msg("touch", {"id": _INT, "card": _CARD, "frame": _FRAME, "read": _INT}),
+    "ack": _msg("ack", {"id": _INT}),
     "judged": _msg("judged", {"player": _PLAYER, "card": _CARD, "frame": _FRAME,
                               "verdict": {"type": "string", "maxLength": 16}}),
     "closed": _msg("closed", {"read": _INT, "touches": _TOUCHES}),
@@ -424,6 +451,7 @@ class Host(_Pinger):
         self.lateness: deque = deque(maxlen=32)  # s, of the guest's touches on arrival
         self.started = False
         self._synced_at = 0  # clock samples when the guest (re)joined
+        self._synced_at_t = 0.0  # and the instant
         #: touches not judged yet: (frame, seq, player, card, read index it was meant for)
         self._queue: list[tuple[int, int, str, int, int]] = []
         self._seq = 0
@@ -437,19 +465,37 @@ class Host(_Pinger):
         self._cut_ms = 0
         self._cut_extra = 0.0
         self._status_read: dict[str, int] = {}
-        self._touch_count: dict[int, int] = {}
+        self._touch_count = (0, 0)  # (the host's read, the guest's touches taken in on it)
+        self._touch_high = 0  # the highest touch id taken in: a lower or equal one is a copy
+        self._pending = 0  # the guest's touches in ``_queue``
+        self._warned: tuple[int, set] = (-1, set())  # (read, what was said on it)
+        self._floor = 0  # the least frame a touch on the current read may have
+        self._guest_at: float | None = None  # the guest's clock in its latest line (s)
+        self._heard_at = 0.0  # when the guest's link last gave a line
+        #: links the transport is to close (silent past ``SILENT_S``)
+        self.closing: list[int] = []
+        #: the seat's token (``welcome``): only who shows it joins again once the seat is taken
+        self.seat: str | None = None
+        self._addr: dict[int, str] = {}  # an open link's peer address
+        self._tries: dict[str, list] = {}  # address -> [wrong, locked until, locks, refused]
+        self._all = [0, 0.0, 0, 0]  # the same for all addresses together
+        self.tried = 0  # wrong tries in all (a wrong code, or the code without the token)
 
     # -- the link ---------------------------------------------------------------------------
-    def connect(self, now: float) -> int:
-        """A link opened: its number, for ``receive`` and ``drop``.  It takes the match over
-        once it says hello with the code — a guest joining again while its old link still
-        looks open (a broken connection is often noticed late) replaces it."""
+    def connect(self, now: float, address: str = "?") -> int:
+        """A link opened from ``address`` (its peer's, for the tries limit): its number, for
+        ``receive`` and ``drop``.  It takes the match over once it says hello with the code
+        (and, once the seat is taken, its token) — a guest joining again while its old link
+        still looks open (a broken connection is often noticed late) replaces it."""
         self._links += 1
+        self._addr[self._links] = str(address)[:64]
         return self._links
 
     def drop(self, now: float, link: int | None = None) -> None:
         """Link ``link`` (default: the guest's) is gone; the guest may come back with the
-        same code.  A link that is not the guest's changes nothing."""
+        same code and its seat token.  A link that is not the guest's changes nothing."""
+        if link is not None:
+            self._addr.pop(link, None)
         if link is None or link == self.link:
             self.link = None
             self.joined = False
@@ -471,25 +517,15 @@ class Host(_Pinger):
         if not self.joined or link != self.link:
             self.hangup = True
             return [{"t": "error", "text": "say hello with the match's code first"}]
+        self._heard_at = now
         if t in ("ping", "pong"):
+            self._guest_at = msg["a"] if t == "ping" else msg["c"]
             return self._pong(msg, now)
         if t == "ready":
             self.guest_ready = True
             return []
         if t == "touch":
-            heard = self.timeline.heard(now)
-            if heard is not None:
-                self.lateness.append(max(0.0, (heard - msg["frame"]) / self.rate))
-            n = self._touch_count.get(msg["read"], 0) + 1
-            self._touch_count = {msg["read"]: n}
-            if n > MAX_TOUCHES:
-                return [{"t": "warn", "text": f"more than {MAX_TOUCHES} touches on one read: "
-                                              "the rest are ignored"}] if n == MAX_TOUCHES + 1 else []
-            if msg["read"] < self.m.index:  # meant for a read that has closed: too late
-                return [{"t": "judged", "player": self.remote, "card": msg["card"],
-                         "frame": msg["frame"], "verdict": "late"}]
-            self._enqueue(self.remote, msg["card"], msg["frame"], msg["read"])
-            return []
+            return self._remote_touch(msg, now)
         if t == "send":
             owed = self.m.owed_send()
             if owed is None or owed.sender != self.remote or msg["read"] != self.m.index:
@@ -514,16 +550,136 @@ class Host(_Pinger):
             self.hangup = True
             return [{"t": "error", "text": f"this host speaks protocol v{VERSION}, not "
                                            f"v{msg['v']}: use the same karuta on both machines"}]
+        addr = self._addr.get(link, "?")
+        holder = (self.seat is not None and "seat" in msg
+                  and hmac.compare_digest(msg["seat"].encode(), self.seat.encode()))
+        locked = self._locked(addr, now, holder)
+        if locked is not None:
+            self.hangup = True
+            return [{"t": "error", "text": locked}]
         if not hmac.compare_digest(msg["code"].encode(), self.code.encode()):
             self.hangup = True
-            return [{"t": "error", "text": "wrong code: ask the host for the code it printed"}]
+            return [{"t": "error", "text": self._wrong(addr, now, "wrong code: ask the host "
+                                                                   "for the code it printed")}]
+        if self.seat is not None and not holder:  # the code, but not the seat's holder
+            self.hangup = True
+            return [{"t": "error", "text": self._wrong(
+                addr, now, "the guest's seat is taken: only the player who took it can join "
+                           "again (its karuta shows the seat's token)", code=True)}]
+        if self.seat is None:
+            from reader.base import seeds
+
+            self.seat = f"{seeds.secret(2**128):032x}"
+        self._tries.pop(addr, None)  # (the guest's own mistyped codes are forgiven)
         self.link = link  # (a link that was the guest's is left to the transport to close)
         self.joined = True
         self.guest_ready = False
         self._synced_at = self.clock.count
+        self._synced_at_t = now
         self._next_ping = now
+        self._heard_at = now
         return [{"t": "welcome", "v": VERSION, "you": self.remote, "log": self.m.log_text(),
-                 "plan": self.digest, "open": self._open}]
+                 "plan": self.digest, "open": self._open, "seat": self.seat}]
+
+    # -- wrong tries ---------------------------------------------------------------------------
+    def _locked(self, addr: str, now: float, holder: bool) -> str | None:
+        """Why a hello from ``addr`` is refused unheard (``None``: it is heard): its address,
+        or all, gave too many wrong codes lately.  The seat's holder (its token: 128 bits no
+        one guesses) is never held back."""
+        mine = self._tries.get(addr)
+        for tries, whom in ((mine, f"this address ({addr})"), (self._all, "all addresses")):
+            if tries is None or holder or now >= tries[1]:
+                continue
+            tries[3] += 1
+            return (f"too many wrong codes from {whom}: the host takes no code from it for "
+                    f"another {tries[1] - now:.0f} s")
+        return None
+
+    def _wrong(self, addr: str, now: float, text: str, code: bool = False) -> str:
+        """A wrong try from ``addr``: counted (per address and in all), locked past the
+        limits, told to this machine's player (``tries``); ``text`` with the lock added."""
+        self.tried += 1
+        if addr not in self._tries and len(self._tries) >= MAX_ADDRESSES:
+            self._tries.pop(next(iter(self._tries)))
+        mine = self._tries.setdefault(addr, [0, 0.0, 0, 0])
+        news = []
+        if mine[0] == 0 and mine[2] == 0:
+            what = "gave the right code but not the seat's token" if code else \
+                "gave a wrong code"
+            news.append(f"someone at {addr} {what} (refused)")
+        for tries, limit, whom in ((mine, FREE_TRIES, f"from {addr}"),
+                                   (self._all, ALL_TRIES, "in all")):
+            tries[0] += 1
+            if tries[0] >= limit:
+                lock = min(MAX_LOCK_S, LOCK_S * 2 ** tries[2])
+                more = f", {tries[3]} more refused while locked" if tries[3] else ""
+                news.append(f"{self.tried} wrong tries so far ({tries[0]} {whom}{more}): "
+                            f"{'that address' if tries is mine else 'every address'} is "
+                            f"refused for {lock:.0f} s")
+                tries[:] = [0, now + lock, tries[2] + 1, 0]
+                text += f" (too many: try again in {lock:.0f} s)"
+        for line in news:
+            self.notify("tries", line)
+        return text
+
+    # -- the guest's touches ---------------------------------------------------------------------
+    def _remote_touch(self, msg: dict, now: float) -> list[dict]:
+        """A guest's touch: acknowledged (its id) whatever becomes of it, so the guest stops
+        sending it; taken in once (a copy — sent again after a rejoin, or a line twice — is
+        only acknowledged); refused at the door past ``MAX_TOUCHES`` on the host's read or
+        outside the reading (``_outside``); else queued in frame order for the judge."""
+        high = self._touch_high
+        if msg["id"] <= high:
+            return [{"t": "ack", "id": high}]
+        self._touch_high = msg["id"]
+        out = [{"t": "ack", "id": msg["id"]}]
+        read, n = self._touch_count
+        n = n + 1 if read == self.m.index else 1
+        self._touch_count = (self.m.index, n)
+        if n > MAX_TOUCHES or self._pending >= MAX_TOUCHES:
+            return out + self._warn_once("flood", f"more than {MAX_TOUCHES} touches on one "
+                                                  "read: the rest are ignored")
+        why = self._outside(msg, now)
+        if why is not None:
+            return out + self._warn_once("outside", f"a touch {why}: refused")
+        heard = self.timeline.heard(now)
+        if heard is not None:  # (a touch sent again after a rejoin is no measure of the link)
+            late = (heard - msg["frame"]) / self.rate
+            self.lateness.append(max(0.0, min(late, now - self._synced_at_t)))
+        if msg["read"] < self.m.index:  # meant for a read that has closed: too late
+            return out + [{"t": "judged", "player": self.remote, "card": msg["card"],
+                           "frame": msg["frame"], "verdict": "late"}]
+        self._enqueue(self.remote, msg["card"], msg["frame"], msg["read"])
+        return out
+
+    def _outside(self, msg: dict, now: float) -> str | None:
+        """Why a touch cannot have been made where it says (``None``: it can): a read not
+        open yet, nothing heard yet, a frame before the plan or the current read (the frame
+        the last read closed at, less a second), or more than ``AHEAD_S`` past the frame heard
+        here now (the guest hears it later, never sooner)."""
+        f, read = msg["frame"], msg["read"]
+        if read > self.m.index:
+            return f"for read {read + 1}, not open yet (read {self.m.index + 1} is)"
+        heard = self.timeline.heard(now)
+        if heard is None:
+            return "before the reading began"
+        lo = self._floor if read == self.m.index else 0
+        hi = min(self.timeline.frames, heard + AHEAD_S * self.rate)
+        if not lo <= f <= hi:
+            return (f"at frame {f}, outside the reading heard so far (frames {lo}-"
+                    f"{int(hi)})")
+        return None
+
+    def _warn_once(self, kind: str, text: str) -> list[dict]:
+        """``text`` as a ``warn`` once a read (a flood of bad touches: one line)."""
+        read, said = self._warned
+        if read != self.m.index:
+            self._warned = read, said = self.m.index, set()
+        if kind in said:
+            return []
+        said.add(kind)
+        self.notify("refused", text)
+        return [{"t": "warn", "text": text[:300]}]
 
     @property
     def synced(self) -> bool:
@@ -593,15 +749,30 @@ class Host(_Pinger):
         return self._flush()
 
     def _enqueue(self, player: str, card: int, frame: int, read: int | None = None) -> None:
-        self._queue.append((frame, self._seq, player, card, self.m.index if read is None
-                            else read))
+        bisect.insort(self._queue, (frame, self._seq, player, card, self.m.index if read is None
+                                    else read))  # (in frame order: no sort a touch)
         self._seq += 1
-        self._queue.sort()
+        if player == self.remote:
+            self._pending += 1
+
+    @property
+    def judge_time(self) -> float | None:
+        """How far the guest's lines vouch for its touches (host clock, s): the instant of
+        its latest line, less ``SEND_SLACK_S`` — every touch it made before then has arrived
+        (TCP keeps order).  ``None``: its clock not measured yet (no limit)."""
+        if self._guest_at is None or self.clock.offset is None:
+            return None
+        return self._guest_at - self.clock.offset - SEND_SLACK_S
 
     # -- time -------------------------------------------------------------------------------
     def tick(self, now: float) -> list[dict]:
         out = self._out
         self._out = []
+        if self.joined and now - self._heard_at > SILENT_S:  # a link gone silent: lost
+            self.closing.append(self.link)
+            self.drop(now, self.link)
+            self.notify("silent", f"the guest's link was silent for {SILENT_S:.0f} s: "
+                                  "closed, waiting for it to join again")
         if self.joined:
             out += self._pings(now, fast=not self.synced)
             if self.clock.jumps > self._warned_jumps:
@@ -617,9 +788,21 @@ class Host(_Pinger):
                                       self._first_frame())
             return out
         tj = now - self.bound  # the judge's time: every earlier touch has arrived
+        vouched = self.judge_time
+        if vouched is not None:  # (a link that died or stalls: the judge waits for it)
+            tj = min(tj, vouched)
         heard = self.timeline.heard(tj)
+        if heard is not None and self.timeline.waiting_on(tj) is not None \
+                and heard >= self.timeline.wait_end(tj) and self.m.settled_at() is not None:
+            # the reading stands at a wait's end until the next sync point, which waits for
+            # this read to close: a take that settles past the wait's end closes it as one
+            # machine does (at the take's settling frame; nothing more is heard before it)
+            heard = max(heard, float(self.m.settled_at() + self.session.settle_frames))
+        index = self.m.index
         while self._queue and heard is not None and self._queue[0][0] <= heard:
             frame, _, player, card, read = self._queue.pop(0)
+            if player == self.remote:
+                self._pending -= 1
             if read < self.m.index:
                 self._out.append({"t": "judged", "player": player, "card": card,
                                   "frame": frame, "verdict": "late"})
@@ -628,6 +811,8 @@ class Host(_Pinger):
             else:
                 self.session.touch(player, card, frame)
         self.session.tick(tj, heard, self.timeline.waiting_on(tj), self.timeline.finished(tj))
+        if self.m.index != index and heard is not None:  # a read closed: the next one's
+            self._floor = max(0, int(heard) - self.rate)  # touches come from here on
         out += self._flush()
         if self._want_release:
             end = self.timeline.wait_end(tj)
@@ -689,8 +874,11 @@ class Guest(_Pinger):
     ``build(log_text, digest)``: the ``PracticeMatch`` of the host's log (the plan built
     here; ``KarutaError`` if its digest differs).  ``hello(now)`` starts; ``receive`` and
     ``tick`` return the messages for the host; ``touch(card, now)`` maps a touch to the frame
-    heard now and sends it.  ``warnings`` collects the host's one-line warnings; ``error`` the
-    host's refusal; ``over`` is set at the end."""
+    heard now and sends it — kept until the host acknowledges it, sent again with the hello of a
+    rejoin.
+    ``warnings`` collects the host's one-line warnings; ``error`` the host's refusal; ``over``
+    is set at the end; ``lost``: the link gave no line for ``SILENT_S`` (the transport closes
+    it and joins again)."""
 
     def __init__(self, code: str, build: Callable[[str, str], object],
                  on_event: Callable[[str, object], None] | None = None):
@@ -715,10 +903,23 @@ class Guest(_Pinger):
         self._used: float | None = None  # the offset in use (``offset``), and when it moved
         self._used_at = 0.0
         self._jumps = 0  # the clock's steps already followed
+        self.seat: str | None = None  # the seat's token (the first welcome's)
+        self._touch_id = 0
+        #: touches sent and not acknowledged yet, by id (sent again after a rejoin)
+        self.unacked: dict[int, dict] = {}
+        self._heard_at: float | None = None  # when the host's link last gave a line
+        self.lost = False
 
     def hello(self, now: float) -> list[dict]:
         self._next_ping = now
-        return [{"t": "hello", "v": VERSION, "code": self.code}]
+        self._heard_at = now
+        self.lost = False
+        msg = {"t": "hello", "v": VERSION, "code": self.code}
+        if self.seat is not None:
+            msg["seat"] = self.seat
+        # what the host may not have had, sent again right behind the hello: before any line
+        # that vouches for a later instant (a ping), or the judge could pass its frame
+        return [msg, *self.unacked.values()]
 
     @property
     def offset(self) -> float | None:
@@ -753,6 +954,12 @@ class Guest(_Pinger):
     def receive(self, msg: dict, now: float) -> list[dict]:
         msg = check(msg)
         t = msg["t"]
+        if self._heard_at is not None:  # (measured from the hello on)
+            self._heard_at = now
+        if t == "ack":
+            for i in [i for i in self.unacked if i <= msg["id"]]:
+                del self.unacked[i]
+            return []
         if t in ("ping", "pong"):
             out = self._pong(msg, now)
             self._follow(now)
@@ -806,7 +1013,7 @@ class Guest(_Pinger):
         self._apply(close)
 
     def _welcome(self, msg: dict) -> list[dict]:
-        if msg["v"] != VERSION:
+        if msg["v"] != VERSION or "seat" not in msg:
             self.error = f"the host speaks protocol v{msg['v']}, this karuta v{VERSION}"
             self.hangup = True
             return []
@@ -819,6 +1026,7 @@ class Guest(_Pinger):
             self.hangup = True
             return [{"t": "error", "text": str(e)[:300]}]
         self.me = msg["you"]
+        self.seat = msg["seat"]
         self._ready_sent = False
         if self.timeline is None or self.timeline.frames != self.m.plan.frames:
             self.timeline = Timeline(self.m.plan)
@@ -828,6 +1036,10 @@ class Guest(_Pinger):
         return []
 
     def tick(self, now: float) -> list[dict]:
+        if self._heard_at is not None and not self.lost and now - self._heard_at > SILENT_S:
+            self.lost = True  # (the transport closes the link and joins again)
+        if self.lost:
+            return []
         self._follow(now)
         out = self._pings(now, fast=self.clock.count < MIN_SAMPLES)
         if self.m is not None and self.ready and not self._ready_sent:
@@ -841,7 +1053,13 @@ class Guest(_Pinger):
             frame = self.heard(now)
         if frame is None or self.m is None:
             return []
-        return [{"t": "touch", "card": card, "frame": int(round(frame)), "read": self.m.index}]
+        self._touch_id += 1
+        msg = {"t": "touch", "id": self._touch_id, "card": card, "frame": int(round(frame)),
+               "read": self.m.index}
+        self.unacked[self._touch_id] = msg
+        if len(self.unacked) > MAX_TOUCHES:  # (a host that never acknowledges: bounded)
+            del self.unacked[next(iter(self.unacked))]
+        return [msg]
 
     def send(self, cards) -> list[dict]:
         return [{"t": "send", "read": self.m.index, "cards": [int(c) for c in cards]}]
@@ -913,10 +1131,11 @@ class SimLink:
         self.delay = delay
         self.flight: deque = deque()
         self._last = float("-inf")
+        self.held_until = float("-inf")  # ``hold``: nothing moves before then
 
     def put(self, msgs, now: float) -> None:
         for msg in msgs:
-            at = max(self._last, now + self.delay())
+            at = max(self._last, max(now, self.held_until) + self.delay())
             self._last = at
             self.flight.append((at, decode(encode(msg))))  # over the wire: encoded, checked
 
@@ -930,13 +1149,23 @@ class SimLink:
         self.flight.clear()
         self._last = float("-inf")
 
+    def hold(self, until: float) -> None:
+        """A stall: what is sent (or in flight) moves on only after ``until``."""
+        self.held_until = until
+        self.flight = deque((max(at, until), msg) for at, msg in self.flight)
+
 
 class Sim:
     """A host and a guest joined by two ``SimLink`` s on one virtual clock (tests and the
     benchmark): the guest's clock reads ``offset`` seconds behind the host's.  ``step(dt)``
     moves time on, delivering what arrived and ticking both sides (and ``players``: callables
     ``(host_now, guest_now) -> messages from the guest``, e.g. a ``GuestBot``'s tick).
-    ``cut(seconds)``: the link breaks for that long, then the guest says hello again."""
+    ``cut(seconds)``: the link breaks for that long, then the guest says hello again;
+    ``hold(seconds)``: it stalls that long, the connection open.  A side that closes a silent
+    link (``Host.closing``, ``Guest.lost``) breaks it as a cut would, the guest trying again
+    ``RETRY_S`` later."""
+
+    RETRY_S = 0.25
 
     def __init__(self, host: Host, guest: Guest, up: SimLink, down: SimLink,
                  offset: float = 0.0, players=()):
@@ -945,7 +1174,7 @@ class Sim:
         self.players = list(players)
         self.now = 0.0
         self._back_at: float | None = None
-        self.link = host.connect(self.now)
+        self.link = host.connect(self.now, "guest")
         up.put(guest.hello(self.gnow), self.now)
 
     @property
@@ -956,7 +1185,7 @@ class Sim:
         now, host, guest = self.now, self.host, self.guest
         if self._back_at is not None and now >= self._back_at:
             self._back_at = None
-            self.link = host.connect(now)
+            self.link = host.connect(now, "guest")
             self.up.put(guest.hello(self.gnow), now)
         linked = self._back_at is None
         for msg in self.up.take(now):
@@ -970,6 +1199,9 @@ class Sim:
             self.up.put(guest.tick(self.gnow), now)
             for p in self.players:
                 self.up.put(p(now, self.gnow), now)
+        if linked and (guest.lost or self.link in host.closing):
+            host.closing.clear()
+            self._break(self.RETRY_S)
         self.now = now + dt
 
     def run_until(self, done: Callable[[], bool], dt: float = 0.004, limit: float = 4000.0):
@@ -978,7 +1210,14 @@ class Sim:
         return done()
 
     def cut(self, seconds: float) -> None:
+        self._break(seconds)
+
+    def _break(self, seconds: float) -> None:
         self.up.cut()
         self.down.cut()
         self.host.drop(self.now, self.link)
-        self._back_at = self.now + seconds
+        self._back_at = max(self._back_at or 0.0, self.now + seconds)
+
+    def hold(self, seconds: float) -> None:
+        self.up.hold(self.now + seconds)
+        self.down.hold(self.now + seconds)
