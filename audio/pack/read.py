@@ -158,6 +158,10 @@ class VoicePack:
                 if self.has(key, part) or label in reported or key in reported:
                     continue
                 gone.setdefault(key, []).append(part)
+        absent = [k for k, parts in gone.items() if len(parts) == 2]
+        if self._clips and absent:  # a partial pack: valid for readings of the poems it has
+            out.append(_partial_row(absent))
+            gone = {k: v for k, v in gone.items() if k not in absent}
         out.extend(_missing_rows(gone))
         for k, c in self._clips.items():
             key, part = k.split(".")
@@ -182,6 +186,47 @@ class VoicePack:
                     out.append(Problem(label, "low confidence",
                                        f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")))
         return sorted(out, key=_problem_order)
+
+
+    def notes(self) -> list[str]:
+        """What the import found and did in one-file recordings (a 下の句 read twice, a breath
+        or a click left out), one line each; [] when nothing."""
+        notes = self.meta.get("split_notes") or {}
+        out = []
+        rep = [k for k, n in notes.items() if n.get("repeat")]
+        if rep:
+            copies = [k for k in rep if notes[k]["repeat"] == "copy"]
+            out.append(f"{len(rep)} file{'' if len(rep) == 1 else 's'} read the 下の句 twice: the repeat "
+                       f"was dropped ({_keys_text(rep)})"
+                       + (f"; {len(copies)} of the repeats a digital copy ({_keys_text(copies)})" if copies else "")
+                       + ("; the reading says the jo-ka's 下の句 twice itself" if "joka" in rep else ""))
+        bursts = [k for k, n in notes.items() if n.get("bursts")]
+        if bursts:
+            n = sum(int(notes[k]["bursts"]) for k in bursts)
+            out.append(f"{n} breath{'' if n == 1 else 's'} or click{'' if n == 1 else 's'} next to the voice "
+                       f"left out of the clips ({_keys_text(bursts)})")
+        return out
+
+
+def _keys_text(keys: list[str], most: int = 8) -> str:
+    names = ["jo-ka" if k == "joka" else k for k in keys]
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _partial_row(absent: list[str]) -> Problem:
+    """One row for the poems a partial pack does not have (the synthesized voice reads them)."""
+    nums = [int(k) for k in absent if k != "joka"]
+    spans: list[list[int]] = []
+    for n in nums:
+        if spans and spans[-1][1] == n - 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    runs = [f"{a}" if a == b else f"{a}-{b}" for a, b in spans]
+    have = 100 - len(nums)
+    what = f"{have} of 100 poems" + ("" if "joka" in absent else " and the jo-ka")
+    lacks = ", ".join((["jo-ka"] if "joka" in absent else []) + runs)
+    return Problem("pack", "partial", f"{what}; the synthesized voice reads the others ({lacks})")
 
 
 def file_sha1(path: Path) -> str:

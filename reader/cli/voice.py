@@ -76,6 +76,8 @@ def add_cmd(path, name, no_align, replace):
     problems = pack.problems()
     n = len(pack.clip_keys())
     click.echo(f"added voice {pack.name!r}: {n} of 202 clips ({pack.meta.get('layout')} layout) in {pack.folder}")
+    for line in pack.notes():
+        click.echo(line)
     if problems:
         click.echo(format_problems(problems))
     click.echo(f"use it with: karuta voice use {pack.name}   (or --voice {pack.name})")
@@ -99,6 +101,8 @@ def check_cmd(spec):
         raise KarutaError(f"{spec!r} is a built-in voice, not a pack: nothing to check")
     pack, problems = check_pack(spec)
     n = len(pack.clip_keys())
+    for line in pack.notes():
+        click.echo(line)
     if problems:
         click.echo(format_problems(problems))
     bad = [p for p in problems if p.kind not in INFO_ONLY]
@@ -111,7 +115,7 @@ def check_cmd(spec):
 
 
 #: problems ``voice check`` lists without failing: a choice made on import, not damage
-INFO_ONLY = ("not aligned", "excluded", "low confidence")
+INFO_ONLY = ("not aligned", "excluded", "low confidence", "partial")
 
 
 def _clip_key(label: str) -> tuple[str, str]:
