@@ -34,21 +34,21 @@ def dirs(tmp_path, monkeypatch, synth_cache):
 @pytest.fixture
 def repeat_pack(tmp_path, synth_cache):
     made_ahead(synth_cache, KEYS)
-    src = tmp_path / "src" / "reader"
+    src = tmp_path / "src" / "yomite"
     truth = write_repeat_pack(src, KEYS, seed=3)
     return src, truth
 
 
 def test_one_shimo_kept_split_after_the_kami_and_said(repeat_pack, tmp_path):
     src, truth = repeat_pack
-    res = run_inproc("voice", "add", src, "--no-align", data_dir=tmp_path / "data")
+    res = run_inproc("voice", "add", src, "--no-align", "--name", "yomite", data_dir=tmp_path / "data")
     assert res.returncode == 0, res.stderr
     # voice add says what it found: every file read the 下の句 twice, one repeat a copy
     assert "4 files read the 下の句 twice: the repeat was dropped (jo-ka, 2, 5, 11)" in res.stdout
     assert "1 of the repeats a digital copy (2)" in res.stdout
     assert "the reading says the jo-ka's 下の句 twice itself" in res.stdout
     assert "left out of the clips" in res.stdout  # the breaths and clicks
-    pack = VoicePack(tmp_path / "data" / "voices" / "reader")
+    pack = VoicePack(tmp_path / "data" / "voices" / "yomite")
     for key in KEYS:
         t = truth[key]
         kami = len(pack.samples(SpeechItem(key, "kami")))
@@ -62,7 +62,7 @@ def test_one_shimo_kept_split_after_the_kami_and_said(repeat_pack, tmp_path):
         # the 下の句 kept is the first: it starts where the reader starts it
         start = pack.meta["clips"][f"{key}.shimo"]["span"][0]
         assert abs(start - t["shimo"][0]) < 0.05 * RATE, (key, start / RATE, t["shimo"][0] / RATE)
-    res = run_inproc("voice", "check", "reader", data_dir=tmp_path / "data")
+    res = run_inproc("voice", "check", "yomite", data_dir=tmp_path / "data")
     assert "4 files read the 下の句 twice" in res.stdout
 
 
@@ -111,16 +111,16 @@ def test_a_partial_pack_is_valid_and_the_rest_is_synthesized(repeat_pack, tmp_pa
     """Four poems: ``voice check`` says partial (what it has, what the synthesized voice
     reads) and passes; a reading of a poem it lacks reads that poem with the fallback."""
     src, _ = repeat_pack
-    res = run_inproc("voice", "add", src, "--no-align", data_dir=tmp_path / "data")
+    res = run_inproc("voice", "add", src, "--no-align", "--name", "yomite", data_dir=tmp_path / "data")
     assert res.returncode == 0, res.stderr
-    res = run_inproc("voice", "check", "reader", data_dir=tmp_path / "data")
+    res = run_inproc("voice", "check", "yomite", data_dir=tmp_path / "data")
     assert res.returncode == 0, (res.stdout, res.stderr)
-    assert "partial" in res.stdout and "3 of 100 poems; the synthesized voice reads the others" in res.stdout
+    assert "partial" in res.stdout and "3 of 100 poems and the jo-ka; the synthesized voice reads the others" in res.stdout
     assert "1, 3-4, 6-10, 12-100" in res.stdout
     assert "missing" not in res.stdout
     from audio.pack import resolve_voice
 
-    voice = resolve_voice(str(tmp_path / "data" / "voices" / "reader"), lambda: ToneVoice(RATE))
+    voice = resolve_voice(str(tmp_path / "data" / "voices" / "yomite"), lambda: ToneVoice(RATE))
     from reader.reading.engine import build_plan
     from reader.reading.settings import ReadingSettings
 

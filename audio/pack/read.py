@@ -203,7 +203,7 @@ class VoicePack:
         bursts = [k for k, n in notes.items() if n.get("bursts")]
         if bursts:
             n = sum(int(notes[k]["bursts"]) for k in bursts)
-            out.append(f"{n} breath{'' if n == 1 else 's'} or click{'' if n == 1 else 's'} next to the voice "
+            out.append(f"{n} breath{'' if n == 1 else 's'} or click{'' if n == 1 else 's'} apart from the voice "
                        f"left out of the clips ({_keys_text(bursts)})")
         return out
 
