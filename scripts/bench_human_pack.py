@@ -63,7 +63,7 @@ def truth_of(y) -> dict:
     parts = [(s * hop, e * hop) for s, e in parts]
     repeat = False
     if len(parts) == 3:
-        from audio.pack.split import _features, dtw_cost
+        _features, dtw_cost = _similarity()
 
         f = [_features(y[s:e], RATE) for s, e in parts]
         allf = np.concatenate(f)
@@ -76,6 +76,19 @@ def truth_of(y) -> dict:
     loud = np.flatnonzero(blocks > blocks.max() * 10 ** (-48 / 20)) if len(blocks) else [0]
     voice_end = s + (int(loud[-1]) + 1) * 48 if len(blocks) else e
     return {"parts": parts, "repeat": repeat, "voice_end": voice_end}
+
+
+def _similarity():
+    """This tree's log-mel cepstra and DTW cost (audio/pack/split.py, loaded by its path: the
+    truth stays the same when the bench measures another karuta's importer)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "audio" / "pack" / "split.py"
+    spec = importlib.util.spec_from_file_location("_bench_split", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["_bench_split"] = mod  # its dataclasses look their module up
+    spec.loader.exec_module(mod)
+    return mod._features, mod.dtw_cost
 
 
 def clip_span(pack, key: str, part: str, y) -> tuple[int, int] | None:
@@ -174,25 +187,30 @@ def render(rows: dict, keys: list[str], out: Path) -> None:
                     for a in ax:
                         a.axvline(v / RATE, color=c, lw=1)
         ax[0].set_title(f"{key}: truth (green) {len(r['truth']['parts'])} parts, repeat "
-                        f"{r['truth']['repeat']}; 上の句 clip red, 下の句 clip blue; end error "
+                        f"{r['truth']['repeat']}; kami clip red, shimo clip blue; kami end error "
                         f"{r['end_err_ms']:.0f} ms")
         plt.tight_layout()
         plt.savefig(out / f"{key}.png", dpi=60)
         plt.close(fig)
 
 
-def synth_pack(folder: Path, n: int, seed: int = 5) -> None:
-    """``n`` poems (the jo-ka and 1..n-1) read 上・下・下 by the test readers of
-    tests/synth_clips.py: other speeds, pauses, breaths and clicks, one digital copy."""
+def synth_pack(folder: Path, n: int, seed: int = 5, tone: bool = False) -> None:
+    """``n`` poems (the jo-ka and 1..n-1) read 上・下・下 as tests/synth_clips.py reads them
+    (the synthesized voice, or test tones with ``tone``): other speeds, pauses, breaths and
+    clicks, a digital copy every fourth poem."""
     from synth_clips import write_repeat_pack
 
-    write_repeat_pack(folder, ["joka"] + [str(k) for k in range(1, n)], seed=seed)
+    from audio.voice import ToneVoice
+
+    write_repeat_pack(folder, ["joka"] + [str(k) for k in range(1, n)], seed=seed,
+                      voice=ToneVoice(RATE) if tone else None)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("folder", nargs="?", type=Path, help="a one-file pack (NNN.mp3 ...)")
     ap.add_argument("--synth", type=int, default=0, help="instead: make an N-poem 上・下・下 pack here")
+    ap.add_argument("--tone", action="store_true", help="with --synth: test tones, not the synthesized voice")
     ap.add_argument("--align", action="store_true", help="import with the alignment (as voice add does; slower)")
     ap.add_argument("--png", type=Path, help="render the files of --show here")
     ap.add_argument("--show", default="1,2,52", help="which files --png renders")
@@ -204,7 +222,7 @@ def main() -> int:
         src = args.folder
         if args.synth:
             src = work / "src" / "synth"
-            synth_pack(src, args.synth)
+            synth_pack(src, args.synth, tone=args.tone)
         if src is None:
             ap.error("give a folder or --synth N")
         from audio.pack import import_pack, scan_source
