@@ -50,8 +50,9 @@ def write_repeat_pack(folder, keys, *, seed: int = 0, styles=REPEAT_STYLES, voic
     pause, the 下の句, a pause, the 下の句 again, by the synthesized voice (``voice``, default
     ``SynthVoice()``; its clips made ahead by ``made_ahead``) at the style's speed (WSOLA),
     with a noise floor 70 dB under the voice and breaths or clicks 0.3-0.8 s after a part
-    ends.  Returns per key: the samples where the 上の句's voice ends, where the 下の句's
-    starts and ends, where the repeat starts, and the style."""
+    ends (and at least 0.15 s before the next).  Returns per key: the samples where the
+    上の句's voice ends, where the 下の句's starts and ends, where the repeat starts, and the
+    style."""
     import numpy as np
     import soundfile as sf
 
@@ -85,6 +86,7 @@ def write_repeat_pack(folder, keys, *, seed: int = 0, styles=REPEAT_STYLES, voic
             for kind in bursts:
                 b = _burst(rng, kind, rate, level)
                 at = int(rng.uniform(0.3, 0.8) * rate) if kind == "breath" else int(0.25 * rate)
+                at = max(0, min(at, len(z) - len(b) - int(0.15 * rate)))  # over 0.15 s before the voice
                 z[at:at + len(b)] += b[: max(0, len(z) - at)]
             return z
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import soundfile as sf
+from hypothesis import given, HealthCheck, settings, strategies as st
 from cli_run import run_inproc
 from synth_clips import made_ahead, write_repeat_pack
 
@@ -130,3 +131,29 @@ def test_a_partial_pack_is_valid_and_the_rest_is_synthesized(repeat_pack, tmp_pa
             voice.samples(seg.speech)
     assert set(voice.missing) == {("7", "kami"), ("7", "shimo")} or set(voice.missing) == {("7", "kami")}
     assert ("2", "kami") not in voice.missing and ("joka", "shimo") not in voice.missing
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(speed=st.sampled_from([0.85, 1.0, 1.2]), p1=st.floats(0.9, 2.6), p2=st.floats(0.9, 2.6),
+       repeat=st.sampled_from(["read", "copy"]),
+       bursts=st.sampled_from([(), ("breath",), ("click",), ("breath", "click")]))
+def test_the_split_is_the_pause_before_the_shimo_whichever_is_longer(tmp_path, speed, p1, p2, repeat, bursts):
+    """Any pause lengths (the repeat's pause longer or shorter), speeds, bursts: the 上の句
+    ends at its voice's end and one 下の句 is found, a copy said as one (test tones read
+    like the poem, cheap)."""
+    from audio.pack.split import find_parts
+
+    folder = tmp_path / f"p{int(p1 * 1000)}-{int(p2 * 1000)}-{speed}-{repeat}-{len(bursts)}"
+    truth = write_repeat_pack(folder, ["3"], styles=((speed, p1, p2, repeat, bursts),),
+                              voice=ToneVoice(RATE), seed=int(p1 * 1000))
+    y, _ = sf.read(next(folder.iterdir()), dtype="float32")
+    parts = find_parts(y, RATE, (17, 14))
+    t = truth["3"]
+    assert parts is not None
+    from audio.decode import trim_silence
+
+    s, e = trim_silence(y[:parts.kami_end], RATE)
+    assert abs(e - t["kami_end"]) < 0.05 * RATE, (e / RATE, t["kami_end"] / RATE)
+    assert abs(parts.shimo_start - t["shimo"][0]) < 0.05 * RATE
+    assert abs(parts.repeat[0] - t["repeat"]) < 0.05 * RATE
+    assert parts.copy == (repeat == "copy")

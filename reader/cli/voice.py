@@ -222,7 +222,7 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
         if sys.stderr.isatty():
             click.echo("", err=True)
         if pack is not None:
-            bad = [p for p in pack.problems() if p.kind != "missing"]
+            bad = [p for p in pack.problems() if p.kind not in ("missing", "partial")]  # clips not recorded yet
             click.echo(f"voice {pack.name!r}: {len(pack.clip_keys())} of 202 clips in {pack.folder}")
             if bad:
                 click.echo(format_problems(bad))
