@@ -51,8 +51,8 @@ def write_repeat_pack(folder, keys, *, seed: int = 0, styles=REPEAT_STYLES, voic
     ``SynthVoice()``; its clips made ahead by ``made_ahead``) at the style's speed (WSOLA),
     with a noise floor 70 dB under the voice and breaths or clicks 0.3-0.8 s after a part
     ends (and at least 0.15 s before the next).  Returns per key: the samples where the
-    上の句's voice ends, where the 下の句's starts and ends, where the repeat starts, and the
-    style."""
+    上の句's voice ends, where the 下の句's starts and ends, where the repeat starts and ends,
+    and the style."""
     import numpy as np
     import soundfile as sf
 
@@ -98,5 +98,5 @@ def write_repeat_pack(folder, keys, *, seed: int = 0, styles=REPEAT_STYLES, voic
         sf.write(folder / f"reader_{nnn:03d}.{ext}", y, rate, subtype="PCM_24")
         at = np.cumsum([0] + [len(p) for p in pieces])
         truth[key] = {"kami_end": int(at[2]), "shimo": (int(at[3]), int(at[4])),
-                      "repeat": int(at[5]), "style": styles[i % len(styles)]}
+                      "repeat": (int(at[5]), int(at[6])), "style": styles[i % len(styles)]}
     return truth

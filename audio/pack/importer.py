@@ -255,7 +255,11 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
 
         notes: dict[str, dict] = {}
 
-        def store(key: str, part: str, y, info: dict, rel: str, offset: int = 0, say_bursts=True):
+        #: the reader's own repeat of a 下の句 the reading says twice (the jo-ka's): its second
+        again: dict[str, dict] = {}
+
+        def store(key: str, part: str, y, info: dict, rel: str, offset: int = 0, say_bursts=True,
+                  repeat: bool = False):
             ov = overrides.get((key, part), {})
             if ov.get("exclude"):
                 return [Problem(clip_label(key, part), "excluded", "exclude = true in voice.toml")]
@@ -288,7 +292,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             if 20 * np.log10(max(peak, 1e-12)) < SILENT_DB:
                 return [Problem(clip_label(key, part), "silent", f"peak {20 * np.log10(max(peak, 1e-12)):.0f} dBFS")]
             store_gain = 1.0 / peak if peak > 1.0 else 1.0
-            fname = f"{key}_{part}.flac"
+            fname = f"{key}_{part}{'_again' if repeat else ''}.flac"
             sf.write(str(tmp / "clips" / fname), clip * store_gain, PACK_RATE, subtype="PCM_24")
             sha1 = file_sha1(tmp / "clips" / fname)  # voice check finds a replaced clip
             secs = len(clip) / PACK_RATE
@@ -308,7 +312,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 "sha1": sha1, "span": [offset + s, offset + e],
             }
             with lock:
-                clips[f"{key}.{part}"] = entry
+                (again if repeat else clips)[f"{key}.{part}"] = entry
             return out
 
         def one(job):
@@ -332,7 +336,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 a, b = at, at
                 end = len(y)
             else:
-                an = None
+                an = parts = None
                 from audio.voice import ToneVoice
 
                 tone = ToneVoice(PACK_RATE)
@@ -355,8 +359,13 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 if heard:
                     with lock:
                         notes.setdefault(key, {})["bursts"] = heard
+            kept = []
+            if "split_ms" not in ov and parts is not None and key == "joka":
+                # the reading says the jo-ka's 下の句 twice: its second time is the reader's own
+                r0, r1 = parts.repeat
+                kept = store(key, "shimo", y[r0:r1], info, rel, offset=r0, say_bursts=False, repeat=True)
             return (store(key, "kami", y[:a], info, rel, say_bursts=False)
-                    + store(key, "shimo", y[b:end], info, rel, offset=b, say_bursts=False))
+                    + store(key, "shimo", y[b:end], info, rel, offset=b, say_bursts=False) + kept)
 
         jobs = sorted(source.files.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1]))
         if ref is not None and hasattr(ref, "prefetch") and any(p == "both" for _, p in source.files):
@@ -378,7 +387,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
 
         # loudness matching: every clip's active RMS to the target, peaks limited
         target = 10 ** (TARGET_RMS_DB / 20)
-        for c in clips.values():
+        for c in list(clips.values()) + list(again.values()):
             if np.isfinite(c["lufs"]):
                 g = 10 ** ((TARGET_LUFS - c["lufs"]) / 20)
             else:
@@ -400,9 +409,10 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             except Exception:
                 pass
 
-        def timeline(k):
+        def timeline(job):
+            store_, k = job
             key, part = k.split(".")
-            c = clips[k]
+            c = store_[k]
             lay = _ref_layout(ref, key, part)
             if ref is not None and part in align_parts:
                 try:
@@ -415,8 +425,9 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             return k, proportional(c["frames"], lay)
 
         with ThreadPoolExecutor(max_workers=nworkers) as ex:
-            for k, t in ex.map(timeline, sorted(clips)):
-                clips[k]["timeline"] = t.to_json()
+            for store_, k, t in ex.map(lambda j: (j[0],) + timeline(j),
+                                       [(clips, k) for k in sorted(clips)] + [(again, k) for k in sorted(again)]):
+                store_[k]["timeline"] = t.to_json()
         if ref is not None and hasattr(ref, "close") and reference is None:
             ref.close()
 
@@ -425,7 +436,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         fields.setdefault("reader", source.reader)
         fields["imported_from"] = str(src.resolve())
         fields["layout"] = source.layout
-        for c in clips.values():
+        for c in list(clips.values()) + list(again.values()):
             for k in ("stored_gain",):
                 c.pop(k, None)
         meta = {
@@ -437,6 +448,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             "clips": {k: clips[k] for k in sorted(clips, key=lambda s: (_order(s.split(".")[0]), s))},
             "problems": [p.to_json() for p in problems],
             "split_notes": {k: notes[k] for k in sorted(notes, key=_order)},
+            "again": again,
         }
         (tmp / "pack.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
         (tmp / "voice.toml").write_text(_manifest_text(fields, overrides), encoding="utf-8")

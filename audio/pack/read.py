@@ -41,6 +41,9 @@ class VoicePack:
         self.source = fields.get("source", "")
         self.licence = fields.get("licence", "")
         self._clips: dict[str, dict] = meta["clips"]
+        #: the reader's own repeat of a 下の句 the reading says twice (the jo-ka's): read the
+        #: second time, the held one (``hold_ms`` > 0)
+        self._again: dict[str, dict] = meta.get("again") or {}
         from collections import OrderedDict
 
         #: recently used clips (and stretched versions): bounded, a full reading touches all 202
@@ -57,7 +60,12 @@ class VoicePack:
     def has(self, key: str, part: str) -> bool:
         return f"{key}.{part}" in self._clips
 
+    def _again_for(self, item: SpeechItem) -> bool:
+        return item.hold_ms > 0 and f"{item.key}.{item.part}" in self._again
+
     def _entry(self, item: SpeechItem) -> dict:
+        if self._again_for(item):
+            return self._again[f"{item.key}.{item.part}"]
         c = self._clips.get(f"{item.key}.{item.part}")
         if c is None:
             what = _PART_JA.get(item.part, item.part)
@@ -110,7 +118,7 @@ class VoicePack:
         import soundfile as sf
 
         c = self._entry(item)
-        base = (item.key, item.part, 1.0)
+        base = (item.key, item.part, 1.0, self._again_for(item))
         x = self._cached(base)
         if x is None:
             path = self.folder / c["file"]
@@ -133,7 +141,7 @@ class VoicePack:
         speed = float(item.speed)
         if speed == 1.0:
             return x.copy()
-        k = (item.key, item.part, round(speed, 4))
+        k = (item.key, item.part, round(speed, 4), self._again_for(item))
         y = self._cached(k)
         if y is None:
             y = stretch(x, PACK_RATE, speed)
@@ -163,9 +171,10 @@ class VoicePack:
             out.append(_partial_row(absent))
             gone = {k: v for k, v in gone.items() if k not in absent}
         out.extend(_missing_rows(gone))
-        for k, c in self._clips.items():
+        for k, c, again in [(k, c, False) for k, c in self._clips.items()] + \
+                [(k, c, True) for k, c in self._again.items()]:
             key, part = k.split(".")
-            label = clip_label(key, part)
+            label = clip_label(key, part) + (" again" if again else "")
             if verify_files:
                 path = self.folder / c["file"]
                 try:
@@ -187,7 +196,6 @@ class VoicePack:
                                        f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")))
         return sorted(out, key=_problem_order)
 
-
     def notes(self) -> list[str]:
         """What the import found and did in one-file recordings (a 下の句 read twice, a breath
         or a click left out), one line each; [] when nothing."""
@@ -199,7 +207,9 @@ class VoicePack:
             out.append(f"{len(rep)} file{'' if len(rep) == 1 else 's'} read the 下の句 twice: the repeat "
                        f"was dropped ({_keys_text(rep)})"
                        + (f"; {len(copies)} of the repeats a digital copy ({_keys_text(copies)})" if copies else "")
-                       + ("; the reading says the jo-ka's 下の句 twice itself" if "joka" in rep else ""))
+                       + ("; the jo-ka's repeat is kept: the reading says its 下の句 twice, the "
+                          "second time as the reader did" if "joka.shimo" in self._again else
+                          "; the reading says the jo-ka's 下の句 twice itself" if "joka" in rep else ""))
         bursts = [k for k, n in notes.items() if n.get("bursts")]
         if bursts:
             n = sum(int(notes[k]["bursts"]) for k in bursts)
