@@ -7,7 +7,8 @@ really are: for a reader's set you have (never committed), or for a synthesized 
 
 The truth of each file, found without the importer's code: the sound is the 10 ms frames
 louder than -45 dBFS (or 40 dB under the file's loud frames); stretches of sound shorter than
-0.5 s that never come within 25 dB of the loud frames (the 95th percentile) are clicks or
+0.5 s that never come within 25 dB of the loud frames (the 95th percentile), and those
+shorter than 0.4 s with 0.1 s of quiet on both sides (shorter than any ku), are clicks or
 breaths; the parts are the stretches of
 sound between pauses of 0.8 s or more (a reader's pause between 上の句 and 下の句, and
 between the 下の句 and its repeat, is 0.9-2.6 s; the breaths between ku are shorter); a third
@@ -51,9 +52,15 @@ def truth_of(y) -> dict:
     m = np.concatenate([[False], on, [False]])
     d = np.flatnonzero(np.diff(m.astype(np.int8)))
     runs = [(int(s), int(e)) for s, e in zip(d[0::2], d[1::2])]
-    # a short stretch that stays 25 dB under the loud frames: a click or a breath
+    # a short stretch that stays 25 dB under the loud frames, or a shorter one than any ku
+    # with 0.1 s of quiet on both sides: a click or a breath
     top = np.percentile(db, 95)
-    keep = [(s, e) for s, e in runs if not (e - s < 50 and db[s:e].max() < top - 25)]
+    keep = []
+    for i, (s, e) in enumerate(runs):
+        alone = (s - runs[i - 1][1] if i else 10 ** 9) >= 10 and \
+            (runs[i + 1][0] - e if i + 1 < len(runs) else 10 ** 9) >= 10
+        if not (e - s < 50 and db[s:e].max() < top - 25 or e - s < 40 and alone):
+            keep.append((s, e))
     parts = []
     for s, e in keep:
         if parts and s - parts[-1][1] < 80:
