@@ -130,7 +130,7 @@ def analyse(x, rate: int) -> _Analysis | None:
     top = np.percentile(db, 95)
     noise = np.sort(db)[: max(1, len(db) // 10)].mean()
     loud = db > max(top - 30, noise + 10 * np.log10(9))
-    sound = db > max(top - 48, noise + 10 * np.log10(36) - 0.0, -100)
+    sound = db > max(top - 48, noise + 10 * np.log10(36), -100)
     voiced = voiced_frames(x, rate) & loud
     runs = _runs(loud)
     min_v = int(round(_MIN_VOICED_S / _HOP_S))
