@@ -354,6 +354,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                                                          f"set clips.\"{key}\".split_ms in voice.toml")]
                     a, b = widen_split(y, PACK_RATE, *found, an=an)
                     end = len(y)
+                    with lock:
+                        notes.setdefault(key, {})["repeat"] = ""  # read once: 上・下
             if "split_ms" not in ov:  # the breaths and clicks found in the pauses, said once
                 heard = len(an.apart()) if an is not None else 0
                 if heard:

@@ -210,6 +210,10 @@ class VoicePack:
                        + ("; the jo-ka's repeat is kept: the reading says its 下の句 twice, the "
                           "second time as the reader did" if "joka.shimo" in self._again else
                           "; the reading says the jo-ka's 下の句 twice itself" if "joka" in rep else ""))
+        once = [k for k, n in notes.items() if n.get("repeat") == ""]
+        if once:
+            out.append(f"{len(once)} file{'' if len(once) == 1 else 's'} read the 下の句 once: split at "
+                       f"the pause after the 上の句" + (f" ({_keys_text(once)})" if rep else ""))
         bursts = [k for k, n in notes.items() if n.get("bursts")]
         if bursts:
             n = sum(int(notes[k]["bursts"]) for k in bursts)
