@@ -5,9 +5,12 @@ A **source** is a folder a player already has, in one of three layouts (rules.md
   wasuramoti     ``<reader>/<reader>_<NNN>_<1|2>.<ext>``   1 = 上の句 (kami), 2 = 下の句 (shimo)
   karuta-tools   ``<reader>/<NNN>_<1|2>.<ext>``
   one-file       ``<prefix>_<NNN>.<ext>`` (e.g. ``karuta_000.mp3``): kami and shimo in one file,
-                 split at the pause where the 上の句 ends: the whole poem is aligned with the
-                 reference reading of its 上の句 and 下の句 and the pause nearest the end of the
-                 上の句's last mora wins (without a reference: the longest pause)
+                 split at the pause where the 上の句 ends (``audio.pack.split``): a file read
+                 上・下・下 (the 下の句 again after a pause, found by its self-similarity) keeps
+                 one 下の句 and splits at the pause before it; otherwise the whole poem is
+                 aligned with the reference reading of its 上の句 and 下の句 and the pause
+                 nearest the end of the 上の句's last mora wins (without a reference: the
+                 longest pause).  Breaths and clicks beside the voice are left out of every clip.
 
 NNN 000 is the jo-ka (key "joka"), 001-100 the poems (keys "1".."100").  Extensions: wav, flac,
 ogg, opus, mp3 (in-process) and m4a/aac (ffmpeg); see ``audio.decode``.
@@ -58,6 +61,7 @@ Parts (``from audio.pack import X`` keeps working for every name below):
   common    constants, ``MissingClip``, ``Problem``, ``voices_dir``
   scan      ``scan_source`` (which file is which clip), ``read_manifest`` (voice.toml)
   importer  ``import_pack``
+  split     ``find_parts`` (上・下・下), ``voice_span`` (a clip's voice, without breaths or clicks)
   read      ``VoicePack``, ``check_pack``, ``verify_clip``, ``list_packs``
   resolve   ``resolve_voice``, ``FallbackVoice``, the default voice
 """

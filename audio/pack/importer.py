@@ -13,10 +13,11 @@ from audio.voice import Layout, Mora, SpeechItem
 from reader.base.errors import AudioFileError, KarutaError
 from audio.pack.common import (
     _order, _ref_layout, BUILTIN, clip_label, MAX_CLIP_S, MIN_CLIP_S, MIN_PAUSE_S, PACK_FORMAT,
-    PACK_RATE, PEAK_LIMIT, Problem, SILENT_DB, TARGET_RMS_DB, voices_dir,
+    PACK_RATE, PARTS, PEAK_LIMIT, Problem, SILENT_DB, TARGET_RMS_DB, voices_dir,
 )
 from audio.pack.read import file_sha1, VoicePack
 from audio.pack.scan import _manifest_text, read_manifest, refuse_out_of_range, scan_source
+from audio.pack.split import analyse, find_parts, voice_span, widen_split
 
 
 def _frame_rms(x, hop: int):
@@ -40,7 +41,7 @@ def active_rms(x, rate: int) -> float:
     return float(np.sqrt(np.mean(act ** 2))) if len(act) else 0.0
 
 
-def find_split(x, rate: int, expect: int | None = None) -> tuple[int, int] | None:
+def find_split(x, rate: int, expect: int | None = None, an=None) -> tuple[int, int] | None:
     """Where a one-file recording pauses between 上の句 and 下の句: (pause start, pause end).
 
     The pauses are runs of 10 ms frames 30 dB below the loud frames (or near the noise
@@ -60,6 +61,14 @@ def find_split(x, rate: int, expect: int | None = None) -> tuple[int, int] | Non
     noise = np.sort(r)[: max(1, len(r) // 10)].mean()
     thr = max(loud * 10 ** (-30 / 20), 3 * noise)
     active = r > thr
+    idx = np.flatnonzero(active)
+    if len(idx) < 2:
+        return None
+    from audio.pack.split import analyse
+
+    an = an if an is not None else analyse(x, rate)
+    for s0, e0 in (an.bursts if an is not None else ()):  # a breath or a click is no voice
+        active[s0:e0] = False
     idx = np.flatnonzero(active)
     if len(idx) < 2:
         return None
@@ -246,11 +255,30 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         clips: dict[str, dict] = {}
         lock = threading.Lock()
 
-        def store(key: str, part: str, y, info: dict, rel: str):
+        notes: dict[str, dict] = {}
+
+        #: the reader's own repeat of a 下の句 the reading says twice (the jo-ka's): its second
+        again: dict[str, dict] = {}
+
+        def store(key: str, part: str, y, info: dict, rel: str, offset: int = 0, say_bursts=True,
+                  repeat: bool = False):
             ov = overrides.get((key, part), {})
             if ov.get("exclude"):
                 return [Problem(clip_label(key, part), "excluded", "exclude = true in voice.toml")]
-            s, e = trim_silence(y, PACK_RATE)
+            span = voice_span(y, PACK_RATE)  # a breath or a click before or after: not the voice
+            s0, e0 = trim_silence(y, PACK_RATE)
+            s, e = s0, e0
+            if span is not None and (span[0] > 0 or span[1] < len(y)):
+                # trimmed as the whole was (its floor from the silence around the voice), with
+                # the bursts around the voice silenced
+                y2 = np.zeros_like(y)
+                y2[span[0]:span[1]] = y[span[0]:span[1]]
+                s1, e1 = trim_silence(y2, PACK_RATE)
+                if e1 > s1:
+                    s, e = s1, e1
+                    if say_bursts and (s - s0 > PACK_RATE // 20 or e0 - e > PACK_RATE // 20):
+                        with lock:  # more than 50 ms of a burst left out: said in voice add
+                            notes.setdefault(key, {})["bursts"] = notes.get(key, {}).get("bursts", 0) + 1
             if e <= s:
                 return [Problem(clip_label(key, part), "silent", f"{rel}: no sound above the noise floor")]
             cut0 = int(round(float(ov.get("trim_start_ms", 0)) * PACK_RATE / 1000))
@@ -266,7 +294,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             if 20 * np.log10(max(peak, 1e-12)) < SILENT_DB:
                 return [Problem(clip_label(key, part), "silent", f"peak {20 * np.log10(max(peak, 1e-12)):.0f} dBFS")]
             store_gain = 1.0 / peak if peak > 1.0 else 1.0
-            fname = f"{key}_{part}.flac"
+            fname = f"{key}_{part}{'_again' if repeat else ''}.flac"
             sf.write(str(tmp / "clips" / fname), clip * store_gain, PACK_RATE, subtype="PCM_24")
             sha1 = file_sha1(tmp / "clips" / fname)  # voice check finds a replaced clip
             secs = len(clip) / PACK_RATE
@@ -283,10 +311,10 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 "lufs": integrated_lufs(clip * store_gain, PACK_RATE),
                 "true_peak_db": true_peak_db(clip * store_gain),
                 "user_gain_db": float(ov.get("gain_db", 0.0)), "stored_gain": store_gain,
-                "sha1": sha1,
+                "sha1": sha1, "span": [offset + s, offset + e],
             }
             with lock:
-                clips[f"{key}.{part}"] = entry
+                (again if repeat else clips)[f"{key}.{part}"] = entry
             return out
 
         def one(job):
@@ -308,13 +336,40 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                     return [Problem(key, "bad manifest", f"split_ms {ov['split_ms']} is outside the file "
                                                          f"({len(y) * 1000 // PACK_RATE} ms)")]
                 a, b = at, at
+                end = len(y)
             else:
-                found = find_split(y, PACK_RATE, _expected_split(y, ref, key))
-                if found is None:
-                    return [Problem(key, "no split", f"no pause between 上の句 and 下の句 in {rel}; "
-                                                     f"set clips.\"{key}\".split_ms in voice.toml")]
-                a, b = found
-            return store(key, "kami", y[:a], info, rel) + store(key, "shimo", y[b:], info, rel)
+                an = parts = None
+                from audio.voice import ToneVoice
+
+                tone = ToneVoice(PACK_RATE)
+                morae = tuple(len(tone.layout(SpeechItem(key, p)).morae) for p in PARTS)
+                an = analyse(y, PACK_RATE)
+                parts = find_parts(y, PACK_RATE, morae, an=an)
+                if parts is not None:  # 上・下・下: one 下の句 is kept (the reading repeats it)
+                    a, b, end = parts.kami_end, parts.shimo_start, parts.shimo_end
+                    with lock:
+                        notes.setdefault(key, {})["repeat"] = "copy" if parts.copy else "read"
+                else:
+                    found = find_split(y, PACK_RATE, _expected_split(y, ref, key), an=an)
+                    if found is None:
+                        return [Problem(key, "no split", f"no pause between 上の句 and 下の句 in {rel}; "
+                                                         f"set clips.\"{key}\".split_ms in voice.toml")]
+                    a, b = widen_split(y, PACK_RATE, *found, an=an)
+                    end = len(y)
+                    with lock:
+                        notes.setdefault(key, {})["repeat"] = ""  # read once: 上・下
+            if "split_ms" not in ov:  # the breaths and clicks found in the pauses, said once
+                heard = len(an.apart()) if an is not None else 0
+                if heard:
+                    with lock:
+                        notes.setdefault(key, {})["bursts"] = heard
+            kept = []
+            if "split_ms" not in ov and parts is not None and key == "joka":
+                # the reading says the jo-ka's 下の句 twice: its second time is the reader's own
+                r0, r1 = parts.repeat
+                kept = store(key, "shimo", y[r0:r1], info, rel, offset=r0, say_bursts=False, repeat=True)
+            return (store(key, "kami", y[:a], info, rel, say_bursts=False)
+                    + store(key, "shimo", y[b:end], info, rel, offset=b, say_bursts=False) + kept)
 
         jobs = sorted(source.files.items(), key=lambda kv: (_order(kv[0][0]), kv[0][1]))
         if ref is not None and hasattr(ref, "prefetch") and any(p == "both" for _, p in source.files):
@@ -336,7 +391,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
 
         # loudness matching: every clip's active RMS to the target, peaks limited
         target = 10 ** (TARGET_RMS_DB / 20)
-        for c in clips.values():
+        for c in list(clips.values()) + list(again.values()):
             if np.isfinite(c["lufs"]):
                 g = 10 ** ((TARGET_LUFS - c["lufs"]) / 20)
             else:
@@ -358,9 +413,10 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             except Exception:
                 pass
 
-        def timeline(k):
+        def timeline(job):
+            store_, k = job
             key, part = k.split(".")
-            c = clips[k]
+            c = store_[k]
             lay = _ref_layout(ref, key, part)
             if ref is not None and part in align_parts:
                 try:
@@ -373,8 +429,9 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             return k, proportional(c["frames"], lay)
 
         with ThreadPoolExecutor(max_workers=nworkers) as ex:
-            for k, t in ex.map(timeline, sorted(clips)):
-                clips[k]["timeline"] = t.to_json()
+            for store_, k, t in ex.map(lambda j: (j[0],) + timeline(j),
+                                       [(clips, k) for k in sorted(clips)] + [(again, k) for k in sorted(again)]):
+                store_[k]["timeline"] = t.to_json()
         if ref is not None and hasattr(ref, "close") and reference is None:
             ref.close()
 
@@ -383,7 +440,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         fields.setdefault("reader", source.reader)
         fields["imported_from"] = str(src.resolve())
         fields["layout"] = source.layout
-        for c in clips.values():
+        for c in list(clips.values()) + list(again.values()):
             for k in ("stored_gain",):
                 c.pop(k, None)
         meta = {
@@ -394,6 +451,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             "align_parts": list(align_parts),
             "clips": {k: clips[k] for k in sorted(clips, key=lambda s: (_order(s.split(".")[0]), s))},
             "problems": [p.to_json() for p in problems],
+            "split_notes": {k: notes[k] for k in sorted(notes, key=_order)},
+            "again": again,
         }
         (tmp / "pack.json").write_text(json.dumps(meta, ensure_ascii=False, indent=1), encoding="utf-8")
         (tmp / "voice.toml").write_text(_manifest_text(fields, overrides), encoding="utf-8")

@@ -57,6 +57,9 @@ class VoicePack:
         self.source = fields.get("source", "")
         self.licence = fields.get("licence", "")
         self._clips: dict[str, dict] = meta["clips"]
+        #: the reader's own repeat of a 下の句 the reading says twice (the jo-ka's): read the
+        #: second time, the held one (``hold_ms`` > 0)
+        self._again: dict[str, dict] = meta.get("again") or {}
         from collections import OrderedDict
 
         #: recently used clips (and stretched versions): bounded, a full reading touches all 202
@@ -73,7 +76,12 @@ class VoicePack:
     def has(self, key: str, part: str) -> bool:
         return f"{key}.{part}" in self._clips
 
+    def _again_for(self, item: SpeechItem) -> bool:
+        return item.hold_ms > 0 and f"{item.key}.{item.part}" in self._again
+
     def _entry(self, item: SpeechItem) -> dict:
+        if self._again_for(item):
+            return self._again[f"{item.key}.{item.part}"]
         c = self._clips.get(f"{item.key}.{item.part}")
         if c is None:
             what = _PART_JA.get(item.part, item.part)
@@ -126,7 +134,7 @@ class VoicePack:
         import soundfile as sf
 
         c = self._entry(item)
-        base = (item.key, item.part, 1.0)
+        base = (item.key, item.part, 1.0, self._again_for(item))
         x = self._cached(base)
         if x is None:
             path = self.folder / c["file"]
@@ -149,7 +157,7 @@ class VoicePack:
         speed = float(item.speed)
         if speed == 1.0:
             return x.copy()
-        k = (item.key, item.part, round(speed, 4))
+        k = (item.key, item.part, round(speed, 4), self._again_for(item))
         y = self._cached(k)
         if y is None:
             y = stretch(x, PACK_RATE, speed)
@@ -174,10 +182,15 @@ class VoicePack:
                 if self.has(key, part) or label in reported or key in reported:
                     continue
                 gone.setdefault(key, []).append(part)
+        absent = [k for k, parts in gone.items() if len(parts) == 2]
+        if self._clips and absent:  # a partial pack: valid for readings of the poems it has
+            out.append(_partial_row(absent))
+            gone = {k: v for k, v in gone.items() if k not in absent}
         out.extend(_missing_rows(gone))
-        for k, c in self._clips.items():
+        for k, c, again in [(k, c, False) for k, c in self._clips.items()] + \
+                [(k, c, True) for k, c in self._again.items()]:
             key, part = k.split(".")
-            label = clip_label(key, part)
+            label = clip_label(key, part) + (" again" if again else "")
             if verify_files:
                 path = self.folder / c["file"]
                 try:
@@ -198,6 +211,52 @@ class VoicePack:
                     out.append(Problem(label, "low confidence",
                                        f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")))
         return sorted(out, key=_problem_order)
+
+    def notes(self) -> list[str]:
+        """What the import found and did in one-file recordings (a 下の句 read twice, a breath
+        or a click left out), one line each; [] when nothing."""
+        notes = self.meta.get("split_notes") or {}
+        out = []
+        rep = [k for k, n in notes.items() if n.get("repeat")]
+        if rep:
+            copies = [k for k in rep if notes[k]["repeat"] == "copy"]
+            out.append(f"{len(rep)} file{'' if len(rep) == 1 else 's'} read the 下の句 twice: the repeat "
+                       f"was dropped ({_keys_text(rep)})"
+                       + (f"; {len(copies)} of the repeats a digital copy ({_keys_text(copies)})" if copies else "")
+                       + ("; the jo-ka's repeat is kept: the reading says its 下の句 twice, the "
+                          "second time as the reader did" if "joka.shimo" in self._again else
+                          "; the reading says the jo-ka's 下の句 twice itself" if "joka" in rep else ""))
+        once = [k for k, n in notes.items() if n.get("repeat") == ""]
+        if once:
+            out.append(f"{len(once)} file{'' if len(once) == 1 else 's'} read the 下の句 once: split at "
+                       f"the pause after the 上の句" + (f" ({_keys_text(once)})" if rep else ""))
+        bursts = [k for k, n in notes.items() if n.get("bursts")]
+        if bursts:
+            n = sum(int(notes[k]["bursts"]) for k in bursts)
+            out.append(f"{n} breath{'' if n == 1 else 's'} or click{'' if n == 1 else 's'} apart from the voice "
+                       f"left out of the clips ({_keys_text(bursts)})")
+        return out
+
+
+def _keys_text(keys: list[str], most: int = 8) -> str:
+    names = ["jo-ka" if k == "joka" else k for k in keys]
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+
+
+def _partial_row(absent: list[str]) -> Problem:
+    """One row for the poems a partial pack does not have (the synthesized voice reads them)."""
+    nums = [int(k) for k in absent if k != "joka"]
+    spans: list[list[int]] = []
+    for n in nums:
+        if spans and spans[-1][1] == n - 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    runs = [f"{a}" if a == b else f"{a}-{b}" for a, b in spans]
+    have = 100 - len(nums)
+    what = f"{have} of 100 poems" + ("" if "joka" in absent else " and the jo-ka")
+    lacks = ", ".join((["jo-ka"] if "joka" in absent else []) + runs)
+    return Problem("pack", "partial", f"{what}; the synthesized voice reads the others ({lacks})")
 
 
 def file_sha1(path: Path) -> str:

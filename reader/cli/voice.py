@@ -70,6 +70,8 @@ def add_cmd(path, name, no_align, replace):
     problems = pack.problems()
     n = len(pack.clip_keys())
     click.echo(f"added voice {pack.name!r}: {n} of 202 clips ({pack.meta.get('layout')} layout) in {pack.folder}")
+    for line in pack.notes():
+        click.echo(line)
     if problems:
         click.echo(format_problems(problems))
         click.echo(f"voice {pack.name!r}: {tally(problems)}: 'karuta voice check "
@@ -109,6 +111,8 @@ def check_cmd(spec):
         raise KarutaError(f"{spec!r} is a built-in voice, not a pack: nothing to check")
     pack, problems = check_pack(spec)
     n = len(pack.clip_keys())
+    for line in pack.notes():
+        click.echo(line)
     if problems:
         click.echo(format_problems(problems))
     bad = [p for p in problems if p.kind not in INFO_ONLY]
@@ -124,7 +128,7 @@ def check_cmd(spec):
 
 
 #: problems ``voice check`` lists without failing: a choice made on import, not damage
-INFO_ONLY = ("not aligned", "excluded", "low confidence")
+INFO_ONLY = ("not aligned", "excluded", "low confidence", "partial")
 
 
 def _clip_key(label: str) -> tuple[str, str]:
@@ -226,7 +230,7 @@ def record_cmd(name, device, spec, only_missing, stop_after, play_device, no_ali
         with LineProgress("building the pack", "clips") as bar:
             pack = session.refresh_pack(align=not no_align, progress=bar.update)
         if pack is not None:
-            bad = [p for p in pack.problems() if p.kind != "missing"]
+            bad = [p for p in pack.problems() if p.kind not in ("missing", "partial")]  # clips not recorded yet
             click.echo(f"voice {pack.name!r}: {len(pack.clip_keys())} of 202 clips in {pack.folder}")
             if bad:
                 click.echo(format_problems(bad))
