@@ -492,6 +492,8 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
             # mora held to the ku's last sound; the held sound's level, pitch and flutter
             t_on = [vowel_onset(x, rate, mm.beat * g) for mm in ku]
             last_ku = n == len(morae) - 1
+            held_on = bool(last_ku and des.hold and len(x) >= des.frames * g - g)  # (the jo-ka's
+            # first 下の句 is read without its 余韻)
             if hb and len(ku) >= 2:
                 end = k_a + hb[1]
                 out["ku_mora_ms"].append([(t2 - t1) / ms for t1, t2 in zip(t_on, t_on[1:])])
@@ -505,15 +507,18 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
             seg = x[t_on[-1] + 100 * ms:max(t_on[-1] + 100 * ms, h_end)]
             hd = held_drift(seg, rate)
             if hd is not None:
-                hd.update(key=key, part=kind, ku=len(out["held"]), part_end=last_ku, hold=bool(last_ku and des.hold))
+                hd.update(key=key, part=kind, ku=len(out["held"]), part_end=last_ku, hold=held_on)
                 out["held"].append(hd)
                 out["period_ripple"].append((period_ripple_db(seg, rate), f"{key} {kind} ku {des.kus().index((start, n)) + 1}"
-                                             + (" (with its 余韻)" if last_ku and des.hold else "")))
+                                             + (" (with its 余韻)" if held_on else "")))
             onsets = [(j, vowel_onset(x, rate, mm.beat * g)) for j, mm in enumerate(ku) if mm.cons]
             iv = [(t2 - t1) / ms / (j2 - j1) for (j1, t1), (j2, t2) in zip(onsets, onsets[1:])
                   if j2 - j1 == 1]
+            # against the designed intervals (a reader's rhythm varies them on purpose, issue 32)
+            dev = [(t2 - t1) / ms - (ku[j2].beat - ku[j1].beat) * g / ms
+                   for (j1, t1), (j2, t2) in zip(onsets, onsets[1:]) if j2 - j1 == 1]
             if len(iv) >= 2:
-                out["ku_onset_sd"].append(float(np.std(iv)))
+                out["ku_onset_sd"].append(float(np.std(dev)))
                 out["onset_intervals"] += iv
             if len(onsets) >= 3:  # the pace: first to last vowel onset over the morae between
                 (j1, t1), (j2, t2) = onsets[0], onsets[-1]
@@ -677,7 +682,7 @@ def summary_lines(fig: dict) -> list[str]:
         lines.append("jo-ka as heard (first to last sound; the reader's figure beside each): " + "; ".join(
             f"{what.strip()} {v:.2f} s ({lo:.1f}" + (f"-{hi:.1f}" if hi != lo else "") + ")" for what, v, (lo, hi) in jr))
     sd = fig["ku_onset_sd"]
-    lines.append(f"vowel-onset intervals within a ku: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
+    lines.append(f"vowel-onset intervals within a ku - the designed ones: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
                  f"({len(fig['onset_intervals'])} intervals, mean {float(np.mean(fig['onset_intervals'] or [np.nan])):.1f} ms)   "
                  f"(target: sd <= 15 ms)")
     hm = fig["heard_ma_err_ms"]

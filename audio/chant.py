@@ -38,7 +38,11 @@ timeline:
   ``yoin_fall_st`` (0: a reader keeps a held sound's pitch) over its length.
 * **Level**: consonant frames are capped against the vowels' level (a de-esser in the envelope:
   the high band of a consonant frame at most ``_HF_CAP_DB`` under the median vowel frame's
-  power, its total at most ``_CONS_CAP_DB``); breaths are silent; the end fades gently
+  power, its total at most ``_CONS_CAP_DB``); a held mora's slow level (a 200 ms mean) is
+  kept at its median, so it stays level as a reader's does (issue 32); the low opening is up to
+  2.5 dB softer than the reciting tone (a low voice is softer, and WORLD's fewer, stronger
+  pulses there would otherwise set the clip's gain under the true-peak ceiling); breaths are
+  silent; the end fades gently
   (dB-linear to 10-24 dB under the held sound over the last ``_END_MS``, 150 ms, then 3 ms to
   zero), so a held sound keeps its level to its end as a reader's does (issue 32).  ``audio.loudness`` then brings the speech to one loudness.
 
@@ -599,6 +603,23 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, melody: Melody = 
     f0 = np.where(voiced, f0, 0.0)
     sp = _interp_frames(spn, src)
     ap = _interp_frames(apn, src)
+    # a held sound keeps its level, as a reader's does (issue 32): over each held mora's middle
+    # (from 100 ms after its beat to 100 ms before its end) the slow level (a 200 ms mean) is
+    # brought to its median; the fast changes of the wandering envelope stay
+    for mp in des.morae:
+        a0, a1 = mp.beat + 20, mp.vend - 20
+        if not mp.ku_end or a1 - a0 < 40:
+            continue
+        pw_db = 10 * np.log10(sp[a0:a1].sum(axis=1) + 1e-30)
+        k = np.ones(40) / 40
+        slow = np.convolve(np.pad(pw_db, 20, mode="edge"), k, mode="same")[20:-20]
+        g = np.median(slow) - slow
+        ramp = np.minimum(1.0, np.minimum(np.arange(a1 - a0), np.arange(a1 - a0)[::-1]) / 20.0)
+        sp[a0:a1] *= 10 ** (g * ramp / 10)[:, None]
+    # a low voice is a softer voice: the opening's low tone up to 2.5 dB under the reciting
+    # tone's level (at -10 st; WORLD's pulses at a lower pitch are each stronger, and a low
+    # opening's peaks would otherwise set the clip's gain under the true-peak ceiling)
+    sp *= 10 ** (0.25 * np.minimum(0.0, level) / 10)[:, None]
     # vowels: periodic below ~2 kHz, breathier above (a clear chanted voice; mei's weak u
     # and i are otherwise half noise, and a held noise flutters)
     fax = np.linspace(0.0, 1.0, ap.shape[1])
