@@ -39,8 +39,8 @@ timeline:
 * **Level**: consonant frames are capped against the vowels' level (a de-esser in the envelope:
   the high band of a consonant frame at most ``_HF_CAP_DB`` under the median vowel frame's
   power, its total at most ``_CONS_CAP_DB``); a held mora's slow level (a 200 ms mean) is
-  kept at its median, so it stays level as a reader's does (issue 32); the low opening is up to
-  2.5 dB softer than the reciting tone (a low voice is softer, and WORLD's fewer, stronger
+  kept at its median, so it stays level as a reader's does (issue 32); the low opening's vowels
+  are up to 2.5 dB softer than the reciting tone (a low voice is softer, and WORLD's fewer, stronger
   pulses there would otherwise set the clip's gain under the true-peak ceiling); breaths are
   silent; the end fades gently
   (dB-linear to 10-24 dB under the held sound over the last ``_END_MS``, 150 ms, then 3 ms to
@@ -619,7 +619,8 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, melody: Melody = 
     # a low voice is a softer voice: the opening's low tone up to 2.5 dB under the reciting
     # tone's level (at -10 st; WORLD's pulses at a lower pitch are each stronger, and a low
     # opening's peaks would otherwise set the clip's gain under the true-peak ceiling)
-    sp *= 10 ** (0.25 * np.minimum(0.0, level) / 10)[:, None]
+    soft = (kind == 2) & (level < 0)  # vowels only: a consonant's onset stays as heard
+    sp[soft] *= 10 ** (0.25 * level[soft] / 10)[:, None]
     # vowels: periodic below ~2 kHz, breathier above (a clear chanted voice; mei's weak u
     # and i are otherwise half noise, and a held noise flutters)
     fax = np.linspace(0.0, 1.0, ap.shape[1])
