@@ -116,28 +116,33 @@ def held_drift(x, rate: int, pitch: bool = True) -> dict | None:
             _t, st = harvest_st(x, rate)
         v = st[np.isfinite(st)]
         if len(v) > 10:
+            out["f0_hz"] = float(100.0 * 2 ** (np.median(v) / 12))
             t3 = len(v) // 3
             out["pitch_st"] = float(np.median(v[-t3:]) - np.median(v[:t3]))
             out["pitch_range_st"] = float(np.percentile(v, 95) - np.percentile(v, 5))
     return out
 
 
-def period_ripple_db(x, rate: int) -> float:
+def period_ripple_db(x, rate: int, f0_hz: float | None = None) -> float:
     """Peak-to-peak amplitude (dB) of the 20-60 Hz flutter of a held sound's per-period level:
     the RMS of each pitch period (the period of its median Harvest pitch, one value a period),
     band-passed 20-60 Hz.  Finer than ``ripple_db``'s 5 ms windows (which straddle periods and
     smooth a period-to-period swing): a voice whose envelope alternates frame to frame shows
-    here.  NaN for a sound under 300 ms or with no pitch."""
+    here.  ``f0_hz``: its pitch if known (``held_drift``'s).  NaN for a sound under 300 ms or
+    with no pitch."""
     from scipy.signal import butter, sosfiltfilt
 
     x = np.asarray(x, dtype=np.float64).reshape(-1)
     if len(x) < rate * 3 // 10:
         return float("nan")
-    _t, st = harvest_st(x[::3] if rate % 3 == 0 else x, rate // 3 if rate % 3 == 0 else rate)
-    v = st[np.isfinite(st)]
-    if len(v) < 10:
-        return float("nan")
-    f0 = 100.0 * 2 ** (float(np.median(v)) / 12)
+    if f0_hz is None:
+        _t, st = harvest_st(np.ascontiguousarray(x[::3]) if rate % 3 == 0 else x,
+                            rate // 3 if rate % 3 == 0 else rate)
+        v = st[np.isfinite(st)]
+        if len(v) < 10:
+            return float("nan")
+        f0_hz = 100.0 * 2 ** (float(np.median(v)) / 12)
+    f0 = f0_hz
     period = rate / f0
     n = int(len(x) / period)
     edges = np.round(np.arange(n + 1) * period).astype(int)
@@ -509,7 +514,7 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
             if hd is not None:
                 hd.update(key=key, part=kind, ku=len(out["held"]), part_end=last_ku, hold=held_on)
                 out["held"].append(hd)
-                out["period_ripple"].append((period_ripple_db(seg, rate), f"{key} {kind} ku {des.kus().index((start, n)) + 1}"
+                out["period_ripple"].append((period_ripple_db(seg, rate, hd.get("f0_hz")), f"{key} {kind} ku {des.kus().index((start, n)) + 1}"
                                              + (" (with its 余韻)" if held_on else "")))
             onsets = [(j, vowel_onset(x, rate, mm.beat * g)) for j, mm in enumerate(ku) if mm.cons]
             iv = [(t2 - t1) / ms / (j2 - j1) for (j1, t1), (j2, t2) in zip(onsets, onsets[1:])
