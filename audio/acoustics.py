@@ -33,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["heard_bounds", "loop_similarity", "ripple_db", "dip_and_return",
-           "sharp_rise", "vowel_onset", "window_db", "harvest_st", "ku_opening", "mel_flux_onset",
-           "OPENS_LOW_ST", "READER_TIMING", "joka_rows", "reading_figures", "summary_lines"]
+           "sharp_rise", "vowel_onset", "held_drift", "period_ripple_db", "window_db", "harvest_st", "ku_opening", "mel_flux_onset",
+           "OPENS_LOW_ST", "READER_TIMING", "READER_RHYTHM", "rhythm_lines", "joka_rows", "reading_figures", "summary_lines"]
 
 
 def window_db(x, rate: int, win_ms: float = 5.0, hop_ms: float = 1.0):
@@ -90,6 +90,69 @@ def ripple_db(x, rate: int) -> float:
         return float("nan")
     sos = butter(4, [20, 60], btype="bandpass", fs=1000 / (hop * 1000 / rate), output="sos")
     b = sosfiltfilt(sos, e - e.mean())[50:-50]
+    return float(2 * np.sqrt(2) * np.sqrt(np.mean(b * b)))
+
+
+def held_drift(x, rate: int, pitch: bool = True) -> dict | None:
+    """How a held sound ``x`` (a held mora from 100 ms after its onset to 150 ms before its
+    end: the caller cuts it) keeps its level and pitch: ``level_db``, the median 10 ms RMS
+    level of its last third less that of its first third; ``pitch_st``, the same for its WORLD
+    Harvest pitch (10 ms; voiced frames), and ``pitch_range_st`` (5-95 %).  None under 300 ms.
+    The same measure for a human reader (``scripts/measure_reader.py``) and the chant
+    (``reading_figures``)."""
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    if len(x) < rate * 3 // 10:
+        return None
+    lv = window_db(x, rate, win_ms=10.0, hop_ms=5.0)
+    third = max(1, len(lv) // 3)
+    out = {"level_db": float(np.median(lv[-third:]) - np.median(lv[:third])), "pitch_st": None,
+           "pitch_range_st": None}
+    if pitch:
+        if rate % 16000 == 0 and rate > 16000:  # the pitch needs no more (a third of the cost)
+            from scipy.signal import resample_poly
+
+            _t, st = harvest_st(resample_poly(x, 1, rate // 16000), 16000)
+        else:
+            _t, st = harvest_st(x, rate)
+        v = st[np.isfinite(st)]
+        if len(v) > 10:
+            out["f0_hz"] = float(100.0 * 2 ** (np.median(v) / 12))
+            t3 = len(v) // 3
+            out["pitch_st"] = float(np.median(v[-t3:]) - np.median(v[:t3]))
+            out["pitch_range_st"] = float(np.percentile(v, 95) - np.percentile(v, 5))
+    return out
+
+
+def period_ripple_db(x, rate: int, f0_hz: float | None = None) -> float:
+    """Peak-to-peak amplitude (dB) of the 20-60 Hz flutter of a held sound's per-period level:
+    the RMS of each pitch period (the period of its median Harvest pitch, one value a period),
+    band-passed 20-60 Hz.  Finer than ``ripple_db``'s 5 ms windows (which straddle periods and
+    smooth a period-to-period swing): a voice whose envelope alternates frame to frame shows
+    here.  ``f0_hz``: its pitch if known (``held_drift``'s).  NaN for a sound under 300 ms or
+    with no pitch."""
+    from scipy.signal import butter, sosfiltfilt
+
+    x = np.asarray(x, dtype=np.float64).reshape(-1)
+    if len(x) < rate * 3 // 10:
+        return float("nan")
+    if f0_hz is None:
+        _t, st = harvest_st(np.ascontiguousarray(x[::3]) if rate % 3 == 0 else x,
+                            rate // 3 if rate % 3 == 0 else rate)
+        v = st[np.isfinite(st)]
+        if len(v) < 10:
+            return float("nan")
+        f0_hz = 100.0 * 2 ** (float(np.median(v)) / 12)
+    f0 = f0_hz
+    period = rate / f0
+    n = int(len(x) / period)
+    edges = np.round(np.arange(n + 1) * period).astype(int)
+    p = np.concatenate([[0.0], np.cumsum(x * x)])
+    e = 10 * np.log10((p[edges[1:]] - p[edges[:-1]]) / np.diff(edges) + 1e-20)
+    if n < 40 or f0 / 2 <= 60:
+        return float("nan")
+    sos = butter(4, [20, 60], btype="bandpass", fs=f0, output="sos")
+    skip = max(1, int(f0 * 0.05))  # the filter's edges
+    b = sosfiltfilt(sos, e - e.mean())[skip:-skip]
     return float(2 * np.sqrt(2) * np.sqrt(np.mean(b * b)))
 
 
@@ -343,7 +406,7 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
                  "ku_onset_sd": [], "onset_intervals": [], "heard_ma_err_ms": [],
                  "decisive_err_ms": [], "decisive_flux_ms": [], "no_rise": [], "openings": [],
                  "onset_openings": [], "ku_pace_s": [], "ku_len_s": [], "breath_s": [], "joka": [],
-                 "rate": rate}
+                 "ku_mora_ms": [], "ku_onsets": [], "ku_last": [], "held": [], "period_ripple": [], "rate": rate}
     last_heard_end = None  # sample (in the file) of the last sound of the jo-ka's last part
     ms = rate // 1000
     prev_speech = None
@@ -430,11 +493,37 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
                     out["onset_openings"].append(op)
                 if np.isfinite(op["after_range_st"]):
                     out["ku_f0_range"].append(op["after_range_st"])
+            # the rhythm inside the ku (issue 32): every mora's vowel onset as heard, the last
+            # mora held to the ku's last sound; the held sound's level, pitch and flutter
+            t_on = [vowel_onset(x, rate, mm.beat * g) for mm in ku]
+            last_ku = n == len(morae) - 1
+            held_on = bool(last_ku and des.hold and len(x) >= des.frames * g - g)  # (the jo-ka's
+            # first 下の句 is read without its 余韻)
+            if hb and len(ku) >= 2:
+                end = k_a + hb[1]
+                out["ku_mora_ms"].append([(t2 - t1) / ms for t1, t2 in zip(t_on, t_on[1:])])
+                out["ku_onsets"].append((f"{key} {kind}", [(t - t_on[0]) / ms for t in t_on], (end - t_on[0]) / ms))
+                out["ku_last"].append({"morae": len(ku), "part_end": last_ku, "held_s": (end - t_on[-1]) / rate,
+                                       "share": (end - t_on[-1]) / max(1, end - t_on[0])})
+            # as a reader's is measured (scripts/measure_reader.py): to 150 ms before its last
+            # sound (a held clip's: its 余韻's)
+            hb_all = heard_bounds(x[k_a:], rate) if last_ku else hb
+            h_end = k_a + hb_all[1] - 150 * ms if hb_all else vend - 150 * ms
+            seg = x[t_on[-1] + 100 * ms:max(t_on[-1] + 100 * ms, h_end)]
+            hd = held_drift(seg, rate)
+            if hd is not None:
+                hd.update(key=key, part=kind, ku=len(out["held"]), part_end=last_ku, hold=held_on)
+                out["held"].append(hd)
+                out["period_ripple"].append((period_ripple_db(seg, rate, hd.get("f0_hz")), f"{key} {kind} ku {des.kus().index((start, n)) + 1}"
+                                             + (" (with its 余韻)" if held_on else "")))
             onsets = [(j, vowel_onset(x, rate, mm.beat * g)) for j, mm in enumerate(ku) if mm.cons]
             iv = [(t2 - t1) / ms / (j2 - j1) for (j1, t1), (j2, t2) in zip(onsets, onsets[1:])
                   if j2 - j1 == 1]
+            # against the designed intervals (a reader's rhythm varies them on purpose, issue 32)
+            dev = [(t2 - t1) / ms - (ku[j2].beat - ku[j1].beat) * g / ms
+                   for (j1, t1), (j2, t2) in zip(onsets, onsets[1:]) if j2 - j1 == 1]
             if len(iv) >= 2:
-                out["ku_onset_sd"].append(float(np.std(iv)))
+                out["ku_onset_sd"].append(float(np.std(dev)))
                 out["onset_intervals"] += iv
             if len(onsets) >= 3:  # the pace: first to last vowel onset over the morae between
                 (j1, t1), (j2, t2) = onsets[0], onsets[-1]
@@ -443,13 +532,80 @@ def reading_figures(wav_path, plan: dict, voice) -> dict:
     return out
 
 
-#: a human reader's timing (issue 21: one reader's jo-ka, 21 s), what the reading's timing is
-#: measured against: seconds a mora within a ku, a ku's length, and the jo-ka's parts in order
-#: (its 上の句 with the breath after its first ku, the pause before the 下の句, the 下の句,
-#: the pause before it is read again, the 下の句 again), each (low, high)
-READER_TIMING = {"mora_s": (0.31, 0.36), "ku_s": (1.8, 3.3), "joka_kami_s": (6.7, 6.7),
+#: a human reader's timing, what the reading's timing is measured against, each (low, high):
+#: seconds a mora within a ku (a ku's first to last vowel onset over the morae between) and a
+#: ku's length within a part (first to last sound), 10-90 % of issue 32's reader (93-155 ku of
+#: 31 files, ``scripts/measure_reader.py``; issue 21's jo-ka reader was measured at 0.31-0.36 s
+#: a mora as a whole ku's pace); and the jo-ka's parts in order (its 上の句 with the breath after
+#: its first ku, the pause before the 下の句, the 下の句, the pause before it is read again, the
+#: 下の句 again: issue 21's reader, one jo-ka, 21 s)
+READER_TIMING = {"mora_s": (0.13, 0.28), "ku_s": (1.7, 3.2), "joka_kami_s": (6.7, 6.7),
                  "joka_breath_s": (0.2, 0.2), "joka_gap_s": (1.5, 1.5), "joka_shimo_s": (5.2, 5.5),
                  "joka_repeat_gap_s": (0.9, 0.9)}
+
+
+#: a human reader's rhythm inside the ku (issue 32), measured by ``scripts/measure_reader.py``
+#: on one reader's full set (31 files: the jo-ka and poems 1-30; 93 ku within a part, 62 at a
+#: part's end): each mora's length (onset to the next) by its position from the ku's start,
+#: ms (median); every such mora's (p10, median, p90); the last mora's share of its ku within
+#: a part by the ku's morae (median); how long the last mora is held within a part and at a
+#: part's end, s (p10, median, p90); a held sound's last third against its first third,
+#: level dB and pitch st (p10, median, p90)
+READER_RHYTHM = {"mora_ms": (165, 145, 170, 175, 180, 185, 185), "inner_ms": (80, 165, 345),
+                 "last_share": {5: 0.60, 7: 0.49}, "ku_end_s": (0.90, 1.10, 1.56),
+                 "part_end_s": (3.56, 4.01, 4.40), "held_level_db": (-4.5, -1.8, 0.2),
+                 "held_pitch_st": (-0.15, 0.04, 0.20)}
+
+
+def rhythm_lines(fig: dict) -> list[str]:
+    """The rhythm inside the ku (``reading_figures``' ``ku_mora_ms``, ``ku_last``, ``held``,
+    ``period_ripple``) beside the human reader's (``READER_RHYTHM``)."""
+    r = READER_RHYTHM
+    lines = []
+
+    def q(v, f="{:.0f}"):
+        if not len(v):
+            return "-"
+        m, lo, hi = np.percentile(v, [50, 10, 90])
+        return f"{f.format(m)} [{f.format(lo)}, {f.format(hi)}]"
+
+    rows = fig.get("ku_mora_ms", [])
+    by_pos = {}
+    for d in rows:
+        for j, v in enumerate(d):
+            by_pos.setdefault(j, []).append(v)
+    inner = [v for d in rows for v in d]
+    lines.append("mora by position in the ku (vowel onset to the next, ms, median; the reader's beside): "
+                 + ", ".join(f"{j + 1}: {float(np.median(v)):.0f} ({r['mora_ms'][min(j, len(r['mora_ms']) - 1)]})"
+                             for j, v in sorted(by_pos.items()) if len(v) >= 3)
+                 + f"; every mora before the last {q(inner)} ms (the reader: {r['inner_ms'][1]} "
+                 f"[{r['inner_ms'][0]}, {r['inner_ms'][2]}]; 10 %, 90 %)")
+    kl = fig.get("ku_last", [])
+    within = [k for k in kl if not k["part_end"]]
+    ends = [k for k in kl if k["part_end"]]
+    sh = {n: [100 * k["share"] for k in within if k["morae"] == n] for n in (5, 7)}
+    lines.append(f"last mora held: within a part {q([k['held_s'] for k in within], '{:.2f}')} s (the reader "
+                 f"{r['ku_end_s'][1]:.2f} [{r['ku_end_s'][0]:.2f}, {r['ku_end_s'][2]:.2f}]); its share of a 5-mora ku "
+                 f"{q(sh[5])} % (the reader {100 * r['last_share'][5]:.0f} %), of a 7-mora ku {q(sh[7])} % (the reader "
+                 f"{100 * r['last_share'][7]:.0f} %); at a part's end (before a 余韻) "
+                 f"{q([k['held_s'] for k in ends], '{:.2f}')} s (the reader {r['part_end_s'][0]:.1f}-{r['part_end_s'][2]:.1f} s; "
+                 f"issue 21's 1.1-2.4 s)")
+    held = fig.get("held", [])
+    lv = [h["level_db"] for h in held]
+    ps = [h["pitch_st"] for h in held if h["pitch_st"] is not None]
+    worst = min(held, key=lambda h: h["level_db"], default=None)
+    lines.append(f"held sounds (100 ms in to 150 ms before the end; the 余韻 included), last third - first third: level "
+                 f"{q(lv, '{:+.1f}')} dB, lowest {worst['level_db'] if worst else float('nan'):+.1f} dB"
+                 + (f" ({worst['key']} {worst['part']})" if worst else "")
+                 + f"; pitch {q(ps, '{:+.2f}')} st over {len(held)}   (target: no fall beyond 3 dB; the reader "
+                 f"{r['held_level_db'][1]:+.1f} [{r['held_level_db'][0]:+.1f}, {r['held_level_db'][2]:+.1f}] dB, "
+                 f"{r['held_pitch_st'][1]:+.2f} [{r['held_pitch_st'][0]:+.2f}, {r['held_pitch_st'][2]:+.2f}] st)")
+    pr = [(v, w) for v, w in fig.get("period_ripple", []) if np.isfinite(v)]
+    if pr:
+        v, w = max(pr)
+        lines.append(f"held sounds' per-period level, 20-60 Hz: median {float(np.median([p for p, _ in pr])):.2f} dB, "
+                     f"worst {v:.2f} dB ({w}) over {len(pr)}   (target: <= 1.5 dB on every held sound)")
+    return lines
 
 
 def joka_rows(fig: dict) -> list[tuple[str, float, tuple[float, float]]]:
@@ -531,7 +687,7 @@ def summary_lines(fig: dict) -> list[str]:
         lines.append("jo-ka as heard (first to last sound; the reader's figure beside each): " + "; ".join(
             f"{what.strip()} {v:.2f} s ({lo:.1f}" + (f"-{hi:.1f}" if hi != lo else "") + ")" for what, v, (lo, hi) in jr))
     sd = fig["ku_onset_sd"]
-    lines.append(f"vowel-onset intervals within a ku: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
+    lines.append(f"vowel-onset intervals within a ku - the designed ones: sd median {med(sd):.1f} ms, 90 % {pct(sd, 90):.1f} ms "
                  f"({len(fig['onset_intervals'])} intervals, mean {float(np.mean(fig['onset_intervals'] or [np.nan])):.1f} ms)   "
                  f"(target: sd <= 15 ms)")
     hm = fig["heard_ma_err_ms"]
@@ -542,6 +698,7 @@ def summary_lines(fig: dict) -> list[str]:
     ab = np.abs(de)
     lines.append(f"decisive onset, acoustic - plan: median {med(de):+.1f} ms, |err| median {med(ab):.1f} ms, "
                  f"90 % {pct(ab, 90):.1f} ms over {len(de)} cards   (target: median <= 10, 90 % <= 25 ms)")
+    lines += rhythm_lines(fig)
     fx, nr = fig["decisive_flux_ms"], fig["no_rise"]
     miss = np.concatenate([np.abs(fx), np.full(len(nr), np.inf)])
     lines.append(f"decisive onset, log-mel flux rise >= 6 dB - plan: median {med(fx):+.1f} ms, 90 % {pct(fx, 90):+.1f} ms, "

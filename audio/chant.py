@@ -8,14 +8,16 @@ see ``_analyse``), and this module rebuilds it frame by frame on the reading's d
 timeline:
 
 * **Timeline** (``design``, pure: no audio needed, so the plan is exact before synthesis;
-  its settings are ``PACE``, a ``Pace``: a human reader's timing, issue 21).
-  Vowel onsets fall on a steady beat (``mora_ms``, 315 ms at speed 1.0), the consonant before
-  its beat, as singing synthesis does: each consonant class has a *lead* (its audible part:
+  its settings are ``PACE``, a ``Pace``: a human reader's rhythm, issue 32).
+  A ku's morae go by quickly: each vowel onset (its *beat*) comes ``mora_ms`` after the one
+  before by the mora's position in the ku (165, 145, 170, 175 ... ms at speed 1.0), the
+  consonant before its beat, as singing synthesis does: each consonant class has a *lead* (its audible part:
   burst + aspiration of a stop, the frication of s/sh/h, the murmur of m/n) and stops and
   affricates a *closure* (silence) before that.  A mora's layout onset is where its sound is
   first heard (``heard_onsets``: ``HEARD_MS`` before the beat, measured per consonant class;
-  after a breath the consonant's start if earlier; a vowel's beat).  Each ku's last mora sounds for
-  ``ku_end`` beats less 50 ms, a ``breath_ms`` silence follows, and the next ku starts.  A clip
+  after a breath the consonant's start if earlier; a vowel's beat).  Each ku's last mora is
+  held, ``ku_end_ms`` (1.1 s) from its beat to the end of its sound, the clip's last
+  ``part_end_ms`` (1.7 s); a ``breath_ms`` silence follows a ku, and the next ku starts.  A clip
   starts at its first mora's heard onset (an initial stop's closure is not kept) and ends where
   the last sound ends.
 * **Mapping**: every design frame takes its envelope from a point of the natural speech: the
@@ -33,12 +35,16 @@ timeline:
   150 ms from 10 % to 90 % of the way) to the reciting tone, which it keeps to the ku's end.
   The word accent is kept only as small dips (``accent_dip_st``, 1 st) at the joins into morae
   the accent lowers.  A slow random drift (sd 0.12 st) and a little jitter; the 余韻 falls
-  ``yoin_fall_st`` (0.8 st) over its length.
+  ``yoin_fall_st`` (0: a reader keeps a held sound's pitch) over its length.
 * **Level**: consonant frames are capped against the vowels' level (a de-esser in the envelope:
   the high band of a consonant frame at most ``_HF_CAP_DB`` under the median vowel frame's
-  power, its total at most ``_CONS_CAP_DB``); breaths are silent; the end fades gently
-  (dB-linear to -24 dB over the last ``_END_MS``, then 2 ms to zero) so the last sound stays
-  audible to the end.  ``audio.loudness`` then brings the speech to one loudness.
+  power, its total at most ``_CONS_CAP_DB``); a held mora's slow level (a 200 ms mean) is
+  kept at its median, so it stays level as a reader's does (issue 32); the low opening's vowels
+  are up to 2.5 dB softer than the reciting tone (a low voice is softer, and WORLD's fewer, stronger
+  pulses there would otherwise set the clip's gain under the true-peak ceiling); breaths are
+  silent; the end fades gently
+  (dB-linear to 10-24 dB under the held sound over the last ``_END_MS``, 150 ms, then 3 ms to
+  zero), so a held sound keeps its level to its end as a reader's does (issue 32).  ``audio.loudness`` then brings the speech to one loudness.
 
 Everything here is deterministic: the random drift is seeded from the item's labels.
 """
@@ -58,7 +64,7 @@ RATE = 48000
 FRAME = 240  # samples per 5 ms frame (HTS and WORLD frame period)
 _MS = 5
 #: bump when anything here changes what a clip sounds like (the cache key includes it)
-VOICE_VERSION = "chant-11"
+VOICE_VERSION = "chant-12"
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,9 @@ class Melody:
     accent_dip_st: float = 1.0
     #: how long such a dip lasts, ms (a raised cosine centred on the mora's consonant onset)
     accent_dip_ms: float = 80.0
-    #: the 余韻's fall over its length, semitones
-    yoin_fall_st: float = 0.8
+    #: the 余韻's fall over its length, semitones (0: a reader keeps a held sound's pitch, issue 32:
+    #: its last third against its first +0.04 st, median over 93 held morae)
+    yoin_fall_st: float = 0.0
 
 
 #: the melody every clip is made with (the cache key includes it)
@@ -97,20 +104,38 @@ class Pace:
     """The chant's timing at speed 1.0: the one place for it (``design``'s defaults; a
     ``SynthVoice`` can override each; every figure here is divided by the speed).
 
-    The defaults are the human reader's of issue 21 (the same jo-ka recording as ``Melody``):
-    ku of 1.8-3.3 s, 0.31-0.36 s a mora; the jo-ka's 上の句 6.7 s with a 0.2 s breath after
-    its first ku; each 下の句 5.2-5.5 s.  A 5-7-5 上の句 lasts 20 beats less 150 ms, its
-    first sounds' leads and two breaths: 315 ms a beat and 200 ms breaths give the jo-ka's
-    上の句 6.75 s and its 下の句 5.23 s (``scripts/bench_acoustic.py`` measures them).  The
+    A reader's rhythm inside the ku (issue 32), measured on a human reader's full set
+    (``scripts/measure_reader.py``, 31 files: the jo-ka and poems 1-30): a ku's morae go by
+    quickly, 145-185 ms each (median by position 165, 145, 170, 175, 180, 185, 185 ms), and its
+    last mora is held, about 1.1 s within a part whatever the ku's length (median 1.10 s; so
+    60 % of a 5-mora ku, 49 % of a 7-mora one); the held sound stays level in loudness and
+    pitch.  A part's last mora is held longer: that reader holds it 3.6-4.4 s, issue 21's
+    reader (the jo-ka) 1.1-2.4 s; ``part_end_ms`` 1.7 s keeps a 5-7-5 上の句 at issue 21's
+    6.7 s (and a 7-7 下の句 about 5.1 s).  The breath between ku is issue 21's (0.2 s).  The
     pauses around and between the jo-ka's halves are the reading plan's
     (``reader.reading.settings``: ``joka_gap_ms`` 1.5 s, ``gap_ms`` 0.9 s)."""
 
-    #: beat: from one mora's vowel onset to the next
-    mora_ms: int = 315
-    #: each ku's last mora lasts this many beats, less 50 ms
-    ku_end: float = 2.0
+    #: from one mora's vowel onset to the next, by the mora's position in its ku (the first
+    #: mora's, the second's, ...; the last value for any later one); an int: every mora alike
+    mora_ms: tuple[int, ...] | int = (165, 145, 170, 175, 180, 185, 185)
+    #: each ku's last mora within a part, from its vowel onset to the end of its sound
+    ku_end_ms: int = 1100
+    #: the part's (the clip's) last mora, likewise (a 余韻, ``hold_ms``, follows it)
+    part_end_ms: int = 1700
     #: silence after each ku but the item's last
     breath_ms: int = 200
+
+    def mora_at(self, position: int, mora_ms=None) -> int:
+        """ms from the vowel onset of the mora at ``position`` (0: a ku's first) to the next."""
+        m = self.mora_ms if mora_ms is None else mora_ms
+        if isinstance(m, int | float):
+            return int(m)
+        return int(m[min(position, len(m) - 1)])
+
+    def typical_ms(self, mora_ms=None) -> int:
+        """The median mora (the unit the melody's times are given in)."""
+        m = self.mora_ms if mora_ms is None else mora_ms
+        return int(m) if isinstance(m, int | float) else int(np.median(m))
 
 
 #: the pace every clip is made with (the designed timeline, so the cache key, includes it)
@@ -142,7 +167,7 @@ CLOSURE_MS = {"k": 45, "t": 45, "p": 50, "kw": 45, "ky": 45, "py": 50, "ty": 45,
 _STOPS = set(CLOSURE_MS)
 _NASALS = {"m", "n", "my", "ny"}
 _VOWEL_PH = set("aiueo") | {"N"}
-_END_MS = 400  # the held sound's last fade
+_END_MS = 150  # the held sound's last fade (a reader's voice stops within ~100 ms: issue 32)
 _END_DB = -24.0
 _HF_CAP_DB = -14.0
 _CONS_CAP_DB = -5.0
@@ -173,7 +198,7 @@ class Design:
     frames: int  # 5 ms frames, the hold included
     hold: int  # frames of 余韻 after the last mora
     speech: int  # frames before the hold
-    beat: int  # frames from beat to beat (one mora)
+    beat: int  # frames of a typical mora (the pace's median; the melody's unit)
 
     def kus(self) -> list[tuple[int, int]]:
         """Each ku's first and last mora (indices into ``morae``)."""
@@ -201,26 +226,31 @@ def _high(label: str) -> bool:
     return 1 < pos <= acc
 
 
-def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = PACE.mora_ms,
-           ku_end: float = PACE.ku_end, breath_ms: int = PACE.breath_ms) -> Design:
+def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms=PACE.mora_ms,
+           ku_end_ms: int = PACE.ku_end_ms, part_end_ms: int = PACE.part_end_ms,
+           breath_ms: int = PACE.breath_ms) -> Design:
     """The designed timeline of a ``synth.Script`` (see the module docstring).  Pure."""
     def ticks(ms):
         return max(0, round(ms / _MS))
 
-    T = max(8, ticks(mora_ms / speed))
     breath = max(1, ticks(breath_ms / speed))
+    ku_hold = max(8, ticks(ku_end_ms / speed))
+    part_hold = max(8, ticks(part_end_ms / speed))
     shrink = 1.0 / max(1.0, speed)  # consonants shorten when faster, never lengthen
     labels = script.labels
     out: list[MoraPlan] = []
     last = len(script.mora_phones) - 1
     prev_beat = prev_vend = 0
+    pos = 0  # the mora's position in its ku
+    T_prev = 0
     for n, phones in enumerate(script.mora_phones):
         cons = _phone(labels[phones[0]]) if len(phones) == 2 else ""
         vowel_label = labels[phones[-1]]
         lead = ticks(LEAD_MS.get(cons, 50) * shrink) if cons else 0
         clos = ticks(CLOSURE_MS.get(cons, 0) * shrink) if cons else 0
         lead = max(1, lead) if cons else 0
-        room = T - 6  # at least 30 ms of vowel
+        # the room before this mora's beat: the previous mora's length less 30 ms of its vowel
+        room = (T_prev if pos else 10 ** 6) - 6
         if lead + clos > room:
             scale = room / (lead + clos)
             lead, clos = max(1, int(lead * scale)), int(clos * scale)
@@ -231,11 +261,11 @@ def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = PACE.
             onset = prev_vend + max(breath, clos)
             beat = onset + lead
         else:
-            beat = prev_beat + T
+            beat = prev_beat + T_prev
             onset = beat - lead
         is_end = script.ku_end[n]
         if is_end:
-            vend = beat + max(T // 2, round(T * ku_end) - 10 * T // 60)
+            vend = beat + (part_hold if n == last else ku_hold)
         else:
             vend = -1  # set by the next mora
         if out and not out[-1].ku_end:
@@ -243,13 +273,15 @@ def design(script, *, speed: float = 1.0, hold_ms: int = 0, mora_ms: int = PACE.
             out[-1] = MoraPlan(p.onset, p.beat, onset - clos, p.closure, p.cons, p.high, p.ku_end)
         out.append(MoraPlan(onset, beat, vend, clos, cons, _high(vowel_label), is_end))
         prev_beat, prev_vend = beat, vend
+        T_prev = max(8, ticks(PACE.mora_at(pos, mora_ms) / speed))
+        pos = 0 if is_end else pos + 1
         if n == last:
             break
     hold = ticks(hold_ms)  # 余韻: not scaled by speed
     speech = out[-1].vend
     p = out[-1]
     out[-1] = MoraPlan(p.onset, p.beat, p.vend + hold, p.closure, p.cons, p.high, p.ku_end)
-    return Design(tuple(out), speech + hold, hold, speech, T)
+    return Design(tuple(out), speech + hold, hold, speech, max(8, ticks(PACE.typical_ms(mora_ms) / speed)))
 
 
 def heard_onsets(des: Design) -> list[int]:
@@ -490,7 +522,7 @@ def melody_st(des: Design, melody: Melody = MELODY):
     the 余韻's fall.  Pure."""
     D = des.frames
     level = np.zeros(D + 1)
-    scale = des.beat / (PACE.mora_ms / _MS)  # the melody's times follow the pace
+    scale = des.beat / (PACE.typical_ms() / _MS)  # the melody's times follow the pace
     low = melody.low_ms / _MS * scale
     ramp = max(1.0, melody.glide_ms / 0.8 / _MS * scale)
     dip_half = max(1.0, melody.accent_dip_ms / 2 / _MS * scale)
@@ -571,6 +603,24 @@ def render(script, des: Design, nat, *, low_hz: float = 262.0, melody: Melody = 
     f0 = np.where(voiced, f0, 0.0)
     sp = _interp_frames(spn, src)
     ap = _interp_frames(apn, src)
+    # a held sound keeps its level, as a reader's does (issue 32): over each held mora's middle
+    # (from 100 ms after its beat to 100 ms before its end) the slow level (a 200 ms mean) is
+    # brought to its median; the fast changes of the wandering envelope stay
+    for mp in des.morae:
+        a0, a1 = mp.beat + 20, mp.vend - 20
+        if not mp.ku_end or a1 - a0 < 40:
+            continue
+        pw_db = 10 * np.log10(sp[a0:a1].sum(axis=1) + 1e-30)
+        k = np.ones(40) / 40
+        slow = np.convolve(np.pad(pw_db, 20, mode="edge"), k, mode="same")[20:-20]
+        g = np.median(slow) - slow
+        ramp = np.minimum(1.0, np.minimum(np.arange(a1 - a0), np.arange(a1 - a0)[::-1]) / 20.0)
+        sp[a0:a1] *= 10 ** (g * ramp / 10)[:, None]
+    # a low voice is a softer voice: the opening's low tone up to 2.5 dB under the reciting
+    # tone's level (at -10 st; WORLD's pulses at a lower pitch are each stronger, and a low
+    # opening's peaks would otherwise set the clip's gain under the true-peak ceiling)
+    soft = (kind == 2) & (level < 0)  # vowels only: a consonant's onset stays as heard
+    sp[soft] *= 10 ** (0.25 * level[soft] / 10)[:, None]
     # vowels: periodic below ~2 kHz, breathier above (a clear chanted voice; mei's weak u
     # and i are otherwise half noise, and a held noise flutters)
     fax = np.linspace(0.0, 1.0, ap.shape[1])

@@ -10,13 +10,14 @@ How a clip is made
    Vowel devoicing is turned off (a chanted mora is always voiced).  The full-context labels
    come from ``pyopenjtalk.make_label``.
 2. **Designed timing** (``audio.chant.design``, pure; its settings ``chant.PACE`` are a human
-   reader's, issue 21): vowel onsets on a steady beat of ``mora_ms`` (315 ms) per mora at
-   speed 1.0, scaled by 1/speed, each consonant before its beat (its audible part by class,
-   stops and affricates with a closure before that); each ku's last mora lasts ``ku_end`` (2)
-   beats less 50 ms; a breath (``breath_ms`` = 200 ms / speed) follows each ku but the last;
-   the item's last sound is then held ``hold_ms`` longer (余韻, rounded to 5 ms, not scaled by
-   speed).  **The 余韻 setting counts only the hold**: the last mora first sounds for its
-   ku-end length (0.58 s at speed 1.0), then is held for ``hold_ms``.
+   reader's rhythm, issue 32): a ku's morae go by quickly, each vowel onset ``mora_ms`` after
+   the one before by the mora's position in the ku (165, 145, 170, 175 ... ms at speed 1.0,
+   scaled by 1/speed), each consonant before its beat (its audible part by class, stops and
+   affricates with a closure before that); each ku's last mora is held ``ku_end_ms`` (1.1 s),
+   the clip's last ``part_end_ms`` (1.7 s); a breath (``breath_ms`` = 200 ms / speed) follows
+   each ku but the last; the item's last sound is then held ``hold_ms`` longer (余韻, rounded
+   to 5 ms, not scaled by speed).  **The 余韻 setting counts only the hold**: the last mora
+   first sounds for its part-end length (1.7 s at speed 1.0), then is held for ``hold_ms``.
 3. **Synthesis** (``audio.chant``): pyopenjtalk's in-process HTS engine says the labels at its
    natural pace (no system binary); WORLD (pyworld) analyses it and resynthesises it on the
    designed timeline with a designed melody (each ku opens low and glides up to one reciting
@@ -441,9 +442,11 @@ class SynthVoice:
     """HTS "mei" chanting in karuta style (see the module docstring and ``audio.chant``).
 
     Args:
-      mora_ms:    beat: one mora at speed 1.0 (default ``chant.PACE``: 315, a human reader's
-                  pace, issue 21); scaled by 1/speed
-      ku_end:     each ku's last mora lasts this many beats, less 50 ms (default 2.0)
+      mora_ms:    each mora by its position in the ku at speed 1.0, ms (a tuple; an int:
+                  every mora alike; default ``chant.PACE``: a human reader's rhythm, issue 32);
+                  scaled by 1/speed
+      ku_end_ms:  each ku's last mora within a part sounds this long (default 1100); scaled
+      part_end_ms: the clip's last mora sounds this long before its 余韻 (default 1700); scaled
       breath_ms:  silence after each ku but the item's last, at speed 1.0 (default 200);
                   scaled by 1/speed
       half_tone:  pitch shift in half-tones (default 0)
@@ -462,13 +465,16 @@ class SynthVoice:
     sample_rate = SAMPLE_RATE
     grid = GRID
 
-    def __init__(self, *, mora_ms: int | None = None, ku_end: float | None = None,
-                 breath_ms: int | None = None,
+    def __init__(self, *, mora_ms=None, ku_end_ms: int | None = None,
+                 part_end_ms: int | None = None, breath_ms: int | None = None,
                  half_tone: float = 0.0, low_hz: float = 262.0, melody=None,
                  cache_dir: str | os.PathLike | None = None,
                  voice_file: str | os.PathLike | None = None, workers: int = 2):
         # None: ``chant.PACE``'s (chant, and numpy with it, is imported only when needed)
-        self._pace = {"mora_ms": mora_ms, "ku_end": ku_end, "breath_ms": breath_ms}
+        if isinstance(mora_ms, list):
+            mora_ms = tuple(mora_ms)
+        self._pace = {"mora_ms": mora_ms, "ku_end_ms": ku_end_ms, "part_end_ms": part_end_ms,
+                      "breath_ms": breath_ms}
         self.half_tone = float(half_tone)
         self.low_hz = float(low_hz)
         self._melody = melody  # None: chant.MELODY (chant is imported only when needed)
@@ -498,14 +504,22 @@ class SynthVoice:
         return value
 
     @property
-    def mora_ms(self) -> int:
-        """The beat at speed 1.0, ms (default ``chant.PACE``'s: a human reader's)."""
+    def mora_ms(self):
+        """Each mora's length by its position in the ku at speed 1.0, ms (a tuple; an int: every
+        mora alike; default ``chant.PACE``'s: a human reader's)."""
         return self._paced("mora_ms")
 
     @property
-    def ku_end(self) -> float:
-        """Beats (less 50 ms) of each ku's last mora (default ``chant.PACE``'s)."""
-        return self._paced("ku_end")
+    def ku_end_ms(self) -> int:
+        """How long each ku's last mora within a part sounds at speed 1.0, ms (default
+        ``chant.PACE``'s)."""
+        return self._paced("ku_end_ms")
+
+    @property
+    def part_end_ms(self) -> int:
+        """How long the clip's last mora sounds (before a 余韻) at speed 1.0, ms (default
+        ``chant.PACE``'s)."""
+        return self._paced("part_end_ms")
 
     @property
     def breath_ms(self) -> int:
@@ -589,7 +603,8 @@ class SynthVoice:
 
         sc = self._script(item.key, item.part)
         des = chant.design(sc, speed=item.speed, hold_ms=max(0, item.hold_ms), mora_ms=self.mora_ms,
-                           ku_end=self.ku_end, breath_ms=self.breath_ms)
+                           ku_end_ms=self.ku_end_ms, part_end_ms=self.part_end_ms,
+                           breath_ms=self.breath_ms)
         frames = des.frames * GRID
         heard = chant.heard_onsets(des) + [frames]
         morae = tuple(Mora(k, heard[i], heard[i + 1]) for i, k in enumerate(sc.kana))

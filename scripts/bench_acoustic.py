@@ -20,7 +20,12 @@ every figure of issue 11's targets with the target beside it:
   the glide (its range, the share of voiced frames on the reciting tone); and the timing of
   issue 21's human reader (``audio.acoustics.READER_TIMING``): each ku's pace (first to last
   vowel onset over the morae between), its length and the breaths between ku as heard, and the
-  jo-ka's parts and pauses as heard, each beside the reader's figure.
+  jo-ka's parts and pauses as heard, each beside the reader's figure; and the rhythm inside the
+  ku of issue 32's reader (``audio.acoustics.READER_RHYTHM``, measured by
+  ``scripts/measure_reader.py``): each mora's length by its position in the ku, the last mora's
+  hold and its share of the ku, the held sounds' level and pitch (last third against first)
+  and their per-period flutter (20-60 Hz, the worst named), each beside the reader's; then the
+  first ``--ku`` ku's mora onsets (vowel onsets as heard) against the reader's pattern.
 
 --classes prints, per consonant class, where its morae are heard by both onset measures against
 the layout; --calibrate also proposes ``chant.HEARD_MS`` from them (``calibration``).
@@ -131,6 +136,8 @@ def main() -> None:
     ap.add_argument("--wav")
     ap.add_argument("--plan")
     ap.add_argument("--cards", type=int, help="read only this many cards (default: all 100)")
+    ap.add_argument("--ku", type=int, default=8,
+                    help="print this many ku's mora onsets against the human reader's pattern (default 8)")
     ap.add_argument("--classes", action="store_true",
                     help="also print, per consonant, where its mora is heard (sharp rise) against "
                          "the design and the layout, and its vowel onset against the beat")
@@ -167,6 +174,19 @@ def main() -> None:
           f"(analysed in {time.perf_counter() - t:.0f} s)")
     for line in summary_lines(fig):
         print("  " + line)
+    if a.ku:
+        from audio.acoustics import READER_RHYTHM
+
+        pos = READER_RHYTHM["mora_ms"]
+        print(f"  mora onsets (vowel onsets as heard, ms from the ku's first) | the reader's pattern "
+              f"(median mora by position) | the last mora's share (the reader's):")
+        for (where, ons, end), last in list(zip(fig["ku_onsets"], fig["ku_last"]))[:a.ku]:
+            n = len(ons)
+            ref = [0] + list(np.cumsum([pos[min(j, len(pos) - 1)] for j in range(n - 1)]))
+            share = (end - ons[-1]) / end
+            rs = None if last["part_end"] else READER_RHYTHM["last_share"].get(n)
+            print(f"    {where:10s} {'/'.join(f'{v:.0f}' for v in ons)} | {'/'.join(str(int(v)) for v in ref)} | "
+                  f"{100 * share:.0f} %" + (f" ({100 * rs:.0f} %)" if rs else " (a part's end)" if last["part_end"] else ""))
     if a.classes or a.calibrate:
         offsets = class_offsets(wav, plan, voice)
         print("  per consonant (ms; median [25 %, 75 %]): sharp rise - consonant onset | - layout onset | "

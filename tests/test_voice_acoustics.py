@@ -5,9 +5,10 @@ fresh voice cache, then measured against its plan with ``audio.acoustics`` (the 
 acoustic benchmark uses): the held last sounds (余韻) do not loop and do not flutter and sit at
 the loudness of their 下の句, no sample and no inter-sample peak comes near full scale, and the
 間 a listener hears between the last sound of a 下の句 and the first of the next 上の句 is the
-set 間.  The chant has a human reader's melody and pace (issue 21): every ku opens about 10
-semitones under the reciting tone, glides up in about 150 ms and keeps one tone, at 0.31-0.36 s
-a mora with 0.2 s breaths between ku; and the decisive onsets
+set 間.  The chant has a human reader's melody (issue 21): every ku opens about 10 semitones
+under the reciting tone, glides up in about 150 ms and keeps one tone; and a reader's rhythm
+(issue 32): a ku's morae quickly (about 165 ms each), its last mora held, held sounds level in
+loudness and pitch and without flutter, 0.2 s breaths between ku; and the decisive onsets
 are where an independent measure (a log-mel flux rise) hears them.  The detectors themselves
 are checked on signals with known answers.
 """
@@ -82,8 +83,9 @@ def test_no_double_endings_and_a_chant(reading):
 
 
 def test_the_human_readers_pace(reading):
-    """Issue 21's reader: 0.31-0.36 s a mora within a ku, a 0.2 s breath between ku, ku of
-    1.8-3.3 s; measured in the sound (vowel onsets, first and last sounds)."""
+    """Issue 32's reader: 0.13-0.28 s a mora within a ku (10-90 %; the even chant: 0.315), ku
+    of 1.7-3.2 s; issue 21's 0.2 s breath between ku; measured in the sound (vowel onsets,
+    first and last sounds)."""
     _wav, _plan, fig = reading
     lo, hi = ac.READER_TIMING["mora_s"]
     pace = fig["ku_pace_s"]
@@ -91,6 +93,50 @@ def test_the_human_readers_pace(reading):
     assert all(abs(b - 0.2) <= 0.02 for b in fig["breath_s"]) and len(fig["breath_s"]) >= 8, fig["breath_s"]
     lo, hi = ac.READER_TIMING["ku_s"]
     assert all(lo <= k <= hi for k in fig["ku_len_s"]), fig["ku_len_s"]
+
+
+def test_a_readers_rhythm_inside_the_ku(reading):
+    """Issue 32, measured in the sound (every mora's vowel onset, each ku's last sound): a ku's
+    first morae go by quickly, as a human reader's do (the reader: 165 and 145 ms, median; the
+    evenly spaced chant: 315), and its last mora is held: within a part its share of the ku is
+    the reader's (60 % of a 5-mora ku, 49 % of a 7-mora one; the even chant: 31 % and 23 %),
+    and a part's end is held at least 1.1 s (the readers: 1.1-2.4 s and 3.6-4.4 s)."""
+    _wav, _plan, fig = reading
+    rows = fig["ku_mora_ms"]
+    assert len(rows) >= 16
+    first_two = [v for d in rows for v in d[:2]]
+    assert np.median(first_two) <= 200 and max(first_two) <= 230, first_two
+    r = ac.READER_RHYTHM
+    within = [k for k in fig["ku_last"] if not k["part_end"]]
+    for n in (5, 7):
+        share = [k["share"] for k in within if k["morae"] == n]
+        assert share and all(abs(v - r["last_share"][n]) <= 0.08 for v in share), (n, share)
+    ends = [k["held_s"] for k in fig["ku_last"] if k["part_end"]]
+    assert len(ends) == 8 and min(ends) >= 1.1, ends
+
+
+def test_held_sounds_stay_level(reading):
+    """Issue 32: a reader keeps a held sound level (its last third against its first: -1.8 dB
+    median, pitch +0.04 st); the chant's held sounds likewise, the 余韻 included (it fell 7-11
+    dB into the end fade), measured as the reader's (``ac.held_drift``: 100 ms after the last
+    mora's vowel onset to 150 ms before the last sound)."""
+    _wav, _plan, fig = reading
+    held = fig["held"]
+    assert len(held) >= 16
+    yoin = [h["level_db"] for h in held if h["hold"]]
+    assert len(yoin) == 4 and min(yoin) >= -3.0, yoin
+    level = [h["level_db"] for h in held]
+    assert np.median(level) >= -2.0 and min(level) >= -4.5, level
+    pitch = [h["pitch_st"] for h in held if h["pitch_st"] is not None]
+    assert len(pitch) == len(held) and max(np.abs(pitch)) <= 0.5, pitch
+
+
+def test_held_sounds_do_not_flutter(reading):
+    """Issue 32: no held sound (ku ends, 余韻) swings in its per-period level (20-60 Hz) by more
+    than 1.5 dB."""
+    _wav, _plan, fig = reading
+    ripple = [v for v, _where in fig["period_ripple"]]
+    assert len(ripple) >= 16 and np.all(np.isfinite(ripple)) and max(ripple) <= 1.5, fig["period_ripple"]
 
 
 def test_decisive_onsets_where_heard(reading):
@@ -149,6 +195,30 @@ def _harmonic(f0_hz, rate=RATE):
     """A voice-like harmonic tone following ``f0_hz`` (one value per sample)."""
     phase = 2 * np.pi * np.cumsum(f0_hz) / rate
     return 0.1 * sum(np.sin(k * phase) / k for k in range(1, 15))
+
+
+def test_period_ripple_detector_measures_flutter():
+    t = np.arange(2 * RATE) / RATE
+    f0 = np.full(len(t), 262.0)
+    steady = _harmonic(f0)
+    assert ac.period_ripple_db(steady, RATE) < 0.2
+    # the level swings ±1 dB at 40 Hz, and every other period 3 dB down (a 131 Hz swing is no
+    # 20-60 Hz flutter)
+    assert 1.5 < ac.period_ripple_db(steady * 10 ** (np.sin(2 * np.pi * 40 * t) / 20), RATE) < 2.5
+    alternate = steady * np.where((t * 262).astype(int) % 2, 1.0, 10 ** (-3 / 20))
+    assert ac.period_ripple_db(alternate, RATE) < 0.5
+
+
+def test_held_drift_measures_a_fall():
+    t = np.arange(2 * RATE) / RATE
+    tone = _harmonic(np.full(len(t), 262.0))
+    level = ac.held_drift(tone, RATE)
+    assert abs(level["level_db"]) < 0.2 and abs(level["pitch_st"]) < 0.05
+    falling = ac.held_drift(tone * 10 ** (-9 * t / 2 / 20), RATE)  # 9 dB over 2 s: 6 dB third to third
+    assert -6.5 < falling["level_db"] < -5.5
+    gliding = ac.held_drift(_harmonic(262 * 2 ** (-t / 2 / 12)), RATE, pitch=True)  # 1 st down
+    assert -0.8 < gliding["pitch_st"] < -0.55
+    assert ac.held_drift(tone[:RATE // 5], RATE) is None
 
 
 def test_opening_detector_measures_depth_and_glide():
