@@ -420,3 +420,42 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def in_readers_rhythm(r: Reading, quick_s: float = 0.17, hold_share: float = 0.4,
+                      gaps_s=(0.0, 0.0), closure_s: float = 0.0) -> tuple[np.ndarray, list[int]]:
+    """A reading's 上の句 re-timed as a human reader says it (issue 32): every mora but each
+    ku's last one said in ``quick_s``, each ku's last mora held for ``hold_share`` of its ku
+    (time-stretched, pitch kept: ``audio.stretch``), the ku joined by ``gaps_s`` of silence
+    (readers often take no pause inside the 上の句), and ``closure_s`` of silence before the
+    second mora (a reader's long stop closure: 120 ms before き in a human つきみれば).
+    Returns (samples at ``r.rate``, each mora's designed onset in them)."""
+    from audio.stretch import stretch
+
+    on = list(r.kami_onsets)
+    parts, onsets, pos = [], [], 0
+    m = 0
+    for k in range(3):
+        a, b = r.ku_spans[k]
+        idx = [i for i in range(m, len(on)) if a <= on[i] < b]
+        m = idx[-1] + 1
+        bounds = [a] + [on[i] for i in idx[1:]] + [b]
+        n = len(idx)
+        quick = quick_s * r.rate
+        held = quick * (n - 1) * hold_share / (1 - hold_share) if n > 1 else 0.6 * r.rate
+        for j in range(n):
+            seg = r.x[bounds[j]:bounds[j + 1]]
+            want = held if j == n - 1 else quick
+            if k == 0 and j == 1 and closure_s > 0:
+                g = np.zeros(int(closure_s * r.rate), np.float32)
+                parts.append(g)
+                pos += len(g)
+            onsets.append(pos)
+            y = stretch(seg, r.rate, len(seg) / max(1.0, want)) if len(seg) > 64 else seg
+            parts.append(np.asarray(y, np.float32))
+            pos += len(y)
+        if k < 2 and gaps_s[k] > 0:
+            g = np.zeros(int(gaps_s[k] * r.rate), np.float32)
+            parts.append(g)
+            pos += len(g)
+    return np.concatenate(parts), onsets

@@ -210,3 +210,56 @@ def test_another_voice_aligns_and_a_wrong_text_does_not(synth_cache):
         else:
             assert t.confidence < LOW_CONFIDENCE
     v.close()
+
+
+def test_a_long_stop_closure_is_not_taken_for_a_ku_end():
+    """Issue 32: a human reader says a ku's first morae quickly and may hold a stop's closure
+    140 ms (つ…き); with one real pause in the 上の句, that closure was taken for the end of the
+    first ku, which squeezed the whole ku into the clip's first 170 ms (き 170 ms early).
+    No ku may be that short: the pauses that end ku are not chosen then."""
+    from audio.align import _ku_pauses
+
+    db = np.full(700, -20.0)  # 10 ms frames of a 上の句: voice
+    db[:5] = db[695:] = -80.0
+    db[17:31] = -80.0  # the closure after a quick first mora
+    db[420:436] = -80.0  # the one pause the reader takes, after the second ku
+    assert _ku_pauses(db, [5, 7, 5]) is None
+    db[230:250] = -80.0  # a pause after the first ku too: both pauses end ku
+    assert _ku_pauses(db, [5, 7, 5]) == [(230, 250), (420, 436)]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="synthesized voice needs pyworld")
+@pytest.mark.parametrize("key,wrong_key", [("5", "51"), ("86", "5")])
+def test_a_readers_rhythm_puts_the_decisive_onset_on_the_burst(key, wrong_key, synth_cache):
+    """Issue 32: another voice (HTS as another speaker) in a human reader's rhythm: each ku's
+    early morae 150 ms, its last mora held for half the ku, no pause inside the 上の句.  The
+    decisive mora (a stop: おく, なげけ) is put where its burst is, within 6 ms (the DTW alone
+    lands 10 ms late, after the burst, where the vowel's spectrum starts); the same reading
+    aligned with another poem's text is not confident."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from foreign_pack import HtsReader, in_readers_rhythm
+
+    from audio.align import ku_sizes
+    from audio.decode import resample
+    from audio.synth import SynthVoice
+    from poems.kimariji import kimariji_length
+
+    v = SynthVoice(cache_dir=synth_cache / "synth", workers=0)
+    r = HtsReader(seed=3).read(key)
+    y, designed = in_readers_rhythm(r, quick_s=0.15, hold_share=0.5)
+    x = resample(y, r.rate, RATE)
+    truth = np.array(designed) * RATE / r.rate
+    d = kimariji_length(range(1, 101))[int(key)] - 1
+    item = SpeechItem(key, "kami")
+    lay = v.layout(item)
+    t = align(x, RATE, v.samples(item), lay, ku_sizes=ku_sizes(item, lay))
+    assert t.confidence >= LOW_CONFIDENCE
+    err_ms = (t.morae[d].start - truth[d]) / RATE * 1000
+    assert abs(err_ms) <= 6, err_ms
+    other = SpeechItem(wrong_key, "kami")
+    lay_o = v.layout(other)
+    assert align(x, RATE, v.samples(other), lay_o, ku_sizes=ku_sizes(other, lay_o)).confidence < LOW_CONFIDENCE
+    v.close()

@@ -134,3 +134,20 @@ def test_render_with_a_folder_whose_name_is_taken(env, source, tmp_path):
     assert installed.read_bytes() == before  # the other folder's pack untouched
     names = sorted(p.name for p in (tmp_path / "data" / "voices").iterdir())
     assert len(names) == 2 and names[0] == "yamada" and names[1].startswith("yamada-")
+
+
+def test_check_says_which_files_look_swapped(env, tmp_path):
+    """Issue 34: 003 holds poem 4's 上の句 and 004 poem 3's: ``voice check`` says so by name
+    (not only "low confidence 0.00")."""
+    from audio.pack import import_pack
+    from audio.voice import SpeechItem, ToneVoice
+
+    ref = ToneVoice(mora_ms=100)
+    src = tmp_path / "recordings" / "swapped"
+    src.mkdir(parents=True)
+    for n, said in ((2, 2), (3, 4), (4, 3)):
+        sf.write(src / f"{n:03d}_1.wav", ref.samples(SpeechItem(str(said), "kami")), RATE)
+    import_pack(src, reference=ref)
+    _, out, _ = run("check", "swapped")  # a partial pack: its missing clips are listed too
+    assert "003 (上の句) sounds like poem 4" in out and "004 (上の句) sounds like poem 3" in out
+    assert "002 (上の句) sounds like" not in out

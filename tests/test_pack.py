@@ -614,3 +614,19 @@ def test_espeak_one_file_pack_split(tmp_path, synth_cache):
     assert len(s["low_confidence"]) <= 1, [(k, pack.timeline(k, "kami").confidence) for k in keys]
     e = np.abs(s["onset_errors_ms"])
     assert len(e) >= 20 and np.median(e) < 40, e
+
+
+def test_swapped_files_say_which_poem_they_sound_like(tmp_path):
+    """Issue 34: two files swapped (003 holds poem 4's 上の句, 004 poem 3's): ``voice check``
+    says which poem each sounds like, and names none for the files that are right."""
+    ref = ToneVoice(mora_ms=100)
+    src = tmp_path / "src" / "swapped"
+    for n, said in ((2, 2), (3, 4), (4, 3), (5, 5)):
+        write(src / f"{n:03d}_1.wav", ref.samples(SpeechItem(str(said), "kami")), RATE)
+    pack = import_pack(src, reference=ref)
+    assert pack.timeline("3", "kami").sounds_like == "4"
+    assert pack.timeline("4", "kami").sounds_like == "3"
+    assert pack.timeline("2", "kami").sounds_like is None and pack.timeline("5", "kami").sounds_like is None
+    rows = {p.clip: p.detail for p in pack.problems() if p.kind == "low confidence"}
+    assert set(rows) == {"3 kami", "4 kami"}
+    assert "sounds like poem 4" in rows["3 kami"] and "sounds like poem 3" in rows["4 kami"]

@@ -219,10 +219,12 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     is called as clips are done.  Problems never raise: they are stored and
     ``VoicePack.problems()`` / ``karuta voice check`` report them.
     """
+    import dataclasses
+
     import numpy as np
     import soundfile as sf
 
-    from audio.align import align, ku_sizes, proportional
+    from audio.align import SWAP_CHECK_BELOW, align_detail, ku_sizes, proportional, sounds_like
     from audio.decode import decode, trim_silence
     from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
 
@@ -421,12 +423,29 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             if ref is not None and part in align_parts:
                 try:
                     x, _ = sf.read(str(tmp / c["file"]), dtype="float32")
-                    return k, align(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay,
-                                    ku_sizes=ku_sizes(SpeechItem(key, part), lay))
+                    t, detail = align_detail(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay,
+                                             ku_sizes=ku_sizes(SpeechItem(key, part), lay))
+                    if t.confidence < SWAP_CHECK_BELOW and key.isdigit() and "ratio" in detail:
+                        t = _swapped(t, x, detail["ratio"], key, part)
+                    return k, t
                 except Exception as e:  # the reference cannot speak this one: estimate
                     t = proportional(c["frames"], lay)
                     return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")
             return k, proportional(c["frames"], lay)
+
+        def _swapped(t, x, own_ratio, key, part):
+            """``t`` naming the neighbouring poem whose text the clip fits clearly better."""
+            cands = {}
+            for other in (int(key) - 1, int(key) + 1):
+                if 1 <= other <= 100:
+                    item = SpeechItem(str(other), part)
+                    try:
+                        lay_o = ref.layout(item)
+                        cands[str(other)] = (ref.samples(item), lay_o, ku_sizes(item, lay_o))
+                    except Exception:
+                        pass
+            like = sounds_like(x, PACK_RATE, own_ratio, cands)
+            return dataclasses.replace(t, sounds_like=like) if like else t
 
         with ThreadPoolExecutor(max_workers=nworkers) as ex:
             for store_, k, t in ex.map(lambda j: (j[0],) + timeline(j),

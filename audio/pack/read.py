@@ -208,8 +208,11 @@ class VoicePack:
                 conf = float(t.get("confidence", 0.0))
                 if conf < LOW_CONFIDENCE and (label, "low confidence") not in named:
                     how = t.get("method", "")
+                    like = t.get("sounds_like")
                     out.append(Problem(label, "low confidence",
-                                       f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")))
+                                       f"mora timeline {conf:.2f}" + (f", {how}" if how and how != "dtw" else "")
+                                       + (f"; sounds like poem {like}: files swapped or misnumbered?"
+                                          if like else "")))
         return sorted(out, key=_problem_order)
 
     def notes(self) -> list[str]:

@@ -115,6 +115,8 @@ def check_cmd(spec):
         click.echo(line)
     if problems:
         click.echo(format_problems(problems))
+    for line in _swapped_lines(pack):
+        click.echo(line)
     bad = [p for p in problems if p.kind not in INFO_ONLY]
     n -= len({p.clip for p in bad if p.kind in ("damaged", "missing") and pack.has(*_clip_key(p.clip))})
     click.echo(f"voice {pack.name!r}: {n} of 202 clips usable"
@@ -125,6 +127,18 @@ def check_cmd(spec):
                           f"{'' if len(bad) == 1 else 's'} (listed above"
                           + ((f"; the other {notes} rows are notes)" if notes > 1 else
                               "; the other row is a note)") if notes else ")"))
+
+
+def _swapped_lines(pack) -> list[str]:
+    """"003 sounds like poem 4 ..." for each clip whose timeline fits a neighbouring poem's
+    text clearly better than its own (found on import: ``audio.align.sounds_like``)."""
+    out = []
+    for key, part in pack.clip_keys():
+        t = pack.timeline(key, part) if key.isdigit() else None
+        if t is not None and t.sounds_like:
+            out.append(f"{int(key):03d} ({'上の句' if part == 'kami' else '下の句'}) sounds like poem "
+                       f"{t.sounds_like}: are the files swapped or misnumbered?")
+    return out
 
 
 #: problems ``voice check`` lists without failing: a choice made on import, not damage

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Mora alignment on a human reader's recordings (issue 32, part 3).
+
+Takes a folder of a reader's full set, one file a poem (``NNN.mp3``, ``NNN.wav``...: 001-100,
+each 上の句, pause, 下の句, pause, 下の句 again; 000, the jo-ka, is not used), cuts each
+file's 上の句 itself (from the first sound up to the first pause of 1 s or more: independent of
+the importer's splitting), aligns it with the built-in voice's reading of the same text as
+``karuta voice add`` does (``audio.align``, with the ku sizes) and prints:
+
+* decisive-onset errors against hand labels (``scripts/data/human_decisive_onsets.tsv``: the
+  poem, the time in the file where the decisive mora's stop is released or its fricative's
+  noise starts): median, 90 %, max, and the poems off by more than 25 ms;
+* how many of the 上の句 timelines are under ``LOW_CONFIDENCE`` (what ``voice check`` flags);
+* how many labelled poems are off by more than 100 ms while confident (at or over it);
+* with ``--swap N``: N 上の句 aligned with the next poem's text (as if two files were swapped):
+  how many come out confident, and how many ``sounds_like`` names rightly.
+
+The recordings are third-party: only the labels (numbers) are kept in the project.
+
+    python scripts/bench_align_human.py /path/to/reader/audio [--poems 1-100] [--swap 10]
+        [--workers 2] [--labels FILE]
+
+Goals (issue 32): decisive onsets p90 <= 25 ms, <= 10 of 100 上の句 flagged low, none wrong
+by more than 100 ms while confident.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+LABELS = Path(__file__).resolve().parent / "data" / "human_decisive_onsets.tsv"
+RATE = 48000
+
+
+def read_labels(path: Path) -> dict[int, float]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            f = line.split("\t")
+            out[int(f[0])] = float(f[1])
+    return out
+
+
+def cut_kami(y, rate: int, pause_s: float = 1.0) -> tuple[int, int]:
+    """The 上の句 of a one-file poem: from the first sound (10 ms frames over the louder of
+    35 dB under the loud frames and 10 dB over the floor) to the first pause of ``pause_s``."""
+    hop = rate // 100
+    n = len(y) // hop
+    db = 10 * np.log10((np.asarray(y[: n * hop], np.float64).reshape(n, hop) ** 2).mean(axis=1) + 1e-12)
+    voiced = db > max(np.percentile(db, 95) - 35.0, np.percentile(db, 5) + 10.0)
+    idx = np.flatnonzero(voiced)
+    if len(idx) == 0:
+        return 0, len(y)
+    s, run, need = int(idx[0]), 0, int(pause_s * 100)
+    for i in range(s, n):
+        run = run + 1 if not voiced[i] else 0
+        if run >= need:
+            return s * hop, (i - run + 1) * hop
+    return s * hop, (int(idx[-1]) + 1) * hop
+
+
+def _file(folder: Path, n: int) -> Path | None:
+    for p in sorted(folder.glob(f"{n:03d}.*")):
+        return p
+    return None
+
+
+def one(args):
+    """(poem, cut start s, onsets s, confidence, [(swap text, confidence, named)])"""
+    folder, n, swap = args
+    from audio.align import SWAP_CHECK_BELOW, align_detail, ku_sizes, sounds_like
+    from audio.decode import decode
+    from audio.voice import SpeechItem
+
+    v = _voice()
+    y = decode(_file(folder, n), RATE).samples
+    s, e = cut_kami(y, RATE)
+    x = y[s:e]
+
+    def ref(k):
+        item = SpeechItem(str(k), "kami")
+        lay = v.layout(item)
+        return v.samples(item), lay, ku_sizes(item, lay)
+
+    samples, lay, sizes = ref(n)
+    t, _ = align_detail(x, RATE, samples, lay, ku_sizes=sizes)
+    swapped = []
+    if swap:
+        w = n % 100 + 1
+        ws, wl, wz = ref(w)
+        tw, dw = align_detail(x, RATE, ws, wl, ku_sizes=wz)
+        named = None
+        if tw.confidence < SWAP_CHECK_BELOW:
+            named = sounds_like(x, RATE, dw["ratio"], {str(n): (samples, lay, sizes)})
+        swapped.append((w, tw.confidence, named))
+    return n, s / RATE, [(s + m.start) / RATE for m in t.morae], t.confidence, swapped
+
+
+_V = None
+
+
+def _voice():
+    global _V
+    if _V is None:
+        from audio.synth import SynthVoice
+
+        _V = SynthVoice(workers=0)
+    return _V
+
+
+def _poems(spec: str) -> list[int]:
+    out = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        out.extend(range(int(a), int(b or a) + 1))
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--poems", default="1-100")
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--swap", type=int, default=0, metavar="N",
+                    help="also align the first N labelled poems with the next poem's text")
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args()
+    from audio.align import LOW_CONFIDENCE
+    from poems.kimariji import kimariji_length
+
+    labels = read_labels(args.labels)
+    poems = [n for n in _poems(args.poems) if _file(args.folder, n)]
+    if not poems:
+        print(f"bench_align_human: no NNN.* files in {args.folder}", file=sys.stderr)
+        return 1
+    swap_set = set(sorted(n for n in labels if n in poems)[: args.swap])
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.workers) as ex:
+        rows = list(ex.map(one, [(args.folder, n, n in swap_set) for n in poems]))
+    took = time.perf_counter() - t0
+    kl = kimariji_length(range(1, 101))
+    conf = {n: c for n, _, _, c, _ in rows}
+    errs, off = [], []
+    for n, _, on, c, _ in rows:
+        if n in labels:
+            d = kl[n] - 1
+            err = (on[d] - labels[n]) * 1000
+            errs.append(abs(err))
+            if abs(err) > 25:
+                off.append(f"{n}:{err:+.0f}ms@{c:.2f}")
+    low = sum(1 for c in conf.values() if c < LOW_CONFIDENCE)
+    print(f"上の句 aligned: {len(rows)} in {took:.0f} s ({args.workers} workers); "
+          f"flagged low (< {LOW_CONFIDENCE}): {low} of {len(rows)}; median confidence "
+          f"{np.median(list(conf.values())):.2f}")
+    if errs:
+        e = np.array(errs)
+        wrong_sure = [n for n, _, on, c, _ in rows if n in labels and c >= LOW_CONFIDENCE
+                      and abs(on[kl[n] - 1] - labels[n]) > 0.1]
+        print(f"decisive onsets ({len(e)} hand-labelled poems): median {np.median(e):.0f} ms, "
+              f"90% {np.percentile(e, 90):.0f} ms, max {e.max():.0f} ms; "
+              f"within 25 ms {int((e <= 25).sum())} of {len(e)}")
+        print(f"wrong by > 100 ms while confident: {len(wrong_sure)} {wrong_sure if wrong_sure else ''}")
+        print(f"off by > 25 ms (poem:error@confidence): {' '.join(off) if off else 'none'}")
+    sw = [(n, w, c, named) for n, _, _, _, s in rows for w, c, named in s]
+    if sw:
+        sure = [f"{n}as{w}" for n, w, c, _ in sw if c >= LOW_CONFIDENCE]
+        right = sum(1 for n, _, _, named in sw if named == str(n))
+        print(f"swapped (上の句 of N aligned with N+1's text): {len(sw)}; confident {len(sure)} "
+              f"{' '.join(sure)}; 'sounds like poem N' named rightly {right} of {len(sw)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
