@@ -541,19 +541,19 @@ def test_voice_add_and_voice_check_count_the_same_problems(tmp_path):
     many are notes, and ``voice check``'s one line counts the same problems."""
     import re
 
-    src = _pack(tmp_path)  # one poem of 1 s clips: too short, the rest missing; not aligned
+    src = _pack(tmp_path)  # one poem of 1 s clips: too short; a partial pack; not aligned
     add = ok(karuta(tmp_path, "voice", "add", src, "--name", "p", "--no-align"))
     table = add.stdout[add.stdout.index("clip  "):].splitlines()
     rows = [ln for ln in table[1:] if not ln.startswith(("voice ", "use it"))]
-    m = re.search(r"voice 'p': (\d+) listed: (\d+) problems, (\d+) note \(not aligned: it does "
-                  r"not fail the check\)", add.stdout)
+    m = re.search(r"voice 'p': (\d+) listed: (\d+) problems, (\d+) notes \(partial, not "
+                  r"aligned: they do not fail the check\)", add.stdout)
     assert m, add.stdout
     listed, problems, notes = map(int, m.groups())
-    assert listed == len(rows) == problems + notes and notes == 1
+    assert listed == len(rows) == problems + notes and notes == 2 and problems == 2
     check = karuta(tmp_path, "voice", "check", "p")
-    one_line_error(check, f"voice 'p' has {problems} problems (listed above; the other row is "
-                          "a note)")
-    assert f"; {listed} listed: {problems} problems, 1 note" in check.stdout
+    one_line_error(check, f"voice 'p' has {problems} problems (listed above; the other 2 rows "
+                          "are notes)")
+    assert f"; {listed} listed: {problems} problems, 2 notes" in check.stdout
 
 
 def test_a_progress_line_ends_before_the_next_line(tmp_path):

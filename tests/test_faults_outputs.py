@@ -313,7 +313,7 @@ def test_an_empty_file_is_no_users_work(inproc):
     rc, out, err = inproc(["tournament", "export", "-f", str(root / "t.sqlite"),
                            "--csv", str(root / "empty.csv")])
     assert rc == 0, err
-    assert (root / "empty.csv").read_text().startswith("round,")
+    assert (root / "empty.csv").read_text(encoding="utf-8-sig").startswith("round,")
 
 
 def test_a_link_to_the_users_file_is_refused_too(inproc):
