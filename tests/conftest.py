@@ -237,6 +237,16 @@ def synth_cache(tmp_path_factory):
 
 
 @pytest.fixture
+def pack_dirs(tmp_path, monkeypatch, synth_cache):
+    """Data and config folders of the test's own, the shared synthesized-clip cache: where
+    the voice-pack tests import and install packs (test_pack, test_pack_repeat)."""
+    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setenv("KARUTA_CACHE_DIR", str(synth_cache))
+    return tmp_path
+
+
+@pytest.fixture
 def tmux(tmp_path):
     """A private tmux server to run a terminal program in (tests/tmux_driver.py)."""
     from audio_fixtures import require_tool

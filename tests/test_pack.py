@@ -26,12 +26,7 @@ RATE = 48000
 needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
 
 
-@pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch, synth_cache):
-    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("KARUTA_CACHE_DIR", str(synth_cache))
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("pack_dirs")
 
 
 def tone(seconds, rate=RATE, freq=440.0, amp=0.4):

@@ -24,12 +24,7 @@ RATE = 48000
 KEYS = ["joka", "2", "5", "11"]  # one poem of each style in synth_clips.REPEAT_STYLES
 
 
-@pytest.fixture(autouse=True)
-def dirs(tmp_path, monkeypatch, synth_cache):
-    monkeypatch.setenv("KARUTA_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("KARUTA_CONFIG_DIR", str(tmp_path / "config"))
-    monkeypatch.setenv("KARUTA_CACHE_DIR", str(synth_cache))
-    return tmp_path
+pytestmark = pytest.mark.usefixtures("pack_dirs")
 
 
 @pytest.fixture

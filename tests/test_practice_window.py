@@ -396,12 +396,20 @@ def test_a_resumed_window_reads_on_from_the_next_reads_ma(tmp_path, monkeypatch)
         assert segs[k - 1].kind == "ma" and segs[k - 1].poem == nxt.poem
         assert w.cursor.anchors[0].plan_frame == segs[k - 1].start
     finally:
-        if w.cursor is not None:
-            w.cursor.stop()
-        w.output.stop()
-        if w.cursor is not None:
-            w.cursor.close()
-        pygame.display.quit()
+        _shut(w)
+
+
+def _shut(w):
+    """End a window that read: its cursor stopped, its output stopped, the cursor closed, the
+    display quit."""
+    import pygame
+
+    if w.cursor is not None:
+        w.cursor.stop()
+    w.output.stop()
+    if w.cursor is not None:
+        w.cursor.close()
+    pygame.display.quit()
 
 
 def _play_reads(w, n):
@@ -466,12 +474,7 @@ def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisa
         s.tick(1120.0, None)
         assert s.phase == "reading"
     finally:
-        if w2.cursor is not None:
-            w2.cursor.stop()
-        w2.output.stop()
-        if w2.cursor is not None:
-            w2.cursor.close()
-        pygame.display.quit()
+        _shut(w2)
     # --memorize sets it (minutes); a new match keeps the rules' own
     assert W.BoardWindow(r, NullOutput(48000), memorize_min=0.5).session.memorize_s == 30.0
     assert W.BoardWindow(m, NullOutput(48000)).session.memorize_s == 60.0 * 2.0
@@ -798,9 +801,4 @@ def test_the_3_2_1_before_the_reading_is_a_large_numeral_in_the_middle(monkeypat
             w.step()
         assert not w.gate.waiting and not w.scene.texts.get("countdown")
     finally:
-        if w.cursor is not None:
-            w.cursor.stop()
-        w.output.stop()
-        if w.cursor is not None:
-            w.cursor.close()
-        pygame.display.quit()
+        _shut(w)
