@@ -102,16 +102,20 @@ def test_karuta_stats_says_what_was_recovered(tmp_path):
     assert r.returncode == 0 and not r.stderr and " no kimariji" in r.stdout
 
 
+def _with_a_table_dropped(path, table: str) -> str:
+    """A stats database of 50 taps with ``table`` dropped; returns the damaged file's sha1."""
+    fill(path, taps=50)
+    con = sqlite3.connect(path)
+    con.execute(f"DROP TABLE {table}")
+    con.commit()
+    con.close()
+    return sha1(path)
+
+
 def test_a_table_missing_from_the_database_is_kept_and_salvaged_not_a_traceback(tmp_path):
     """Issue 22: ``karuta stats`` on a database whose ``reviews`` table is gone: the file is
     kept as corrupt-1, the taps that are there come across, one line says so."""
-    path = tmp_path / "stats.sqlite3"
-    fill(path, taps=50)
-    con = sqlite3.connect(path)
-    con.execute("DROP TABLE reviews")
-    con.commit()
-    con.close()
-    damaged = sha1(path)
+    damaged = _with_a_table_dropped(tmp_path / "stats.sqlite3", "reviews")
     r = run_marked("stats", "--json", data_dir=tmp_path)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     line = r.stderr.strip()
@@ -124,13 +128,7 @@ def test_a_missing_answers_table_is_said_not_read_as_no_answers_yet(tmp_path):
     """Issue 33: the ``taps`` table gone read as "no answers recorded yet" (exit 0).  The
     damage is one line and exit 1, naming what is gone and what could be read; the file is
     kept; a later ``karuta stats`` still points at the damaged copy beside the new one."""
-    path = tmp_path / "stats.sqlite3"
-    fill(path, taps=50)
-    con = sqlite3.connect(path)
-    con.execute("DROP TABLE taps")
-    con.commit()
-    con.close()
-    damaged = sha1(path)
+    damaged = _with_a_table_dropped(tmp_path / "stats.sqlite3", "taps")
     r = run_marked("stats", data_dir=tmp_path)
     assert r.returncode == 1 and "no answers recorded yet" not in r.stdout, (r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
