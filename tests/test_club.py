@@ -688,6 +688,7 @@ def test_the_read_log_lines_up_in_columns_whatever_the_kana():
     count two); in the window each starts at one x, past the widest text before it."""
     import poems
 
+    from reader.ui.term import width as term_width
     from reader.ui.window import load_font
 
     entries = [{"card": c, "poem": n, "kimariji": k, "kimariji_sound": k, "karafuda": kara,
@@ -700,7 +701,7 @@ def test_the_read_log_lines_up_in_columns_whatever_the_kana():
         starts = set()
         for e, ln in zip(entries, lines):
             text = poems.poem(e["poem"]).kanji[0] if field == "first" else "10:00:0"
-            starts.add(csession.display_width(ln[:ln.index(text)]))
+            starts.add(term_width(ln[:ln.index(text)]))
         assert len(starts) == 1, (field, lines)
     from reader.club.window import log_columns
 

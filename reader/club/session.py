@@ -46,6 +46,7 @@ from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import DeviceError
 from reader.club.store import SESSION_KIND, SESSION_VERSION, SessionFile, now_iso
 from reader.club.timer import ArrayCursor, MemorizeTimer, chime
+from reader.ui.term import pad
 
 
 def card_kami_index(plan: Plan) -> list[int]:
@@ -97,18 +98,6 @@ def _mmss(seconds: float) -> str:
     return f"{s // 60}:{s % 60:02d}"
 
 
-def display_width(text: str) -> int:
-    """Columns ``text`` takes on a terminal: 2 for a wide or full-width character (kana,
-    kanji, the ideographic space), 1 for the rest (East Asian Width, Unicode's own table)."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * max(0, width - display_width(text))
-
-
 def log_fields(e: dict) -> list[str]:
     """A read-log entry's columns: card, poem, kimariji, its sound, the poem's first ku, time
     and flags (空札, again).  ``log_line`` pads them to the terminal's columns; the window
@@ -134,8 +123,8 @@ def log_line(e: dict) -> str:
     """One read-log line whose columns line up on a terminal whatever the kana's count."""
     card, poem, kim, snd, first, rest = log_fields(e)
     w = _LOG_COLUMNS
-    return (f"{card:>{w[0]}} {poem:>{w[1]}} {_pad(kim, w[2])}{_pad(snd, w[3])}"
-            f"{_pad(first, w[4])}{rest}").rstrip()
+    return (f"{card:>{w[0]}} {poem:>{w[1]}} {pad(kim, w[2])}{pad(snd, w[3])}"
+            f"{pad(first, w[4])}{rest}").rstrip()
 
 
 def format_log(log: list[dict], total: int | None = None, seed=None) -> list[str]:
