@@ -249,7 +249,7 @@ def test_goshiki_alone_shows_only_your_rows_at_the_whole_boards_card_size():
     hands = {"A": tuple(poems.COLORS["blue"][:10]), "B": ()}
     whole = B.goshiki_viewport((1280, 720))
     alone = B.goshiki_viewport((1280, 720), solo=True)
-    assert alone.solo and not alone.kyogi and not whole.kyogi
+    assert alone.solo and not alone.territories and not whole.territories
     assert alone.card_px() == whole.card_px()  # the cards as large as with an opponent
     boxes = alone.boxes(B.goshiki_board(hands))
     a, area = alone.area, alone.board

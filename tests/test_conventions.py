@@ -1,6 +1,7 @@
 """Conventions that grew back once (issue 23) and are kept here, like statefiles' JSON rule
 (``tests/test_statefiles.py``; the clock's in ``tests/test_clock_places.py``): one way from a
-seed to random numbers, one 上の句 "as heard", one place each is written.  Each test reads the
+seed to random numbers, one 上の句 "as heard", one place a game's name is written; one place
+each is written.  Each test reads the
 source (AST), so a new module cannot forget the rule."""
 from __future__ import annotations
 
@@ -78,6 +79,33 @@ def _heard_elsewhere(sources) -> list[str]:
     return found
 
 
+# ---------------------------------------------------------------------------- games' names
+#: where a game's name may be written: its object (reader.match.rules.games) and the rules
+RULES_HOME = "reader/match/rules/"
+
+
+def test_no_games_name_outside_the_rules():
+    """A game's name (``"kyogi"``, ``"goshiki"``) is written only in ``reader/match/rules/``:
+    everywhere else asks the game's object (``reader.match.rules.games``: ``game.territories``,
+    ``game.reading``, ``game.parse_entry`` ...), and the command line lists its ``--rules``
+    choices from ``GAMES``, so a third game is one object, not a hunt for string compares."""
+    found = _games_names(_sources(("reader", "audio")))  # (poems/ keys its data file by them)
+    assert not found, "ask the game's object (reader.match.rules.games): " + "; ".join(found)
+
+
+def _games_names(sources) -> list[str]:
+    from reader.match.rules.games import NAMES
+
+    found = []
+    for rel, tree in sources:
+        if rel.startswith(RULES_HOME):
+            continue
+        for node in walk(tree):
+            if isinstance(node, ast.Constant) and node.value in NAMES:
+                found.append(f"{rel}:{node.lineno}: {node.value!r}")
+    return found
+
+
 def test_the_conventions_catch_what_they_are_for():
     """Each scan above finds what it forbids in a module that does it (so none of them
     passes by finding nothing), and lets the allowed module be."""
@@ -91,4 +119,8 @@ def test_the_conventions_catch_what_they_are_for():
         "k = sound_morae(p.kami_reading)\n"))]
     assert len(_random_uses(bad)) == 4  # Random, shuffle, randbelow, the import of secrets
     assert len(_heard_elsewhere(bad)) == 3
+    names = ast.parse("if s.rules == 'kyogi':\n    x = {'goshiki': 1}\n"
+                      "y = f'goshiki{n}'\nz = 'kyogi: the 間'\n")
+    assert len(_games_names([("reader/cli/x.py", names)])) == 3  # (a sentence may name it)
+    assert not _games_names([("reader/match/rules/games.py", names)])
     assert not _random_uses([("reader/base/seeds.py", bad[0][1])])

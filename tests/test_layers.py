@@ -2,7 +2,8 @@
 knows click, and no two modules import each other (directly or round a loop).
 
 Layers inside reader/ (a module may import its own layer and the ones before it):
-    reader.base  <  reader.ui, reader.reading, reader.input, reader.memory  <  reader.match,
+    reader.base  <  reader.ui, reader.reading, reader.input, reader.memory,
+    reader.match.rules  <  reader.match,
     reader.drills, reader.club, reader.voices, reader.practice, reader.table,
     reader.tournament  <  reader.cli
 The rooms of one floor stand apart where a test below says so: practice does not import the
@@ -71,7 +72,7 @@ def layer(name: str) -> int:
     if name.startswith("audio"):
         return 2
     if name == "reader" or name.startswith(("reader.ui", "reader.reading", "reader.input",
-                                            "reader.memory")):
+                                            "reader.memory", "reader.match.rules")):
         return 3
     if name.startswith("reader.cli"):
         return 5
@@ -87,6 +88,17 @@ def test_imports_flow_one_way():
             if layer(d) > layer(mod):
                 wrong.append(f"{mod} imports {d}")
     assert not wrong, "wrong-way imports:\n" + "\n".join(sorted(wrong))
+
+
+def test_the_rules_import_only_the_poems_and_the_base():
+    """The games (``reader.match.rules``) sit on the reading's floor so the reading engine can
+    ask a game's reading preset: they stay pure rules, importing nothing of reader but
+    ``reader.base`` (and ``poems``)."""
+    wrong = sorted(f"{mod} imports {d}" for mod, deps in graph().items()
+                   if mod.startswith("reader.match.rules") for d in deps
+                   if d.startswith("reader") and not d.startswith(("reader.base",
+                                                                  "reader.match.rules")))
+    assert not wrong, "\n".join(wrong)
 
 
 def test_practice_does_not_import_the_drills():

@@ -53,6 +53,9 @@ _SECONDS = {"type": ["number", "null"], "minimum": 0, "maximum": 60}  # limits.M
 _STR_OR_NULL = {"type": ["string", "null"]}
 _MS = {"type": "integer", "minimum": 0, "maximum": 60_000}  # limits.MAX_PAUSE_S, in ms
 _BOOL_OR_NULL = {"type": ["boolean", "null"]}
+#: a game's or reading preset's name: only its shape here; which names exist is the games'
+#: (``reader.match.rules.games``, ``reader.reading.settings.READINGS``), checked where read
+_NAME = {"type": "string", "maxLength": 40}
 
 SCHEMAS: dict[str, dict] = {
     "session": {
@@ -70,7 +73,7 @@ SCHEMAS: dict[str, dict] = {
                 "type": "object",
                 "required": ["rules"],
                 "properties": {
-                    "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
+                    "rules": _NAME,
                     "ma_ms": _MS, "yoin_ms": _MS, "take_ms": _MS, "gap_ms": _MS, "joka_gap_ms": _MS,
                     "speed": {"type": "number", "minimum": 0.25, "maximum": 4},
                     "cards": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
@@ -80,14 +83,14 @@ SCHEMAS: dict[str, dict] = {
                 },
             },
             "seed": _INT,
-            "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
+            "rules": _NAME,
             "voice": _STR_OR_NULL,
             "options": {
                 "type": "object",
                 "required": ["rules", "seed", "cards", "poems_spec", "colors", "karafuda", "ma",
                              "yoin", "take", "gap", "speed", "joka", "last_shimo", "voice_spec"],
                 "properties": {
-                    "rules": {"enum": ["kyogi", "goshiki", "beginner"]},
+                    "rules": _NAME,
                     "seed": _INT,
                     "cards": {"type": ["integer", "null"], "minimum": 1, "maximum": 100},
                     "poems_spec": _STR_OR_NULL,
@@ -122,7 +125,7 @@ SCHEMAS: dict[str, dict] = {
     "deal": {
         "type": "object",
         "properties": {
-            "rules": {"enum": ["kyogi", "goshiki"]},
+            "rules": _NAME,
             "A": {"type": "array", "items": _POEM}, "B": {"type": "array", "items": _POEM},
             "C": {"type": "array", "items": _POEM}, "color": {"type": "string"},
         },

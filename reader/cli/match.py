@@ -1,12 +1,14 @@
 """``karuta match``: replay a match log, keep score of a real match.
 
-Import-light on purpose: the rules, the log and the keeper are imported inside the commands.
+Import-light on purpose: the log and the keeper are imported inside the commands; the games
+(their names are the choices of --rules) at the top.
 """
 from __future__ import annotations
 
 import click
 
 from reader.base import seeds
+from reader.match.rules.games import GAMES
 from reader.cli.options import device_option, voice_option
 
 
@@ -42,7 +44,7 @@ def replay(file, as_json):
 
 
 @match.command()
-@click.option("--rules", type=click.Choice(["kyogi", "goshiki"]),
+@click.option("--rules", type=click.Choice(list(GAMES)),
               help="Rules of the match (required unless --resume).")
 @click.option("--seed", type=int, help="Draw the deal from this seed (printed for the players).")
 @click.option("--deal", "deal_file", type=click.Path(dir_okay=False, exists=True),
@@ -109,7 +111,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
     from reader.cli import claim_log, command_clock
     from reader.match import log as matchlog
     from reader.match.keeper import Keeper, read_deal
-    from reader.match.rules import BadDeal, goshiki, kyogi
+    from reader.match.rules import BadDeal, goshiki
 
     if seed is not None and deal_file is not None:
         raise KarutaError("give --seed or --deal, not both")
@@ -127,7 +129,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             raise KarutaError(f"{log_file} is a {loaded.rules} match, not {rules}")
     else:
         if not rules:
-            raise KarutaError("--rules kyogi|goshiki is required (or --resume with --log)")
+            raise KarutaError(f"--rules {'|'.join(GAMES)} is required (or --resume with --log)")
         settings = goshiki.Settings(reads=reads, finals=finals)
         try:
             if deal_file is not None:
@@ -135,13 +137,9 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
             else:
                 seed = pick_seed(seed)
                 rng = seeds.rng(seed)
-                if rules == "kyogi":
-                    st = kyogi.deal(rng)
-                    loaded = matchlog.LoadedLog("kyogi", kyogi.KyogiMatch(st), {"seed": seed})
-                else:
-                    st = goshiki.deal(rng, color, players, settings)
-                    loaded = matchlog.LoadedLog("goshiki", goshiki.GoshikiMatch(st),
-                                                {"seed": seed})
+                dealt = GAMES[rules].seeded(rng, color=color, players=players,
+                                            settings=settings)
+                loaded = matchlog.LoadedLog(rules, dealt, {"seed": seed})
         except BadDeal as e:
             raise KarutaError(str(e)) from None
         if not log_file:
@@ -151,8 +149,7 @@ def _keep(*, rules, seed, deal_file, color, players, reads, finals, log_file, re
         st = loaded.match.state
         click.echo(f"{rules} match" + (f", seed {seed}" if seed is not None and not deal_file
                                        else "") + f", log {log_file}")
-        players_ = kyogi.PLAYERS if rules == "kyogi" else st.players
-        for p, hand in zip(players_, st.deal):
+        for p, hand in zip(GAMES[rules].players_of(st), st.deal):
             click.echo(f"  deal {p}: {' '.join(map(str, hand))}")
     keeper = Keeper(loaded, Path(log_file), last=last, announcer=announcer, echo=click.echo,
                     clear=click.clear if sys.stdout.isatty() else None)

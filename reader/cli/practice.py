@@ -17,6 +17,7 @@ from reader.base.seeds import pick_seed
 from reader.cli.bounds import FINITE, finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
                                 timing_details_option, timing_details_wanted, voice_option)
+from reader.match.rules.games import GAMES, KYOGI
 from reader.practice import online
 
 
@@ -47,7 +48,7 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--rules", type=click.Choice(["kyogi", "goshiki"]), default=None,
+@click.option("--rules", type=click.Choice(list(GAMES)), default=None,
               help="kyogi (default): 25 cards a side, first to empty theirs wins; goshiki: one "
                    "colour's 20, 10 each, most taken after 17 reads wins.")
 @click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|none",
@@ -130,7 +131,8 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
 
-    reading = _reading(rules or "kyogi", joka, ma, yoin, speed, take)
+    game = GAMES[rules or KYOGI.name]
+    reading = _reading(game.name, joka, ma, yoin, speed, take)
     # the settings a new match is made with (the host's, or the log's on --resume)
     deal = dict(rules=rules, cards=cards, color=color, seed=seed, joka=joka, ma=ma, yoin=yoin,
                 speed=speed, take=take)
@@ -194,9 +196,9 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     else:
         seats = {"A": local if host_mode else Seat("human"),
                  "B": headless.parse_seat(vs or "bot:3")}
-    if cards is not None and (rules or "kyogi") != "kyogi":
+    if cards is not None and "cards" not in game.deal_options:
         raise KarutaError("--cards applies to kyogi (goshiki deals 10 each)")
-    if color is not None and (rules or "kyogi") != "goshiki":
+    if color is not None and "color" not in game.deal_options:
         raise KarutaError("--color applies to goshiki")
 
     from reader.cli import claim_log
@@ -218,7 +220,7 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
     else:
         if seed is None:
             seed = pick_seed()
-        m = headless.new_match(rules or "kyogi", seats, seed, voice, cards=cards, color=color,
+        m = headless.new_match(game.name, seats, seed, voice, cards=cards, color=color,
                                reading=reading or None,
                                settings=PracticeSettings(simultaneous_ms=simultaneous))
 

@@ -18,14 +18,17 @@ from reader.cli.options import (backend_option, colors_option, device_option, jo
                                 poems_option, replace_option, seed_option, stack,
                                 voice_option)
 from reader.cli.bounds import FINITE, MAX_MEMORIZE_MIN, finite_range
+from reader.match.rules.games import KYOGI
+from reader.reading.settings import READINGS
 
-RULE_CHOICES = click.Choice(["kyogi", "goshiki", "beginner"])
+#: the reading presets (each game's, and beginner: reader.reading.settings.READINGS)
+RULE_CHOICES = click.Choice(list(READINGS))
 
 
 def reading_options(f):
     """The options every reading command shares."""
     opts = [
-        click.option("--rules", type=RULE_CHOICES, default="kyogi", show_default=True,
+        click.option("--rules", type=RULE_CHOICES, default=KYOGI.name, show_default=True,
                      help="kyogi: competition rhythm; goshiki: classroom, each poem once through; "
                           "beginner: slow, straight through."),
         seed_option("Shuffle seed; the same seed gives the same reading (printed when not given)."),

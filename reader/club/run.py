@@ -65,7 +65,9 @@ def open_club(reading: tuple | None, *, resume: bool, session_path, memorize: fl
                            "match the saved one (another karuta version?); it was left as it is")
     bindings = DEFAULT_KEYS if bindings is None else bindings
     if memorize is None:
-        memorize = 0.0 if resume else (0.5 if plan.rules == "goshiki" else 15.0)
+        from reader.reading.settings import reading_of
+
+        memorize = 0.0 if resume else reading_of(plan.rules).memorize_min
     if memorize < 0:
         raise KarutaError("--memorize must not be negative")
     signals_s = parse_signals(signals, memorize) if memorize > 0 else ()

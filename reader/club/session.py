@@ -46,6 +46,7 @@ from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.base.errors import DeviceError
 from reader.club.store import SESSION_KIND, SESSION_VERSION, SessionFile, now_iso
 from reader.club.timer import ArrayCursor, MemorizeTimer, chime
+from reader.reading.settings import reading_of
 from reader.ui.term import pad
 
 
@@ -521,7 +522,7 @@ class ClubSession:
         countdown = t.remaining() if (t is not None and self.phase == "memorize") else None
         # goshiki: the colour on screen (every table must have laid out that colour's cards)
         colours = {poems.color_of(n) for n in self.plan.order}
-        rules = self.plan.rules + (f" {colours.pop()}" if self.plan.rules == "goshiki"
+        rules = self.plan.rules + (f" {colours.pop()}" if reading_of(self.plan.rules).one_colour
                                    and len(colours) == 1 else "")
         return ClubView(
             phase=self.phase, state=self.state_text(), total=self.total, read=self.position,

@@ -197,9 +197,10 @@ def drill_plan(voice, seed: int, *, poems: Sequence[int] | None = None, karafuda
     from poems.kimariji import kimariji
     from reader.reading.engine import choose_order
     from audio.plan import Plan, Segment
+    from reader.match.rules.games import KYOGI
     from reader.reading.settings import preset
 
-    settings = preset("kyogi", poems=tuple(poems) if poems is not None else None,
+    settings = preset(KYOGI.name, poems=tuple(poems) if poems is not None else None,
                       karafuda=karafuda, cards=cards, ma_ms=ma_ms, take_ms=take_ms, speed=speed,
                       joka=False, last_shimo=False)
     order, universe, kara = choose_order(settings, seed)

@@ -26,13 +26,14 @@ class ReadingAnnouncer:
         from audio.render import PlanCursor
         from poems import COLORS
         from reader.reading.engine import build_plan
+        from reader.match.rules.games import KYOGI
         from reader.reading.settings import preset
 
         read = set(state.read_poems)
         color = getattr(state, "color", None)
         universe = COLORS[color] if color else range(1, 101)
         remaining = tuple(n for n in universe if n not in read)
-        settings = preset("kyogi", poems=remaining, joka=self.joka and not read, **self.settings)
+        settings = preset(KYOGI.name, poems=remaining, joka=self.joka and not read, **self.settings)
         self.plan = build_plan(settings, self.seed, self.voice)
         self.cursor = PlanCursor(self.plan, self.voice, live=True)
         self.output.play(self.cursor)

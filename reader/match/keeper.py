@@ -31,31 +31,18 @@ leave out the poem number.  No audio is done here.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Callable, Protocol
 
 from reader.match import log as matchlog
 from reader.base.errors import KarutaError, LogError
-from reader.match.rules import IllegalEvent
+from reader.match.rules import EntryError, IllegalEvent
 from reader.match.rules import goshiki, kyogi
+from reader.match.rules.games import GAMES, named
 
-HELP = {
-    "kyogi": (
-        "Enter: POEM [a|b|=|-] [ao ap bo bp] [s CARDS]   e.g. '37 a', '12 b ao', '5 ao bp'\n"
-        "  a/b took it, '=' both at once (card to its territory's owner), '-' or nothing: nobody\n"
-        "  ao/ap: A touched own/opp territory (besides taking); bo/bp likewise for B\n"
-        "  s 12,40: the cards sent (default: lowest-numbered)\n"
-        "  u undo   q quit (saved)   ? help"
-    ),
-    "goshiki": (
-        "Enter: POEM [a|b|c|-] [fa fb ...] [la]   e.g. '61 a', '61 b fa', '61 b la'\n"
-        "  a/b/c took it, '-' or nothing: nobody   fa: A faulted (fab: A and B)\n"
-        "  la: A touched the right card, then a wrong one (a fault; the card is not A's)\n"
-        "  u undo   q quit (saved)   ? help"
-    ),
-}
+#: each game's entry help, by name (the games hold it: ``reader.match.rules.games``)
+HELP = {name: g.keeper_help for name, g in GAMES.items()}
 
 
 class Announcer(Protocol):
@@ -69,13 +56,6 @@ class Announcer(Protocol):
     def next_poem(self, state) -> int | None: ...
 
 
-class EntryError(KarutaError):
-    """A line the keeper cannot understand (shown on screen; the match goes on)."""
-
-
-_SIDE = {"o": "own", "own": "own", "p": "opp", "opp": "opp", "x": "opp"}
-
-
 def parse_entry(rules: str, line: str, poem: int | None = None):
     """One entry line -> a rules event.  ``poem`` is the announced poem, if any."""
     words = line.replace(",", " ").lower().split()
@@ -83,65 +63,7 @@ def parse_entry(rules: str, line: str, poem: int | None = None):
         poem = int(words.pop(0))
     if poem is None:
         raise EntryError("start with the poem number read (1-100)")
-    if rules == "kyogi":
-        return _parse_kyogi(poem, words)
-    return _parse_goshiki(poem, words)
-
-
-def _parse_kyogi(poem: int, words: list[str]) -> kyogi.Read:
-    took = None
-    touched: dict[str, list[str]] = {"A": [], "B": []}
-    send: list[int] | None = None
-    i = 0
-    while i < len(words):
-        w = words[i]
-        if send is not None and w.isdigit():
-            send.append(int(w))
-        elif w in ("a", "b", "=", "both", "-"):
-            took = {"a": "A", "b": "B", "=": "both", "both": "both", "-": None}[w]
-        elif re.fullmatch(r"s\d*", w):
-            send = [int(w[1:])] if w[1:] else []
-        elif m := re.fullmatch(r"([ab]):?(o|p|x|own|opp)", w):
-            p, side = m.group(1).upper(), _SIDE[m.group(2)]
-            if side not in touched[p]:
-                touched[p].append(side)
-        else:
-            raise EntryError(f"what is {w!r}? ('?' for help)")
-        i += 1
-    return kyogi.Read(poem, took, touched, None if send is None else tuple(send))
-
-
-def _parse_goshiki(poem: int, words: list[str]) -> goshiki.Read:
-    took = None
-    faults: list[str] = []
-    lost = None
-    for w in words:
-        if w in ("a", "b", "c", "-"):
-            took = None if w == "-" else w.upper()
-        elif re.fullmatch(r"f[abc]+", w):
-            for ch in w[1:]:
-                if ch.upper() not in faults:
-                    faults.append(ch.upper())
-        elif re.fullmatch(r"l[abc]", w):
-            lost = w[1].upper()
-            if lost not in faults:
-                faults.append(lost)
-        else:
-            raise EntryError(f"what is {w!r}? ('?' for help)")
-    return goshiki.Read(poem, took, tuple(faults), lost)
-
-
-def _complete_touch(state: kyogi.KyogiState, ev: kyogi.Read) -> kyogi.Read:
-    """Add the taking touch(es) the referee need not type."""
-    where = state.where(ev.poem)
-    if where is None or ev.took is None:
-        return ev
-    touched = {p: set(ev.touches(p)) for p in kyogi.PLAYERS}
-    takers = kyogi.PLAYERS if ev.took == "both" else (ev.took,)
-    for p in takers:
-        touched[p].add("own" if where == p else "opp")
-    return kyogi.Read(ev.poem, ev.took, {p: sorted(t, key=kyogi.SIDES.index)
-                                         for p, t in touched.items()}, ev.send)
+    return named(rules).parse_entry(poem, words)
 
 
 def describe(state) -> str:
@@ -240,10 +162,7 @@ class Keeper:
     def status(self) -> str:
         st = self.match.state
         n = len(st.results)
-        if self.rules == "kyogi":
-            counts = f"A {st.count('A')} · B {st.count('B')} cards left"
-        else:
-            counts = " · ".join(f"{p} {st.count(p)}" for p in st.players) + f" taken · ba {len(st.ba)}"
+        counts = named(self.rules).counts_line(st)
         return f"[{n} read{'s' if n != 1 else ''}] {counts}"
 
     def screen(self, note: str = "") -> None:
@@ -310,8 +229,7 @@ class Keeper:
                 continue
             try:
                 ev = parse_entry(self.rules, cmd, announced)
-                if self.rules == "kyogi":
-                    ev = _complete_touch(self.match.state, ev)
+                ev = named(self.rules).complete_entry(self.match.state, ev)
                 self.match.push(ev)  # recorded with the cards actually sent (rules.kyogi.settle)
             except KarutaError as e:
                 note = f"! {e}"
@@ -348,15 +266,10 @@ def read_deal(path: str, rules: str, color: str | None, settings: goshiki.Settin
     check(obj, "deal", "deal file", str(path))
     if obj.get("rules", rules) != rules:
         raise LogError(f"{path}: a {obj.get('rules')} deal, but --rules {rules}")
-    header = {"rules": rules}
-    keep = ("A", "B") if rules == "kyogi" else ("A", "B", "C", "color")
-    header.update({k: obj[k] for k in keep if k in obj})
-    if rules == "goshiki":
-        if color and header.get("color", color) != color:
-            raise LogError(f"{path}: a {header['color']} deal, but --color {color}")
-        if color:
-            header["color"] = color
-        header["reads"], header["finals"] = settings.reads, settings.finals
+    try:
+        header = named(rules).deal_header(obj, color, settings)
+    except KarutaError as e:
+        raise LogError(f"{path}: {e}") from None
     try:
         return matchlog.parse_header(header)
     except KarutaError as e:

@@ -45,6 +45,7 @@ from typing import Any, Union
 from reader.base.errors import KarutaError, LogError
 from reader.match.rules import Outcome
 from reader.match.rules import goshiki, kyogi
+from reader.match.rules.games import GAMES, NAMES, Rules, named, of_state
 from reader.base.statefiles import decode_json
 
 __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary", "report",
@@ -52,33 +53,21 @@ __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary"
 
 AnyMatch = Union[kyogi.KyogiMatch, goshiki.GoshikiMatch]
 
-_HEADER_KEYS = {
-    "kyogi": {"rules", "A", "B", "seed", "cards", "practice"},
-    "goshiki": {"rules", "color", "A", "B", "C", "reads", "finals", "seed", "practice"},
-}
-_READ_KEYS = {
-    "kyogi": {"read", "took", "touched", "send", "timing"},
-    "goshiki": {"read", "took", "faults", "lost", "timing"},
-}
-
-
 @dataclass
 class LoadedLog:
+    #: the game's name, as in the header (``game`` is its object)
     rules: str
     match: AnyMatch
     #: extra header keys worth keeping when the log is rewritten (``seed``)
     extra: dict = field(default_factory=dict)
 
+    @property
+    def game(self) -> Rules:
+        return named(self.rules)
+
 
 def _is_int(x: Any) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _poem_list(obj: dict, key: str) -> list[int]:
-    v = obj.get(key)
-    if not isinstance(v, list) or not all(_is_int(c) for c in v):
-        raise KarutaError(f"\"{key}\" must be a list of poem numbers")
-    return v
 
 
 def parse_header(obj: Any) -> LoadedLog:
@@ -86,9 +75,11 @@ def parse_header(obj: Any) -> LoadedLog:
     if not isinstance(obj, dict):
         raise KarutaError("the first line must be a JSON object with \"rules\", \"A\" and \"B\"")
     rules = obj.get("rules")
-    if not isinstance(rules, str) or rules not in _HEADER_KEYS:
-        raise KarutaError(f"\"rules\" must be \"kyogi\" or \"goshiki\", not {json.dumps(rules)}")
-    unknown = sorted(set(obj) - _HEADER_KEYS[rules])
+    if not isinstance(rules, str) or rules not in GAMES:
+        raise KarutaError(f"\"rules\" must be {' or '.join(json.dumps(n) for n in NAMES)}, "
+                          f"not {json.dumps(rules)}")
+    game = GAMES[rules]
+    unknown = sorted(set(obj) - game.header_keys)
     if unknown:
         raise KarutaError(f"unknown key \"{unknown[0]}\" in the header")
     extra = {}
@@ -100,24 +91,7 @@ def parse_header(obj: Any) -> LoadedLog:
         if not isinstance(obj["practice"], dict):
             raise KarutaError("\"practice\" must be an object")
         extra["practice"] = obj["practice"]
-    if rules == "kyogi":
-        hand = obj.get("cards", kyogi.HAND)
-        if not _is_int(hand) or not 1 <= hand <= 50:
-            raise KarutaError("\"cards\" must be a whole number 1-50 (cards a side)")
-        if "cards" in obj:
-            extra["cards"] = hand
-        match: AnyMatch = kyogi.KyogiMatch(kyogi.new_state(_poem_list(obj, "A"),
-                                                           _poem_list(obj, "B"), hand))
-    else:
-        hands = [_poem_list(obj, "A"), _poem_list(obj, "B")]
-        if "C" in obj:
-            hands.append(_poem_list(obj, "C"))
-        color = obj.get("color")
-        if color is not None and not isinstance(color, str):
-            raise KarutaError("\"color\" must be a colour name")
-        settings = goshiki.Settings(reads=obj.get("reads", goshiki.DEFAULT_READS),
-                                    finals=obj.get("finals", False))
-        match = goshiki.GoshikiMatch(goshiki.new_state(color, hands, settings))
+    match: AnyMatch = game.match_from_header(obj, extra)
     return LoadedLog(rules, match, extra)
 
 
@@ -131,7 +105,8 @@ def parse_read(rules: str, obj: Any) -> kyogi.Read | goshiki.Read:
     """The event one read line describes (``KarutaError`` with a reason if it is bad)."""
     if not isinstance(obj, dict):
         raise KarutaError("a read line must be a JSON object with \"read\" and \"took\"")
-    unknown = sorted(set(obj) - _READ_KEYS[rules])
+    game = named(rules)
+    unknown = sorted(set(obj) - game.read_keys)
     if unknown:
         raise KarutaError(f"unknown key \"{unknown[0]}\" in a {rules} read line")
     if "timing" in obj and not isinstance(obj["timing"], dict):
@@ -143,32 +118,7 @@ def parse_read(rules: str, obj: Any) -> kyogi.Read | goshiki.Read:
     if "took" not in obj:
         raise KarutaError("missing \"took\" (a player, or null)")
     took = _player(obj["took"], "took")
-    if rules == "kyogi":
-        touched = obj.get("touched", {})
-        if touched is None:
-            touched = {}
-        if not isinstance(touched, dict):
-            raise KarutaError("\"touched\" must be an object like {\"A\": [\"own\"], \"B\": []}")
-        for p, sides in touched.items():
-            if p not in kyogi.PLAYERS:
-                raise KarutaError(f"unknown player {json.dumps(p)} in touched")
-            if not isinstance(sides, list):
-                raise KarutaError(f"touched {p} must be a list of \"own\"/\"opp\"")
-        send = obj.get("send")
-        if send is not None and (not isinstance(send, list) or not all(_is_int(c) for c in send)):
-            raise KarutaError("\"send\" must be a list of poem numbers")
-        if took is not None and took not in kyogi.TOOK:
-            raise KarutaError(f"unknown player {json.dumps(took)} in took (A, B, both or null)")
-        return kyogi.Read(obj["read"], took, touched, None if send is None else tuple(send))
-    faults = obj.get("faults", [])
-    if faults is None:
-        faults = []
-    if not isinstance(faults, list):
-        raise KarutaError("\"faults\" must be a list of players")
-    for p in faults:
-        _player(p, "faults")
-    lost = _player(obj.get("lost"), "lost")
-    return goshiki.Read(obj["read"], took, tuple(faults), lost)
+    return game.read_from_json(obj, took)
 
 
 def loads(text: str, name: str = "<log>") -> LoadedLog:
@@ -213,17 +163,7 @@ def load(path: str | os.PathLike) -> LoadedLog:
 # --- writing --------------------------------------------------------------------------------
 
 def header_of(match: AnyMatch, extra: dict | None = None) -> dict:
-    st = match.initial
-    if isinstance(st, kyogi.KyogiState):
-        out: dict = {"rules": "kyogi", "A": list(st.deal[0]), "B": list(st.deal[1])}
-        if len(st.deal[0]) != kyogi.HAND:
-            out["cards"] = len(st.deal[0])
-    else:
-        out = {"rules": "goshiki", "color": st.color}
-        for p, hand in zip(st.players, st.deal):
-            out[p] = list(hand)
-        out["reads"] = st.settings.reads
-        out["finals"] = st.settings.finals
+    out = of_state(match.initial).header_of(match.initial)
     out.update(extra or {})
     return out
 
@@ -258,13 +198,13 @@ def summary(match: AnyMatch) -> dict:
     outcome = st.outcome()
     out: dict = {}
     if isinstance(st, kyogi.KyogiState):
-        out["rules"] = "kyogi"
+        out["rules"] = of_state(st).name
         for p in kyogi.PLAYERS:
             out[p] = {"count": st.count(p), "cards": list(st.cards(p))}
         if st.solo:  # alone (B dealt nothing): what A did
             out["solo"] = dict(zip(("taken", "missed", "faults"), st.solo_score()))
     else:
-        out["rules"] = "goshiki"
+        out["rules"] = of_state(st).name
         out["color"] = st.color
         for p in st.players:
             out[p] = {"taken": st.count(p), "cards": list(st.cards(p))}
@@ -306,7 +246,7 @@ def report(match: AnyMatch, last: int | None = None) -> str:
     lines = []
     n = len(st.results)
     if isinstance(st, kyogi.KyogiState):
-        head = f"kyogi{' alone' if st.solo else ''}, {n} read{'s' if n != 1 else ''}"
+        head = f"{of_state(st).name}{' alone' if st.solo else ''}, {n} read{'s' if n != 1 else ''}"
         if st.solo:
             taken, missed, faults = st.solo_score()
             lines.append(head + (f": {outcome.reason}" if outcome else
@@ -332,7 +272,7 @@ def report(match: AnyMatch, last: int | None = None) -> str:
                          faults, sent, str(r.counts[0]), str(r.counts[1]), " ".join(r.cases)))
     else:
         players = st.players
-        head = (f"goshiki ({st.color}){' alone' if st.solo and not outcome else ''}, {n} of "
+        head = (f"{of_state(st).name} ({st.color}){' alone' if st.solo and not outcome else ''}, {n} of "
                 f"{st.settings.reads} reads")
         if st.solo:
             taken, missed, faults = st.solo_score()

@@ -594,8 +594,9 @@ class Viewport:
         return [replace(c, rect=self.to_px(c.rect)) for c in cards]
 
     @property
-    def kyogi(self) -> bool:
-        """A kyogi board (both territories, or the one of a match alone), not goshiki rows."""
+    def territories(self) -> bool:
+        """A board of territories (kyogi: both, or the one of a match alone), not goshiki's
+        rows."""
         return self.board_mm[0] == BOARD_W
 
     @property

@@ -179,7 +179,7 @@ class Painter:
             mid = self.vp.middle_strip()
             pg.draw.rect(surf, TATAMI, (b.x - pad, mid.y - pad, b.w + 2 * pad,
                                         b.y + b.h - mid.y + 2 * pad), border_radius=6)
-            if self.vp.kyogi:
+            if self.vp.territories:
                 r = self.vp.to_px(B.Rect(0, B.BOARD_D - B.TERRITORY_D, B.TERRITORY_W,
                                          B.TERRITORY_D)).int_tuple()
                 pg.draw.rect(surf, TATAMI_DARK, r, width=1)
@@ -269,7 +269,7 @@ class Painter:
         """The card's border: green (a torifuda), or the set's colour on a goshiki board."""
         from reader.ui.torifuda import GOSHIKI_RGB, GREEN
 
-        if self.vp.kyogi:
+        if self.vp.territories:
             return GREEN
         return GOSHIKI_RGB.get(poems.poem(poem).color, GREEN)
 
@@ -282,7 +282,7 @@ class Painter:
             cx, cy = b.x + b.w / 2, b.y + b.h / 2
             return (round(cx - side / 2), round(cy - side / 2), side, side)
         if name == "status":
-            if not self.vp.kyogi and not self.vp.solo:
+            if not self.vp.territories and not self.vp.solo:
                 # goshiki: no gap in the middle (alone: the strip of tatami above the rows)
                 pad = self.vp.scale * 8 + 2
                 return (round(a.x + 8 * k), round(a.y + a.h / 2 - 20 * k),
@@ -313,7 +313,7 @@ class Painter:
         font = self.font if name == "status" else self.small
         colour = TEXT
         if name == "status":
-            on_tatami = self.vp.kyogi or self.vp.solo
+            on_tatami = self.vp.territories or self.vp.solo
             img = font.render(text, True, (30, 30, 24) if on_tatami else TEXT)
             if img.get_width() > w:
                 img = pg.transform.smoothscale(img, (w, max(1, img.get_height() * w // img.get_width())))

@@ -23,7 +23,7 @@ from poems.kimariji import kimariji_of
 from reader.base import seeds
 from reader.base.errors import SelectionError
 from audio.plan import Plan, Segment
-from reader.reading.settings import ReadingSettings
+from reader.reading.settings import ReadingSettings, reading_of
 
 
 def choose_order(settings: ReadingSettings, seed: int) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
@@ -36,7 +36,7 @@ def choose_order(settings: ReadingSettings, seed: int) -> tuple[tuple[int, ...],
     rng = seeds.rng(seed)
     if settings.poems is not None:
         selected = tuple(sorted(set(settings.poems)))
-    elif settings.rules == "goshiki":
+    elif reading_of(settings.rules).one_colour:
         raise SelectionError("goshiki reads one colour: add --color blue|pink|yellow|green|orange")
     else:
         selected = tuple(range(1, 101))
@@ -50,7 +50,8 @@ def choose_order(settings: ReadingSettings, seed: int) -> tuple[tuple[int, ...],
     pool = list(selected + karafuda)
     rng.shuffle(pool)
     cards = settings.cards if settings.cards is not None else len(pool)
-    if settings.rules == "goshiki" and settings.cards is not None and settings.cards > len(pool):
+    if reading_of(settings.rules).one_colour and settings.cards is not None and \
+            settings.cards > len(pool):
         cards = len(pool)  # the 17-card default on a smaller selection reads them all
     if cards > len(pool):
         raise SelectionError(f"--cards {cards} is more than the {len(pool)} poems selected")
@@ -93,21 +94,22 @@ def build_plan(settings: ReadingSettings, seed: int, voice: Voice) -> Plan:
     """The whole reading as a plan; ``seed`` fixes the order (same seed, same reading)."""
     order, universe, karafuda = choose_order(settings, seed)
     s = settings
+    shape = reading_of(s.rules)
     b = _Builder(voice, s)
 
-    if s.rules == "kyogi" and s.joka:  # the 下の句 is held only before the 間 (issue 21)
+    if shape.opening == "joka" and s.joka:  # the 下の句 is held only before the 間 (issue 21)
         b.speak("kami", "joka", "joka", "kami")
         b.silence("gap", "joka", s.joka_gap_ms)
         b.speak("shimo", "joka", "joka", "shimo")
         b.silence("gap", "joka", s.gap_ms)
         b.speak("shimo", "joka", "joka", "shimo", hold_ms=s.yoin_ms)
-    elif s.rules == "goshiki" and s.joka:
+    elif shape.opening == "announce" and s.joka:
         b.speak("whole", "announce", "announce", "whole")
         b.ma("karafuda")
         b.speak("kami", "karafuda", "karafuda", "kami")
         b.silence("gap", "karafuda", s.gap_ms)
         b.speak("shimo", "karafuda", "karafuda", "shimo", hold_ms=s.yoin_ms)
-    elif s.rules == "beginner" and s.joka:
+    elif shape.opening == "joka-once" and s.joka:
         b.speak("kami", "joka", "joka", "kami")
         b.silence("gap", "joka", s.joka_gap_ms)
         b.speak("shimo", "joka", "joka", "shimo", hold_ms=s.yoin_ms)
@@ -117,7 +119,7 @@ def build_plan(settings: ReadingSettings, seed: int, voice: Voice) -> Plan:
         k = kimariji_of(no, universe, read)
         b.ma(no)
         b.speak("kami", no, str(no), "kami", kimariji=k)
-        if s.rules == "kyogi":
+        if shape.waits_for_take:
             b.silence("take", no, s.take_ms, wait=True)
             if i < len(order) - 1 or s.last_shimo:
                 b.speak("shimo", no, str(no), "shimo", hold_ms=s.yoin_ms)

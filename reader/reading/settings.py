@@ -1,4 +1,5 @@
-"""Reading settings and the three presets (kyogi, goshiki, beginner).
+"""Reading settings and the presets: one per game (kyogi, goshiki: ``game.reading``, a
+``reader.match.rules.games.ReadingPreset``) and ``BEGINNER``, a reading of its own.
 
 All durations are integer milliseconds; ``speed`` scales the voice's pace (1.0 = kyogi pace).
 A preset gives defaults; any option given on the command line replaces just that value.
@@ -15,12 +16,34 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
-RULES = ("kyogi", "goshiki", "beginner")
+from reader.match.rules.games import GAMES, KYOGI, ReadingPreset
+
+#: beginner: each poem 上の句 then 下の句 straight through, slower, with room between poems
+BEGINNER = ReadingPreset("beginner", (("ma_ms", 2000), ("yoin_ms", 1000), ("take_ms", 0),
+                                      ("gap_ms", 800), ("speed", 0.9), ("joka", False)),
+                         opening="joka-once", waits_for_take=False)
+#: every reading preset by name, in the order the command line lists them
+READINGS: dict[str, ReadingPreset] = {**{n: g.reading for n, g in GAMES.items()},
+                                      BEGINNER.name: BEGINNER}
+RULES = tuple(READINGS)
+
+
+def reading_of(name: str) -> ReadingPreset:
+    """The reading preset called ``name`` (``KarutaError`` for another name)."""
+    from reader.base.errors import KarutaError
+
+    if not isinstance(name, str) or name not in READINGS:
+        raise KarutaError(f"unknown rules {name!r}: choose {_choices()}")
+    return READINGS[name]
+
+
+def _choices() -> str:
+    return ", ".join(RULES[:-1]) + " or " + RULES[-1]
 
 
 @dataclass(frozen=True)
 class ReadingSettings:
-    rules: str = "kyogi"
+    rules: str = KYOGI.name
     #: 間: silence right before every 上の句 (after a 下の句 or the jo-ka)
     ma_ms: int = 1000
     #: 余韻: how long the last sound of a 下の句 is held
@@ -48,8 +71,7 @@ class ReadingSettings:
     def __post_init__(self):
         from reader.base.errors import KarutaError
 
-        if self.rules not in RULES:
-            raise KarutaError(f"unknown rules {self.rules!r}: choose kyogi, goshiki or beginner")
+        reading_of(self.rules)
         from reader.base.limits import check_pause_ms
 
         for name in ("ma_ms", "yoin_ms", "take_ms", "gap_ms", "joka_gap_ms"):
@@ -67,25 +89,20 @@ class ReadingSettings:
         return d
 
 
+#: each preset's settings (a preset's ``values`` over the defaults)
 PRESETS: dict[str, ReadingSettings] = {
-    "kyogi": ReadingSettings(rules="kyogi"),
-    "goshiki": ReadingSettings(rules="goshiki", ma_ms=600, yoin_ms=400, take_ms=0, gap_ms=250,
-                               speed=1.8, cards=17),
-    "beginner": ReadingSettings(rules="beginner", ma_ms=2000, yoin_ms=1000, take_ms=0, gap_ms=800,
-                                speed=0.9, joka=False),
-}
+    n: ReadingSettings(rules=n, **dict(r.values)) for n, r in READINGS.items()}
 
 
 def preset(rules: str, **overrides) -> ReadingSettings:
     """The preset for ``rules`` with the given (non-None) values replaced."""
     from reader.base.errors import KarutaError
 
-    if rules not in PRESETS:
-        raise KarutaError(f"unknown rules {rules!r}: choose kyogi, goshiki or beginner")
+    reading_of(rules)
     return replace(PRESETS[rules], **{k: v for k, v in overrides.items() if v is not None})
 
 
-def settings_from_options(rules: str = "kyogi", *, poems_spec: str | None = None, colors=(),
+def settings_from_options(rules: str = KYOGI.name, *, poems_spec: str | None = None, colors=(),
                           cards: int | None = None, karafuda: int | None = None,
                           ma: float | None = None, yoin: float | None = None,
                           take: float | None = None, gap: float | None = None,

@@ -29,9 +29,10 @@ CARDS = 20
 def round_settings(color: str, *, speed: float | None = None, cards: int | None = None,
                    poems_spec: str | None = None, joka: bool | None = None):
     """The reading settings of a goshiki reading of ``color`` (or of ``poems_spec``)."""
+    from reader.match.rules.games import GOSHIKI
     from reader.reading.settings import settings_from_options
 
-    return settings_from_options("goshiki", poems_spec=poems_spec,
+    return settings_from_options(GOSHIKI.name, poems_spec=poems_spec,
                                  colors=() if poems_spec else (color,), cards=cards,
                                  speed=speed, joka=joka)
 

@@ -13,6 +13,9 @@ Nothing here reads a clock, a config file or the global random generator: a deal
 a ``random.Random`` passed in (see ``kyogi.deal`` / ``goshiki.deal``) or is given.
 The scoring follows ``docs/rules.md`` §3 (kyogi) and §4 (goshiki); the module docstrings
 spell out every design choice where the rules leave room.
+
+``reader.match.rules.games`` holds one object per game (``KYOGI``, ``GOSHIKI``): the only place
+a game's name is written; the log, the keeper, the reading engine and practice ask the object.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from typing import Any, Callable, Generic, TypeVar
 
 from reader.base.errors import KarutaError
 
-__all__ = ["IllegalEvent", "MatchOver", "BadDeal", "Outcome", "Match"]
+__all__ = ["IllegalEvent", "MatchOver", "BadDeal", "EntryError", "Outcome", "Match"]
 
 
 class IllegalEvent(KarutaError):
@@ -34,6 +37,11 @@ class MatchOver(IllegalEvent):
 
 class BadDeal(KarutaError):
     """A deal that does not fit the rules (wrong number of cards, overlap, wrong colour)."""
+
+
+class EntryError(KarutaError):
+    """A keeper's entry line a game's grammar cannot understand (``games.Rules.parse_entry``;
+    shown on screen, the match goes on)."""
 
 
 @dataclass(frozen=True)
