@@ -89,7 +89,7 @@ def test_bad_online_options_are_one_line(tmp_path):
                    "--join")
     one_line_error(run_inproc("practice", "--join", "127.0.0.1:1", "--as", "bot:1"), "--code")
     one_line_error(run_inproc("practice", "--host", "--join", "x", "--as", "bot:1"),
-                   "do not go together")
+                   "with --host, leave out --join")
     one_line_error(run_inproc("practice", "--code", "123456"), "online")
     one_line_error(run_inproc("practice", "--host", "--sound"), "--sound")
     # a host that cannot be reached, through the installed command

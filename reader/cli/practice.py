@@ -1,19 +1,17 @@
 """``karuta practice``: a practice match — the app reads, you grab, the rules judge.
 
-Thin: parse options, build the match (``reader.practice.headless.new_match`` / ``resume``), then
-either play it headless (``--bot-vs-bot``) or hand it to the board window
-(``reader.practice.window``).
+Thin: parse the options, check how they go together (``CHECKS``, one table), then hand the
+match to its mode in ``reader.practice.run``: two bots with no window, a player at the board
+window, or online (host or guest, a player at the window or a bot in the seat).
 """
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 
 import click
 
-from reader.cli import warn
-
 from reader.base.errors import KarutaError
-from reader.base.seeds import pick_seed
+from reader.cli import warn
 from reader.cli.bounds import FINITE, finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
                                 timing_details_option, timing_details_wanted, voice_option)
@@ -30,6 +28,107 @@ def _cards(ctx, param, value):
         raise click.BadParameter(f"{value} is out of range: kyogi deals 1-{MAX_KYOGI_CARDS} "
                                  "cards a side", ctx=ctx, param=param)
     return value
+
+
+# --- how the options go together --------------------------------------------------------------
+
+#: the options a new match is made with: the host's or the log's when joining or resuming
+DEAL = ("--rules", "--cards", "--color", "--seed", "--joka", "--ma", "--yoin", "--speed",
+        "--take")
+ONLINE = ("--host", "--join")
+#: how a needed option is named in a refusal
+SHOWN = {"--log": "--log FILE", "--code": "--code CODE", "--as": "--as bot:LEVEL"}
+
+
+@dataclass(frozen=True)
+class Needs:
+    """``option`` given without any of ``others``: "OPTION needs OTHER: why"."""
+
+    option: str
+    others: tuple[str, ...]
+    why: str
+
+    def refusal(self, given: list[str], game) -> str | None:
+        if self.option in given and not any(o in given for o in self.others):
+            return f"{self.option} needs {' or '.join(SHOWN.get(o, o) for o in self.others)}: " \
+                   f"{self.why}"
+        return None
+
+
+@dataclass(frozen=True)
+class LeaveOut:
+    """Any of ``options`` given with some of ``others``: "with OPTION, leave out OTHERS: why"
+    (naming exactly the others given, as typed)."""
+
+    options: tuple[str, ...]
+    others: tuple[str, ...]
+    why: str
+
+    def refusal(self, given: list[str], game) -> str | None:
+        which = next((o for o in self.options if o in given), None)
+        extra = [o for o in self.others if o in given]
+        if which is not None and extra:
+            return f"with {which}, leave out {_and(extra)}: {self.why}"
+        return None
+
+
+@dataclass(frozen=True)
+class ForGames:
+    """``option`` (a deal option, ``Rules.deal_options``) given for a game that has none:
+    "OPTION needs --rules GAME: why"."""
+
+    option: str
+
+    def refusal(self, given: list[str], game) -> str | None:
+        key = self.option.removeprefix("--")
+        if self.option in given and key not in game.deal_options:
+            takers = " or ".join(n for n, g in GAMES.items() if key in g.deal_options)
+            return f"{self.option} needs --rules {takers}: {game.name} has no {self.option}"
+        return None
+
+
+#: every "X goes only with Y" of ``karuta practice``, in the order they are checked; the first
+#: that holds is the one line said (before anything is opened or written)
+CHECKS = (
+    Needs("--port", ("--host",), "it is the port a host listens on (a guest joins HOST:PORT)"),
+    Needs("--code", ONLINE, "it is for online play"),
+    Needs("--as", ONLINE, "it is for online play"),
+    Needs("--sound", ("--as",), "the board window always reads aloud"),
+    LeaveOut(("--host",), ("--join",), "one machine hosts, the other joins"),
+    LeaveOut(ONLINE, ("--vs", "--bot-vs-bot", "--json"),
+             "online, the other player is on the other machine"),
+    Needs("--join", ("--code",), "the code the host printed"),
+    LeaveOut(("--join",), DEAL + ("--memorize", "--resume"), "the host sets the match"),
+    Needs("--json", ("--bot-vs-bot", "--resume"), "a window match shows its result"),
+    Needs("--resume", ("--log",), "the match to continue"),
+    LeaveOut(("--bot-vs-bot",), ("--vs",), "the two bots play both seats"),
+    LeaveOut(("--bot-vs-bot",), ("--memorize",), "bots need no memorisation"),
+    LeaveOut(("--resume",), DEAL, "the logged match keeps its own settings"),
+    ForGames("--cards"),
+    ForGames("--color"),
+)
+
+
+def refusal(given: list[str], game, checks=CHECKS) -> str | None:
+    """The first of ``checks`` the options ``given`` (as typed) break, or ``None``."""
+    for c in checks:
+        why = c.refusal(given, game)
+        if why is not None:
+            return why
+    return None
+
+
+def _given(ctx: click.Context) -> list[str]:
+    """The options the user typed, each as its first name (``--joka`` for ``--no-joka`` too)."""
+    from click.core import ParameterSource
+
+    return [p.opts[0] for p in ctx.command.params
+            if ctx.get_parameter_source(p.name) not in (None, ParameterSource.DEFAULT)]
+
+
+def _and(names: list[str]) -> str:
+    shown = [n + "/--no-" + n[2:] if n == "--joka" else n for n in names]
+    return shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
 
 
 def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
@@ -111,9 +210,7 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
               help="Online with --as: read aloud too, in sync with the other machine "
                    "(--device).")
 @timing_details_option()
-def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_json, hints,
-             voice_spec, joka, ma, yoin, speed, take, simultaneous, device, fullscreen, memorize,
-             show_kimariji, backend, host_mode, port, join, code, as_seat, sound, timing_details):
+def practice(**o):
     """Play a practice match on a board: the app reads, you grab the cards, it judges.
 
     \b
@@ -127,527 +224,133 @@ def practice(rules, vs, cards, color, seed, log_file, resume, bot_vs_bot, as_jso
       karuta practice --host                     # online: prints the code to join with
       karuta practice --join 192.168.1.20 --code 123456
     """
-    from reader.reading.voices import make_voice
+    ctx = click.get_current_context()
+    game = GAMES[o["rules"] or KYOGI.name]
+    said = refusal(_given(ctx), game)
+    if said is not None:
+        raise KarutaError(said)
+    reading = _reading(game.name, o["joka"], o["ma"], o["yoin"], o["speed"], o["take"])
+    from reader.practice import run
+
+    env = _env()
+    if o["join"] is not None:
+        return _join(env, o)
+    seats = _seats(o)
+    code = o["code"]
+    if code is not None and not (4 <= len(code) <= 64 and code.isprintable() and " " not in code):
+        raise KarutaError("--code: 4-64 characters, no spaces")
+    if not 0 <= o["simultaneous"] <= _headless().MAX_SIMULTANEOUS_MS:
+        raise KarutaError(f"--simultaneous {o['simultaneous']:g} is out of range: "
+                          f"0-{_headless().MAX_SIMULTANEOUS_MS:g} ms")
+    m = run.new_or_resumed(env, rules=game.name, seats=seats, seed=o["seed"],
+                           voice_spec=o["voice_spec"], cards=o["cards"], color=o["color"],
+                           reading=reading, simultaneous=o["simultaneous"],
+                           log_file=o["log_file"], resume=o["resume"])
+    if o["host_mode"]:
+        return _host(env, o, m)
+    if run.has_player(m):
+        if o["as_json"]:  # (a resumed match with a player)
+            raise KarutaError("--json needs --bot-vs-bot: a window match shows its result")
+        run.play_window(env, m, log_file=o["log_file"], hints=o["hints"], device=o["device"],
+                        fullscreen=o["fullscreen"], memorize=o["memorize"],
+                        show_kimariji=o["show_kimariji"], backend=o["backend"],
+                        new_log=not o["resume"],
+                        timing_details=timing_details_wanted(o["timing_details"]))
+        return
+    again = f"--bot-vs-bot {o['bot_vs_bot']}" if o["bot_vs_bot"] is not None else ""
+    run.play_bots(env, m, log_file=o["log_file"], resume=o["resume"], as_json=o["as_json"],
+                  again=again)
+
+
+def _headless():
     from reader.practice import headless
-    from reader.practice.match import PracticeSettings, Seat
 
-    game = GAMES[rules or KYOGI.name]
-    reading = _reading(game.name, joka, ma, yoin, speed, take)
-    # the settings a new match is made with (the host's, or the log's on --resume)
-    deal = dict(rules=rules, cards=cards, color=color, seed=seed, joka=joka, ma=ma, yoin=yoin,
-                speed=speed, take=take)
-    online_mode = host_mode or join is not None
-    if not online_mode and (port is not None or code is not None or as_seat is not None
-                            or sound):
-        raise KarutaError("--port, --code, --as and --sound are for online play (--host or "
-                          "--join)")
-    if host_mode and join is not None:
-        raise KarutaError("--host and --join do not go together: one machine hosts, the other "
-                          "joins")
-    if online_mode and (bot_vs_bot is not None or vs is not None or as_json):
-        raise KarutaError("online, the other player is on the other machine: leave out --vs, "
-                          "--bot-vs-bot and --json")
-    if online_mode:
-        local = headless.parse_seat(as_seat) if as_seat is not None else Seat("human")
-        if local.kind == "none":
-            raise KarutaError("--as none: someone has to play this seat (bot:1-5)")
-        if local.kind == "human" and sound:
-            raise KarutaError("--sound is for --as bot:LEVEL (the board window always reads "
-                              "aloud)")
-    if join is not None:
-        if code is None:
-            raise KarutaError("--join needs --code CODE (the code the host printed)")
-        if port is not None:
-            raise KarutaError("--port is for --host; join HOST:PORT")
-        given = _given_settings(deal, memorize=memorize, resume=resume or None)
-        if given:
-            raise KarutaError(f"the host sets the match: leave out {_and(given)} when joining")
-        address = _netplay().parse_address(join)
-        _check_new_log(log_file, hold=False)  # (held once the link is up: a refused join
-        if local.kind == "human":              # leaves nothing beside the log's name)
-            return _join_window(address, code, voice_spec, log_file, device=device,
-                                fullscreen=fullscreen, show_kimariji=show_kimariji,
-                                hints=hints)
-        return _join(address, code, local, voice_spec, log_file, device if sound else False)
-    if host_mode:
-        if code is not None and not (4 <= len(code) <= 64 and code.isprintable()
-                                     and " " not in code):
-            raise KarutaError("--code: 4-64 characters, no spaces")
-        vs = "human"  # the seat of the player who joins
+    return headless
 
-    if not 0 <= simultaneous <= headless.MAX_SIMULTANEOUS_MS:
-        raise KarutaError(f"--simultaneous {simultaneous:g} is out of range: "
-                          f"0-{headless.MAX_SIMULTANEOUS_MS:g} ms")
-    if as_json and bot_vs_bot is None and not resume:
-        raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
-    if resume and log_file is None:
-        raise KarutaError("--resume needs --log FILE (the match to continue)")
-    if bot_vs_bot is not None:
-        if vs is not None:
-            raise KarutaError("--bot-vs-bot and --vs do not go together")
-        if memorize is not None:
-            raise KarutaError("--memorize is for a player at the board: bots need no "
-                              "memorisation (leave it out with --bot-vs-bot)")
-        parts = [p for p in bot_vs_bot.replace(" ", "").split(",")]
+
+def _env():
+    """The command around the modes (``reader.practice.run.Env``)."""
+    from contextlib import AbstractContextManager
+
+    from reader.cli import claim_log, command_clock
+    from reader.practice.run import Env
+
+    def calibration(output):
+        from reader.drills.calibrate import CalibrationStore, device_key
+
+        key = device_key(output)
+        return key, CalibrationStore().offset_ms(key)
+
+    def stats() -> AbstractContextManager:
+        from reader.drills.stats import StatsDB
+
+        return StatsDB()
+
+    return Env(echo=click.echo, warn=warn, aside=lambda line: click.echo(line, err=True),
+               claim_log=claim_log, clock=command_clock(), calibration=calibration,
+               stats=stats)
+
+
+def _local_seat(o):
+    """Online: this machine's seat (a player at the window, or ``--as bot:N``)."""
+    from reader.practice.match import Seat
+
+    local = _headless().parse_seat(o["as_seat"]) if o["as_seat"] is not None else Seat("human")
+    if local.kind == "none":
+        raise KarutaError("--as none: someone has to play this seat (bot:1-5)")
+    if local.kind == "human" and o["sound"]:
+        raise KarutaError("--sound needs --as bot:LEVEL: the board window always reads aloud")
+    return local
+
+
+def _seats(o) -> dict | None:
+    """The seats of a new match (on ``--resume`` ``None`` unless the options name them: the
+    logged seats then)."""
+    from reader.practice.match import Seat
+
+    headless = _headless()
+    if o["bot_vs_bot"] is not None:
+        parts = o["bot_vs_bot"].replace(" ", "").split(",")
         if len(parts) != 2:
-            raise KarutaError(f"--bot-vs-bot {bot_vs_bot!r}: give two levels, e.g. 2,4")
-        seats = {"A": headless.parse_seat(f"bot:{parts[0]}"),
-                 "B": headless.parse_seat(f"bot:{parts[1]}")}
-    else:
-        seats = {"A": local if host_mode else Seat("human"),
-                 "B": headless.parse_seat(vs or "bot:3")}
-    if cards is not None and "cards" not in game.deal_options:
-        raise KarutaError("--cards applies to kyogi (goshiki deals 10 each)")
-    if color is not None and "color" not in game.deal_options:
-        raise KarutaError("--color applies to goshiki")
-
-    from reader.cli import claim_log
-
-    def claim(hold=True):  # never over a file; one karuta plays a log at a time
-        if log_file is not None:
-            claim_log(log_file, "a practice log", new=not resume, hold=hold)
-
-    claim(hold=False)  # now; held once the sound device is open (window) or before a save
-    voice = make_voice(voice_spec)
-    if resume:
-        given = _given_settings(deal)
-        if given:
-            raise KarutaError(f"--resume continues the logged match: leave out {_and(given)}")
-        m = headless.resume(log_file, voice, seats if (bot_vs_bot or vs) else None)
-        if host_mode and m.seats["B"].kind != "human":
-            raise KarutaError(f"{log_file}: seat B of this match is {m.seats['B'].kind}, not a "
-                              "player who joins: resume it without --host")
-    else:
-        if seed is None:
-            seed = pick_seed()
-        m = headless.new_match(game.name, seats, seed, voice, cards=cards, color=color,
-                               reading=reading or None,
-                               settings=PracticeSettings(simultaneous_ms=simultaneous))
-
-    if host_mode and local.kind == "human":
-        return _host_window(m, code or online.new_code(), port if port is not None
-                            else online.DEFAULT_PORT, log_file, new_log=not resume,
-                            device=device, claim=claim, fullscreen=fullscreen,
-                            show_kimariji=show_kimariji, voice_spec=voice_spec, hints=hints,
-                            memorize_s=60.0 * (memorize or 0.0))
-    if host_mode:
-        claim()  # held while hosting, as a match on one machine
-        return _host(m, code or online.new_code(), port if port is not None
-                     else online.DEFAULT_PORT, log_file, new_log=not resume,
-                     device=device if sound else False, voice_spec=voice_spec,
-                     memorize_s=60.0 * (memorize or 0.0))
-    if any(s.kind == "human" for s in m.seats.values()):
-        if as_json:
-            raise KarutaError("--json needs --bot-vs-bot (a window match shows its result)")
-        _play_in_window(m, log_file=log_file, hints=hints, device=device, fullscreen=fullscreen,
-                   memorize=memorize, show_kimariji=show_kimariji, backend=backend,
-                   new_log=not resume, claim=claim,
-                   timing_details=timing_details_wanted(timing_details))
-        _say_seed(m)
-        return
-    claim()
-
-    def after(match, closed):
-        if log_file is not None:
-            headless.save(match, log_file)
-
-    try:
-        if log_file is not None and not resume:
-            headless.save(m, log_file)  # the deal is on disk before the first read
-        headless.play(m, on_read=after)
-    except KeyboardInterrupt:  # (Ctrl-C, SIGTERM, SIGHUP) every read before it is saved
-        import os
-
-        if log_file is not None and os.path.exists(log_file):
-            click.echo(f"log saved to {log_file}; continue with: karuta practice --resume "
-                       f"--log {log_file} --bot-vs-bot {bot_vs_bot}", err=True)
-        raise
-    from reader.match import log as matchlog
-
-    if as_json:
-        click.echo(json.dumps(matchlog.summary(m.match), ensure_ascii=False))
-    else:
-        click.echo(matchlog.report(m.match))
-        _say_seed(m)
-
-
-def _say_seed(m) -> None:
-    """After the match (never before an error line): the seed that repeats it."""
-    seed = m.extra.get("seed")
-    if seed is not None:
-        click.echo(f"seed {seed}: the same deal, order and bots again with --seed {seed}")
-
-
-def _play_in_window(m, *, log_file=None, hints: bool = False, device=None, fullscreen: bool = False,
-        memorize: float | None = None, show_kimariji: bool = False,
-        backend: str = "sounddevice", on_event=None, new_log: bool = False, claim=None,
-        timing_details: bool = False):
-    """``karuta practice`` with a human seat: open the output (a missing device is one line,
-    before any window and before anything is written), write a new log's deal (``new_log``),
-    open the stats database, and play the match in the board window.  ``timing_details``:
-    the window's frame rate, input polling and "get ready" figures at the end too."""
-    from reader.drills.calibrate import CalibrationStore, device_key
-    from reader.reading.player import open_output
-    from reader.base.errors import DeviceError, KarutaError
-    from reader.practice.window import NO_DISPLAY, BoardWindow
-    from reader.ui.window import display_available
-
-    if memorize is not None and not 0 <= memorize <= 120:
-        raise KarutaError(f"--memorize {memorize:g} is out of range: 0-120 minutes")
-    if not display_available():
-        raise DeviceError(NO_DISPLAY)
-    output = open_output(backend, device, m.plan.sample_rate)
-    try:
-        if claim is not None:
-            claim()  # the log is held from now on (``claim_log``)
-        if new_log and log_file is not None:
-            from reader.practice import headless
-
-            headless.save(m, log_file)  # the deal is on disk before the first read
-    except KarutaError:
-        output.stop()
-        raise
-    key = device_key(output)
-    calib = CalibrationStore().offset_ms(key)
-    if calib is None:
-        warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
-    from reader.cli import command_clock
-    from reader.drills.stats import StatsDB
-
-    with StatsDB() as db:
-        sid = _stats_session(db, m, key, calib)
-        w = BoardWindow(m, output, log_file=log_file, hints=hints, memorize_min=memorize,
-                        calibration_ms=calib or 0.0, show_kimariji=show_kimariji,
-                        fullscreen=fullscreen, on_event=on_event, db=db, session_id=sid,
-                        clock=command_clock())
-        w.run()
-        w.record_stats()
-    from reader.match import log as matchlog
-
-    click.echo(matchlog.report(m.match))
-    for line in w.end_lines()[3:]:
-        click.echo(line)
-    for p, skill in sorted(m.skill.items()):  # its form this match (reader.practice.bot)
-        click.echo(f"bot {m.seats[p].level} ({p}) played this match like a {skill:.1f}")
-    if timing_details:  # (a developer's figures: --timing-details)
-        click.echo(w.stats())
-        if w.ready_line() is not None:
-            click.echo(w.ready_line())
-    return m
-
-
-def _stats_session(db, m, key: str, calib, **more) -> str:
-    """A practice session in the stats database (``karuta stats`` learns from its takes)."""
-    from reader.cli import command_clock
-
-    return db.start_session("practice", command_clock().now(), {
-        "rules": m.rules, "seats": {p: s.kind for p, s in m.seats.items()},
-        "seed": m.extra.get("seed"), "device": key, "calibration_ms": calib, **more})
-
-
-def _record_online(w) -> None:
-    """This machine's player's takes and faults of an online match, into the stats database
-    (the other player's are theirs)."""
-    from reader.drills.calibrate import device_key
-    from reader.drills.stats import StatsDB
-
-    with StatsDB() as db:
-        w.db, w.session_id = db, _stats_session(db, w.m, device_key(w.output),
-                                                w.calibration_ms, online=w.local)
-        w.record_stats()
-
-
-def _check_new_log(log_file, hold: bool = True) -> None:
-    """A new online log: never over a file (``claim_log``), held while the match runs
-    (``hold=False``: the check alone; a guest holds it once the host has welcomed it)."""
-    if log_file is None:
-        return
-    from reader.cli import claim_log
-
-    claim_log(log_file, "a practice log", new=True, hold=hold)
-
-
-def _netplay():
-    from reader.practice import netplay
-
-    return netplay
-
-
-def _sound_for(m, voice_spec, timeline_of, offset_of, device, wait: bool = True,
-               start: bool = True):
-    """The reading heard in sync, in a process of its own (``netsound.SoundProcess``),
-    started (unless ``start`` is False: the window starts it); ``None`` for ``device`` False
-    (a bot's seat without ``--sound``).  ``wait``: until it plays (else its ``error`` says
-    later why not)."""
-    if device is False:
+            raise KarutaError(f"--bot-vs-bot {o['bot_vs_bot']!r}: give two levels, e.g. 2,4")
+        return {"A": headless.parse_seat(f"bot:{parts[0]}"),
+                "B": headless.parse_seat(f"bot:{parts[1]}")}
+    if o["host_mode"]:
+        return {"A": _local_seat(o), "B": Seat("human")}  # (B: the player who joins)
+    if o["resume"] and o["vs"] is None:
         return None
-    from reader.practice.netsound import SoundProcess
-
-    s = SoundProcess(m.log_text(), online.plan_digest(m.plan), voice_spec, timeline_of,
-                     offset_of, device=device)
-    if start:
-        s.start(wait=wait)
-    return s
+    return {"A": Seat("human"), "B": headless.parse_seat(o["vs"] or "bot:3")}
 
 
-def _sound_line(s) -> None:
-    if s is not None:
-        s.stop()
-        click.echo(f"audio: {s.underruns} underruns, {s.late} buffers without their speech "
-                   f"in time, {s.cuts} starts heard too late"
-                   + (f" (at worst {s.cut_ms} ms cut)" if s.cuts else ""))
+def _host(env, o, m):
+    """``--host``: this machine's player at the window, or ``--as bot:N`` in the seat."""
+    from reader.practice import run
+
+    if o["resume"] and m.seats["B"].kind != "human":
+        raise KarutaError(f"{o['log_file']}: seat B of this match is {m.seats['B'].kind}, not a "
+                          "player who joins: resume it without --host")
+    code = o["code"] or online.new_code()
+    port = o["port"] if o["port"] is not None else online.DEFAULT_PORT
+    memorize_s = 60.0 * (o["memorize"] or 0.0)
+    if m.seats["A"].kind == "human":
+        return run.host_window(env, m, code, port, o["log_file"], new_log=not o["resume"],
+                               device=o["device"], fullscreen=o["fullscreen"],
+                               show_kimariji=o["show_kimariji"], voice_spec=o["voice_spec"],
+                               hints=o["hints"], memorize_s=memorize_s)
+    return run.host(env, m, code, port, o["log_file"], new_log=not o["resume"],
+                    device=o["device"] if o["sound"] else False, voice_spec=o["voice_spec"],
+                    memorize_s=memorize_s)
 
 
-def _host(m, code: str, port: int, log_file, new_log: bool, device=False,
-          voice_spec=None, memorize_s: float = 0.0) -> None:
-    """``--host``: serve the match until it is over; the log is saved after every read."""
-    from reader.practice import headless
-    from reader.match import log as matchlog
+def _join(env, o):
+    """``--join``: this machine's player at the window, or ``--as bot:N`` in the seat."""
+    from reader.practice import netplay, run
 
-    if new_log and log_file is not None:
-        headless.save(m, log_file)  # the deal is on disk before anyone joins
-
-    def event(name, data):
-        if name == "done":
-            if log_file is not None:
-                headless.save(m, log_file)
-            click.echo(host.session.status)
-        elif name in ("tries", "silent", "refused"):  # wrong codes, a silent link, bad touches
-            warn(data)
-
-    host = online.Host(m, code, on_event=event, memorize_s=memorize_s)
-
-    def listening(p):
-        click.echo(f"hosting on port {p}, code {code}: on the other machine run "
-                   f"karuta practice --join THIS-MACHINE:{p} --code {code}")
-
-    sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device)
-
-    def own_sound(now):  # this machine's sound stalled or heard a start too late: said
-        line = None if sound is None else host.local_sound(sound.underruns, sound.cut_ms)
-        if line is not None:
-            warn(line)
-
-    try:
-        _netplay().run(_netplay().run_host(host, port, on_listen=listening, warn=warn,
-                                           on_tick=own_sound))
-    finally:
-        _sound_line(sound)
-    click.echo(matchlog.report(m.match))
-    _say_seed(m)
-
-
-def _join(address, code: str, local, voice_spec, log_file, device=False) -> None:
-    """``--join``: play the host's match (a bot in this seat: ``--as``)."""
-    from reader.practice import headless
-    from reader.match import log as matchlog
-
-    build = _build_guest_match(voice_spec)
-
-    def event(name, data):
-        if name == "closed" and data is not None and data.result is not None:
-            if log_file is not None:
-                headless.save(guest.m, log_file)
-            took = data.event.took
-            click.echo(f"read {data.index + 1}: {data.poem} · "
-                       + ({"A": "A took it", "B": "B took it",
-                           "both": "simultaneous: to the owner"}.get(took, "nobody took it")))
-        elif name == "warn":
-            warn(f"the host says: {data}")
-        elif name == "welcome" and guest.rejoins:
-            warn(f"joined again: the match goes on from read {data.index + 1}")
-        elif name == "welcome":
-            _check_new_log(log_file)  # the link is up: the log is this karuta's now
-        if name == "welcome" and sound[0] is None and device is not False:
-            sound[0] = _sound_for(data, voice_spec, lambda: guest.timeline,
-                                  lambda: guest.offset, device, wait=False)  # (in the loop)
-
-    sound = [None]
-
-    def status(now):  # the sound's stalls, told to the host (it says what it makes of them)
-        s = sound[0]
-        if s is not None and s.error is not None:
-            raise s.error  # (the sound device would not open: one line, as on the host)
-        return [] if s is None else guest.sound_status(s.underruns, s.cut_ms)
-
-    guest = online.Guest(code, build, on_event=event)
-    players = [status]
-    if local.kind == "bot":
-        bot = online.GuestBot(guest, local.level,
-                              lambda m, seats: headless.resume_text(m.log_text(), "the match",
-                                                                    m.voice, seats))
-        players.append(bot.tick)
-    try:
-        _netplay().run(_netplay().run_guest(guest, address, players=players, warn=warn))
-    finally:
-        _sound_line(sound[0])
-        _clock_line(guest)
-    click.echo(matchlog.report(guest.m.match))
-
-
-def _clock_line(guest) -> None:
-    c = guest.clock
-    if c.offset is not None:
-        click.echo(f"clock: the host's minus this machine's {c.offset * 1000:+.3f} ms (best "
-                   f"round trip {c.rtt * 1000:.1f} ms), {c.jumps} jumps")
-
-
-def _build_guest_match(voice_spec):
-    """``build`` for ``online.Guest``: the host's match from its log, the plan checked."""
-    return lambda text, digest: online.match_of_log(text, digest, voice_spec)
-
-
-def _window_ready(device=False):
-    """Before anything is opened or written: a display, and unless ``device`` is False the
-    sound device (one line if either is missing; the device is opened once the window is
-    up)."""
-    from audio.output.devices import resolve_device
-    from reader.base.errors import DeviceError
-    from reader.practice.window import NO_DISPLAY
-    from reader.ui.window import display_available
-
-    if not display_available():
-        raise DeviceError(NO_DISPLAY)
-    if device is not False:
-        resolve_device(device)
-
-
-def _calibration(sound) -> float:
-    from reader.drills.calibrate import CalibrationStore, device_key
-
-    key = device_key(sound)
-    calib = CalibrationStore().offset_ms(key)
-    if calib is None:
-        warn(f"no calibration for {key}: reactions are uncalibrated (run `karuta calibrate`)")
-    return calib or 0.0
-
-
-def _wait_for(event, transport) -> None:
-    """Until ``event`` is set or the transport ended (its error raised here, one line)."""
-    while not event.wait(0.05):
-        if transport.done.is_set():
-            break
-    if transport.error is not None:
-        raise transport.error
-    if not event.is_set():
-        raise KarutaError("the link ended before the match began")
-
-
-def _end_window(w, transport, sound) -> None:
-    """The window is closed: the transport stopped, its error said (one line), else the
-    report."""
-    from reader.match import log as matchlog
-
-    transport.stop()
-    _sound_line(sound)
-    _record_online(w)
-    error = transport.error or getattr(sound, "error", None)
-    if error is not None and not w.session.over:
-        if w.log_file is not None and isinstance(error, KarutaError):
-            raise type(error)(f"{error} (the match so far is kept in {w.log_file})")
-        raise error
-    click.echo(matchlog.report(w.m.match))
-    for line in w.end_lines()[3:]:
-        click.echo(line)
-    click.echo(w.stats())
-
-
-def _host_window(m, code: str, port: int, log_file, *, new_log: bool, device, claim,
-                 fullscreen: bool, show_kimariji: bool, voice_spec=None,
-                 hints: bool = False, memorize_s: float = 0.0) -> None:
-    """``--host`` with this machine's player in the board window."""
-    import threading
-
-    from reader.practice import headless
-    from reader.practice.netwindow import Locked, OnlineWindow, Transport
-
-    _window_ready(device)
-    host = online.Host(m, code, ready=False,  # (ready once the window is open)
-                       memorize_s=memorize_s)
-    sound = _sound_for(m, voice_spec, lambda: host.timeline, lambda: 0.0, device, start=False)
-    transport = None
-    try:
-        claim()  # the log is held from now on
-        if new_log and log_file is not None:
-            headless.save(m, log_file)  # the deal is on disk before anyone joins
-        lock = threading.Lock()
-        listening = threading.Event()
-
-        def listen(p):
-            click.echo(f"hosting on port {p}, code {code}: on the other machine run "
-                       f"karuta practice --join THIS-MACHINE:{p} --code {code}")
-            listening.set()
-
-        net = _netplay()
-        transport = Transport(lambda: net.run_host(Locked(host, lock), port, on_listen=listen,
-                                                   warn=warn))
-        _wait_for(listening, transport)
-        w = OnlineWindow(host, host.local, lock, sound, transport=transport, say=warn,
-                         log_file=log_file, calibrate=_calibration, hints=hints,
-                         show_kimariji=show_kimariji, fullscreen=fullscreen)
-        w.run()
-    except BaseException:
-        if transport is not None:
-            transport.stop()
-        sound.stop()
-        raise
-    _end_window(w, transport, sound)
-    _say_seed(m)
-
-
-def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen: bool,
-                 show_kimariji: bool, hints: bool = False) -> None:
-    """``--join`` with this machine's player in the board window."""
-    import threading
-
-    from reader.practice.netwindow import Locked, OnlineWindow, Transport
-
-    _window_ready()  # (the sound device once the host has said yes: a refused join is that)
-    welcomed = threading.Event()
-    guest = online.Guest(code, _build_guest_match(voice_spec),
-                         on_event=lambda name, data: welcomed.set() if name == "welcome" else None)
-    guest.ready = False  # (ready once the window is open)
-    lock = threading.Lock()
-    window = [None]
-    net = _netplay()
-    transport = Transport(lambda: net.run_guest(
-        Locked(guest, lock), address, warn=warn,
-        players=[lambda now: window[0].drain(now) if window[0] is not None else []]))
-    sound = None
-    try:
-        _wait_for(welcomed, transport)
-        _window_ready(device)
-        _check_new_log(log_file)  # the link is up: the log is this karuta's now
-        with lock:
-            m = guest.m
-            if log_file is not None:
-                from reader.practice import headless
-
-                headless.save(m, log_file)
-        sound = _sound_for(m, voice_spec, lambda: guest.timeline, lambda: guest.offset,
-                           device, start=False)
-        with lock:
-            w = window[0] = OnlineWindow(guest, guest.me, lock, sound, transport=transport,
-                                         say=warn, hints=hints,
-                                         log_file=log_file, calibrate=_calibration,
-                                         show_kimariji=show_kimariji, fullscreen=fullscreen)
-        w.run()
-    except BaseException:
-        transport.stop()
-        if sound is not None:
-            sound.stop()
-        raise
-    _end_window(w, transport, sound)
-    _clock_line(guest)
-
-
-def _given_settings(deal: dict, **more) -> list[str]:
-    """The options of ``deal`` (and ``more``) the user gave, as typed: a match whose settings
-    come from elsewhere (the host, the log) names exactly these in its refusal."""
-    names = {"joka": "--joka/--no-joka"}
-    return [names.get(k, "--" + k.replace("_", "-"))
-            for k, v in {**deal, **more}.items() if v is not None]
-
-
-def _and(names: list[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    local = _local_seat(o)
+    address = netplay.parse_address(o["join"])
+    if local.kind == "human":
+        return run.join_window(env, address, o["code"], o["voice_spec"], o["log_file"],
+                               device=o["device"], fullscreen=o["fullscreen"],
+                               show_kimariji=o["show_kimariji"], hints=o["hints"])
+    return run.join(env, address, o["code"], local, o["voice_spec"], o["log_file"],
+                    o["device"] if o["sound"] else False)
