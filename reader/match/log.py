@@ -45,7 +45,7 @@ from typing import Any, Union
 from reader.base.errors import KarutaError, LogError
 from reader.match.rules import Outcome
 from reader.match.rules import goshiki, kyogi
-from reader.match.rules.games import GAMES, NAMES, Rules, named, of_state
+from reader.match.rules.games import GAMES, NAMES, Rules, named, of_state, player_field
 from reader.base.statefiles import decode_json
 
 __all__ = ["LoadedLog", "load", "loads", "header_of", "dumps", "save", "summary", "report",
@@ -95,12 +95,6 @@ def parse_header(obj: Any) -> LoadedLog:
     return LoadedLog(rules, match, extra)
 
 
-def _player(v: Any, where: str) -> Any:
-    if v is not None and not isinstance(v, str):
-        raise KarutaError(f"unknown player {json.dumps(v)} in {where}")
-    return v
-
-
 def parse_read(rules: str, obj: Any) -> kyogi.Read | goshiki.Read:
     """The event one read line describes (``KarutaError`` with a reason if it is bad)."""
     if not isinstance(obj, dict):
@@ -117,7 +111,7 @@ def parse_read(rules: str, obj: Any) -> kyogi.Read | goshiki.Read:
         raise KarutaError(f"\"read\" must be a poem number, not {json.dumps(obj['read'])}")
     if "took" not in obj:
         raise KarutaError("missing \"took\" (a player, or null)")
-    took = _player(obj["took"], "took")
+    took = player_field(obj["took"], "took")
     return game.read_from_json(obj, took)
 
 

@@ -26,7 +26,7 @@ from reader.base.errors import KarutaError
 from reader.match.rules import EntryError, goshiki, kyogi
 
 __all__ = ["ReadingPreset", "Rules", "Kyogi", "Goshiki", "KYOGI", "GOSHIKI", "GAMES", "NAMES",
-           "named", "of_state", "MAX_KYOGI_CARDS"]
+           "named", "of_state", "player_field", "MAX_KYOGI_CARDS"]
 
 #: kyogi: the most cards a side can hold (50 + 50 = all 100, no karafuda)
 MAX_KYOGI_CARDS = 50
@@ -384,8 +384,8 @@ class Goshiki(Rules):
         if not isinstance(faults, list):
             raise KarutaError("\"faults\" must be a list of players")
         for p in faults:
-            _player(p, "faults")
-        lost = _player(obj.get("lost"), "lost")
+            player_field(p, "faults")
+        lost = player_field(obj.get("lost"), "lost")
         return goshiki.Read(obj["read"], took, tuple(faults), lost)
 
     # -- the keeper
@@ -491,7 +491,8 @@ def _poem_list(obj: dict, key: str) -> list[int]:
     return v
 
 
-def _player(v: Any, where: str) -> Any:
+def player_field(v: Any, where: str) -> Any:
+    """A log line's player field: a name or null (``KarutaError`` for another value)."""
     if v is not None and not isinstance(v, str):
         raise KarutaError(f"unknown player {json.dumps(v)} in {where}")
     return v
