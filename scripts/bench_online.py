@@ -8,7 +8,7 @@ one.
 1. **Start skew.**  Its own PulseAudio: a stereo null sink ``mix`` and two mono remap sinks on
    its left (``sink_h``, the host's) and right (``sink_g``, the guest's) channel, so one
    recording of ``mix.monitor`` holds both machines' sound on one clock.  The guest reaches the
-   host through a relay in this script that holds every chunk 80 ± 20 ms (uniform) in each
+   host through a relay (``testbed.relay``) that holds every chunk 80 ± 20 ms (uniform) in each
    direction, in order, as TCP would (``tc netem`` is not available in this kernel).  For every
    sound both play (each speech segment's onset after 80 ms of silence), the skew is the
    right channel's onset minus the left's.  A null-sink stream on a loaded machine has

@@ -302,8 +302,11 @@ class Stall:
 
 def run_python(code: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter at the repo root (for SDL, whose environment must
-    be set before pygame is imported).  Fails the test with its stderr if it fails."""
-    full_env = dict(os.environ, PYTHONPATH=str(REPO), PYGAME_HIDE_SUPPORT_PROMPT="1")
+    be set before pygame is imported), finding what a test finds: the app, tests/'s helpers
+    and scripts/testbed (as pyproject.toml's pytest ``pythonpath``).  Fails the test with its
+    stderr if it fails."""
+    path = os.pathsep.join(str(p) for p in (REPO, REPO / "tests", REPO / "scripts"))
+    full_env = dict(os.environ, PYTHONPATH=path, PYGAME_HIDE_SUPPORT_PROMPT="1")
     full_env.update(env or {})
     res = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=full_env,
                          capture_output=True, text=True, timeout=timeout)
