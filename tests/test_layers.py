@@ -350,3 +350,32 @@ def test_the_tools_check_sees_a_tangle(tmp_path):
     f.write_text("import site, sys\nsys.path.insert(0, 'tests')\nsys.path = []\n"
                  "def f():\n    sys.path.append('scripts')\n    site.addsitedir('x')\n")
     assert _sys_path_edits(f) == [2, 3, 5, 6]
+
+
+def _top_level_names(path: Path) -> set[str]:
+    names = set()
+    for node in parsed(path).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                names |= {n.id for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+    return names
+
+
+def test_every_name_taken_from_testbed_is_there():
+    """A lazy ``from testbed.onsets import onset_number`` of a name that moved or was renamed
+    fails only when its line runs (a benchmark's rarely used mode): catch it here."""
+    tools = tool_modules()
+    missing = []
+    for path in tools.values():
+        for node in walk(parsed(path)):
+            if isinstance(node, ast.ImportFrom) and not node.level and node.module and \
+                    node.module.split(".")[0] == SUPPORT and node.module in tools:
+                have = _top_level_names(tools[node.module])
+                missing += [f"{path.relative_to(REPO)}:{node.lineno}: {node.module}.{a.name}"
+                            for a in node.names
+                            if a.name not in have and f"{node.module}.{a.name}" not in tools]
+    assert not missing, "names testbed does not have:\n" + "\n".join(missing)
