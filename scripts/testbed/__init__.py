@@ -22,8 +22,9 @@ How it is found (the one mechanism; no ``sys.path`` edits in any file):
   ``scripts/setup`` (``pip install -e``): run the benchmarks with ``.venv/bin/python``.
 
 tests/test_layers.py checks the direction: a benchmark imports no other benchmark, tests and
-benchmarks import each other only through this package, this package imports neither (nor
-pytest: a benchmark runs without it), and nothing here is part of a cycle.  Failures are
-``testbed.apps.Unavailable`` (a test turns it into a failure with the message, a benchmark
-into its exit line).
+benchmarks meet only in this package, this package imports neither (nor pytest: a benchmark
+runs without it), nothing here is part of a cycle, and no file edits ``sys.path``.  What
+could not be had (a tool missing, a server that did not start) raises
+``testbed.apps.Unavailable`` saying what to do: a test's fixture turns it into a one-line
+failure, a benchmark stops with it.
 """
