@@ -379,3 +379,25 @@ def test_every_name_taken_from_testbed_is_there():
                             for a in node.names
                             if a.name not in have and f"{node.module}.{a.name}" not in tools]
     assert not missing, "names testbed does not have:\n" + "\n".join(missing)
+
+
+#: what only the one start-up of each server says: a PulseAudio daemon its clients reach
+#: loads the unix protocol module; an Xvfb is given its screen
+SERVER_START_UPS = {"module-native-protocol-unix": "scripts/testbed/sound.py",
+                    "-screen": "scripts/testbed/xserver.py"}
+
+
+def _words(path: Path) -> set[str]:
+    """The whitespace-separated words of every string in ``path``'s code."""
+    return {w for n in walk(parsed(path)) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            for w in n.value.split()}
+
+
+def test_each_server_is_started_in_one_place():
+    """The sound server and the X server are started by testbed alone (PulseAudio's start-up
+    was written three times: audio_fixtures, bench_startup, bench_grab; Xvfb's three times)."""
+    wrong = [f"{path.relative_to(REPO)} starts a server as {home} does ({word})"
+             for path in tool_modules().values() if path != Path(__file__).resolve()
+             for word, home in SERVER_START_UPS.items()
+             if word in _words(path) and path.relative_to(REPO).as_posix() != home]
+    assert not wrong, "\n".join(wrong)
