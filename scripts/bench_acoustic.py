@@ -45,8 +45,6 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 
 def class_offsets(wav_path, plan: dict, voice) -> dict:
     """Per consonant: where the first sharp rise is heard, against the design's consonant onset

@@ -26,19 +26,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import select
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+from testbed.xserver import press_realtime, start_xvfb, xtest_press
 
 CHILD = r"""
 import collections, gc, json, os, random, sys, time
-sys.path.insert(0, os.environ["KARUTA_REPO"])
 from audio.output import NullOutput
 from audio.voice import ToneVoice
 from reader.practice import headless, window as W
@@ -190,22 +186,6 @@ w.run_bench()
 """
 
 
-def start_xvfb():
-    r, w = os.pipe()
-    p = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1920x1080x24",
-                          "-nolisten", "tcp", "-noreset"], pass_fds=(w,), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    os.close(w)
-    buf = b""
-    while not buf.endswith(b"\n"):
-        ready, _, _ = select.select([r], [], [], 20)
-        if not ready:
-            raise SystemExit("Xvfb did not start")
-        buf += os.read(r, 64)
-    os.close(r)
-    return p, ":" + buf.decode().strip()
-
-
 def presser(display: str, wid: int, sent: list, stop: threading.Event) -> None:
     """Press a key (F12: nothing on the board) or click (button 1) into window ``wid`` every
     0.1-0.4 s until ``stop``, noting each press's time (when its request is written) in
@@ -215,8 +195,6 @@ def presser(display: str, wid: int, sent: list, stop: threading.Event) -> None:
 
     from Xlib import X
     from Xlib import display as xdisplay
-
-    from bench_stress import press_realtime, xtest_press
 
     press_realtime()
     d = xdisplay.Display(display)
@@ -256,10 +234,9 @@ def main():
     ap.add_argument("--why", action="store_true",
                     help="also say what the window's thread was doing in poll gaps over 2 ms")
     args = ap.parse_args()
-    xvfb, display = start_xvfb()
+    xvfb, display = start_xvfb("1920x1080")
     try:
-        env = {**os.environ, "DISPLAY": display, "KARUTA_REPO": str(REPO),
-               "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
+        env = {**os.environ, "DISPLAY": display, "PYGAME_HIDE_SUPPORT_PROMPT": "1"}
         env.pop("SDL_VIDEODRIVER", None)
         child = subprocess.Popen([sys.executable, "-c", CHILD, str(args.seconds), args.size,
                                   "0" if args.idle else "1", "1" if args.why else "0"],

@@ -20,13 +20,10 @@ import json
 import os
 import resource
 import sqlite3
-import sys
 import tempfile
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def best_of(fn, n=20) -> float:

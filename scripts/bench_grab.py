@@ -59,42 +59,11 @@ from pathlib import Path
 
 import numpy as np
 
+from testbed.sound import RATE, PulseServer
+from testbed.xserver import start_xvfb
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-RATE = 48000
 BOOT = "import reader.cli as c; c.main()"
-
-
-def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
-    run, home = root / "run", root / "home"
-    run.mkdir(mode=0o700)
-    home.mkdir()
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(run), HOME=str(home))
-    env.pop("PULSE_SERVER", None)
-    p = subprocess.Popen(["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1",
-                          "--disallow-exit", "--use-pid-file=no",
-                          "-L", f"module-null-sink sink_name=ci_sink rate={RATE}",
-                          "-L", "module-native-protocol-unix"], env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env["PULSE_SERVER"] = f"unix:{run}/pulse/native"
-    for _ in range(200):
-        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
-            return p, env
-        time.sleep(0.05)
-    raise SystemExit("pulseaudio did not start")
-
-
-def start_xvfb() -> tuple[subprocess.Popen, str]:
-    for n in range(150, 200):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            break
-    p = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x800x24", "-nolisten", "tcp", "-noreset"],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    for _ in range(200):
-        if Path(f"/tmp/.X11-unix/X{n}").exists():
-            return p, f":{n}"
-        time.sleep(0.05)
-    raise SystemExit("Xvfb did not start")
 
 
 class Observer(threading.Thread):
@@ -266,8 +235,9 @@ def main():
         if not shutil.which(tool):
             raise SystemExit(f"missing {tool}")
     root = Path(tempfile.mkdtemp(prefix="karuta-bench-"))
-    pulse, penv = start_pulse(root)
-    xvfb, disp = start_xvfb()
+    server = PulseServer(root=root / "pulse", keepalive=False)
+    pulse, penv = server.proc, server.env
+    xvfb, disp = start_xvfb("1280x800")
     obs = Observer(penv)
     obs.start()
     if args.server_rt:  # as rtkit gives a desktop's sound server (and this observer)

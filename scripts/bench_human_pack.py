@@ -34,8 +34,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import numpy as np  # noqa: E402
 
@@ -202,10 +200,10 @@ def render(rows: dict, keys: list[str], out: Path) -> None:
 
 
 def synth_pack(folder: Path, n: int, seed: int = 5, tone: bool = False) -> None:
-    """``n`` poems (the jo-ka and 1..n-1) read 上・下・下 as tests/synth_clips.py reads them
+    """``n`` poems (the jo-ka and 1..n-1) read 上・下・下 as testbed/synth_clips.py reads them
     (the synthesized voice, or test tones with ``tone``): other speeds, pauses, breaths and
     clicks, a digital copy every fourth poem."""
-    from synth_clips import write_repeat_pack
+    from testbed.synth_clips import write_repeat_pack
 
     from audio.voice import ToneVoice
 

@@ -8,7 +8,7 @@ one.
 1. **Start skew.**  Its own PulseAudio: a stereo null sink ``mix`` and two mono remap sinks on
    its left (``sink_h``, the host's) and right (``sink_g``, the guest's) channel, so one
    recording of ``mix.monitor`` holds both machines' sound on one clock.  The guest reaches the
-   host through a relay in this script that holds every chunk 80 ± 20 ms (uniform) in each
+   host through a relay (``testbed.relay``) that holds every chunk 80 ± 20 ms (uniform) in each
    direction, in order, as TCP would (``tc netem`` is not available in this kernel).  For every
    sound both play (each speech segment's onset after 80 ms of silence), the skew is the
    right channel's onset minus the left's.  A null-sink stream on a loaded machine has
@@ -44,7 +44,6 @@ Needs: pulseaudio, parec, pactl.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import math
 import os
@@ -62,128 +61,24 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "scripts"))
-RATE = 48000
+from testbed.apps import reads, stop_apps
+from testbed.relay import Relay
+from testbed.sound import RATE, PulseServer, null_sink
+
 KARUTA = str(Path(sys.executable).parent / "karuta")
 
 
 # ------------------------------------------------------------------------------- sound server
-def start_pulse(root: Path) -> tuple[subprocess.Popen, dict]:
-    """bench_startup's PulseAudio with a stereo null sink ``mix`` and two mono remap sinks on
-    its left (``sink_h``) and right (``sink_g``) channels."""
-    from bench_startup import start_pulse as pulse
-
-    return pulse(root, [
-        f"module-null-sink sink_name=mix rate={RATE} channels=2",
+def start_pulse(root: Path) -> PulseServer:
+    """A PulseAudio daemon with a stereo null sink ``mix`` and two mono remap sinks on its
+    left (``sink_h``) and right (``sink_g``) channels."""
+    return PulseServer([
+        null_sink("mix", channels=2),
         "module-remap-sink sink_name=sink_h master=mix channels=1 "
         "master_channel_map=front-left channel_map=mono remix=no",
         "module-remap-sink sink_name=sink_g master=mix channels=1 "
-        "master_channel_map=front-right channel_map=mono remix=no"])
-
-
-# ------------------------------------------------------------------------------- the relay
-#: a lost TCP segment arrives once the sender's retransmission timer fires (Linux's least
-#: RTO is 200 ms); what was sent after it waits behind it (in order)
-RTO_S = 0.2
-
-
-class Relay:
-    """host:port <- relay <- guest; each chunk held ``delay ± jitter`` s, in order; a share
-    ``loss`` of the chunks is lost once and resent (``RTO_S`` later), as TCP would."""
-
-    def __init__(self, target_port: int, delay: float, jitter: float, seed: int = 1,
-                 loss: float = 0.0):
-        self.target = target_port
-        self.delay, self.jitter, self.loss = delay, jitter, loss
-        self.rng = random.Random(seed)
-        self.refuse_until = 0.0
-        self.writers: list = []
-        self._cut_on = None  # (bytes a guest -> host chunk must hold, seconds): ``cut_on``
-        self.held_until = 0.0  # ``hold``: nothing is delivered before then
-        self.port = None
-        self.loop = asyncio.new_event_loop()
-        self.ready = threading.Event()
-        threading.Thread(target=self._run, daemon=True).start()
-        self.ready.wait(10)
-
-    def _run(self):
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_until_complete(self._serve())
-
-    async def _serve(self):
-        server = await asyncio.start_server(self._client, "127.0.0.1", 0)
-        self.port = server.sockets[0].getsockname()[1]
-        self.ready.set()
-        await asyncio.Event().wait()
-
-    async def _pipe(self, reader, writer, up: bool = False):
-        q: asyncio.Queue = asyncio.Queue()
-        last = [0.0]
-
-        async def deliver():
-            while True:
-                at, data = await q.get()
-                if data is None:
-                    break
-                while (wait := max(at, self.held_until) - time.monotonic()) > 0:
-                    await asyncio.sleep(wait)  # (again: a hold may have begun meanwhile)
-                writer.write(data)
-                await writer.drain()
-
-        task = asyncio.create_task(deliver())
-        try:
-            while data := await reader.read(65536):
-                if up and self._cut_on is not None and all(p in data for p in self._cut_on[0]):
-                    seconds, self._cut_on = self._cut_on[1], None
-                    self._cut_now(seconds)  # (that chunk with it: lost in flight)
-                    break
-                at = max(last[0], time.monotonic() + self.delay
-                         + self.rng.uniform(-self.jitter, self.jitter)
-                         + (RTO_S if self.rng.random() < self.loss else 0.0))
-                last[0] = at
-                q.put_nowait((at, data))
-        except (ConnectionError, OSError):
-            pass
-        q.put_nowait((0, None))
-        try:
-            await task
-        except (ConnectionError, OSError):
-            pass
-        writer.close()
-
-    async def _client(self, reader, writer):
-        if time.monotonic() < self.refuse_until:
-            writer.close()
-            return
-        try:
-            r2, w2 = await asyncio.open_connection("127.0.0.1", self.target)
-        except OSError:
-            writer.close()
-            return
-        self.writers += [writer, w2]
-        await asyncio.gather(self._pipe(reader, w2, up=True), self._pipe(r2, writer),
-                             return_exceptions=True)
-
-    def cut(self, seconds: float):
-        self.loop.call_soon_threadsafe(self._cut_now, seconds)
-
-    def hold(self, seconds: float) -> None:
-        """A stall: nothing moves either way for ``seconds``, the connections open (what
-        was sent meanwhile is delivered after, in order; new links stall too)."""
-        self.held_until = time.monotonic() + seconds
-
-    def cut_on(self, parts: list[bytes], seconds: float) -> None:
-        """Cut (as ``cut``) when a guest -> host chunk holds every one of ``parts`` (a touch
-        line: ``[b'"t":"touch"', b'"card":80,']``), that chunk lost with the link."""
-        self._cut_on = (parts, seconds)
-
-    def _cut_now(self, seconds: float):
-        self.refuse_until = time.monotonic() + seconds
-        for w in self.writers:
-            w.transport.abort()
-        self.writers = []
+        "master_channel_map=front-right channel_map=mono remix=no"],
+        sink="mix", root=root, keepalive=False)
 
 
 # ------------------------------------------------------------------------------- the ears
@@ -237,7 +132,7 @@ class Ear:
     def __init__(self, sink: str, env: dict, gap_s: float):
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--ear", str(gap_s)],
-            env=dict(env, PULSE_SOURCE=f"{sink}.monitor", PYTHONPATH=str(REPO)),
+            env=dict(env, PULSE_SOURCE=f"{sink}.monitor"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         self.times: list[float] = []
         self.cv = threading.Condition()
@@ -302,7 +197,8 @@ def skews(mix: np.ndarray) -> list[float]:
 
 
 def process_run(args, tmp: Path) -> dict:
-    pulse, env = start_pulse(tmp / "pulse")
+    pulse = start_pulse(tmp / "pulse")
+    env = pulse.env
     rec = subprocess.Popen(["parec", "-d", "mix.monitor", "--raw", "--format=s16le",
                             f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
                            env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
@@ -343,9 +239,9 @@ def process_run(args, tmp: Path) -> dict:
             if args.starve_ms and time.monotonic() >= next_starve:
                 # the sound server starved: stopped for a moment (this bench's own server;
                 # the machine's load is not raised)
-                pulse.send_signal(signal.SIGSTOP)
+                pulse.proc.send_signal(signal.SIGSTOP)
                 time.sleep(args.starve_ms / 1000)
-                pulse.send_signal(signal.SIGCONT)
+                pulse.proc.send_signal(signal.SIGCONT)
                 next_starve = time.monotonic() + 3.0 + random.random() * 2.0
             time.sleep(0.2)
     finally:
@@ -354,8 +250,7 @@ def process_run(args, tmp: Path) -> dict:
             e.close()
         rec.terminate()
         rec.wait()
-        pulse.terminate()
-        pulse.wait()
+        pulse.close()
     mix = np.fromfile(tmp / "mix.raw", dtype=np.int16)
     mix = mix[: len(mix) // 2 * 2].reshape(-1, 2)
     gout = (tmp / "guest.out").read_text()
@@ -390,20 +285,20 @@ def window_trials(args, tmp: Path) -> dict:
     press (its onset as the clock); the log says the frame each machine mapped it to and who
     took the card.  The last trial then cuts the link for 5 s after read 1 and waits for read
     2 on both machines."""
-    sys.path.insert(0, str(REPO / "tests"))
     from Xlib import display as xdisplay
 
-    from bench_board import start_xvfb
-    from bench_stress import press_realtime, xtest_press
     from reader.practice import headless
     from reader.practice.match import PracticeSettings, Seat
     from reader.reading.voices import make_voice
-    from test_practice_window import GAP_S, Onsets, _card_px, _onset_number
-    from test_online_window import _window_or_stacks as window_or_stacks
-    from x_driver import end_app, start_app
+    from testbed.apps import end_app, start_app
+    from testbed.board import card_px
+    from testbed.onsets import GAP_S, Onsets, onset_number
+    from testbed.x_driver import window_or_stacks
+    from testbed.xserver import press_realtime, start_xvfb, xtest_press
 
     voice = make_voice("tone")
-    pulse, env = start_pulse(tmp / "pulse")
+    pulse = start_pulse(tmp / "pulse")
+    env = pulse.env
     rec = subprocess.Popen(["parec", "-d", "mix.monitor", "--raw", "--format=s16le",
                             f"--rate={RATE}", "--channels=2", "--latency-msec=5"],
                            env=env, stdout=open(tmp / "mix.raw", "wb"), stderr=subprocess.DEVNULL)
@@ -422,14 +317,15 @@ def window_trials(args, tmp: Path) -> dict:
                                    voice, cards=50, reading={"joka": False},
                                    settings=PracticeSettings(simultaneous_ms=5.0))
             cur = m.current()
-            n_kami = _onset_number(m.plan, voice, cur.kami)
+            n_kami = onset_number(m.plan, voice, cur.kami)
             cut = k == args.trials_windows - 1
             base = dict(env, KARUTA_CONFIG_DIR=str(tmp / "cfg"),
                         KARUTA_DATA_DIR=str(tmp / "data"), PYGAME_HIDE_SUPPORT_PROMPT="1")
             base.pop("SDL_VIDEODRIVER", None)
             logs = {s: tmp / f"{s}{k}.jsonl" for s in "hg"}
             apps = {}
-            xs = [start_xvfb(), start_xvfb()]  # (fresh X servers: no window of the last trial)
+            # (fresh X servers: no window of the last trial)
+            xs = [start_xvfb("1920x1080"), start_xvfb("1920x1080")]
             disp = {"h": xs[0][1], "g": xs[1][1]}
             try:
                 hout = tmp / f"host{k}.out"
@@ -474,7 +370,7 @@ def window_trials(args, tmp: Path) -> dict:
                 side = {"A": "h", "B": "g"}
                 ds = {}
                 for p, s in side.items():
-                    x, y, _ = _card_px(m, seed, cur.poem, viewer=p)
+                    x, y, _ = card_px(m, seed, cur.poem, viewer=p)
                     d = xdisplay.Display(disp[s])
                     d.create_resource_object("window", int(wins[s])).warp_pointer(x, y)
                     d.sync()
@@ -565,8 +461,7 @@ def window_trials(args, tmp: Path) -> dict:
         for p, _ in xs:
             p.terminate()
             p.wait()
-        pulse.terminate()
-        pulse.wait()
+        pulse.close()
     mix = np.fromfile(tmp / "mix.raw", dtype=np.int16)
     out["skews"] = skews(mix[: len(mix) // 2 * 2].reshape(-1, 2))
     return out
@@ -722,28 +617,6 @@ def report_windows(r: dict) -> None:
     for s, (under, late, cuts) in sorted(r["audio_counts"].items()):
         print(f"  {'host' if s == 'h' else 'guest'} sound, all trials: {under} underruns, "
               f"{late} buffers without their speech in time, {cuts} starts heard too late")
-
-
-def stop_apps(procs, wait_s: float = 10.0) -> None:
-    """Stop ``karuta`` processes as a user's Ctrl-C does (SIGINT: each saves and says its last
-    line), each given ``wait_s`` to end; one that has not is killed.  (Also the online command
-    tests' way to end their apps.)"""
-    procs = list(procs)
-    for p in procs:
-        if p.poll() is None:
-            p.send_signal(signal.SIGINT)
-    for p in procs:
-        try:
-            p.wait(wait_s)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
-def reads(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    return [json.loads(x) for x in path.read_text().splitlines()[1:] if x.strip()]
 
 
 # ------------------------------------------------------------------------------- pure trials

@@ -24,16 +24,12 @@ import argparse
 import os
 import resource
 import statistics
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from reader.reading.voices import make_voice  # noqa: E402
-from reader.practice import bot, headless  # noqa: E402
-from reader.practice.match import Seat  # noqa: E402
+from reader.reading.voices import make_voice
+from reader.practice import bot, headless
+from reader.practice.match import Seat
 
 PAIRS = ((5, 1), (2, 1), (3, 2), (4, 3), (5, 4))
 

@@ -23,11 +23,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from reader.tournament import pages, scoring  # noqa: E402
-from reader.tournament.players import PlayerRow  # noqa: E402
-from reader.tournament.store import Settings, Tournament  # noqa: E402
+from reader.tournament import pages, scoring
+from reader.tournament.players import PlayerRow
+from reader.tournament.store import Settings, Tournament
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--hide-scrollbars", "--disable-background-networking", "--disable-component-update",

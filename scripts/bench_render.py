@@ -13,19 +13,16 @@ from __future__ import annotations
 
 import argparse
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import numpy as np
 
-import numpy as np  # noqa: E402
-
-from audio.render import render_to_file  # noqa: E402
-from audio.voice import ToneVoice  # noqa: E402
-from reader.reading.engine import build_plan  # noqa: E402
-from reader.reading.settings import preset  # noqa: E402
+from audio.render import render_to_file
+from audio.voice import ToneVoice
+from reader.reading.engine import build_plan
+from reader.reading.settings import preset
 
 
 class WarmVoice:

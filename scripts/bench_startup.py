@@ -29,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-RATE = 48000
+from testbed.apps import stop_apps
+from testbed.sound import RATE, PulseServer
 
 
 def help_time(runs: int) -> list[float]:
@@ -39,28 +40,6 @@ def help_time(runs: int) -> list[float]:
         subprocess.run([sys.executable, "-m", "reader.cli", "--help"], capture_output=True, check=True)
         out.append(time.perf_counter() - t)
     return out
-
-
-def start_pulse(root: Path, sinks: list[str] | None = None) -> tuple[subprocess.Popen, dict]:
-    """A PulseAudio daemon in ``root`` with a null sink ``bench`` (or the modules ``sinks``,
-    each a ``-L`` argument) and a unix socket; (process, environment for its clients)."""
-    run = root / "run"
-    run.mkdir(mode=0o700, parents=True)
-    sinks = sinks or [f"module-null-sink sink_name=bench rate={RATE}"]
-    env = dict(os.environ, XDG_RUNTIME_DIR=str(run), HOME=str(root))
-    env.pop("PULSE_SERVER", None)
-    proc = subprocess.Popen(
-        ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-         "--use-pid-file=no", *[a for m in sinks for a in ("-L", m)],
-         "-L", "module-native-protocol-unix"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env["PULSE_SERVER"] = f"unix:{run}/pulse/native"
-    for _ in range(200):
-        if subprocess.run(["pactl", "info"], env=env, capture_output=True).returncode == 0:
-            return proc, env
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("pulseaudio did not start")
 
 
 def first_sound(env: dict, args: list[str] | None) -> tuple[float, float | None]:
@@ -116,8 +95,6 @@ def first_sound(env: dict, args: list[str] | None) -> tuple[float, float | None]
             found = arrived - (len(s) - nz[0]) / RATE - launched
     # stopped as Ctrl-C stops it (a kill left its synthesis workers and resource tracker
     # running after the benchmark)
-    from bench_online import stop_apps
-
     stop_apps([app])
     rec.kill()
     keep.kill()
@@ -151,7 +128,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     a = ap.parse_args()
-    for tool in ("pulseaudio", "parec", "pactl"):
+    for tool in ("pulseaudio", "parec", "pactl", "pacat"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is missing: run scripts/setup --test")
 
@@ -160,8 +137,8 @@ def main() -> None:
           f"over {a.runs} runs (target <= 300 ms)")
 
     root = Path(tempfile.mkdtemp(prefix="karuta-bench-"))
-    proc, env = start_pulse(root)
-    env["KARUTA_CACHE_DIR"] = str(root / "cache")
+    pulse = PulseServer(sink="bench", root=root / "pulse", keepalive=False)
+    env = dict(pulse.env, KARUTA_CACHE_DIR=str(root / "cache"))
     try:
         ends = [exit_after_last_line(env) for _ in range(a.runs)]
         print(f"karuta read --auto (one card, tone voice) ends {statistics.median(ends) * 1000:.0f} ms "
@@ -182,8 +159,7 @@ def main() -> None:
               f"cold {cold[0]:.2f} s; the same pipeline with a bare `pacat` client: {base:.2f} s "
               f"(PulseAudio's null sink buffering, not the app)")
     finally:
-        proc.terminate()
-        proc.wait()
+        pulse.close()
         shutil.rmtree(root, ignore_errors=True)
 
 

@@ -42,14 +42,13 @@ from pathlib import Path
 
 import numpy as np
 
+from testbed.sound import RATE, PulseServer
+from testbed.xserver import press_realtime, start_xvfb, xtest_press
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "scripts"))
-RATE = 48000
 
 APP = textwrap.dedent("""
     import json, os, sys, time
-    sys.path.insert(0, {repo!r})
     from audio.render import PlanCursor
     from reader.reading.voices import make_voice
     from reader.reading.engine import build_plan
@@ -156,35 +155,6 @@ def compare(captured: np.ndarray, ref: np.ndarray, max_events: int = 200) -> dic
             "complete": covered and all(e["shift"] is not None for e in events)}
 
 
-def press_realtime() -> bool:
-    """Put the calling thread (only it) at realtime priority, as a presser should be: a finger
-    does not wait for a CPU, so a press is made when its time is taken.  False where refused
-    (a press may then be late by a time slice)."""
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(20))
-        return True
-    except (AttributeError, OSError):
-        return False
-
-
-def xtest_press(d, kind: str, code: int) -> tuple[int, int]:
-    """Press and release key ``code`` (``kind`` "key") or button ``code`` ("mouse") through
-    XTest on display ``d``; returns (perf ns when the press's request was written, perf ns once
-    the X server had processed it)."""
-    from Xlib import X
-    from Xlib.ext import xtest
-
-    key = kind == "key"
-    xtest.fake_input(d, X.KeyPress if key else X.ButtonPress, code)
-    t0 = time.perf_counter_ns()  # the press: its request is written now
-    d.flush()
-    d.sync()
-    t1 = time.perf_counter_ns()
-    xtest.fake_input(d, X.KeyRelease if key else X.ButtonRelease, code)
-    d.sync()
-    return t0, t1
-
-
 def pct(xs, p):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(p * len(xs)))]
@@ -214,14 +184,13 @@ def main():
     for tool in ("pulseaudio", "parec", "Xvfb"):
         if not shutil.which(tool):
             raise SystemExit(f"bench_stress: {tool} is missing")
-    from bench_grab import start_pulse, start_xvfb
-
     root = Path(tempfile.mkdtemp(prefix="karuta-stress-"))
     procs: list[subprocess.Popen] = []
     try:
-        pulse, env = start_pulse(root)
+        server = PulseServer(root=root / "pulse", keepalive=False)
+        pulse, env = server.proc, server.env
         procs.append(pulse)
-        xvfb, disp = start_xvfb()
+        xvfb, disp = start_xvfb("1280x800")
         procs.append(xvfb)
         env = dict(env, DISPLAY=disp, PYGAME_HIDE_SUPPORT_PROMPT="1",
                    KARUTA_AUDIO_PROCESS="0" if a.in_process else "1",

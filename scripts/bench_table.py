@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 import tempfile
 import time
 import tracemalloc
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from reader.table import ActionError  # noqa: E402
-from reader.table.store import Table, load  # noqa: E402
+from reader.table import ActionError
+from reader.table.store import Table, load
 
 
 def cards_actions(rng: random.Random, t: Table) -> dict:

@@ -24,16 +24,13 @@ import resource
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from reader.tournament import pages, scoring  # noqa: E402
-from reader.tournament.players import PlayerRow  # noqa: E402
-from reader.tournament.store import Settings, Tournament  # noqa: E402
+from reader.tournament import pages, scoring
+from reader.tournament.players import PlayerRow
+from reader.tournament.store import Settings, Tournament
 
 
 def counts_for(rng: random.Random, n: int) -> list[int]:

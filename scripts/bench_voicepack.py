@@ -13,8 +13,8 @@ estimated 上の句 mora onsets match the truth (the builder's layout) with thei
     python scripts/bench_voicepack.py [--workdir DIR] [--tone] [--keep]
 
 ``--foreign own,hts,hts-fast,hts-human,espeak`` instead builds packs by other readers
-(``scripts/foreign_pack.py``: one file a poem, uniform ku pauses of 0.2-0.6 s, stereo 24 kHz
-mp3 with leading silence) and by the built-in voice itself (``own``: 340 ms a mora, two
+(``scripts/testbed/foreign_pack.py``: one file a poem, uniform ku pauses of 0.2-0.6 s, stereo
+24 kHz mp3 with leading silence) and by the built-in voice itself (``own``: 340 ms a mora, two
 half-tones lower, two files a poem), imports each as ``karuta voice add`` does and prints, per
 pack: poems split right, 上の句 below the confidence threshold, the onset errors (decisive
 mora and all morae: median, 90 %, max) against the truth the generator knows; then ``--wrong``
@@ -37,11 +37,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import numpy as np  # noqa: E402
-import soundfile as sf  # noqa: E402
+import numpy as np
+import soundfile as sf
 
 KEYS = ["joka"] + [str(n) for n in range(1, 101)]
 
@@ -78,7 +75,7 @@ def build(src: Path, voice, keys=KEYS, rate_out: int = 44100) -> dict:
     return truth
 
 
-#: the other readers of ``--foreign`` (scripts/foreign_pack.py): what each is
+#: the other readers of ``--foreign`` (scripts/testbed/foreign_pack.py): what each is
 FOREIGN = {
     "hts": "HTS at its natural pace, another vocal tract (warp 0.88) 5 half-tones lower",
     "hts-fast": "HTS 1.25x faster, warp 1.12, 4 half-tones higher",
@@ -135,7 +132,7 @@ def foreign(work: Path, names: list[str], n_poems: int, n_wrong: int) -> int:
     with their own text and with a wrong one."""
     import json
 
-    from foreign_pack import EspeakReader, HtsReader, score_pack, summary, write_pack
+    from testbed.foreign_pack import EspeakReader, HtsReader, score_pack, summary, write_pack
 
     from audio.align import OWN_KIN, SAME_VOICE
     from audio.pack import import_pack

@@ -40,7 +40,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 RATE = 16000
 HOP = 80  # 5 ms

@@ -24,14 +24,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import random
-import sys
 import time
 from collections import defaultdict
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from reader.tournament import pairing, schedule  # noqa: E402
+from reader.tournament import pairing, schedule
 
 
 def simulate(n: int, rounds: int, days: int) -> dict:

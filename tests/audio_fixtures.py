@@ -8,9 +8,9 @@ Fixtures:
     ``plug`` (S16_LE, 48000 Hz, mono) in front of a ``file`` plugin writing a WAV and feeding
     ``null``; PortAudio is re-initialised inside and after.  ``.samples()`` reads the capture.
     The null device consumes as fast as it is fed (no clock).
-  - ``pulse_server``: a real PulseAudio daemon with a 48 kHz null sink ``ci_sink`` in a
-    temporary XDG_RUNTIME_DIR, started once a session and killed at the end; for each test
-    using it, ``XDG_RUNTIME_DIR`` and ``PULSE_SERVER`` are set so ALSA's ``pulse`` device
+  - ``pulse_server``: a real PulseAudio daemon (``testbed.sound``, as the benchmarks start
+    theirs) with a 48 kHz null sink ``ci_sink`` in a temporary XDG_RUNTIME_DIR, started once
+    a session and killed at the end; for each test using it, ``XDG_RUNTIME_DIR`` and ``PULSE_SERVER`` are set so ALSA's ``pulse`` device
     reaches it (and restored after the test).  Consumes in real time (a
     ``parec`` of the sink's monitor keeps the clockless null sink ticking; see inside).
 
@@ -24,15 +24,16 @@ Nothing here reads /work/shared or any file outside the temporary folders it cre
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from testbed.apps import Unavailable, need, stop_process
+from testbed.sound import RATE
+from testbed.sound import PulseServer as _PulseServer
 
 __all__ = [
     "tone_voice", "alsa_capture", "pulse_server", "small_plan", "find_lead_in", "require_tool", "stop_process",
@@ -40,27 +41,14 @@ __all__ = [
 ]
 
 REPO = Path(__file__).resolve().parent.parent
-RATE = 48000
-
-
-def stop_process(proc: subprocess.Popen | None, timeout: float = 5) -> None:
-    """Terminate a helper process (a server the test started), killing it if it lingers."""
-    if proc is None:
-        return
-    proc.terminate()
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def require_tool(name: str, package: str | None = None) -> str:
-    path = shutil.which(name)
-    if not path:
-        pytest.fail(f"system tool {name!r} is missing: install the Debian package "
-                    f"{package or name!r} (CI installs it)", pytrace=False)
-    return path
+    """The tool's path; fail (not skip) with a clear message when a system tool is missing."""
+    try:
+        return need(name, package)
+    except Unavailable as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def small_plan(voice, cards: int = 2, seed: int = 1, **settings):
@@ -210,126 +198,16 @@ def alsa_capture(tmp_path, monkeypatch):
         reinit_portaudio()
 
 
-class PulseServer:
-    """A PulseAudio daemon with a null sink, started once per test session (on first use)."""
-
-    def __init__(self):
-        pulseaudio = require_tool("pulseaudio")
-        require_tool("pactl", "pulseaudio-utils")
-        parec = require_tool("parec", "pulseaudio-utils")
-        self.sink = "ci_sink"
-        self.root = Path(tempfile.mkdtemp(prefix="karuta-pulse-"))
-        self.runtime, home = self.root / "run", self.root / "home"
-        self.runtime.mkdir(mode=0o700)
-        home.mkdir()
-        self.socket = self.runtime / "pulse" / "native"
-        env = dict(os.environ, XDG_RUNTIME_DIR=str(self.runtime), HOME=str(home))
-        env.pop("PULSE_SERVER", None)
-        # Two ways the daemon ends itself on a loaded machine, both lifted here: its sink
-        # thread runs SCHED_RR (we are root, or rtkit grants it) under RLIMIT_RTTIME 200 ms,
-        # soft = hard, so the kernel SIGKILLs the daemon if that thread once runs 200 ms
-        # without blocking; and its CPU watchdog ends it after 70 % of a core over 10 s
-        # (``--no-cpu-limit``).  The priority stays (the null sink is the timing tests'
-        # clock).  A worker's daemon that vanished mid-run (-n 4: every later test of that
-        # worker found no 'pulse' device) fits either; not reproduced since, so the fixture
-        # also checks the daemon after each test and keeps its log (``trouble``).
-        conf = home / ".config" / "pulse"
-        conf.mkdir(parents=True)
-        (conf / "daemon.conf").write_text("rlimit-rttime = -1\n")
-        self._log = open(self.root / "pulseaudio.log", "wb")
-        self.keepalive = None
-        self.proc = subprocess.Popen(
-            [pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-             "--log-target=stderr", "--use-pid-file=no", "--log-time=1", "--log-level=info",
-             "--no-cpu-limit=yes",
-             "-L", f"module-null-sink sink_name={self.sink} rate={RATE}",
-             "-L", "module-native-protocol-unix"],
-            env=env, stdout=self._log, stderr=self._log)
-        env["PULSE_SERVER"] = f"unix:{self.socket}"
-        self.env = env  # the environment for clients (parec, pactl, subprocesses)
-        try:
-            deadline = time.monotonic() + 10
-            while True:
-                if self.proc.poll() is not None:
-                    log = (self.root / "pulseaudio.log").read_text(errors="replace")[-500:]
-                    pytest.fail(f"pulseaudio exited ({self.proc.returncode}): {log}", pytrace=False)
-                if self.socket.exists() and subprocess.run(
-                        ["pactl", "info"], env=env, capture_output=True).returncode == 0:
-                    break
-                if time.monotonic() > deadline:
-                    pytest.fail("pulseaudio did not come up within 10 s", pytrace=False)
-                time.sleep(0.05)
-            # A null sink has no hardware clock: once idle it sleeps in ~2 s steps, and the
-            # next stream then stalls ~1.9 s after filling its buffer (measured).  A
-            # low-latency reader of its monitor keeps it ticking every few ms, as a card would.
-            self.keepalive = subprocess.Popen(
-                [parec, "-d", f"{self.sink}.monitor", "--raw", "--latency-msec=5"],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            time.sleep(1.5)  # measured: with 0.3 s the first stream still stalled ~1.5 s
-        except BaseException:
-            self.close()
-            raise
-
-    def listen(self, seconds: float) -> np.ndarray:
-        """What the sink plays for the next ``seconds`` (its monitor, int16 mono): an ear on
-        the room, for "is anything being heard now"."""
-        out = subprocess.run(["timeout", "--signal=INT", str(seconds), "parec", "-d",
-                              f"{self.sink}.monitor", "--raw", "--format=s16le",
-                              f"--rate={RATE}", "--channels=1", "--latency-msec=50"],
-                             env=self.env, capture_output=True, timeout=seconds + 10).stdout
-        got = np.frombuffer(out[: len(out) // 2 * 2], dtype=np.int16)
-        assert got.shape[0] > RATE * seconds / 2, "the sink's monitor could not be recorded"
-        return got
-
-    def trouble(self, answer_s: float | None = None) -> str | None:
-        """Why the server cannot be used now (its daemon or the keepalive ended; with
-        ``answer_s``, it did not answer ``pactl info`` within that many seconds), or None."""
-        for what, p in (("pulseaudio", self.proc), ("the keepalive parec", self.keepalive)):
-            if p is not None and p.poll() is not None:
-                return f"{what} (pid {p.pid}) exited ({p.returncode})"
-        if answer_s is not None:
-            try:
-                r = subprocess.run(["pactl", "info"], env=self.env, capture_output=True,
-                                   timeout=answer_s)
-                if r.returncode == 0:
-                    return None
-                why = f"pactl info failed: {r.stderr.decode(errors='replace').strip()}"
-            except subprocess.TimeoutExpired:
-                why = f"pactl info had no answer in {answer_s} s"
-            threads = []
-            for t in sorted(Path(f"/proc/{self.proc.pid}/task").glob("*")):
-                try:
-                    st = dict(ln.split(":\t", 1) for ln in (t / "status").read_text().splitlines()
-                              if ":\t" in ln)
-                    threads.append(f"{st.get('Name')} {st.get('State')} "
-                                   f"wchan={(t / 'wchan').read_text()}")
-                except OSError:
-                    pass
-            return f"{why}; daemon threads: {'; '.join(threads)}"
-        return None
-
-    def log_tail(self, chars: int = 1500) -> str:
-        try:
-            return (self.root / "pulseaudio.log").read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
-
-    def close(self, keep_log: bool = False) -> Path | None:
-        """Stop the daemon and remove its folder; with ``keep_log`` (a failure) its log is
-        kept and its path returned."""
-        for p in (self.keepalive, self.proc):
-            stop_process(p)
-        self._log.close()
-        if keep_log:
-            for child in self.root.iterdir():
-                if child.name != "pulseaudio.log":
-                    shutil.rmtree(child, ignore_errors=True)
-            return self.root / "pulseaudio.log"
-        shutil.rmtree(self.root, ignore_errors=True)
-        return None
+def PulseServer(*args, **kw) -> _PulseServer:
+    """``testbed.sound.PulseServer`` (the one PulseAudio start-up), a test failing with its
+    reason (a tool missing, a daemon that did not come up) instead of erroring."""
+    try:
+        return _PulseServer(*args, **kw)
+    except Unavailable as e:
+        pytest.fail(str(e), pytrace=False)
 
 
-_PULSE: PulseServer | None = None
+_PULSE: _PulseServer | None = None
 
 
 def _stop_pulse(session=None) -> None:
@@ -424,8 +302,11 @@ class Stall:
 
 def run_python(code: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter at the repo root (for SDL, whose environment must
-    be set before pygame is imported).  Fails the test with its stderr if it fails."""
-    full_env = dict(os.environ, PYTHONPATH=str(REPO), PYGAME_HIDE_SUPPORT_PROMPT="1")
+    be set before pygame is imported), finding what a test finds: the app, tests/'s helpers
+    and scripts/testbed (as pyproject.toml's pytest ``pythonpath``).  Fails the test with its
+    stderr if it fails."""
+    path = os.pathsep.join(str(p) for p in (REPO, REPO / "tests", REPO / "scripts"))
+    full_env = dict(os.environ, PYTHONPATH=path, PYGAME_HIDE_SUPPORT_PROMPT="1")
     full_env.update(env or {})
     res = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=full_env,
                          capture_output=True, text=True, timeout=timeout)

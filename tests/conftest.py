@@ -1,8 +1,6 @@
 """Shared pytest configuration (keep minimal: fixtures live in helper modules)."""
 import contextlib
 import os
-import select
-import subprocess
 
 # numpy's OpenBLAS on one thread in the test processes too, as `karuta` runs it (its threads
 # spin between the small matrix products the tests run in-process: alignments, filterbanks;
@@ -273,32 +271,20 @@ def xvfb2():
 
 @contextlib.contextmanager
 def x_server():
-    """Xvfb (1280x800) on a display number it picks itself, for the ``with`` block: ":N"."""
-    from audio_fixtures import require_tool, stop_process
+    """Xvfb (1280x800) on a display number it picks itself, for the ``with`` block: ":N"
+    (``testbed.xserver``, as the benchmarks start theirs)."""
+    from audio_fixtures import require_tool
+    from testbed.apps import Unavailable, stop_process
+    from testbed.xserver import start_xvfb
 
     require_tool("Xvfb", "xvfb")
     require_tool("xdotool")
     require_tool("import", "imagemagick")
-    r, w = os.pipe()
-    # -noreset: an X server resets itself whenever its last client disconnects, and a
-    # connection that comes during the reset fails.  The tests' pollers (xdotool, a client
-    # each time) disconnect while the app starts: SDL's connection then failed and it fell
-    # back to its invisible offscreen driver (2 in 150 starts beside a poller; 0 in 450 with
-    # -noreset) — the "no window"/"display did not answer" failures of the window tests
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x800x24", "-nolisten", "tcp",
-                             "-noreset"],
-                            pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    os.close(w)
     try:
-        buf = b""
-        while not buf.endswith(b"\n"):
-            ready, _, _ = select.select([r], [], [], 20)
-            assert ready and proc.poll() is None, "Xvfb did not start"
-            chunk = os.read(r, 64)
-            if not chunk:
-                break
-            buf += chunk
-        yield ":" + buf.decode().strip()
+        proc, display = start_xvfb("1280x800")
+    except Unavailable as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        yield display
     finally:
-        os.close(r)
         stop_process(proc)

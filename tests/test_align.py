@@ -183,11 +183,7 @@ def test_another_voice_aligns_and_a_wrong_text_does_not(synth_cache):
     """Issue 21: HTS at a speaking pace as another speaker (vocal tract 12 % longer, five
     half-tones lower, uniform ku pauses) against the built-in chant: sure of its own text,
     unsure of another's; the morae land near the known onsets."""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from foreign_pack import HtsReader
+    from testbed.foreign_pack import HtsReader
 
     from audio.decode import resample, trim_silence
     from audio.synth import SynthVoice
@@ -239,11 +235,7 @@ def test_a_readers_rhythm_puts_the_decisive_onset_on_the_burst(key, wrong_keys, 
     (That every other text is also below the confidence threshold does not hold on such
     readings: 5 read against 6's text was 0.80 with the even-paced built-in voice, against 51's
     0.91 with the reader-paced one; docs/not-done.md.)"""
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-    from foreign_pack import HtsReader, in_readers_rhythm
+    from testbed.foreign_pack import HtsReader, in_readers_rhythm
 
     from audio.align import ku_sizes
     from audio.decode import resample

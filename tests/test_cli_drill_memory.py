@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from cli_run import karuta_argv, karuta_env
 from fakes import FakeClock
-from x_driver import colours, screenshot_when, window_of
+from testbed.x_driver import colours, screenshot_when, window_of
 
 from poems import all_poems, poem
 from reader.drills.memory_drill import MemorySession, run_terminal, run_window

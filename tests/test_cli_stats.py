@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from reader.cli.stats import stats
 from reader.drills.stats import DB_NAME, StatsDB
-from x_driver import colours
+from testbed.x_driver import colours
 
 ROOT = Path(__file__).resolve().parents[1]
 T0 = datetime(2025, 4, 1, 9, 0, tzinfo=timezone.utc)

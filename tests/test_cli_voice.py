@@ -77,7 +77,7 @@ def test_add_list_check_use(env, source):
 
 
 def test_check_a_source_folder_without_installing(env, source, tmp_path, synth_cache):
-    from synth_clips import made_ahead
+    from testbed.synth_clips import made_ahead
 
     made_ahead(synth_cache, ["joka", "1", "2"])  # what the check aligns the clips with
     code, out, exc = run("check", str(source))

@@ -29,7 +29,7 @@ import pytest
 from audio_fixtures import ASOUNDRC, REPO, find_lead_in, pulse_server, read_wav_capture, require_tool  # noqa: F401
 from tmux_driver import karuta_argv
 from waits import wait_until
-from x_driver import colours, screenshot_when, window_of
+from testbed.x_driver import colours, screenshot_when, window_of
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--ma", "0.1", "--take", "0.2",
         "--yoin", "0.1"]

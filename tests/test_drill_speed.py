@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from x_driver import window_of
+from testbed.x_driver import window_of
 
 from audio_fixtures import REPO, Stall, pulse_server, require_tool  # noqa: F401
 from tmux_driver import karuta_argv

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from cli_run import karuta_argv
 
-from audio_fixtures import REPO, PulseServer, require_tool, stop_process
+from audio_fixtures import REPO, PulseServer
 from waits import wait_until
 
 FAST = ["--voice", "tone", "--speed", "4", "--no-joka", "--take", "0.3", "--ma", "0.2",
@@ -52,34 +52,11 @@ def _playing(srv: PulseServer) -> bool:
 
 
 def _kill_server(srv: PulseServer) -> None:
-    srv.proc.kill()
-    srv.proc.wait()
-    stop_process(srv.keepalive)
-    srv.keepalive = None
+    srv.kill()  # (SIGKILL, and its keepalive gone)
 
 
 def _restart_server(srv: PulseServer) -> None:
-    """A new daemon on the same socket (the client's PULSE_SERVER stays valid)."""
-    pulseaudio = require_tool("pulseaudio")
-    try:
-        srv.socket.unlink()
-    except FileNotFoundError:
-        pass
-    env = dict(srv.env)
-    env.pop("PULSE_SERVER")
-    srv.proc = subprocess.Popen(
-        [pulseaudio, "-n", "--daemonize=no", "--exit-idle-time=-1", "--disallow-exit",
-         "--log-target=stderr", "--use-pid-file=no",
-         "-L", f"module-null-sink sink_name={srv.sink} rate=48000",
-         "-L", "module-native-protocol-unix"], env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while subprocess.run(["pactl", "info"], env=srv.env, capture_output=True).returncode:
-        assert time.monotonic() < deadline, "pulseaudio did not come back"
-        time.sleep(0.05)
-    srv.keepalive = subprocess.Popen(
-        ["parec", "-d", f"{srv.sink}.monitor", "--raw", "--latency-msec=5"], env=srv.env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    srv.restart()  # a new daemon on the same socket (the client's PULSE_SERVER stays valid)
 
 
 def _session(path: Path) -> dict | None:

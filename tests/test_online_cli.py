@@ -6,19 +6,16 @@ import json
 import re
 import socket
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from cli_run import karuta_argv, karuta_env, one_line_error, run_inproc, run_karuta
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
-from bench_online import Relay, reads, stop_apps  # noqa: E402  (scripts/ is no package)
 from reader.practice import headless
 from reader.practice.match import Seat
 from reader.reading.voices import make_voice
+from testbed.apps import reads, stop_apps
+from testbed.relay import Relay
 
 #: a quick reading (the tone voice at the fastest pace, a short 間, 余韻 and take): the link is
 #: tested, and a read is 3.6 s instead of a kyogi reading's 20.  Seed 33's first two reads

@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 
 import pytest
 
-from audio_fixtures import REPO, pulse_server  # noqa: F401
+from audio_fixtures import pulse_server  # noqa: F401
 from cli_run import karuta_argv, karuta_env
-from test_practice_window import GREEN, Onsets, _card_px, _onset_number
+from test_practice_window import GREEN
+from testbed.apps import end_app, start_app
+from testbed.board import card_px as _card_px
+from testbed.onsets import Onsets
+from testbed.onsets import onset_number as _onset_number
+from testbed.relay import Relay
+from testbed.x_driver import screenshot_when
+from testbed.x_driver import window_or_stacks as _window_or_stacks
 from waits import wait_until
-from x_driver import end_app, screenshot_when, start_app, window_of
-
-sys.path.insert(0, str(REPO / "scripts"))
 
 SEED = 133  # read 1 is the guest's (B's) one card: whoever takes it first decides the match
 
@@ -60,53 +63,6 @@ def _lines(path):
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def _window_or_stacks(proc, display, timeout: float = 60.0) -> str:
-    """``window_of``; an app whose window has not shown ``timeout − 5`` s on is looked at
-    first: each thread's state and kernel wait channel and each open file (``/proc``), then
-    SIGABRT, which ``PYTHONFAULTHANDLER`` turns into each thread's Python stack on its output
-    (both quoted by the failure).  Once in ~5 clean runs the host's window was never found
-    while its process ran on (cause not found; not seen in 6 runs under load 15-25)."""
-    import os
-    import signal
-    import threading
-
-    found = threading.Event()
-    seen: list[str] = []
-
-    def look():
-        if found.wait(timeout - 5.0) or proc.poll() is not None:
-            return
-        base = f"/proc/{proc.pid}"
-        try:
-            for tid in sorted(os.listdir(f"{base}/task")):
-                def read(name, tid=tid):
-                    with open(f"{base}/task/{tid}/{name}") as f:
-                        return f.read().strip()
-                seen.append(f"thread {tid} {read('comm')}: {read('stat').split()[2]} "
-                            f"{read('wchan')}")
-            seen.append("files: " + " ".join(sorted(
-                os.readlink(f"{base}/fd/{fd}") for fd in os.listdir(f"{base}/fd"))))
-        except OSError as e:  # (it ended meanwhile)
-            seen.append(f"/proc: {e}")
-        env = {**os.environ, "DISPLAY": display}
-        for cmd in (["xwininfo", "-root", "-tree"], ["xlsclients", "-l"]):
-            try:  # every window, with or without a class, name or pid; every client
-                r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=10)
-                seen.append(" ".join(cmd) + ": " + " | ".join(
-                    x.strip() for x in (r.stdout + r.stderr).splitlines() if x.strip()))
-            except (OSError, subprocess.TimeoutExpired) as e:
-                seen.append(f"{cmd[0]}: {e}")
-        proc.send_signal(signal.SIGABRT)
-
-    threading.Thread(target=look, daemon=True).start()
-    try:
-        return window_of(proc, display, timeout)
-    except AssertionError as e:
-        raise AssertionError(f"{e}; the app then: {'; '.join(seen)}") from None
-    finally:
-        found.set()
-
-
 def _click(display, wid, x, y) -> tuple[float, float]:
     """A click at (x, y) in window ``wid``: the monotonic instants just before and after."""
     env = karuta_env({"DISPLAY": display})
@@ -119,8 +75,6 @@ def _click(display, wid, x, y) -> tuple[float, float]:
 @pytest.mark.realtime
 def test_two_boards_one_reading_the_earlier_touch_takes_it(pulse_server, xvfb, xvfb2,
                                                           tmp_path, monkeypatch):
-    from bench_online import Relay
-
     m = _match()
     cur = m.current()
     assert cur.where == "B" and m.deal.hands["A"] != m.deal.hands["B"]  # the seed's premise

@@ -20,7 +20,7 @@ from audio.pack import (FallbackVoice, MissingClip, VoicePack, active_rms, check
                         format_problems, import_pack, resolve_voice, scan_source, set_default_voice)
 from audio.voice import SpeechItem, ToneVoice
 from reader.base.errors import KarutaError
-from synth_clips import made_ahead
+from testbed.synth_clips import made_ahead
 
 RATE = 48000
 needs_ffmpeg = pytest.mark.skipif(shutil.which("ffmpeg") is None, reason="ffmpeg not installed")
@@ -520,18 +520,10 @@ def test_layout_without_stored_timeline_still_has_morae(tmp_path):
 # ---- real packs from outside (issue 21): other voices, uniform ku pauses ----------------------
 
 def _foreign():
-    """scripts/foreign_pack.py: readers nobody here made, with the truth known."""
-    import importlib.util
-    from pathlib import Path
+    """testbed.foreign_pack: readers nobody here made, with the truth known."""
+    import testbed.foreign_pack
 
-    path = Path(__file__).resolve().parent.parent / "scripts" / "foreign_pack.py"
-    spec = importlib.util.spec_from_file_location("foreign_pack", path)
-    mod = importlib.util.module_from_spec(spec)
-    import sys
-
-    sys.modules.setdefault("foreign_pack", mod)
-    spec.loader.exec_module(sys.modules["foreign_pack"])
-    return sys.modules["foreign_pack"]
+    return testbed.foreign_pack
 
 
 def test_find_split_takes_the_pause_nearest_the_expected_end():

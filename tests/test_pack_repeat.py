@@ -4,7 +4,7 @@ one), the 上の句 ends where the voice does (a breath or a click in the pause 
 voice), ``voice add`` says what it found; and a pack of a few poems is a partial pack, not a
 broken one.
 
-The readings are the synthesized voice's (tests/synth_clips.py ``write_repeat_pack``: other
+The readings are the synthesized voice's (testbed/synth_clips.py ``write_repeat_pack``: other
 speeds, pause lengths, a digital-copy repeat, noise-burst breaths and clicks); nothing
 outside the test's folders is read.
 """
@@ -15,7 +15,7 @@ import pytest
 import soundfile as sf
 from hypothesis import given, HealthCheck, settings, strategies as st
 from cli_run import run_inproc
-from synth_clips import made_ahead, write_repeat_pack
+from testbed.synth_clips import made_ahead, write_repeat_pack
 
 from audio.pack import VoicePack, import_pack
 from audio.voice import SpeechItem, ToneVoice

@@ -5,8 +5,8 @@ A one-card game (``--cards 1``, mostly ``--vs none``: alone, the one card yours)
 whose first reads are known from the same plan the app builds: the click lands on the card's pixels as ``reader.practice.board``
 lays it out, timed against the reading's own schedule.  Tests that are not about the jo-ka play
 with ``--no-joka`` (the reading starts with the first 上の句, not ~21 s later).  Windows are
-found and screenshotted only through ``tests/x_driver.py``.  One such game (a drag, a take,
-the log, the stats, the end screen) checks the wiring; what a click means (whose touch, on
+found and screenshotted only through ``testbed.x_driver`` (scripts/testbed/).  One such game
+(a drag, a take, the log, the stats, the end screen) checks the wiring; what a click means (whose touch, on
 which card) and a resumed window's first read are tested on SDL's dummy driver, and the rules
 of the touches (faults, sends, two players) on the pure session (tests/test_practice_session.py).
 """
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import time
 from pathlib import Path
@@ -24,9 +23,13 @@ import pytest
 
 from audio_fixtures import REPO, pulse_server  # noqa: F401
 from cli_run import run_inproc
+from testbed.apps import end_app, start_app
+from testbed.board import card_px as _card_px
+from testbed.onsets import Onsets
+from testbed.onsets import onset_number as _onset_number
+from testbed.x_driver import screenshot, screenshot_when, window_of
 from tmux_driver import karuta_argv
 from waits import wait_until
-from x_driver import end_app, screenshot, screenshot_when, start_app, window_of
 
 
 @pytest.fixture
@@ -42,18 +45,6 @@ def _match(seed, cards=1, vs="none", joka=False):
 
     return headless.new_match("kyogi", {"A": Seat("human"), "B": headless.parse_seat(vs)},
                               seed, ToneVoice(), cards=cards, reading={"joka": joka})
-
-
-def _card_px(m, seed, poem, viewer="A"):
-    """Where the window draws ``poem`` (1280x720 window; ``viewer``'s side near): the same
-    placement and viewport."""
-    from reader.practice import board as B
-
-    rng = random.Random(f"{seed}/place")
-    terr = {p: B.place(m.board[p], rng, universe=m.plan.universe) for p in ("A", "B")}
-    boxes = B.kyogi_viewport((1280, 720), m.state.solo).boxes(B.kyogi_board(terr, viewer))
-    c = next(b for b in boxes if b.poem == poem)
-    return round(c.rect.cx), round(c.rect.cy), c
 
 
 #: the cards' green border, as the window draws it
@@ -122,88 +113,6 @@ class Game:
         finally:
             end_app(self.p)
         return out
-
-
-#: a sound after this much silence is an onset: the 1 s 間 before a 上の句 counts, the jo-ka's
-#: shorter gaps and a stalling new stream's short dropouts do not
-GAP_S = 0.85
-
-
-class Onsets:
-    """When sounds begin, as heard: reads the null sink's monitor (``parec``) and notes the
-    monotonic time of each sound that follows at least ``GAP_S`` of silence.  A new PulseAudio
-    stream may stall a few tenths of a second after it starts, so neither the key press nor
-    the first sound is a clock for a later card: the onset of its own 上の句 is."""
-
-    def __init__(self, sink="ci_sink", env=None):
-        import threading
-
-        self.proc = subprocess.Popen(
-            ["parec", "-d", f"{sink}.monitor", "--raw", "--format=s16le", "--rate=48000",
-             "--channels=1", "--latency-msec=5"], stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, bufsize=0, env=env)
-        self.times: list[float] = []
-        self.cv = threading.Condition()
-        self.listening = threading.Event()  # set once the monitor's samples arrive
-        threading.Thread(target=self._run, daemon=True).start()
-
-    def _run(self):
-        fd = self.proc.stdout.fileno()
-        quiet = 48000
-        while True:
-            try:
-                raw = os.read(fd, 4096)
-            except OSError:
-                return
-            now = time.monotonic()
-            if not raw:
-                return
-            self.listening.set()
-            x = np.frombuffer(raw[: len(raw) // 2 * 2], np.int16)
-            loud = np.flatnonzero(np.abs(x) > 300)
-            if loud.size:
-                first = int(loud[0])
-                if quiet + first >= 48000 * GAP_S:
-                    with self.cv:
-                        self.times.append(now - (x.shape[0] - first) / 48000)
-                        self.cv.notify_all()
-                quiet = x.shape[0] - 1 - int(loud[-1])
-            else:
-                quiet += x.shape[0]
-
-    def wait(self, n, after: float = 0.0, timeout=60) -> float:
-        """The ``n``-th onset heard after monotonic time ``after`` (a sound left on the sink
-        by anything before it — another test's stream ending — is not the reading's)."""
-        def since():
-            return [t for t in self.times if t >= after]
-
-        with self.cv:
-            assert self.cv.wait_for(lambda: len(since()) >= n, timeout), self.times
-            return since()[n - 1]
-
-    def close(self):
-        self.proc.terminate()
-        self.proc.wait()
-
-
-def _onset_number(plan, voice, seg) -> int:
-    """Which heard onset (1-based) starts ``seg``: the same detector run on the plan's own
-    samples up to it (before the first wait the live stream is exactly these samples)."""
-    from audio.render import PlanCursor
-
-    cur = PlanCursor(plan, voice, threaded=False)
-    try:
-        x = cur.read(seg.start + 4800)
-    finally:
-        cur.close()
-    loud = np.abs(np.asarray(x, dtype=np.float64).reshape(-1)) * (32767 if np.abs(x).max() <= 1.0
-                                                                   else 1) > 300
-    idx = np.flatnonzero(loud)
-    gaps = np.diff(idx)
-    starts = [int(idx[0])] + [int(idx[k + 1]) for k in np.flatnonzero(gaps >= GAP_S * 48000)]
-    k = min(range(len(starts)), key=lambda i: abs(starts[i] - seg.start))
-    assert abs(starts[k] - seg.start) < 480, (starts[k], seg.start)
-    return k + 1
 
 
 def _start_reading(g, m) -> float:

@@ -23,7 +23,7 @@ import pytest
 from cli_run import karuta_argv, run_inproc, run_karuta  # noqa: F401
 
 from audio_fixtures import REPO, require_tool
-from x_driver import end_app, start_app
+from testbed.apps import end_app, start_app
 from reader.tournament import pages, scoring
 from reader.tournament.players import PlayerRow
 from reader.tournament.store import Settings, Tournament

@@ -1,5 +1,5 @@
-"""One way for tests to find and look at an app's window in an X server (Xvfb): the window
-of a process, once it is mapped, and a screenshot as an array.
+"""One way for tests and benchmarks to find and look at an app's window in an X server
+(Xvfb): the window of a process, once it is mapped, and a screenshot as an array.
 
 SDL may map a window, unmap it and map it again while it starts (a video-mode change), so a
 window id found by one ``xdotool search`` can be gone by the next: ``window_of`` returns the id
@@ -9,53 +9,19 @@ while the app read on (no window of that pid at all: the property missing?), so 
 seconds a visible top-level window of the test's own X server (each test has one) is taken
 too, and a timeout lists what the display shows.
 
-An app a test starts is started with ``start_app`` (its own process group) and ended with
-``end_app`` — in a ``finally`` or a ``with`` — so it is gone whether the test passed or
-failed, and so is anything it started.  Once a test failed while finding the window (the X
-connection reset) and its ``karuta practice`` ran on for hours: the connection is now retried,
-and the app ended whatever happens.
+An app is started with ``testbed.apps.start_app``; once a test failed while finding the
+window (the X connection reset) and its ``karuta practice`` ran on for hours: the connection
+is now retried, and the app ended whatever happens.
 """
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import time
 
 import numpy as np
 
-
-def start_app(argv: list[str], **kw) -> subprocess.Popen:
-    """Start an app under test in a process group of its own (text output, stderr folded
-    into stdout, no stdin unless given); end it with ``end_app``."""
-    kw.setdefault("stdout", subprocess.PIPE)
-    kw.setdefault("stderr", subprocess.STDOUT)
-    kw.setdefault("stdin", subprocess.DEVNULL)
-    kw.setdefault("text", True)
-    return subprocess.Popen(argv, start_new_session=True, **kw)
-
-
-def end_app(proc: subprocess.Popen, timeout: float = 5.0) -> None:
-    """End ``proc`` and its process group: SIGTERM, then SIGKILL after ``timeout`` s.  Safe
-    to call twice, and on a process that has already exited (its children may not have)."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            break  # (the group is gone)
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            continue
-        if sig == signal.SIGTERM:
-            try:  # what is left of the group (a child the app started)
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-            break
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
+from testbed.apps import end_app
 
 
 def window_of(proc: subprocess.Popen, display: str, timeout: float = 60.0) -> str:
@@ -167,3 +133,49 @@ def screenshot_when(display: str, ready, timeout: float = 30.0,
         if time.monotonic() > end:
             raise AssertionError(f"the screen never showed {what} within {timeout:.0f} s")
         time.sleep(0.2)
+
+
+def window_or_stacks(proc, display, timeout: float = 60.0) -> str:
+    """``window_of``; an app whose window has not shown ``timeout − 5`` s on is looked at
+    first: each thread's state and kernel wait channel and each open file (``/proc``), then
+    SIGABRT, which ``PYTHONFAULTHANDLER`` turns into each thread's Python stack on its output
+    (both quoted by the failure).  Once in ~5 clean runs the host's window was never found
+    while its process ran on (cause not found; not seen in 6 runs under load 15-25)."""
+    import signal
+    import threading
+
+    found = threading.Event()
+    seen: list[str] = []
+
+    def look():
+        if found.wait(timeout - 5.0) or proc.poll() is not None:
+            return
+        base = f"/proc/{proc.pid}"
+        try:
+            for tid in sorted(os.listdir(f"{base}/task")):
+                def read(name, tid=tid):
+                    with open(f"{base}/task/{tid}/{name}") as f:
+                        return f.read().strip()
+                seen.append(f"thread {tid} {read('comm')}: {read('stat').split()[2]} "
+                            f"{read('wchan')}")
+            seen.append("files: " + " ".join(sorted(
+                os.readlink(f"{base}/fd/{fd}") for fd in os.listdir(f"{base}/fd"))))
+        except OSError as e:  # (it ended meanwhile)
+            seen.append(f"/proc: {e}")
+        env = {**os.environ, "DISPLAY": display}
+        for cmd in (["xwininfo", "-root", "-tree"], ["xlsclients", "-l"]):
+            try:  # every window, with or without a class, name or pid; every client
+                r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=10)
+                seen.append(" ".join(cmd) + ": " + " | ".join(
+                    x.strip() for x in (r.stdout + r.stderr).splitlines() if x.strip()))
+            except (OSError, subprocess.TimeoutExpired) as e:
+                seen.append(f"{cmd[0]}: {e}")
+        proc.send_signal(signal.SIGABRT)
+
+    threading.Thread(target=look, daemon=True).start()
+    try:
+        return window_of(proc, display, timeout)
+    except AssertionError as e:
+        raise AssertionError(f"{e}; the app then: {'; '.join(seen)}") from None
+    finally:
+        found.set()

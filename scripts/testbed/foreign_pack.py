@@ -21,7 +21,7 @@ too) from 0.2-0.6 s, so the longest pause is no guide; ``human`` makes the pause
 下の句 1.0-1.6 s.  ``write_pack`` writes one file a poem (``NNN.mp3``), stereo 24 kHz mp3
 with 0.3-1.2 s of leading silence by default, and returns the truth per file.
 
-    python scripts/foreign_pack.py OUT_DIR [--voice hts|espeak] [--poems 1-100] ...
+    python scripts/testbed/foreign_pack.py OUT_DIR [--voice hts|espeak] [--poems 1-100] ...
 """
 from __future__ import annotations
 
@@ -35,9 +35,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import numpy as np  # noqa: E402
+import numpy as np
 
 RATE = 48000
 
