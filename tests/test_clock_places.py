@@ -53,11 +53,9 @@ CLOCK_PLACES = {
         "perf_counter to PortAudio's stream clock",
     ("audio/output/portaudio.py", "SounddeviceOutput._clock_offset"):
         "PortAudio's stream clock paired with perf_counter",
-    ("reader/practice/netsound.py", "TimelineSound._trace_buffer"):
-        "the online sound process's trace (KARUTA_NETSOUND_TRACE): a buffer's perf_counter "
-        "time beside its DAC time, on the pairing's own clock",
-    ("reader/practice/netsound.py", "TimelineSound._trace"):
-        "the online sound process's trace: the age of the pairing that placed a sound",
+    ("audio/output/audio_process.py", "TimelineFill._place"):
+        "the audio process playing a timeline (the online sound): the age of the pairing "
+        "that placed a sound (KARUTA_NETSOUND_TRACE, the benchmark's)",
     ("audio/output/portaudio.py", "AudioProcessOutput.now"): "PortAudio's stream clock",
     ("audio/output/portaudio.py", "AudioProcessOutput.perf_to_now"):
         "perf_counter to PortAudio's stream clock",
