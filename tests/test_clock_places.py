@@ -35,6 +35,8 @@ CLOCK_PLACES = {
         "the audio process (and the online sound process): when to pair again",
     ("audio/output/audio_process.py", "main.callback"):
         "the audio process: when the device's first buffer was asked for",
+    ("audio/output/audio_process.py", "main"):
+        "the audio process: when a stream opened again was paired with perf_counter",
     ("audio/output/audio_process.py", "main.clockless"):
         "the audio process: a device that plays faster than real time has no clock",
     ("audio/output/base.py", "Output.now"):

@@ -373,6 +373,13 @@ def test_the_hosts_own_sound_is_told_as_the_guests_is():
     assert "40 ms too late" in cut and host.margin >= margin + 0.04
 
 
+# ------------------------------------------------------------------------------- a bad link
+#: seed 38, 50 cards a side, host bot 3 against a guest bot 2: read 10 (index 9) is taken by
+#: the guest's bot 190 ms before the host's (its touch comes "dead" after the take)
+SEED38 = {"A": Seat("bot", 3), "B": Seat("human")}
+_REF38: list = []
+
+
 def reference38(reads: int) -> list[dict]:
     """The first ``reads`` records of the one-machine match of seed 38 (bots 3 and 2)."""
     if not _REF38:

@@ -618,6 +618,10 @@ def main(argv: list[str]) -> int:
             break  # (said as the stream's end by itself)
         if fill is not None:
             fill.end_raw = None
+        # the new stream's clock paired before it plays (the old one's pairing is not its)
+        w, off = narrowest_pair(stream, 5, skip_errors=True)
+        if w < math.inf:
+            lay.clk[OFFSET], lay.clk[WIDTH], lay.clk[WHEN] = off, w, time.perf_counter()
         halt = threading.Event()
         pairing = threading.Thread(target=keep_paired, args=(stream, lay.clk, halt),
                                    daemon=True)
