@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from audio_fixtures import pulse_server  # noqa: F401
 from audio.output import audio_process as ap
 from audio.output.timed import NSLOTS, TimelineSource
 from audio.voice import ToneVoice
@@ -232,3 +233,33 @@ def test_speech_not_fetched_in_time_is_silence_counted():
     assert f.lay.tctl[ap.T_LATE] == 1 and not f.fill.buf[:480].any()
     assert f.lay.tctl[ap.WANT] == s.start  # what the feeder fetches next
     assert not math.isnan(f.lay.tf[ap.MADE_TO])
+
+
+@pytest.mark.realtime
+def test_a_timeline_output_whose_process_ends_by_itself_says_so_and_a_stop_does_not(
+        pulse_server):
+    """Whether the audio process ended by itself is decided in one place
+    (``process.AudioProcess``) for the online sound as for every audio process: killed while
+    it plays, ``ended_by_itself`` says why and ``wait`` raises it as one line; stopped, or
+    played out, it says nothing."""
+    import time
+
+    from audio.output.timed import TimelineOutput
+    from reader.base.errors import DeviceError
+
+    m = _match(cards=1)
+    tl = online.Timeline(m.plan)
+    out = TimelineOutput(device="pulse")
+    out.play(TimelineSource(m.plan, VOICE, lambda: tl, lambda: 0.0))
+    tl.anchor(time.perf_counter() + 0.3, 0)
+    assert out.ended_by_itself() is None and out.is_active
+    out._proc.proc.kill()
+    with pytest.raises(DeviceError) as e:
+        out.wait(timeout=10)
+    assert "ended unexpectedly" in str(e.value) and "\n" not in str(e.value)
+    out.stop()
+    out.play(TimelineSource(m.plan, VOICE, lambda: tl, lambda: 0.0))
+    time.sleep(0.3)
+    out.stop()
+    assert out.ended_by_itself() is None
+    assert out.wait(timeout=1)
