@@ -2,8 +2,9 @@
 ``SyncOutput`` (no real time, keeps what it played), real PortAudio (sounddevice on the
 PulseAudio null sink, in this process and in the audio process) and the audio process
 playing a timeline source (``TimelineOutput``: the online reading's sound, each frame at its
-timeline's instant), so the outputs other tests use as stand-ins behave like the real one.  Content is checked where it can be captured:
-``SyncOutput``/``NullOutput`` keep their blocks, PortAudio is captured by ALSA's file plugin."""
+timeline's instant), so the outputs other tests use as stand-ins behave like the real one.
+Content is checked where it can be captured: ``SyncOutput``/``NullOutput`` keep their blocks,
+PortAudio is captured by ALSA's file plugin."""
 from __future__ import annotations
 
 import time
@@ -120,7 +121,7 @@ class BrokenVoice(ToneVoice):
 def test_plays_to_the_end_and_says_so(make_output):
     plan = one_card(VOICE)
     out = make_output()
-    out.play(make_output.source(plan, VOICE))  # returns once the device runs (an audio process is up)
+    out.play(make_output.source(plan, VOICE))  # returns once the device runs (a process is up)
     t = time.perf_counter()
     assert out.wait(timeout=plan.seconds + 10)
     el = time.perf_counter() - t

@@ -1,7 +1,7 @@
 """The audio process: a PortAudio stream in a process of its own, fed through shared memory.
 
-Run by ``AudioProcessOutput`` as ``python audio_process.py SHM DEVICE RATE
-BLOCKSIZE CHANNELS DTYPE LATENCY LEAD [SOURCE]``; imports only numpy and sounddevice.  Why a process: a
+Run by ``AudioProcessOutput`` as ``python audio_process.py SHM DEVICE RATE BLOCKSIZE
+CHANNELS DTYPE LATENCY LEAD [SOURCE]``; imports only numpy and sounddevice.  Why a process: a
 sounddevice callback is Python, so in the app's process it needs the app's GIL every block;
 a redraw, a garbage collection or any C call that keeps the GIL for longer than the device's
 buffer then starves the device.  Here the only Python that runs is the callback, a clock
@@ -480,8 +480,8 @@ def main(argv: list[str]) -> int:
         tshm = attach(source["name"])
         tlay = TimelineLayout(tshm.buf, source["nseg"], source["nwait"], source["nslots"],
                               source["slotlen"])
-        fill = TimelineFill(tlay, lay.clk, rate, source["frames"], maxframes=blocksize,
-                            tail_s=source["tail"])
+        fill = TimelineFill(tlay, lay.clk, rate, source["frames"],
+                            maxframes=max(blocksize, 8192), tail_s=source["tail"])
     # realtime priority where allowed (root, CAP_SYS_NICE, an rtprio limit), else a better
     # nice value, else as it is: the stream's thread (created later) inherits it.  Only this
     # small process runs at that priority; it sleeps between callbacks.
