@@ -35,6 +35,8 @@ CLOCK_PLACES = {
         "the audio process (and the online sound process): when to pair again",
     ("audio/output/audio_process.py", "main.callback"):
         "the audio process: when the device's first buffer was asked for",
+    ("audio/output/audio_process.py", "main"):
+        "the audio process: when a stream opened again was paired with perf_counter",
     ("audio/output/audio_process.py", "main.clockless"):
         "the audio process: a device that plays faster than real time has no clock",
     ("audio/output/base.py", "Output.now"):
@@ -53,11 +55,9 @@ CLOCK_PLACES = {
         "perf_counter to PortAudio's stream clock",
     ("audio/output/portaudio.py", "SounddeviceOutput._clock_offset"):
         "PortAudio's stream clock paired with perf_counter",
-    ("reader/practice/netsound.py", "TimelineSound._trace_buffer"):
-        "the online sound process's trace (KARUTA_NETSOUND_TRACE): a buffer's perf_counter "
-        "time beside its DAC time, on the pairing's own clock",
-    ("reader/practice/netsound.py", "TimelineSound._trace"):
-        "the online sound process's trace: the age of the pairing that placed a sound",
+    ("audio/output/audio_process.py", "TimelineFill._place"):
+        "the audio process playing a timeline (the online sound): the age of the pairing "
+        "that placed a sound (KARUTA_NETSOUND_TRACE, the benchmark's)",
     ("audio/output/portaudio.py", "AudioProcessOutput.now"): "PortAudio's stream clock",
     ("audio/output/portaudio.py", "AudioProcessOutput.perf_to_now"):
         "perf_counter to PortAudio's stream clock",

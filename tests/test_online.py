@@ -284,30 +284,6 @@ def test_the_earlier_frame_wins_whatever_arrives_first(gap_ms, a_first, seed, ho
     assert took == ("A" if a_first else "B"), (closed[0].touches, gap_ms)
 
 
-def test_the_sound_holds_each_frame_at_its_instant():
-    """``--sound``: a buffer made for DAC instant t holds the frames the timeline gives for t
-    on, whenever it is made — silence before the first anchor and while a wait stands."""
-    import numpy as np
-
-    from reader.practice.netsound import frames_for
-
-    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
-                           cards=2)
-    tl = online.Timeline(m.plan)
-    rate = tl.rate
-    assert (frames_for(tl, 0.0, 64) == -1).all()
-    tl.anchor(1.0, 0)
-    got = frames_for(tl, 1.0 - 10 / rate, 64)
-    assert (got[:10] == -1).all() and list(got[10:14]) == [0, 1, 2, 3]
-    start, end, _ = tl.waits[0]
-    t_end = 1.0 + end / rate  # the wait, counted on, stands at its end: silence
-    assert (frames_for(tl, t_end + 1.0, 256) == -1).all()
-    tl.anchor(t_end + 2.0, end)  # the sync point: the reading goes on from the wait's end
-    got = frames_for(tl, t_end + 2.0 - 5 / rate, 16)
-    assert (got[:5] == -1).all() and list(got[5:8]) == [end, end + 1, end + 2]
-    assert np.array_equal(frames_for(tl, 1.5, 8), np.arange(8) + round(0.5 * rate))
-
-
 def test_a_peer_out_of_sync_is_told_in_one_line():
     """A guest whose sound underruns, or whose clock jumps, hears it from the host in one
     line (once a read for the sound), and the match goes on."""
@@ -395,50 +371,6 @@ def test_the_hosts_own_sound_is_told_as_the_guests_is():
     margin = host.margin
     cut = host.local_sound(5, 40)
     assert "40 ms too late" in cut and host.margin >= margin + 0.04
-
-
-def test_a_sound_whose_dac_times_slip_counts_it_as_a_stall():
-    """Buffers whose DAC times follow on from each other are the reading; one that lands more
-    than 2 ms off where the last ended (the stream's timing moved: a starved server) is
-    counted with the underruns the host is told of — once the reading has begun."""
-    from types import SimpleNamespace
-
-    import numpy as np
-
-    from reader.practice.netsound import TimelineSound
-
-    m = headless.new_match("kyogi", {"A": Seat("bot", 3), "B": Seat("human")}, 3, VOICE,
-                           cards=2)
-    tl = online.Timeline(m.plan)
-    snd = TimelineSound(m.plan, VOICE, lambda: tl, lambda t: t, trace=True)
-    ok = SimpleNamespace(output_underflow=False)
-    n, rate = 480, tl.rate
-    try:
-        def play(dac):
-            out = np.zeros((n, 1), np.float32)
-            snd._callback(out, n, SimpleNamespace(outputBufferDacTime=dac), ok)
-
-        t = 0.0
-        for k in range(4):
-            play(t)
-            t += n / rate
-        t += 0.3  # a jump before the reading: not counted
-        while t < 1.0:
-            play(t)
-            t += n / rate
-        tl.anchor(t, 0)
-        s0 = next(s.start for s in m.plan.segments if s.is_speech)
-        t1 = t
-        while t < t1 + (s0 + 2 * n) / rate:
-            play(t)
-            t += n / rate
-        assert snd.underruns == 0
-        play(t + 0.003)  # 3 ms off where the last ended
-        assert snd.underruns == 1
-        # where the first speech was placed: its frame at its instant on the DAC times
-        assert snd.placed[0][:2] == (s0, pytest.approx(t1 + s0 / rate, abs=1e-9))
-    finally:
-        snd.stop()
 
 
 # ------------------------------------------------------------------------------- a bad link

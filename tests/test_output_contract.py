@@ -1,8 +1,10 @@
 """One behaviour, every output: the same tests run over ``NullOutput`` (real time, no device),
-``SyncOutput`` (no real time, keeps what it played) and real PortAudio (sounddevice on the
-PulseAudio null sink, in this process and in the audio process), so the outputs other tests
-use as stand-ins behave like the real one.  Content is checked where it can be captured:
-``SyncOutput``/``NullOutput`` keep their blocks, PortAudio is captured by ALSA's file plugin."""
+``SyncOutput`` (no real time, keeps what it played), real PortAudio (sounddevice on the
+PulseAudio null sink, in this process and in the audio process) and the audio process
+playing a timeline source (``TimelineOutput``: the online reading's sound, each frame at its
+timeline's instant), so the outputs other tests use as stand-ins behave like the real one.
+Content is checked where it can be captured: ``SyncOutput``/``NullOutput`` keep their blocks,
+PortAudio is captured by ALSA's file plugin."""
 from __future__ import annotations
 
 import time
@@ -13,18 +15,66 @@ import pytest
 from audio_fixtures import (alsa_capture, assert_played_as_rendered, pulse_server,  # noqa: F401
                             small_plan)
 from audio.output import AudioProcessOutput, NullOutput, SounddeviceOutput, SyncOutput
+from audio.output.timed import TimelineOutput, TimelineSource
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
 
 VOICE = ToneVoice(48000, mora_ms=20)
-BACKENDS = ["null", "sync", "portaudio", "portaudio-process"]
-REALTIME = {"null", "portaudio", "portaudio-process"}
+BACKENDS = ["null", "sync", "portaudio", "portaudio-process", "timeline-process"]
+REALTIME = {"null", "portaudio", "portaudio-process", "timeline-process"}
+
+
+class _Anchor:
+    def __init__(self, at: float, frame: int):
+        self.at, self.frame = at, frame
+
+
+class TimedReading(TimelineSource):
+    """A plan as a timeline source (as the online reading plays it): frame 0 heard
+    ``LEAD_S`` after the output first looks at the timeline, each wait passed straight
+    through as a cursor's; ``live``: standing at the first wait until ``release()`` (a sync
+    point ``LEAD_S`` ahead), as a live cursor waits for its release.  ``threaded=False``: no
+    speech fetched ahead of the segment heard (a cursor without look-ahead)."""
+
+    LEAD_S = 0.4
+
+    def __init__(self, plan, voice, live: bool = False, threaded: bool = True):
+        super().__init__(plan, voice, self._timeline, lambda: 0.0, ahead=threaded)
+        self.live = live
+        self.anchors = None
+
+    def _timeline(self):
+        if self.anchors is None:
+            t0 = time.perf_counter() + self.LEAD_S
+            self.anchors = [_Anchor(t0, 0)] + ([] if self.live else self._through(t0, 0))
+        return self
+
+    def _through(self, t0: float, frame: int) -> list:
+        return [_Anchor(t0 + (e - frame) / self.sample_rate, e) for e in self.wait_ends
+                if e > frame]
+
+    def release(self) -> None:
+        e = self.wait_ends[0]
+        self.anchors = self.anchors + [_Anchor(time.perf_counter() + self.LEAD_S, e)] + \
+            self._through(time.perf_counter() + self.LEAD_S, e)
 
 
 @pytest.fixture(params=BACKENDS)
 def make_output(request):
-    """A factory of the backend under test (PortAudio: on the session's null sink)."""
+    """A factory of the backend under test (PortAudio: on the session's null sink), and of
+    what it plays (``make.source``: a ``PlanCursor``, or for a timeline output the plan as a
+    ``TimedReading``)."""
     kind = request.param
+    if kind == "timeline-process":
+        request.getfixturevalue("pulse_server")
+
+        def make(**kw):
+            kw.pop("ahead_ms", None)  # (no look-ahead: the source's ``threaded=False``)
+            return TimelineOutput(device="pulse", **kw)
+
+        make.kind = kind
+        make.source = TimedReading
+        return make
     if kind.startswith("portaudio"):
         request.getfixturevalue("pulse_server")
         cls = AudioProcessOutput if kind.endswith("process") else SounddeviceOutput
@@ -38,6 +88,7 @@ def make_output(request):
         def make(**kw):
             return SyncOutput(**kw)
     make.kind = kind
+    make.source = PlanCursor
     return make
 
 
@@ -70,7 +121,7 @@ class BrokenVoice(ToneVoice):
 def test_plays_to_the_end_and_says_so(make_output):
     plan = one_card(VOICE)
     out = make_output()
-    out.play(PlanCursor(plan, VOICE))  # returns once the device runs (an audio process is up)
+    out.play(make_output.source(plan, VOICE))  # returns once the device runs (a process is up)
     t = time.perf_counter()
     assert out.wait(timeout=plan.seconds + 10)
     el = time.perf_counter() - t
@@ -86,6 +137,8 @@ def test_plays_to_the_end_and_says_so(make_output):
 def test_what_was_played_is_the_rendered_reading(make_output):
     if make_output.kind.startswith("portaudio"):
         pytest.skip("PortAudio's content: test_portaudio_capture_is_bit_identical below")
+    if make_output.kind.startswith("timeline"):
+        pytest.skip("its buffers' content: test_netsound.py's, in the process")
     plan = small_plan(VOICE, cards=1, ma_ms=100, take_ms=100, yoin_ms=100, joka_gap_ms=300)
     ref = quantize16(render(plan, VOICE))
     out = make_output()
@@ -110,7 +163,7 @@ def test_portaudio_capture_is_bit_identical(alsa_capture, cls):
 def test_stop_is_prompt_idempotent_and_stops_the_cursor(make_output):
     plan = small_plan(VOICE, cards=3)
     out = make_output()
-    cursor = PlanCursor(plan, VOICE, live=True)
+    cursor = make_output.source(plan, VOICE, live=True)
     out.play(cursor)
     time.sleep(0.3)
     t = time.perf_counter()
@@ -124,14 +177,14 @@ def test_stop_is_prompt_idempotent_and_stops_the_cursor(make_output):
 def test_one_play_at_a_time_and_the_output_plays_again(make_output):
     plan = one_card(VOICE)
     out = make_output()
-    held = PlanCursor(plan, VOICE, live=True)  # waits at the take: playing until released
+    held = make_output.source(plan, VOICE, live=True)  # waits at the take until released
     out.play(held)
     assert out.is_active
     with pytest.raises(RuntimeError, match="already playing"):
-        out.play(PlanCursor(plan, VOICE))
+        out.play(make_output.source(plan, VOICE))
     held.release()
     assert out.wait(timeout=plan.seconds + 10)
-    out.play(PlanCursor(plan, VOICE))
+    out.play(make_output.source(plan, VOICE))
     assert out.wait(timeout=plan.seconds + 10)
     assert not out.is_active
 
@@ -141,7 +194,7 @@ def test_the_heard_frame_moves_on_with_the_sound(make_output):
         pytest.skip("no real time: its clock is the stream itself")
     plan = small_plan(VOICE, cards=2)
     out = make_output()
-    out.play(PlanCursor(plan, VOICE))
+    out.play(make_output.source(plan, VOICE))
     try:
         time.sleep(0.5)
         t0 = time.perf_counter()
@@ -160,7 +213,7 @@ def test_a_voice_failure_surfaces_in_wait(make_output):
     v = BrokenVoice(48000, mora_ms=20)
     plan = small_plan(v, cards=1, joka_gap_ms=300)
     out = make_output()
-    out.play(PlanCursor(plan, v))
+    out.play(make_output.source(plan, v))
     with pytest.raises(RuntimeError, match="synthesis failed"):
         out.wait(timeout=10)
     assert not out.is_active
@@ -173,7 +226,7 @@ def test_late_audio_is_silence_counted_not_waited_for(make_output):
     v = SlowVoice(0.4)
     plan = one_card(v)
     out = make_output(**({"ahead_ms": 0} if make_output.kind == "portaudio-process" else {}))
-    cursor = PlanCursor(plan, v, threaded=False)  # no look-ahead: the feeder itself waits
+    cursor = make_output.source(plan, v, threaded=False)  # no look-ahead: the feeder waits
     out.play(cursor)
     t = time.perf_counter()
     assert out.wait(timeout=plan.seconds + 10)

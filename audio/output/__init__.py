@@ -1,6 +1,6 @@
 """Playback backends: play a ``PlanCursor`` on a sound device, in real time.
 
-One small interface (``Output``, ``base.py``: the shared play / wait / stop / close), five
+One small interface (``Output``, ``base.py``: the shared play / wait / stop / close), six
 backends (a module each; the two PortAudio transports share one):
 
   - ``SounddeviceOutput`` (``portaudio.py``): PortAudio through sounddevice.  The realtime
@@ -11,6 +11,9 @@ backends (a module each; the two PortAudio transports share one):
     speaker), so a key press time maps to the frame being heard (``frame_at``).
     ``AudioProcessOutput`` (``portaudio.py`` too): the same stream in an audio process of its
     own (``process.py``, ``audio_process.py``), fed through shared memory, seconds ahead.
+    ``TimelineOutput`` (``timed.py``): that audio process playing a ``TimelineSource`` (a plan
+    whose frames are heard at the instants a timeline's anchors give them: the online
+    reading), each buffer made in the callback from its DAC time.
   - ``PygameOutput`` (``sdl.py``): pygame.mixer, queued ``Sound`` chunks on one ``Channel`` (SDL_mixer
     starts a queued chunk inside the same mix buffer: joins are sample-exact).  No DAC
     times: ``frame_at`` is estimated (see the class doc for its accuracy).
@@ -41,6 +44,7 @@ from audio.output.feeder import BlockRing, Feeder
 from audio.output.null import NullOutput, SyncOutput
 from audio.output.portaudio import AudioProcessOutput, SounddeviceOutput
 from audio.output.sdl import PygameOutput
+from audio.output.timed import TimelineOutput, TimelineSource
 from audio.output.timeline import Timeline
 
 # today's private names, kept for the modules and tests that import them
@@ -50,5 +54,5 @@ _Feeder = Feeder
 __all__ = [
     "Output", "SounddeviceOutput", "AudioProcessOutput", "PygameOutput", "NullOutput", "SyncOutput", "list_devices",
     "lookup_device", "resolve_device", "reinit_portaudio", "NO_DEVICE", "underrun_line",
-    "BlockRing", "Feeder", "Timeline",
+    "BlockRing", "Feeder", "Timeline", "TimelineOutput", "TimelineSource",
 ]

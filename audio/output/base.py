@@ -36,7 +36,8 @@ class Output:
     ``frame_now()``   ``frame_at(now())``
     ``frame_at_perf(t)`` the same for a ``time.perf_counter()`` time (key presses)
 
-    Backend hooks: ``_convert(block)`` (float32 block -> what the device takes, on the feeder
+    Backend hooks: ``_make_feeder(cursor)`` (the thread feeding this ``play``),
+    ``_convert(block)`` (float32 block -> what the device takes, on the feeder
     thread), ``_start()`` (begin consuming ``self._feeder.q``; set ``self._done`` at the end),
     ``_abort()`` (stop the device at once), ``_release()`` (free the device after playback).
     """
@@ -81,10 +82,7 @@ class Output:
         self.underflows = self.xruns = 0
         self.timeline = Timeline(self.sample_rate)
         self._cursor = cursor
-        self._feeder = Feeder(cursor, self.blocksize, max(2, self._blocks(self.queue_ms)),
-                              self._convert, self._blocks(self.tail_ms) if self.tail_ms else 0,
-                              self._blocks(self.lead_ms) if self.lead_ms else 0,
-                              self._blocks(self.ahead_ms) if self.ahead_ms else 0)
+        self._feeder = self._make_feeder(cursor)
         self._halt.clear()
         self._prepare()
         self._done.clear()
@@ -136,6 +134,14 @@ class Output:
         return self._underruns_before + self.underflows + self.xruns
 
     # ------------------------------------------------------------------ hooks
+    def _make_feeder(self, cursor):
+        """The thread that feeds the device from ``cursor`` for this ``play`` (``Feeder``; a
+        timeline source has its own: ``timed.TimelineFeeder``)."""
+        return Feeder(cursor, self.blocksize, max(2, self._blocks(self.queue_ms)),
+                      self._convert, self._blocks(self.tail_ms) if self.tail_ms else 0,
+                      self._blocks(self.lead_ms) if self.lead_ms else 0,
+                      self._blocks(self.ahead_ms) if self.ahead_ms else 0)
+
     def _convert(self, block):
         return block
 

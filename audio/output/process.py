@@ -119,10 +119,13 @@ class SharedTimeline(Timeline):
 
 class AudioProcess:
     """One child playing one stream; ``open()`` returns its latency or raises ``OSError``
-    with the child's one-line reason."""
+    with the child's one-line reason.  ``timeline``: (shared block, ``TimelineLayout``, its
+    JSON spec) of a timeline source the child plays instead of the ring (``timed.py``);
+    closed with the rest.  The one place that decides whether the child ended by itself
+    (``start``'s watch): ``lost`` (the stream ended before the reading did) or ``died``."""
 
     def __init__(self, device: int, rate: int, blocksize: int, channels: int, dtype: str,
-                 latency, lead_frames: int = 0):
+                 latency, lead_frames: int = 0, timeline=None):
         from multiprocessing import shared_memory
 
         self.shm = shared_memory.SharedMemory(create=True,
@@ -132,6 +135,11 @@ class AudioProcess:
         self.lay.clk[:] = np.nan
         self.args = [str(self.shm.name), str(device), str(rate), str(blocksize), str(channels),
                      dtype, str(latency), str(int(lead_frames))]
+        self.timeline = timeline
+        if timeline is not None:
+            import json
+
+            self.args.append(json.dumps(timeline[2]))
         self.proc: subprocess.Popen | None = None
         self.done = threading.Event()
         self.died: str | None = None
@@ -152,17 +160,34 @@ class AudioProcess:
         self.proc.stdin.write("start\n")
         self.proc.stdin.flush()
 
+        p = self.proc
+
         def watch():
-            line = self.proc.stdout.readline().strip()
+            line = p.stdout.readline().strip()
             if line == "lost":
                 self.lost = True
                 self.died = "stopped during the reading"
             elif line != "done" and not self.aborted:
-                self.died = f"the audio process ended unexpectedly (exit {self.proc.wait()})"
+                self.died = f"the audio process ended unexpectedly (exit {p.wait()})"
             self.done.set()
             on_done()
 
         threading.Thread(target=watch, name="karuta-audio-watch", daemon=True).start()
+
+    def reopen(self) -> None:
+        """Close the stream and play on in a new one (a timeline source's: see
+        ``timed.REOPEN_LEAD_S``)."""
+        self._say("reopen")
+
+    def _say(self, cmd: str) -> None:
+        p = self.proc
+        if p is None or p.poll() is not None:
+            return
+        try:
+            p.stdin.write(cmd + "\n")
+            p.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass
 
     def abort(self) -> None:
         p = self.proc
@@ -189,6 +214,15 @@ class AudioProcess:
             except (BufferError, FileNotFoundError):
                 pass
             self.shm = None
+        if self.timeline is not None:
+            shm, lay, _ = self.timeline
+            lay.release()
+            try:
+                shm.close()
+                shm.unlink()
+            except (BufferError, FileNotFoundError):
+                pass
+            self.timeline = None
 
 
 def _child_env():
