@@ -228,9 +228,14 @@ class JitterFront:
             return out
         cursor = self.out._cursor
         while self.pending and cursor.plan_frame_at(int(heard)) >= self.pending[0]:
-            f = self.pending.pop(0)
-            # stamp it at the moment plan frame f was heard
+            f = self.pending[0]
+            # stamp it at the moment plan frame f was heard.  Not made yet (None): the ear's
+            # clock ran past what the feeder had made (a busy machine held the feeder up; an
+            # underflow the output counts): the click has not been heard, the robot waits
             s = cursor.stream_frame_at(f)
+            if s is None:
+                break
+            self.pending.pop(0)
             t = self.out.timeline
             frames, times = t.pairs()
             k = max(0, int(np.searchsorted(frames, s, side="right")) - 1)
@@ -264,7 +269,10 @@ def test_a_run_spread_above_the_limit_is_repeated_and_the_steadiest_kept(monkeyp
     said = []
     res = cal.run_calibration(out, front, count=8, interval_ms=200, echo=said.append,
                               attempts=3, max_spread_ms=0.5)
-    assert front.run == 1  # a second run, no third: the second was steady
+    # a second run, no third: the second was steady.  (A third only where the output counted
+    # the machine's stall as a gap in the sound, and calibrate said it made the run again)
+    gaps = [s for s in said if "the sound had a gap" in s]
+    assert front.run == 1 or (front.run == 2 and gaps and out.underruns), (said, out.underruns)
     assert any("is above ±0.50 ms: once more (2 of 3)" in s for s in said), said
     assert res.spread_ms <= 0.5 and res.clicks == 8 and res.taps == 8
     assert abs(res.offset_ms - 4.0) < 0.3

@@ -18,6 +18,7 @@ from audio.output import (NO_DEVICE, AudioProcessOutput, NullOutput, Sounddevice
 from audio.render import PlanCursor, quantize16, render
 from audio.voice import ToneVoice
 from reader.base.errors import DeviceError
+from machine_stall import Waited
 from waits import wait_until
 
 VOICE = ToneVoice(48000, mora_ms=20)
@@ -114,7 +115,7 @@ def test_null_output_stop_during_playback_returns_quickly():
 
 # ---------------------------------------------------------------------------- PulseAudio, real time
 @pytest.mark.realtime
-def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
+def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path, timing_figures):
     require_tool("parec", "pulseaudio-utils")
     plan = small_plan(VOICE, cards=1, ma_ms=200, take_ms=300, joka_gap_ms=300)
     ref = quantize16(render(plan, VOICE))
@@ -127,27 +128,38 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     try:
         time.sleep(0.3)
         out = SounddeviceOutput(device="pulse")
-        t0 = time.perf_counter()
-        out.play(PlanCursor(plan, VOICE))
-        assert out.is_active
-        assert out.wait(timeout=plan.seconds + 5)
-        elapsed = time.perf_counter() - t0
+        with Waited(pulse_server.proc.pid) as waited:
+            t0 = time.perf_counter()
+            out.play(PlanCursor(plan, VOICE))
+            assert out.is_active
+            assert out.wait(timeout=plan.seconds + 5)
+            elapsed = time.perf_counter() - t0
         time.sleep(0.3)
     finally:
         rec.terminate()
         rec.wait(timeout=5)
     # wait() returns once PortAudio has handed over the last buffer (≤ its latency early;
-    # later by any silence a busy machine made it insert, counted as underruns)
+    # later by any silence a busy machine made it insert, counted as underruns, and by as long
+    # as the machine kept the test's or the sound server's threads waiting for a CPU, measured)
     gaps = out.underruns * out.blocksize / 48000
-    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6 + gaps, elapsed
+    timing_figures.update(elapsed_minus_plan_s=elapsed - plan.seconds, underruns=out.underruns,
+                          waited_ms=waited.s * 1000)
+    assert plan.seconds - out.latency - 0.1 < elapsed < plan.seconds + 0.6 + gaps + waited.s, (
+        elapsed, str(waited))
     assert 0 < out.latency < 0.2
     frames, dac = out.dac_times()
     assert frames.shape[0] == 15 + -(-plan.frames // out.blocksize) + 25  # lead-in, tail
     assert np.all(np.diff(dac) > 0)
-    # DAC times advance with the frames at the sample rate (after the settling start)
+    # DAC times advance with the frames at about the sample rate (after the settling start).
+    # How close is PulseAudio's to say, and a busy machine's PulseAudio says it loosely (a
+    # stalled server's DAC times jump: 39 kHz was fitted once beside a pip install, at load
+    # ~3.5): the fitted rate is scripts/bench_timing.py's figure (target within 1 % on a quiet
+    # machine).  Here: no factor of 2 or so off (frames counted in bytes or in both channels,
+    # the times in ms), and each buffer maps within 3 ms (below)
     late = dac > dac[0] + 0.3
     rate = np.polyfit(dac[late], frames[late], 1)[0]
-    assert abs(rate - 48000) < 48000 * 0.01
+    timing_figures["dac_rate_hz"] = float(rate)
+    assert 0.6 * 48000 < rate < 1.6 * 48000, (rate, str(waited))
     # frame_at maps each buffer's DAC time to its frame, and 1 ms later to 48 frames on.  On a
     # quiet machine exactly (wall-clock seconds: ~0.2 µs steps); a buffer whose DAC time a busy
     # machine moved off the line by > 0.2 ms is mapped by the line instead (a loaded run saw
@@ -155,7 +167,8 @@ def test_pulse_null_sink_plays_in_real_time(pulse_server, tmp_path):
     # frames), and the mapping runs at the sample rate between them, exactly
     ks = np.flatnonzero(late)[5:]
     at = np.array([out.frame_at(dac[k]) for k in ks])
-    assert np.abs(at - frames[ks]).max() < 144, at - frames[ks]
+    timing_figures["frame_at_worst_ms"] = float(np.abs(at - frames[ks]).max() / 48)
+    assert np.abs(at - frames[ks]).max() < 144, (at - frames[ks], str(waited))
     step = np.array([out.frame_at(dac[k] + 0.001) for k in ks]) - at
     assert np.abs(step - 48).max() < 0.01, step
     # an independent observer: the sink's monitor heard exactly the rendered samples
