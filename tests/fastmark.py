@@ -185,6 +185,9 @@ def why_not_fast(item) -> str | None:
     reached = process_names_reached(uses, key)
     if cls is not None:  # its class's fixtures and helpers
         reached |= process_names_reached(uses, cls.__name__)
+    for name in getattr(item, "fixturenames", ()):  # the module's own fixtures it uses
+        if name in uses:
+            reached |= process_names_reached(uses, name)
     if reached:
         return f"names {sorted(reached)[0]}"
     took = measured_slow().get(item.nodeid)

@@ -8,7 +8,8 @@ that bounds a wall-clock time (a wait that returns, a stop that is prompt) adds 
 threads waited to the bound, and says so in its failure message: a late return that the
 machine's queue explains is the machine's, a late return beyond it is the app's.
 
-    with Waited() as w:            # this process's threads (and ``pids``' too)
+    with Waited() as w:            # this process's threads (and ``pids``', and with
+                                   # children=True its child processes')
         ...
     w.s                            # the longest any one of them waited inside the block
 """
@@ -36,18 +37,34 @@ def run_delays(pid: int | None = None) -> dict[tuple[int, int], float]:
     return out
 
 
+def _children() -> list[int]:
+    """This process's child processes now."""
+    me, out = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    raw = f.read()
+                if int(raw[raw.rindex(b")") + 2:].split()[1]) == me:
+                    out.append(int(name))
+            except (OSError, ValueError, IndexError):
+                continue
+    return out
+
+
 class Waited:
     """The run delay inside a ``with`` block of this process's threads and ``pids``' (threads
     that start inside the block count from 0: their whole wait is inside it)."""
 
-    def __init__(self, *pids: int):
+    def __init__(self, *pids: int, children: bool = False):
         self.pids = (None, *pids)
+        self.children = children  # this process's children too (an audio process)
         self.s = 0.0  # the longest wait of one thread
         self.total = 0.0  # all threads' waits together
 
     def _now(self) -> dict[tuple[int, int], float]:
         out = {}
-        for p in self.pids:
+        for p in (*self.pids, *(_children() if self.children else ())):
             out.update(run_delays(p))
         return out
 
