@@ -9,7 +9,7 @@ threads waited to the bound, and says so in its failure message: a late return t
 machine's queue explains is the machine's, a late return beyond it is the app's.
 
     with Waited() as w:            # this process's threads (and ``pids``', and with
-                                   # children=True its child processes')
+                                   # children=True its descendants')
         ...
     w.s                            # the longest any one of them waited inside the block
 """
@@ -38,18 +38,26 @@ def run_delays(pid: int | None = None) -> dict[tuple[int, int], float]:
 
 
 def _children() -> list[int]:
-    """This process's child processes now."""
-    me, out = os.getpid(), []
+    """This process's descendants now (children, theirs, ...)."""
+    parent = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
             try:
                 with open(f"/proc/{name}/stat", "rb") as f:
                     raw = f.read()
-                if int(raw[raw.rindex(b")") + 2:].split()[1]) == me:
-                    out.append(int(name))
+                parent[int(name)] = int(raw[raw.rindex(b")") + 2:].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
-    return out
+    mine, found = {os.getpid()}, True
+    while found:
+        new = {p for p, pp in parent.items() if pp in mine and p not in mine}
+        found = bool(new)
+        mine |= new
+    mine.discard(os.getpid())
+    return sorted(mine)
+
+
+descendants = _children
 
 
 class Waited:
@@ -58,7 +66,7 @@ class Waited:
 
     def __init__(self, *pids: int, children: bool = False):
         self.pids = (None, *pids)
-        self.children = children  # this process's children too (an audio process)
+        self.children = children  # this process's descendants too (an audio process)
         self.s = 0.0  # the longest wait of one thread
         self.total = 0.0  # all threads' waits together
 
