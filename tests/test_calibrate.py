@@ -13,6 +13,7 @@ import pytest
 from audio_fixtures import Stall, pulse_server, require_tool  # noqa: F401
 from reader.drills.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
 from cli_run import run_inproc
+from machine_stall import run_delays
 from tmux_driver import karuta_argv
 
 
@@ -87,9 +88,17 @@ class Listener(threading.Thread):
         self.tap = tap
         self.heard = 0
         self.stop = threading.Event()
+        self.waits_ms = []  # per click: the longest its ear or hand waited for a CPU since the last
+
+    def _waited(self) -> dict:
+        me = (os.getpid(), threading.get_native_id())
+        got = {k: v for k, v in run_delays().items() if k == me}
+        got.update(run_delays(self.proc.pid))
+        return got
 
     def run(self):
         quiet = 0
+        last = self._waited()
         while not self.stop.is_set():
             raw = self.proc.stdout.read(480)
             if not raw:
@@ -99,6 +108,10 @@ class Listener(threading.Thread):
                 if quiet > 48000 * 0.2:
                     self.tap()
                     self.heard += 1
+                    now = self._waited()
+                    self.waits_ms.append(1000 * max((now.get(k, 0.0) - w for k, w in last.items()),
+                                                    default=0.0))
+                    last = now
                 quiet = 0
             else:
                 quiet += x.shape[0]
@@ -120,8 +133,10 @@ def saved_taps(cfg) -> int | None:
     return None if saved is None else saved["taps"]
 
 
-def _robot_run_problems(screen: str, robot, cfg) -> list[str]:
-    """What is wrong with one calibrate run made with the listening robot (empty: nothing)."""
+def _robot_run_problems(screen: str, robot, cfg, slack_ms: float = 0.0) -> list[str]:
+    """What is wrong with one calibrate run made with the listening robot (empty: nothing).
+    ``slack_ms``: the longest the machine kept the robot's ear (parec) or hand (its thread)
+    waiting for a CPU between two clicks (measured): a robot that late taps that late."""
     if "EXIT=0" not in screen:
         return ["calibrate did not end with exit 0"]
     out = []
@@ -131,9 +146,11 @@ def _robot_run_problems(screen: str, robot, cfg) -> list[str]:
     if saved is None:
         return out + ["nothing saved"]
     # the robot hears the sink ~5-10 ms late (parec) and tmux adds ~2-5 ms: a steady, small
-    # positive offset
-    if not (0 < saved["offset_ms"] < 60 and saved["spread_ms"] < 5):
-        out.append(f"offset/spread {saved}")
+    # positive offset, spread by the robot's own lateness on a busy machine (beside a CPU hog:
+    # ±5.8 ms), which is measured, not the app's
+    if not (0 < saved["offset_ms"] < 60 + slack_ms and saved["spread_ms"] < 5 + slack_ms):
+        out.append(f"offset/spread {saved} (the robot's threads waited up to {slack_ms:.0f} ms "
+                   "for a CPU)")
     if saved["taps"] < ROBOT_CLICKS - 2:
         out.append(f"{saved['taps']} taps used, not >= {ROBOT_CLICKS - 2}")
     if f"sounddevice:pulse: offset {saved['offset_ms']:+.1f} ms" not in screen:
@@ -174,7 +191,7 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
         finally:
             robot.close()
         screen = tmux.screen()
-        problems = _robot_run_problems(screen, robot, cfg)
+        problems = _robot_run_problems(screen, robot, cfg, slack_ms=max(robot.waits_ms, default=0))
         machine_stalled = any(w in screen for w in ("the sound had a gap", "the sound had gaps",
                                                     "karuta: audio: "))
         # the robot itself late (a clean run under load 7 saw its taps spread ±8 ms with the
