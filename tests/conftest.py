@@ -18,6 +18,21 @@ from tmux_driver import Tmux
 pytest_plugins = ("pytester",)
 
 
+def _hypothesis_on_a_busy_machine() -> None:
+    """hypothesis's defaults hold each example to 200 ms of wall time and fail a test whose
+    examples are slow to generate: real-time figures that a busy machine does not keep (a CPU
+    hog beside the suite).  What the properties check is behaviour: no deadline, no too-slow
+    check (a test's own ``@settings`` still sets its examples)."""
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("karuta", deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile("karuta")
+
+
+_hypothesis_on_a_busy_machine()
+
+
 def pytest_configure(config):
     import fastmark
     import procguard
