@@ -6,13 +6,15 @@ real time.  Each test is marked at collection, not by hand: it is **not** fast w
   (plays in real time through a sound server) or ``entry_point`` (runs the installed command);
 - it uses a fixture that starts a server, a window or a terminal (``PROCESS_FIXTURES``:
   PulseAudio, Xvfb, tmux, pytester's runs), itself or through another fixture;
-- its own code, or a function or class of its module that it uses (followed through the
-  module), names a helper that starts a process (``PROCESS_NAMES``: ``subprocess``,
-  ``run_karuta``, the app's audio and tap-stamping processes, a synthesis pool, ...);
+- its own code, or a function, class or fixture of its module that it uses (followed through
+  the module), names a helper that starts a process (``PROCESS_NAMES``: ``subprocess``,
+  ``run_karuta``, ``require_tool``, the app's audio and tap-stamping processes, a synthesis
+  pool, ...);
 - it took 0.5 s or more of wall or CPU time when last measured (listed in
   tests/data/slow_tests.txt: in-process synthesis, alignment, whole simulated matches).  All
   of those together are ~3 CPU minutes, and the inner loop has 60 s on 2 cores: the ~1,500
-  others take ~45 CPU seconds.
+  others took 51 CPU seconds in all, collection included (``scripts/test --fast``, measured
+  with ``/usr/bin/time``), ~26 s of 2 idle cores.
 
 Every other test is ``fast``.  And the marker is checked as the tests run, in every run: a
 test marked ``fast`` that starts a process anyway (``subprocess``, ``os.fork``/``posix_spawn``/
