@@ -13,6 +13,7 @@ import pytest
 from audio_fixtures import Stall, pulse_server, require_tool  # noqa: F401
 from reader.drills.calibrate import (CalibrationError, CalibrationResult, CalibrationStore, click_track, config_dir, device_key)
 from cli_run import run_inproc
+from machine_stall import run_delays
 from tmux_driver import karuta_argv
 
 
@@ -87,9 +88,17 @@ class Listener(threading.Thread):
         self.tap = tap
         self.heard = 0
         self.stop = threading.Event()
+        self.waits_ms = []  # per click: the longest its ear or hand waited for a CPU since the last
+
+    def _waited(self) -> dict:
+        me = (os.getpid(), threading.get_native_id())
+        got = {k: v for k, v in run_delays().items() if k == me}
+        got.update(run_delays(self.proc.pid))
+        return got
 
     def run(self):
         quiet = 0
+        last = self._waited()
         while not self.stop.is_set():
             raw = self.proc.stdout.read(480)
             if not raw:
@@ -99,6 +108,10 @@ class Listener(threading.Thread):
                 if quiet > 48000 * 0.2:
                     self.tap()
                     self.heard += 1
+                    now = self._waited()
+                    self.waits_ms.append(1000 * max((now.get(k, 0.0) - w for k, w in last.items()),
+                                                    default=0.0))
+                    last = now
                 quiet = 0
             else:
                 quiet += x.shape[0]
@@ -120,8 +133,10 @@ def saved_taps(cfg) -> int | None:
     return None if saved is None else saved["taps"]
 
 
-def _robot_run_problems(screen: str, robot, cfg) -> list[str]:
-    """What is wrong with one calibrate run made with the listening robot (empty: nothing)."""
+def _robot_run_problems(screen: str, robot, cfg, slack_ms: float = 0.0) -> list[str]:
+    """What is wrong with one calibrate run made with the listening robot (empty: nothing).
+    ``slack_ms``: the longest the machine kept the robot's ear (parec) or hand (its thread)
+    waiting for a CPU between two clicks (measured): a robot that late taps that late."""
     if "EXIT=0" not in screen:
         return ["calibrate did not end with exit 0"]
     out = []
@@ -131,9 +146,11 @@ def _robot_run_problems(screen: str, robot, cfg) -> list[str]:
     if saved is None:
         return out + ["nothing saved"]
     # the robot hears the sink ~5-10 ms late (parec) and tmux adds ~2-5 ms: a steady, small
-    # positive offset
-    if not (0 < saved["offset_ms"] < 60 and saved["spread_ms"] < 5):
-        out.append(f"offset/spread {saved}")
+    # positive offset, spread by the robot's own lateness on a busy machine (beside a CPU hog:
+    # ±5.8 ms), which is measured, not the app's
+    if not (0 < saved["offset_ms"] < 60 + slack_ms and saved["spread_ms"] < 5 + slack_ms):
+        out.append(f"offset/spread {saved} (the robot's threads waited up to {slack_ms:.0f} ms "
+                   "for a CPU)")
     if saved["taps"] < ROBOT_CLICKS - 2:
         out.append(f"{saved['taps']} taps used, not >= {ROBOT_CLICKS - 2}")
     if f"sounddevice:pulse: offset {saved['offset_ms']:+.1f} ms" not in screen:
@@ -174,7 +191,7 @@ def test_calibrate_in_tmux_with_a_listening_robot(pulse_server, tmux, tmp_path):
         finally:
             robot.close()
         screen = tmux.screen()
-        problems = _robot_run_problems(screen, robot, cfg)
+        problems = _robot_run_problems(screen, robot, cfg, slack_ms=max(robot.waits_ms, default=0))
         machine_stalled = any(w in screen for w in ("the sound had a gap", "the sound had gaps",
                                                     "karuta: audio: "))
         # the robot itself late (a clean run under load 7 saw its taps spread ±8 ms with the
@@ -228,9 +245,14 @@ class JitterFront:
             return out
         cursor = self.out._cursor
         while self.pending and cursor.plan_frame_at(int(heard)) >= self.pending[0]:
-            f = self.pending.pop(0)
-            # stamp it at the moment plan frame f was heard
+            f = self.pending[0]
+            # stamp it at the moment plan frame f was heard.  Not made yet (None): the ear's
+            # clock ran past what the feeder had made (a busy machine held the feeder up; an
+            # underflow the output counts): the click has not been heard, the robot waits
             s = cursor.stream_frame_at(f)
+            if s is None:
+                break
+            self.pending.pop(0)
             t = self.out.timeline
             frames, times = t.pairs()
             k = max(0, int(np.searchsorted(frames, s, side="right")) - 1)
@@ -264,7 +286,10 @@ def test_a_run_spread_above_the_limit_is_repeated_and_the_steadiest_kept(monkeyp
     said = []
     res = cal.run_calibration(out, front, count=8, interval_ms=200, echo=said.append,
                               attempts=3, max_spread_ms=0.5)
-    assert front.run == 1  # a second run, no third: the second was steady
+    # a second run, no third: the second was steady.  (A third only where the output counted
+    # the machine's stall as a gap in the sound, and calibrate said it made the run again)
+    gaps = [s for s in said if "the sound had a gap" in s]
+    assert front.run == 1 or (front.run == 2 and gaps and out.underruns), (said, out.underruns)
     assert any("is above ±0.50 ms: once more (2 of 3)" in s for s in said), said
     assert res.spread_ms <= 0.5 and res.clicks == 8 and res.taps == 8
     assert abs(res.offset_ms - 4.0) < 0.3

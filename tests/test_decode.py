@@ -152,6 +152,7 @@ def test_missing(tmp_path):
     assert "missing" in one_line_error(tmp_path / "nope.wav")
 
 
+@pytest.mark.process  # (audio.decode asks ffprobe about a file libsndfile cannot read)
 @pytest.mark.parametrize("name", ["fake.mp3", "fake.wav", "fake.ogg", "fake.flac", "fake.m4a", "fake.opus"])
 def test_garbage_with_audio_name(tmp_path, name):
     p = tmp_path / name

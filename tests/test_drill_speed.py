@@ -348,7 +348,9 @@ def test_a_card_whose_sound_stalled_before_the_tap_is_not_timed(tmp_path):
     stalled = plan.order[1]
     ln = next(x for x in lines if x["poem"] == stalled)
     assert ln["untimed"] == "the sound had a gap: not timed", ln
-    assert 70 <= ln["gap_ms"] <= 90, ln
+    # 80 ms, and 10 ms more for each block the machine itself made late (an underflow beyond
+    # the stall's 8: its thread woke late, counted), as test_drill_gap_before_onset allows
+    assert 70 <= ln["gap_ms"] <= 90 + 10 * max(0, out.underflows - 8), (ln, out.underflows)
     assert ln["reaction_ms"] is None and ln["from_kami_ms"] is None
     assert not ln["anticipation"] and ln["correct"]
     assert any("the sound had a gap: not timed" in s for s in front.shown), front.shown

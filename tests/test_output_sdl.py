@@ -33,28 +33,31 @@ SDL_PLAY = textwrap.dedent("""
     from audio.voice import ToneVoice
     from audio.render import PlanCursor, quantize16, render
     from audio.output import PygameOutput
+    from machine_stall import Waited
     v = ToneVoice({rate}, mora_ms=20)
     plan = small_plan(v, cards=1, ma_ms=150, take_ms=150, yoin_ms=150, joka_gap_ms=300)
     np.save(sys.argv[1] if len(sys.argv) > 1 else {ref!r}, quantize16(render(plan, v)))
     out = PygameOutput(sample_rate={rate}, buffer=512, chunk={chunk}, channels={channels})
-    t = time.perf_counter()
-    out.play(PlanCursor(plan, v))
-    started = time.perf_counter()  # play() returns as the first chunk starts
-    assert out.wait(timeout=30)
-    el = time.perf_counter() - t
+    with Waited() as waited:  # (SDL's driver thread among this process's threads)
+        t = time.perf_counter()
+        out.play(PlanCursor(plan, v))
+        started = time.perf_counter()  # play() returns as the first chunk starts
+        assert out.wait(timeout=30)
+        el = time.perf_counter() - t
     import pygame
     pygame.mixer.quit()
-    print(el, plan.seconds, out.underflows, out.latency, out.frame_at(started + 1.0))
+    print(el, plan.seconds, out.underflows, out.latency, out.frame_at(started + 1.0), waited.s)
 """)
 
 
 def _sdl_play(driver: str, chunk: int, channels: int, ref, env=None):
     """The reading played by PygameOutput in a fresh interpreter on SDL's ``driver``:
-    (elapsed s, the plan's s, underflows, latency, frame 1 s after play)."""
+    (elapsed s, the plan's s, underflows, latency, frame 1 s after play, and the longest any
+    of its threads waited for a CPU meanwhile: tests/machine_stall.py)."""
     res = run_python(SDL_PLAY.format(rate=SDL_RATE, ref=str(ref), chunk=chunk, channels=channels),
                      env={"SDL_AUDIODRIVER": driver, **(env or {})})
-    el, seconds, underflows, latency, f1 = res.stdout.split()
-    return float(el), float(seconds), int(underflows), float(latency), float(f1)
+    el, seconds, underflows, latency, f1, waited = res.stdout.split()
+    return float(el), float(seconds), int(underflows), float(latency), float(f1), float(waited)
 
 
 @pytest.mark.realtime
@@ -67,34 +70,54 @@ def test_sdl_disk_capture_equals_render(tmp_path, chunk, channels):
         raw.unlink(missing_ok=True)
         return _sdl_play("disk", chunk, channels, ref_path, {"SDL_DISKAUDIOFILE": str(raw)})
 
-    el, seconds, underflows, latency, f1 = play()
+    def captured_problem(underflows, waited):
+        """What is wrong with the capture (None: it is the rendered reading)."""
+        ref = np.load(ref_path)
+        got = np.fromfile(raw, dtype=np.int16)
+        if channels == 2:
+            got = got.reshape(-1, 2)
+            np.testing.assert_array_equal(got[:, 0], got[:, 1])
+            got = got[:, 0].copy()
+        # each underflow SDL counts is a chunk that starts late: silence from the moment its
+        # channel ran dry until the output's thread got the CPU back to play it, so up to a
+        # chunk plus as long as a thread of the process waited for a CPU (beside a CPU hog: 1
+        # underflow, 1,856 samples of silence).  A gap with no underflow counted still fails
+        try:
+            assert_played_as_rendered(got, ref, underflows, chunk + round(waited * rate))
+        except (AssertionError, pytest.fail.Exception) as e:
+            return str(e).splitlines()[0]
+        return None
+
+    el, seconds, underflows, latency, f1, waited = play()
     assert seconds > 2.0  # the clock is read 1 s in
     first = None
-    if abs(f1 - rate) >= rate * 0.06 + underflows * chunk:
+    problem = captured_problem(underflows, waited)
+    if abs(f1 - rate) >= rate * (0.06 + waited) + underflows * chunk or (
+            problem and waited > 0.05):
         # the clock 1 s in is an estimate from SDL's own real-time keeping: a machine that
-        # stalled the driver's thread (seen once under load 13) says nothing of it: once more
-        first = (el, f1)
-        el, seconds, underflows, latency, f1 = play()
+        # stalled the driver's thread (seen once under load 13) says nothing of it.  And beside
+        # a CPU hog (load ~18, its threads waiting 0.2 s and more) a capture once had samples
+        # changed at a mixer buffer's edge (sample 75,264 = 147 x 512), not reproduced on a
+        # machine that kept it running (docs/not-done.md): once more, both said if it fails
+        first = (el, f1, waited, problem)
+        el, seconds, underflows, latency, f1, waited = play()
+        problem = captured_problem(underflows, waited)
+    again = f"(made twice: the first run's elapsed, frame, waited s, capture: {first})" \
+        if first else ""
     late = underflows * chunk  # silence a busy machine made SDL insert (counted)
     # ends as the last chunk is mixed and played (the driver keeps real time by sleeping: a
-    # busy machine wakes it late, never early)
-    starved = max(0.0, el - seconds - 1.0)
-    assert seconds - 0.1 < el < seconds + 3.0 + late / rate, (el, seconds)
-    ref = np.load(ref_path)
-    got = np.fromfile(raw, dtype=np.int16)
-    if channels == 2:
-        got = got.reshape(-1, 2)
-        np.testing.assert_array_equal(got[:, 0], got[:, 1])
-        got = got[:, 0].copy()
-    assert_played_as_rendered(got, ref, underflows, chunk)
+    # busy machine wakes it late, never early, and no later than its threads waited for a CPU)
+    starved = max(0.0, el - seconds - 1.0, waited)
+    assert seconds - 0.1 < el < seconds + 3.0 + late / rate + waited, (el, seconds, waited)
+    assert problem is None, (problem, f"its threads waited {waited:.3f} s for a CPU", again)
     # an estimated clock: 1 s after play() is about 1 s of frames (±60 ms, and no better than
     # the driver kept real time)
     assert abs(f1 - rate) < rate * (0.06 + starved) + late, (
-        f1, f"(made twice: the first run's clock was off: elapsed, frame {first})" if first else "")
+        f1, again, f"its threads waited {waited:.3f} s for a CPU")
 
 
 @pytest.mark.realtime
 def test_sdl_dummy_driver_smoke(tmp_path):
-    el, seconds, underflows, _, _ = _sdl_play("dummy", 1600, 1, tmp_path / "ref.npy")
+    el, seconds, underflows, _, _, waited = _sdl_play("dummy", 1600, 1, tmp_path / "ref.npy")
     late = underflows * 1600 / SDL_RATE  # a busy machine: counted silence, not a hang
-    assert seconds - 0.1 < el < seconds + 3.0 + late  # ends as the last chunk is mixed
+    assert seconds - 0.1 < el < seconds + 3.0 + late + waited  # ends as the last chunk is mixed

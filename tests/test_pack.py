@@ -359,9 +359,15 @@ def test_check_is_fast_on_a_202_clip_pack(tmp_path):
     pack = import_pack(src, reference=False)
     import_s = time.perf_counter() - t0
     assert len(pack.clip_keys()) == 202
-    t0 = time.perf_counter()
-    _, problems = check_pack("full")
-    assert time.perf_counter() - t0 < 5.0
+    from machine_stall import Waited
+
+    with Waited() as waited:
+        t0, cpu0 = time.perf_counter(), time.process_time()
+        _, problems = check_pack("full")
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    # 5 s of the check's own: its CPU time, and its wall time less what a busy machine kept
+    # this process waiting for a CPU (measured); the same figure on a quiet machine
+    assert cpu < 5.0 and wall < 5.0 + waited.s, (cpu, wall, str(waited))
     assert [p.kind for p in problems] == ["not aligned"]
     assert import_s < 60
 

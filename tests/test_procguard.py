@@ -129,9 +129,14 @@ def test_the_run_check_fails_a_run_that_left_a_process(tmp_path, capsys):
 
 def test_a_test_that_ends_its_processes_costs_no_wait():
     """Most tests start processes and end them: the guard looks once and moves on."""
-    start = time.monotonic()
-    p = subprocess.Popen(["sleep", "308"])
-    p.kill()
-    p.wait()
-    assert procguard.marked(os.environ[procguard.RUN], os.environ[procguard.OWNER]) == []
-    assert time.monotonic() - start < procguard.GRACE_S
+    from machine_stall import Waited
+
+    with Waited() as waited:
+        start = time.monotonic()
+        p = subprocess.Popen(["sleep", "308"])
+        p.kill()
+        p.wait()
+        assert procguard.marked(os.environ[procguard.RUN], os.environ[procguard.OWNER]) == []
+        el = time.monotonic() - start
+    # no grace waited out (a busy machine: plus as long as it kept this process from a CPU)
+    assert el < procguard.GRACE_S + waited.s, (el, str(waited))

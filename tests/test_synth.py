@@ -359,9 +359,14 @@ def test_cache_hit_is_fast_and_identical(voice, tmp_path):
     first = voice.samples(item)
     path = voice.cache_path(item)
     assert path.is_file() and str(path).startswith(str(tmp_path / "cache"))
-    t = time.perf_counter()
-    again = SynthVoice().samples(item)  # a new voice object: from disk only
-    assert time.perf_counter() - t < 0.1
+    from machine_stall import Waited
+
+    with Waited() as waited:
+        t = time.perf_counter()
+        again = SynthVoice().samples(item)  # a new voice object: from disk only
+        el = time.perf_counter() - t
+    # (a synthesis takes seconds; a busy machine adds what it kept this process waiting)
+    assert el < 0.1 + waited.s, (el, str(waited))
     assert np.array_equal(first, again)
     assert not [p for p in path.parent.iterdir() if p.name.startswith(".tmp")]
 

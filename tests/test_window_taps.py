@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 from audio_fixtures import REPO
+from machine_stall import descendants, run_delays
 
 APP = textwrap.dedent("""
     import json, select, sys, time
@@ -49,6 +50,14 @@ APP = textwrap.dedent("""
 """)
 
 
+def run_delays_of(pids) -> dict:
+    """Every thread of ``pids``: the seconds it has waited for a CPU (tests/machine_stall.py)."""
+    out = {}
+    for pid in pids:
+        out.update(run_delays(pid))
+    return out
+
+
 @pytest.mark.realtime
 @pytest.mark.parametrize("busy,period,min_lag", [(0.02, 0.05, 10.0), (0.45, 0.5, 300.0)],
                          ids=["redraws", "long-stalls"])
@@ -79,8 +88,13 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
         space = d.keysym_to_keycode(0x20)
         rng = random.Random(5)
         sent = []  # (perf ns before the press, after it was flushed, kind)
+        # what X and the stamping process waited for a CPU around each press (the app's own
+        # window thread, busy drawing on purpose, left out)
+        servers = [pid for pid in descendants() if pid != app.pid]
+        waits = []  # per press: the longest wait of one of their threads, from it to the next
         for i in range(24):
             time.sleep(0.03 + rng.random() * 0.05)
+            waits.append(run_delays_of(servers))
             kind = "mouse" if i % 3 == 2 else "key"
             a = time.perf_counter_ns()
             if kind == "key":
@@ -95,6 +109,8 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
                 xtest.fake_input(d, X.ButtonRelease, 1)
             d.sync()
             sent.append((a, b, kind))
+        time.sleep(0.03)
+        waits.append(run_delays_of(servers))
         out, err = app.communicate("done\n", timeout=60)  # the presses made: it may stop
     finally:
         if app.poll() is None:
@@ -110,10 +126,23 @@ def test_presses_are_stamped_as_x_delivers_them_while_the_window_thread_draws(
     # other worker busy, saw nine in ten within 2.6 ms).  Every one within 2 ms is the
     # benchmark's target (scripts/bench_stress.py, X at realtime priority); a busy machine may
     # delay X or the stamping process once in a while, never by a drawing frame
-    delays = sorted((e[0] - b) / 1e6 for e, (a, b, _) in zip(x_evs, sent))
-    assert all(e[0] >= a for e, (a, _, _) in zip(x_evs, sent)), delays
-    assert statistics.median(delays) <= 0.5, delays
-    assert delays[int(0.9 * (len(delays) - 1))] <= 3.0 and delays[-1] <= 10.0, delays
+    #
+    # A busy machine (a CPU hog beside: one press in 24 stamped 15 ms late) is measured, not
+    # assumed: each press's bounds grow by as long as a thread of X or the stamping process
+    # waited for a CPU between it and the next press, and the typical delay is judged on the
+    # presses where none waited more than 1 ms (a stamp taken by the drawing thread instead is
+    # late by up to its 20 ms of drawing without X or the stamper waiting at all)
+    per_press = [(e[0] - b) / 1e6 for e, (a, b, _) in zip(x_evs, sent)]
+    stalls = [max((after.get(k, 0.0) - w for k, w in before.items()), default=0.0) * 1000
+              for before, after in zip(waits, waits[1:])]
+    delays = sorted(per_press)
+    said = (delays, [f"{d:.2f} ms, waited {w:.1f} ms" for d, w in zip(per_press, stalls)])
+    assert all(e[0] >= a for e, (a, _, _) in zip(x_evs, sent)), said
+    calm = sorted(d for d, w in zip(per_press, stalls) if w <= 1.0)
+    if len(calm) >= 8:
+        assert statistics.median(calm) <= 0.5, said
+    over = sorted(d - w for d, w in zip(per_press, stalls))  # each less its stall
+    assert over[int(0.9 * (len(over) - 1))] <= 3.0 and over[-1] <= 10.0, said
     # ... while the window thread itself was tens of ms late for some of them
     assert data["lag_max"] > min_lag, data["lag_max"]
     assert all(e[2] == "window-x" for e in evs)
