@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 from audio.voice import Layout, Mora
 
-__all__ = ["Timeline", "features", "dtw", "align", "align_detail", "proportional", "ku_sizes", "OWN_KIN",
+__all__ = ["Timeline", "features", "cepstra", "dtw", "dtw_cost", "align", "align_detail", "proportional", "ku_sizes", "OWN_KIN",
            "sounds_like", "SWAP_MARGIN", "SWAP_CHECK_BELOW",
            "LOW_CONFIDENCE", "SAME_VOICE"]
 
@@ -164,6 +164,11 @@ def _cepstra(x, rate: int, warps=(1.0,)):
     return out, 10 * np.log10((power @ fb.T).sum(axis=1) + 1e-12)
 
 
+def cepstra(x, rate: int):
+    """MFCC frames of ``x`` (one per 10 ms, 13 cepstra, c0 the level), not normalised."""
+    return _cepstra(x, rate)[0][0]
+
+
 def features(x, rate: int):
     """MFCC frames (one per 10 ms) of ``x``: array (frames, 13), normalised per utterance."""
     (c,), _ = _cepstra(x, rate)
@@ -227,13 +232,15 @@ def dtw(A, B, *, symmetric: bool = True):
     return pa, pb, C
 
 
-def _dtw_cost(A, B) -> float:
-    """The cost of the best ``dtw`` path, per frame of both (no path kept)."""
+def dtw_cost(A, B, *, step_penalty: float = _STEP_PENALTY) -> float:
+    """The cost of the best ``dtw`` path, per frame of both (no path kept).  ``step_penalty``:
+    the extra cost of a (1,0) or (0,1) step, times the mean local cost (0: a path's cost does
+    not depend on its shape at all, as the one-file split's repeat test wants)."""
     import numpy as np
 
     C = _local_costs(A, B)
     n, m = C.shape
-    C1 = C + _STEP_PENALTY * C.mean()
+    C1 = C + step_penalty * C.mean() if step_penalty else C
     D = 2 * C[0, 0] + np.concatenate([[0.0], np.cumsum(C1[0, 1:])])
     for i in range(1, n):
         A_ = np.minimum(D + C1[i], np.concatenate([[np.inf], D[:-1]]) + 2 * C[i])
@@ -365,7 +372,7 @@ def _cost_ratio(A, B) -> float:
     import numpy as np
 
     others = [A[::-1], np.roll(A, len(A) // 3, axis=0), np.roll(A, 2 * len(A) // 3, axis=0)]
-    return _dtw_cost(A, B) / max(1e-9, min(_dtw_cost(X, B) for X in others))
+    return dtw_cost(A, B) / max(1e-9, min(dtw_cost(X, B) for X in others))
 
 
 def _morae_from_onsets(kanas, onsets, frames: int) -> tuple[Mora, ...]:
@@ -426,7 +433,7 @@ def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_size
     A = _normalised(ca, ka)
     # another speaker's vocal tract: the recording's filterbank warped to fit the reference best
     Bs = [_normalised(cb, kb) for cb in cbs]
-    costs = [_dtw_cost(A[::2], Bw[::2]) for Bw in Bs]
+    costs = [dtw_cost(A[::2], Bw[::2]) for Bw in Bs]
     B = Bs[int(np.argmin(costs))]
     ref_hop = ref_layout.sample_rate * _HOP / _FEAT_RATE
     rec_hop = rate * _HOP / _FEAT_RATE
@@ -472,8 +479,8 @@ def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_size
             ia = np.flatnonzero((ka >= a0) & (ka < a1))
             ib = np.flatnonzero((kb >= b0) & (kb < b1))
             if len(ia) < 2 or len(ib) < 2:
-                return _dtw_cost(A, B)
-            tot += _dtw_cost(A[ia], B[ib]) * (len(ia) + len(ib))
+                return dtw_cost(A, B)
+            tot += dtw_cost(A[ia], B[ib]) * (len(ia) + len(ib))
             num += len(ia) + len(ib)
         return tot / num
 
@@ -499,7 +506,7 @@ def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_size
         best = None
         for hold in _HOLDS:
             widx = _rhythm_rows(ka_even, ref_at, sizes, len(kb), hold)
-            c = _dtw_cost(A_even[widx][::2], B[::2])
+            c = dtw_cost(A_even[widx][::2], B[::2])
             if best is None or c < best[0]:
                 best = (c, widx, hold)
         onsets_even = onsets
@@ -511,7 +518,7 @@ def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_size
 
     def ratio_of(B):
         """The parts' DTW cost over the lowest cost against the reference's morae shuffled."""
-        return part_cost(B) / max(1e-9, min(_dtw_cost(X, B) for X in shuffled))
+        return part_cost(B) / max(1e-9, min(dtw_cost(X, B) for X in shuffled))
 
     if kin < OWN_KIN:
         # the reference's own voice (by its sounds, whatever the text): no adaptation counts
@@ -520,12 +527,13 @@ def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_size
     else:
         ratio = ratio_of(B)
     conf = float(np.clip((_RATIO_NONE - ratio) / (_RATIO_NONE - _RATIO_SURE), 0.0, 1.0))
-    conf *= _even_pace(onsets, frames, ref_layout)
+    pace = _even_pace(onsets, frames, ref_layout)
+    conf *= pace
     dtw_onsets = list(onsets)
     if not same:
         onsets = _snapped(recording, rate, [m.kana for m in ref_layout.morae], onsets)
     t = Timeline(_morae_from_onsets([m.kana for m in ref_layout.morae], onsets, frames), conf, "dtw")
-    return t, {"ratio": ratio, "voice": voice, "same_voice": same, "kin": kin,
+    return t, {"ratio": ratio, "pace": pace, "bounds": bounds, "voice": voice, "same_voice": same, "kin": kin,
                "even": [] if same else onsets_even, "dtw_onsets": dtw_onsets}
 
 

@@ -10,7 +10,10 @@ the importer's splitting), aligns it with the built-in voice's reading of the sa
 * decisive-onset errors against hand labels (``scripts/data/human_decisive_onsets.tsv``: the
   poem, the time in the file where the decisive mora's stop is released or its fricative's
   noise starts): median, 90 %, max, and the poems off by more than 25 ms;
-* how many of the 上の句 timelines are under ``LOW_CONFIDENCE`` (what ``voice check`` flags);
+* how many of the 上の句 timelines are under ``LOW_CONFIDENCE`` (what ``voice check`` flags),
+  and each flagged one's confidence parts: the cost ratio (1 at or under 0.825, 0 at or over
+  0.925) and the pace factor it is multiplied by (less for each mora squeezed under a quarter
+  or spread over four times its share);
 * how many labelled poems are off by more than 100 ms while confident (at or over it);
 * with ``--swap N``: N 上の句 aligned with the next poem's text (as if two files were swapped):
   how many come out confident, and how many ``sounds_like`` names rightly.
@@ -89,7 +92,7 @@ def one(args):
         return v.samples(item), lay, ku_sizes(item, lay)
 
     samples, lay, sizes = ref(n)
-    t, _ = align_detail(x, RATE, samples, lay, ku_sizes=sizes)
+    t, d = align_detail(x, RATE, samples, lay, ku_sizes=sizes)
     swapped = []
     if swap:
         w = n % 100 + 1
@@ -99,7 +102,8 @@ def one(args):
         if tw.confidence < SWAP_CHECK_BELOW:
             named = sounds_like(x, RATE, dw["ratio"], {str(n): (samples, lay, sizes)})
         swapped.append((w, tw.confidence, named))
-    return n, s / RATE, [(s + m.start) / RATE for m in t.morae], t.confidence, swapped
+    return (n, s / RATE, [(s + m.start) / RATE for m in t.morae], t.confidence, swapped,
+            (d["ratio"], d["pace"]))
 
 
 _V = None
@@ -145,9 +149,9 @@ def main() -> int:
         rows = list(ex.map(one, [(args.folder, n, n in swap_set) for n in poems]))
     took = time.perf_counter() - t0
     kl = kimariji_length(range(1, 101))
-    conf = {n: c for n, _, _, c, _ in rows}
+    conf = {n: c for n, _, _, c, *_ in rows}
     errs, off = [], []
-    for n, _, on, c, _ in rows:
+    for n, _, on, c, *_ in rows:
         if n in labels:
             d = kl[n] - 1
             err = (on[d] - labels[n]) * 1000
@@ -160,14 +164,17 @@ def main() -> int:
           f"{np.median(list(conf.values())):.2f}")
     if errs:
         e = np.array(errs)
-        wrong_sure = [n for n, _, on, c, _ in rows if n in labels and c >= LOW_CONFIDENCE
+        wrong_sure = [n for n, _, on, c, *_ in rows if n in labels and c >= LOW_CONFIDENCE
                       and abs(on[kl[n] - 1] - labels[n]) > 0.1]
         print(f"decisive onsets ({len(e)} hand-labelled poems): median {np.median(e):.0f} ms, "
               f"90% {np.percentile(e, 90):.0f} ms, max {e.max():.0f} ms; "
               f"within 25 ms {int((e <= 25).sum())} of {len(e)}")
         print(f"wrong by > 100 ms while confident: {len(wrong_sure)} {wrong_sure if wrong_sure else ''}")
         print(f"off by > 25 ms (poem:error@confidence): {' '.join(off) if off else 'none'}")
-    sw = [(n, w, c, named) for n, _, _, _, s in rows for w, c, named in s]
+    why = [f"{n}:{c:.2f}({ratio:.3f},{pace:.2f})" for n, _, _, c, _, (ratio, pace) in rows
+           if c < LOW_CONFIDENCE]
+    print(f"flagged low (poem:confidence(cost ratio, pace factor)): {' '.join(why) or 'none'}")
+    sw = [(n, w, c, named) for n, _, _, _, s, _ in rows for w, c, named in s]
     if sw:
         sure = [f"{n}as{w}" for n, w, c, _ in sw if c >= LOW_CONFIDENCE]
         right = sum(1 for n, _, _, named in sw if named == str(n))

@@ -84,16 +84,12 @@ def truth_of(y) -> dict:
 
 
 def _similarity():
-    """This tree's log-mel cepstra and DTW cost (audio/pack/split.py, loaded by its path: the
-    truth stays the same when the bench measures another karuta's importer)."""
-    import importlib.util
+    """This tree's log-mel cepstra and DTW cost (``audio.pack.split.similarity_features``,
+    ``audio.align.dtw_cost`` without a step penalty)."""
+    from audio.align import dtw_cost
+    from audio.pack.split import similarity_features
 
-    path = Path(__file__).resolve().parent.parent / "audio" / "pack" / "split.py"
-    spec = importlib.util.spec_from_file_location("_bench_split", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["_bench_split"] = mod  # its dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod._features, mod.dtw_cost
+    return similarity_features, lambda A, B: dtw_cost(A, B, step_penalty=0.0)
 
 
 def clip_span(pack, key: str, part: str, y) -> tuple[int, int] | None:

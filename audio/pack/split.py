@@ -9,8 +9,8 @@ the voice).
                  click, a chair); the voice's own fading tail is kept down to the noise floor.
 ``find_parts``   the structure of a one-file poem: every pause between runs of voice is a
                  candidate; a pair of pauses (p, q) is a repeat when the stretch between them
-                 and the stretch after q (to the voice's end) are alike (DTW over normalised
-                 log-mel cepstra, against the 上の句 as the baseline of "another text by the
+                 and the stretch after q (to the voice's end) are alike (``audio.align``'s DTW
+                 cost over its normalised log-mel cepstra, against the 上の句 as the baseline of "another text by the
                  same reader"), of like length, and the lengths fit the text's mora counts;
                  the split is then p, whatever pause is longest.  A sample-exact repeat (a
                  digital copy) is said as such.  With no repeat the split is chosen as before
@@ -182,41 +182,12 @@ def voice_span(x, rate: int) -> tuple[int, int] | None:
     return s * a.hop, min(len(x), (e + 1) * a.hop)
 
 
-def _features(x, rate: int):
-    """Log-mel cepstra 1-12, one row per 20 ms."""
-    import numpy as np
+def similarity_features(x, rate: int):
+    """The rows the repeat test compares: ``audio.align.cepstra`` 1-12 (the level left out),
+    one row per 20 ms."""
+    from audio.align import cepstra
 
-    nfft = 1 << int(np.ceil(np.log2(0.025 * rate)))
-    hop = int(0.02 * rate)
-    n = max(1, 1 + (len(x) - nfft) // hop)
-    y = np.concatenate([np.asarray(x, np.float64), np.zeros(nfft)])
-    idx = np.arange(nfft)[None, :] + hop * np.arange(n)[:, None]
-    p = np.abs(np.fft.rfft(y[idx] * np.hanning(nfft), axis=1)) ** 2
-    freqs = np.fft.rfftfreq(nfft, 1 / rate)
-    mel = 2595 * np.log10(1 + freqs / 700)
-    pts = np.linspace(2595 * np.log10(1 + 80 / 700), 2595 * np.log10(1 + 7600 / 700), 42)
-    fb = np.clip(np.minimum((mel[None, :] - pts[:-2, None]) / (pts[1:-1, None] - pts[:-2, None]),
-                            (pts[2:, None] - mel[None, :]) / (pts[2:, None] - pts[1:-1, None])), 0, None)
-    lm = np.log(p @ fb.T + 1e-10)
-    k = np.arange(40)
-    dct = np.cos(np.pi / 40 * (k + 0.5)[None, :] * np.arange(1, 13)[:, None])
-    return lm @ dct.T
-
-
-def dtw_cost(A, B) -> float:
-    """The mean local distance along the best path (steps (1,1), (1,0), (0,1)), per step of
-    a symmetric path (a copy read at another pace costs what it would at the same pace)."""
-    import numpy as np
-
-    C = np.sqrt(np.maximum((A * A).sum(1)[:, None] + (B * B).sum(1)[None, :] - 2 * A @ B.T, 0))
-    n, m = C.shape
-    D = 2 * C[0, 0] + np.concatenate([[0.0], np.cumsum(C[0, 1:])])
-    for i in range(1, n):
-        diag = np.concatenate([[np.inf], D[:-1]]) + 2 * C[i]
-        best = np.minimum(D + C[i], diag)
-        S = np.cumsum(C[i])
-        D = S + np.minimum.accumulate(best - S)
-    return float(D[-1] / (n + m))
+    return cepstra(x, rate)[::2, 1:13]
 
 
 def _is_copy(x, b: tuple[int, int], c: tuple[int, int]) -> bool:
@@ -262,7 +233,9 @@ def find_parts(x, rate: int, morae: tuple[int, int] | None = None,
         return None
     first, last = runs[0][0], runs[-1][1]
     step = a.hop
-    feats = _features(x[first * step:last * step], rate)
+    from audio.align import dtw_cost
+
+    feats = similarity_features(x[first * step:last * step], rate)
     feats = (feats - feats.mean(0)) / (feats.std(0) + 1e-9)
 
     def seg(s, e):  # frames of 10 ms -> rows of 20 ms
@@ -282,8 +255,10 @@ def find_parts(x, rate: int, morae: tuple[int, int] | None = None,
                 if not 0.5 <= fit <= 2.0:
                     continue
             B, C, A = seg(p1, q0), seg(q1, last), seg(first, p0)
-            same = dtw_cost(B, C)
-            other = dtw_cost(B, A)
+            # no extra cost for a one-sided step: a copy read at another pace costs what it
+            # would at the same pace
+            same = dtw_cost(B, C, step_penalty=0.0)
+            other = dtw_cost(B, A, step_penalty=0.0)
             ratio = same / max(other, 1e-9)
             if ratio < REPEAT_RATIO and (best is None or ratio < best[0]):
                 best = (ratio, p0, p1, q0, q1)
