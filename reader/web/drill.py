@@ -383,4 +383,12 @@ class WebDrill:
                          planned=len(self.plan.order), stopped_at=stopped)
 
     def end_lines(self) -> list[str]:
-        return [self.summary().describe()[:400], self._calibration_line()[:400]]
+        """The end screen's lines (and the terminal's): the summary, the calibration."""
+        from reader.drills.grab import UNTIMED_GAP
+
+        line = self.summary().describe()
+        why = {r["untimed"] for r in self.state.records if r.get("untimed")}
+        if why and why != {UNTIMED_GAP}:  # (the summary names only gaps in the sound)
+            reasons = "; ".join(sorted(w.removesuffix(": not timed") for w in why))
+            line = line.replace(": gaps in the sound", f" ({reasons})")
+        return [line[:400], self._calibration_line()[:400]]

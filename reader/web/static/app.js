@@ -82,7 +82,7 @@ const HANDLERS = {
       if (s[0] === "take") S.takes.push(i);
     });
     showCalibration(m.calibration);
-    status(`joined · ${m.cards} cards`);
+    status(`joined · ${m.cards} card${m.cards === 1 ? "" : "s"}`);
     if (S.ctx && S.phase === "play") begin();  // joined again: go on from the current card
     else show("join");
   },
