@@ -128,7 +128,8 @@ def main() -> None:
                        ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + 20]; })()")
         browser.touch(r[0], r[1])
         errors: dict[str, list[float]] = {"page": [], "median": [], "p10": [], "min": []}
-        skipped = gapped = 0
+        skipped = gapped = refused = 0
+        starts: list[float] = []  # each 上の句's onset at the sink - where the page had it (ms)
         for i, seg in enumerate(kami):
             # the ear's onset of this 上の句: the first after the page's own prediction less
             # 50 ms (only to tell which sound is which: a dropout in the sink's stream makes
@@ -137,9 +138,11 @@ def main() -> None:
                                     f"karuta.epochOfFrame({seg.start})") / 1000
             want_perf = want - epoch_minus_perf()
             try:
-                onset = ear.wait(1, after=want_perf - 0.05, timeout=30)
+                onset = ear.wait(1, after=want_perf - 0.5, timeout=30)
             except TimeoutError:
                 onset = None
+            if onset is not None and abs(onset - want_perf) < 1.0:
+                starts.append((onset - want_perf) * 1000)
             if onset is None or abs(onset - want_perf) > 0.03:
                 skipped += 1  # (a dropout at its start: no reference for this card)
                 onset = None
@@ -153,16 +156,25 @@ def main() -> None:
             while time.perf_counter() < at_perf + 0.002:
                 time.sleep(0.001)
             browser.touch(195, 420, at=at)
-            sent = js_wait(browser, f"(() => {{ const m = karuta.sent.find(m => m.t === "
-                                    f"'touch' && m.read === {i}), d = karuta.touches[{i}]; "
-                                    f"return m && d ? JSON.stringify([m, d]) : null; }})()")
+            try:
+                sent = js_wait(browser, f"(() => {{ const m = karuta.sent.find(m => m.t === "
+                                        f"'touch' && m.read === {i}), d = karuta.touches.find("
+                                        f"t => t.read === {i}); return m && d ? "
+                                        f"JSON.stringify([m, d]) : null; }})()", timeout=5)
+                card = js_wait(browser, f"karuta.read > {i} ? 'gone' : (() => {{ const c = "
+                                        "document.querySelector('#choices .card'); if (!c) "
+                                        "return null; const r = c.getBoundingClientRect(); "
+                                        "return [r.x + r.width / 2, r.y + r.height / 2]; })()",
+                               timeout=5)
+            except TimeoutError:
+                card = None
+            if card is None or card == "gone":  # (the host did not take the touch: the page
+                refused += 1                     # thought it outside the card)
+                js_wait(browser, f"karuta.read > {i} || karuta.phase === 'end'", timeout=30)
+                continue
             import json
 
             msg, dbg = json.loads(sent)[:2]
-            card = js_wait(browser, "(() => { const c = document.querySelector('#choices "
-                                    ".card'); if (!c) return null; const r = c."
-                                    "getBoundingClientRect(); return [r.x + r.width / 2, "
-                                    "r.y + r.height / 2]; })()")
             browser.touch(*card)
             js_wait(browser, f"karuta.read > {i} || karuta.phase === 'end'")
             if "gap_ms" in msg:
@@ -194,9 +206,14 @@ def main() -> None:
             const = statistics.median(errors["page"])
             print(f"    less its median ({const:+.2f} ms, a constant: calibration's): "
                   f"{spread([e - const for e in errors['page']], 3.0)}")
-        print(f"  ({skipped} of {len(kami)} cards had no clean onset at the sink (a dropout "
-              f"at its start): not counted; {gapped} touches the page itself said were not "
-              f"timed, its output clock having moved > 5 ms since the 上の句 began)")
+        print(f"  each 上の句's onset at the sink - the instant the page had it heard: "
+              f"{spread(starts, 3.0)}")
+        print(f"  ({skipped} of {len(kami)} cards' onsets were more than 30 ms from the page's "
+              f"instant (a stall of the browser's sound, or a dropout of the sink's stream): "
+              f"their touches not counted; {gapped} touches the page itself said were not "
+              f"timed, its output clock having moved > 5 ms since the 上の句 began; {refused} "
+              f"touches the host did not take (mapped outside their card))")
+        print(f"  load average during the run: {' '.join(open('/proc/loadavg').read().split()[:3])}")
         for name in ("median", "p10", "min"):
             print(f"    the same touches, offset = {name} of the page's last 64 pairs: "
                   f"{spread(errors[name], 3.0)}")

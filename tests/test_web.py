@@ -183,6 +183,7 @@ def test_a_phone_calibrates_hears_the_reading_and_its_touch_is_recorded(tmp_path
         wait_js(browser, "document.querySelectorAll('#choices .card').length > 0",
                 what="the cards to pick from")
         browser.screenshot_now(tmp_path / "phone-choices.png")
+        assert_fits(browser, "#choices .card")
         touch_msg = browser.js("karuta.sent.find(m => m.t === 'touch')")
         browser.touch(*centre(browser, f"#choices .card[data-card='{poem}']"))
         wait_js(browser, "karuta.phase === 'end'", timeout=30, what="the end screen")
@@ -268,6 +269,7 @@ def test_an_uncalibrated_tablet_plays_but_its_touch_is_not_timed(tmp_path, brows
         browser.load(drill.page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
         browser.screenshot_now(tmp_path / "tablet-join.png")
+        assert_fits(browser, "button")
         browser.touch(*centre(browser, "#start"))
         wait_js(browser, "karuta.heardNow() > karuta.timeline.segs[karuta.kami[0]].start",
                 what="the 上の句")
@@ -275,6 +277,7 @@ def test_an_uncalibrated_tablet_plays_but_its_touch_is_not_timed(tmp_path, brows
         wait_js(browser, "document.querySelectorAll('#choices .card').length > 0",
                 what="the cards to pick from")
         browser.screenshot_now(tmp_path / "tablet-choices.png")
+        assert_fits(browser, "#choices .card")
         poem = browser.js("karuta.timeline.segs[karuta.kami[0]].poem")
         browser.touch(*centre(browser, f"#choices .card[data-card='{poem}']"))
         wait_js(browser, "karuta.phase === 'end'", timeout=30, what="the end screen")
@@ -355,3 +358,53 @@ def upgrade(port: int, origin: str) -> tuple[int, str]:
     body = r.read().decode(errors="replace")
     c.close()
     return r.status, body
+
+
+def test_the_pages_timeline_is_the_online_matchs(tmp_path, browser):
+    """The page's ``timeline.js`` against ``reader.practice.online.Timeline`` on shared
+    vectors: the drill's plan, anchors as the page sets them (the start, then each card's
+    ``go`` at its take's end, some before the take is reached), the frame heard at many
+    instants and the instant of many frames — equal to a thousandth of a frame."""
+    import json
+
+    from audio.voice import ToneVoice
+    from reader.drills.grab import drill_plan
+    from reader.practice.online import Timeline
+
+    drill = Drill(tmp_path, "--poems", "1-10", "--cards", "1", "--seed", "5")
+    try:
+        browser.load(drill.page, *PHONE, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        plan = drill_plan(ToneVoice(), 4, poems=list(range(1, 21)), cards=6, ma_ms=700,
+                          take_ms=1500)
+        segs = [[s.kind, s.poem, s.start, s.end, int(s.wait)] for s in plan.segments]
+        takes = [s for s in plan.segments if s.kind == "take"]
+        anchors = [(10.0, 0)] + [(12.0 + 6.5 * k + (0.9 if k % 2 else -0.7), t.end)
+                                 for k, t in enumerate(takes[:-1])]
+        times = [9.0 + 0.173 * k for k in range(300)]
+        frames = list(range(0, plan.frames, 7919))
+        py = Timeline(plan)
+        for at, f in anchors:
+            py.anchor(at, f)
+        want = [[py.heard(t) for t in times], [py.instant_of(f) for f in frames]]
+        got = browser.call("Runtime.evaluate", awaitPromise=True, returnByValue=True,
+                           expression=f"""import("/timeline.js").then(({{Timeline}}) => {{
+                               const tl = new Timeline({json.dumps(segs)}, {plan.sample_rate});
+                               for (const [at, f] of {json.dumps(anchors)}) tl.anchor(at, f);
+                               return [{json.dumps(times)}.map(t => tl.heard(t)),
+                                       {json.dumps(frames)}.map(f => tl.instantOf(f))];
+                           }})""")["result"]["value"]
+    finally:
+        drill.end()
+    assert sum(v is not None for v in want[0]) > 200 and sum(v is not None for v in want[1]) > 10
+    for a, b in zip(want[0] + want[1], got[0] + got[1]):
+        assert (a is None) == (b is None) and (a is None or abs(a - b) < 1e-3), (a, b)
+
+
+def assert_fits(b: Browser, selector: str) -> None:
+    """Every ``selector`` lies whole inside the viewport (nothing to scroll to)."""
+    out = b.js(f"""(() => {{ const w = innerWidth, h = innerHeight;
+        return [...document.querySelectorAll({selector!r})].map(e => e.getBoundingClientRect())
+          .filter(r => r.left < 0 || r.top < 0 || r.right > w + 0.5 || r.bottom > h + 0.5)
+          .map(r => [r.left, r.top, r.right, r.bottom, w, h]); }})()""")
+    assert out == [], f"{selector} outside the screen: {out}"
