@@ -285,12 +285,12 @@ class WebDrill:
         cal = None if self.calibration is None else float(self.calibration["offset_ms"])
         grab = reaction(msg["frame"], seg, cal or 0.0, sample_rate=self.rate,
                         timeline=self.timeline[poem])
-        if msg["stamp"] != "ok":
+        if cal is None:  # (whatever else: the panel's constant is in it)
+            grab = untimed(grab, None, protocol.UNCALIBRATED)
+        elif msg["stamp"] != "ok":
             grab = untimed(grab, None, protocol.BAD_STAMP)
         elif "gap_ms" in msg:  # the page's output clock moved since the 上の句 began
             grab = untimed(grab, float(msg["gap_ms"]))
-        elif cal is None:
-            grab = untimed(grab, None, protocol.UNCALIBRATED)
         line = ("not timed" if grab.reaction_ms is None
                 else f"{grab.reaction_ms:+.0f} ms after the kimariji")
         self.echo(f"  card {self.index + 1}: touched, {line}")
