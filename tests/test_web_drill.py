@@ -210,3 +210,27 @@ def test_clips_only_for_this_drill_and_plan(parts):
 def test_every_message_is_bounded_and_checked(text, why):
     with pytest.raises(online.ProtocolError, match=why):
         protocol.decode(text)
+
+
+def test_the_command_says_in_one_line_what_it_cannot_do(tmp_path):
+    """``--web`` with ``--window``, and a port another program holds: one line each, exit 1
+    (in this process: no browser needed)."""
+    import socket
+
+    from cli_run import one_line_error, run_inproc
+
+    env = {"KARUTA_CONFIG_DIR": str(tmp_path / "config")}
+    res = run_inproc("drill", "speed", "--web", "--window", "--voice", "tone", env=env,
+                     data_dir=tmp_path)
+    one_line_error(res, "--web and --window: choose one")
+    held = socket.socket()
+    held.bind(("127.0.0.1", 0))
+    held.listen()
+    try:
+        port = held.getsockname()[1]
+        res = run_inproc("drill", "speed", "--web", "--address", "127.0.0.1", "--port",
+                         str(port), "--voice", "tone", "--poems", "1-5", env=env,
+                         data_dir=tmp_path)
+    finally:
+        held.close()
+    one_line_error(res, f"cannot serve on 127.0.0.1:{port}")
