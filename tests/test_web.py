@@ -273,6 +273,10 @@ def test_an_uncalibrated_tablet_plays_but_its_touch_is_not_timed(tmp_path, brows
         browser.touch(*centre(browser, "#start"))
         wait_js(browser, "karuta.heardNow() > karuta.timeline.segs[karuta.kami[0]].start",
                 what="the 上の句")
+        # an insecure origin (as a LAN address is): no Wake Lock, and the page says so
+        assert browser.js("karuta.awake") is False
+        assert "cannot keep the screen on" in browser.js("document.getElementById('line')"
+                                                         ".textContent")
         browser.touch(500, 400)
         wait_js(browser, "document.querySelectorAll('#choices .card').length > 0",
                 what="the cards to pick from")

@@ -27,8 +27,7 @@ from reader.web import protocol
 
 __all__ = ["WebDrill", "DrillState"]
 
-#: how far ahead of the page's "now" it starts the next card after ``go`` (s): the page adds
-#: this itself; said here for the docs
+#: the tap-along's clicks, this far apart (ms: ``karuta calibrate``'s)
 CLICK_INTERVAL_MS = 600.0
 
 
@@ -84,6 +83,7 @@ class WebDrill:
         self._pending = None  # (grab, choices) while the player names the card
         self._warned: set = set()
         self.clicks: tuple | None = None  # (plan, voice, click frames) of a tap-along
+        self._runs = 0
 
     # ------------------------------------------------------------------ the link
     def drop(self, link: int) -> None:
@@ -209,10 +209,9 @@ class WebDrill:
             return self._warn("cal-late", "calibrate before the drill starts (reload the "
                                           "page after it to calibrate)")
         self.clicks = click_track(self.rate, count, CLICK_INTERVAL_MS)
-        n = self.clicks[0].frames
-        self._clicks_n = getattr(self, "_clicks_n", 0) + 1
-        return [{"t": "clicks", "url": f"/clicks/{self.token}/{self._clicks_n}.wav",
-                 "clicks": [int(c) for c in self.clicks[2]], "rate": self.rate}] if n else []
+        self._runs += 1  # (a new address for each tap-along: no cached one is played)
+        return [{"t": "clicks", "url": f"/clicks/{self.token}/{self._runs}.wav",
+                 "clicks": [int(c) for c in self.clicks[2]], "rate": self.rate}]
 
     def _cal(self, taps, moved_ms: float | None = None) -> list[dict]:
         """The tap-along's taps (ms on its track) against its clicks (``calibrate.analyze``);

@@ -148,7 +148,8 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
             got = await loop.run_in_executor(None, drill.clip, *key)
             if isinstance(got, str):
                 return refuse(404, got)
-            clips.clear() if len(clips) > 8 else None
+            if len(clips) > 8:  # (the page fetches three ahead: the older are done with)
+                clips.clear()
             clips[key] = await loop.run_in_executor(None, wav_bytes, got, drill.rate)
         return web.Response(body=clips[key], headers={
             "Content-Type": "audio/wav", "X-Karuta-Plan": drill.digest})

@@ -206,9 +206,19 @@ S.epochOfFrame = (f) => {
 };
 S.heardNow = heardNow;
 
+async function keepAwake() {
+  // Wake Lock needs a secure context: a LAN http address has none (the page says so)
+  try {
+    if (navigator.wakeLock) { await navigator.wakeLock.request("screen"); return true; }
+  } catch (e) { /* refused: said below */ }
+  $("line").textContent = "this page cannot keep the screen on (plain http): turn Auto-Lock off for long drills";
+  return false;
+}
+
 async function begin() {
   show("play");
   status("get ready…");
+  S.awake = await keepAwake();
   $("start").disabled = true;
   await sound();
   S.read = S.welcome.read;
