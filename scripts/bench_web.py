@@ -131,20 +131,20 @@ def main() -> None:
         skipped = gapped = refused = 0
         starts: list[float] = []  # each 上の句's onset at the sink - where the page had it (ms)
         for i, seg in enumerate(kami):
-            # the ear's onset of this 上の句: the first after the page's own prediction less
-            # 50 ms (only to tell which sound is which: a dropout in the sink's stream makes
-            # an "onset" inside a sound, and one at a 上の句's start moves it late)
+            # the ear's onset of this 上の句: the first after the page's own instant for it
+            # less 100 ms (which sound is which; a stall of the browser's sound moves it
+            # later, a dropout of the sink's stream makes an "onset" inside a sound)
             want = js_wait(browser, f"karuta.timeline.instantOf({seg.start}) !== null && "
                                     f"karuta.epochOfFrame({seg.start})") / 1000
             want_perf = want - epoch_minus_perf()
             try:
-                onset = ear.wait(1, after=want_perf - 0.5, timeout=30)
+                onset = ear.wait(1, after=want_perf - 0.1, timeout=30)
             except TimeoutError:
                 onset = None
-            if onset is not None and abs(onset - want_perf) < 1.0:
+            if onset is not None and onset - want_perf < 2.0:
                 starts.append((onset - want_perf) * 1000)
-            if onset is None or abs(onset - want_perf) > 0.03:
-                skipped += 1  # (a dropout at its start: no reference for this card)
+            else:
+                skipped += 1  # (no onset heard within 2 s of it: no reference for this card)
                 onset = None
             delay = rng.uniform(0.15, 0.45)
             if onset is None:
@@ -208,9 +208,8 @@ def main() -> None:
                   f"{spread([e - const for e in errors['page']], 3.0)}")
         print(f"  each 上の句's onset at the sink - the instant the page had it heard: "
               f"{spread(starts, 3.0)}")
-        print(f"  ({skipped} of {len(kami)} cards' onsets were more than 30 ms from the page's "
-              f"instant (a stall of the browser's sound, or a dropout of the sink's stream): "
-              f"their touches not counted; {gapped} touches the page itself said were not "
+        print(f"  ({skipped} of {len(kami)} cards with no onset at the sink within 2 s of the "
+              f"page's instant: not counted; {gapped} touches the page itself said were not "
               f"timed, its output clock having moved > 5 ms since the 上の句 began; {refused} "
               f"touches the host did not take (mapped outside their card))")
         print(f"  load average during the run: {' '.join(open('/proc/loadavg').read().split()[:3])}")

@@ -94,7 +94,11 @@ def test_a_touch_is_judged_as_the_laptop_drill_judges_a_tap(parts, tmp_path):
     poem, out = play_touch(d, 300.0)
     assert out[0]["t"] == "choices" and poem in out[0]["cards"] and out[0]["read"] == 0
     assert out[0]["line"] == "+280 ms after the kimariji"
-    out = d.receive({"t": "answer", "read": 0, "card": poem}, 3.0, 1, "x")
+    # the phone slept and its page joined again: the cards to pick from come again
+    again = hello(d, link=2)
+    assert [m["t"] for m in again] == ["welcome", "choices"] and again[1] == out[0]
+    assert again[0]["read"] == 0
+    out = d.receive({"t": "answer", "read": 0, "card": poem}, 3.0, 2, "x")
     assert [m["t"] for m in out] == ["verdict", "go"] and out[0]["correct"]
     assert out[1] == {"t": "go", "read": 1, "frame": d.takes[poem].end}
     taps = parts[3].taps()

@@ -154,12 +154,13 @@ class WebDrill:
             self.echo(f"a device joined from {addr} ({self._calibration_line()})")
         else:
             self.echo(f"the device joined again from {addr}")
+        again = [] if self._pending is None else [self._choices(*self._pending)]
         return [{"t": "welcome", "v": protocol.VERSION, "rate": self.rate, "plan": self.digest,
                  "clip": f"/clip/{self.token}/{self.digest}/",
                  "segs": [[s.kind, s.poem, s.start, s.end, int(s.wait)]
                           for s in self.plan.segments],
                  "read": self.index, "from": self._from_frame(), "cards": len(self.plan.order),
-                 "calibration": self._calibration_view()}]
+                 "calibration": self._calibration_view()}] + again  # (a card being named)
 
     def _from_frame(self) -> int:
         """Where the page starts its reading: the start, or (joined again) the 間 before the
@@ -298,10 +299,15 @@ class WebDrill:
         cands = self._candidates(poem)
         ch = choices_for(poem, cands, self.n_choices, self.rng)
         self._pending = (grab, ch)
+        return [self._choices(grab, ch)]
+
+    def _choices(self, grab, ch) -> dict:
         import poems
 
-        return [{"t": "choices", "read": self.index, "cards": ch, "line": line,
-                 "labels": [poems.poem(c).torifuda for c in ch]}]
+        line = ("not timed" if grab.reaction_ms is None
+                else f"{grab.reaction_ms:+.0f} ms after the kimariji")
+        return {"t": "choices", "read": self.index, "cards": ch, "line": line,
+                "labels": [poems.poem(c).torifuda for c in ch]}
 
     def _candidates(self, poem: int) -> list[int]:
         i = self.plan.order.index(poem)
