@@ -32,6 +32,8 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "scripts"))
@@ -127,7 +129,8 @@ def main() -> None:
         r = browser.js("(() => { const r = document.getElementById('start')"
                        ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + 20]; })()")
         browser.touch(r[0], r[1])
-        errors: dict[str, list[float]] = {"page": [], "median": [], "p10": [], "min": []}
+        errors: dict[str, list[float]] = {"page": [], "median": [], "p10": [], "min": [],
+                                          "linear": []}
         skipped = gapped = refused = 0
         starts: list[float] = []  # each 上の句's onset at the sink - where the page had it (ms)
         for i, seg in enumerate(kami):
@@ -190,8 +193,12 @@ def main() -> None:
             # the same touch through other fits of the page's output-clock pairs
             offs = sorted(dbg["window"])
             anchor = dbg["anchor"]
+            pairs = np.array(dbg["pairs"], dtype=np.float64).reshape(-1, 2)
+            slope, icpt = np.polyfit(pairs[:, 0] - pairs[-1, 0], pairs[:, 1], 1)
+            lin = dbg["stamp"] / 1000 - (icpt + slope * (dbg["stamp"] / 1000 - pairs[-1, 0]))
             for name, off in (("median", offs[len(offs) // 2]),
-                              ("p10", offs[int(0.1 * (len(offs) - 1))]), ("min", offs[0])):
+                              ("p10", offs[int(0.1 * (len(offs) - 1))]), ("min", offs[0]),
+                              ("linear", lin)):
                 t = dbg["stamp"] / 1000 - off
                 f = anchor["frame"] + (t - anchor["at"]) * rate
                 errors[name].append((f - sink_frame) * 1000 / rate)
@@ -213,9 +220,15 @@ def main() -> None:
               f"timed, its output clock having moved > 5 ms since the 上の句 began; {refused} "
               f"touches the host did not take (mapped outside their card))")
         print(f"  load average during the run: {' '.join(open('/proc/loadavg').read().split()[:3])}")
-        for name in ("median", "p10", "min"):
-            print(f"    the same touches, offset = {name} of the page's last 64 pairs: "
+        for name in ("median", "p10", "min", "linear"):
+            what = ("a straight line fitted to" if name == "linear"
+                    else f"the {name} offset of")
+            print(f"    the same touches, context time by {what} the page's last 64 pairs: "
                   f"{spread(errors[name], 3.0)}")
+            if errors[name]:
+                c = statistics.median(errors[name])
+                print(f"      around its median ({c:+.2f} ms): "
+                      f"{spread([e - c for e in errors[name]], 3.0)}")
         print("  command: python scripts/bench_web.py " + " ".join(sys.argv[1:]))
     finally:
         if browser is not None:

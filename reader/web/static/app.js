@@ -275,7 +275,7 @@ function onTouch(e) {
   if (f === null) return;  // nothing is being read yet
   S.touched.add(S.read);
   // (how it was mapped: for scripts/bench_web.py)
-  S.touches.push({ read: S.read, stamp: st.ms, frame: f, window: [...S.clock.offsets], anchor: S.timeline.base(t) });
+  S.touches.push({ read: S.read, stamp: st.ms, frame: f, window: [...S.clock.offsets], pairs: [...S.clock.pairs], anchor: S.timeline.base(t) });
   if (navigator.vibrate) navigator.vibrate(15);
   const msg = { t: "touch", read: S.read, frame: Math.round(f), stamp: st.ok ? "ok" : "bad" };
   const gap = (S.clock.offset() - S.since) * 1000;

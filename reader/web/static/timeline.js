@@ -45,13 +45,17 @@ export class Timeline {
 // the median of the latest ones (a running fit of slope 1: the two clocks drift by ppm).
 export class OutputClock {
   constructor(ctx, keep = 64) {
-    this.ctx = ctx; this.keep = keep; this.offsets = []; this.timer = null;
+    this.ctx = ctx; this.keep = keep; this.offsets = []; this.pairs = []; this.timer = null;
   }
   sample() {
     const c = this.ctx;
     if (typeof c.getOutputTimestamp === "function") {
       const ts = c.getOutputTimestamp();
-      if (ts.performanceTime > 0 && ts.contextTime > 0) this.push(ts.performanceTime / 1000 - ts.contextTime);
+      if (ts.performanceTime > 0 && ts.contextTime > 0) {
+        this.push(ts.performanceTime / 1000 - ts.contextTime);
+        this.pairs.push([ts.performanceTime / 1000, ts.contextTime]);
+        if (this.pairs.length > this.keep) this.pairs.shift();
+      }
     } else if (c.currentTime > 0) {  // no output timestamps: what the context reports it adds
       const lat = (c.baseLatency || 0) + (c.outputLatency || 0);
       this.push(performance.now() / 1000 - (c.currentTime - lat));
