@@ -176,6 +176,9 @@ def test_a_phone_calibrates_hears_the_reading_and_its_touch_is_recorded(tmp_path
         kami = browser.js("karuta.timeline.segs[karuta.kami[0]]")
         poem = kami["poem"]
         decisive = drill_decisive(tmp_path, drill, poem)
+        # the instant asked once the 上の句 is being heard: a stall of the browser's sound
+        # before it (this loaded machine has them) moves the reading, and the page's clock
+        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
         at = browser.js(f"karuta.epochOfFrame({decisive}) / 1000") + 0.25
         while time.time() < at + 0.002:
             time.sleep(0.01)
