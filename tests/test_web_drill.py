@@ -217,8 +217,8 @@ def test_every_message_is_bounded_and_checked(text, why):
 
 
 def test_the_command_says_in_one_line_what_it_cannot_do(tmp_path):
-    """``--web`` with ``--window``, and a port another program holds: one line each, exit 1
-    (in this process: no browser needed)."""
+    """``--web`` with ``--window``, ``--port`` without ``--web``, and a port another program
+    holds: one line each, exit 1 (in this process: no browser needed)."""
     import socket
 
     from cli_run import one_line_error, run_inproc
@@ -227,6 +227,8 @@ def test_the_command_says_in_one_line_what_it_cannot_do(tmp_path):
     res = run_inproc("drill", "speed", "--web", "--window", "--voice", "tone", env=env,
                      data_dir=tmp_path)
     one_line_error(res, "--web and --window: choose one")
+    res = run_inproc("drill", "speed", "--port", "8000", env=env, data_dir=tmp_path)
+    one_line_error(res, "--address and --port are for --web")
     held = socket.socket()
     held.bind(("127.0.0.1", 0))
     held.listen()

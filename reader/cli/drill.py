@@ -169,6 +169,8 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
 
     if web and window:
         raise KarutaError("--web and --window: choose one")
+    if not web and (address is not None or port is not None):
+        raise KarutaError("--address and --port are for --web (the drill on a phone)")
     if window:
         from reader.ui.window import require_display
 
