@@ -415,3 +415,45 @@ def assert_fits(b: Browser, selector: str) -> None:
           .filter(r => r.left < 0 || r.top < 0 || r.right > w + 0.5 || r.bottom > h + 0.5)
           .map(r => [r.left, r.top, r.right, r.bottom, w, h]); }})()""")
     assert out == [], f"{selector} outside the screen: {out}"
+
+
+def test_a_page_that_loses_its_link_for_5_s_goes_on_at_the_card_it_was_naming(tmp_path,
+                                                                              browser):
+    """The link breaks while the player names card 1 and the device stays offline 5 s (its
+    page plays on: the reading is its own); it joins again by itself, the laptop gives the
+    cards to pick again, the pick is taken and card 2 is read."""
+    drill = Drill(tmp_path, "--poems", "1-10", "--cards", "2", "--seed", "5", "--take", "1",
+                  "--ma", "0.5")
+    try:
+        browser.load(drill.page, *PHONE, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "karuta.heardNow() > karuta.timeline.segs[karuta.kami[0]].start",
+                what="the 上の句")
+        browser.touch(195, 300)
+        wait_js(browser, "document.querySelectorAll('#choices .card').length > 0",
+                what="the cards to pick from")
+        poem = browser.js("karuta.timeline.segs[karuta.kami[0]].poem")
+        browser.call("Network.enable")
+        browser.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        browser.js("karuta.ws.close(); document.getElementById('choices').innerHTML = ''")
+        wait_js(browser, "document.getElementById('status').textContent"
+                         ".includes('joining again')", what="the page joining again")
+        time.sleep(5)
+        assert browser.js("karuta.tries") >= 3  # (tried each second, refused: offline)
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        wait_js(browser, "karuta.tries === 0 && "
+                         "document.querySelectorAll('#choices .card').length > 0",
+                timeout=20, what="the cards to pick from, again")
+        browser.touch(*centre(browser, f"#choices .card[data-card='{poem}']"))
+        wait_js(browser, "karuta.phase === 'end'", timeout=30, what="the end screen")
+        ends = browser.js("document.getElementById('endlines').innerText")
+        assert "1 correct" in ends and "1 missed" in ends, ends
+        assert drill.end(wait=10) == 0, "\n".join(drill.lines)
+    finally:
+        drill.end()
+    assert any("the device joined again" in ln for ln in drill.lines), drill.lines
+    taps, _ = stats_taps(drill.data)
+    assert len(taps) == 1 and taps[0].poem == poem and taps[0].correct

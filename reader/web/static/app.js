@@ -8,6 +8,7 @@ const GO_S = 0.3;       // the next card is scheduled this far ahead of "now"
 const SETTLE_MS = 3000; // the output clock's fit is waited for at most this long
 const AHEAD = 3;        // clips fetched ahead
 const PROTOCOL = 1;
+const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
 const GAP_MS = 5;       // the output clock moved more than this since the 上の句 began: the
                         // sound had a gap (a stall), the touch is not timed
 
@@ -15,7 +16,7 @@ const $ = (id) => document.getElementById(id);
 const S = {             // the page's state (window.karuta, for the tests)
   ws: null, welcome: null, timeline: null, ctx: null, clock: null, read: 0, phase: "connecting",
   clips: new Map(), touched: new Set(), waited: new Set(), sent: [], cut: 0, cal: null,
-  kami: [], takes: [], refused: null, touches: [],
+  kami: [], takes: [], refused: null, touches: [], tries: 0, last: null,
 };
 window.karuta = S;
 
@@ -31,6 +32,7 @@ function show(id) {
   S.phase = id;
 }
 function send(msg) {
+  if ("read" in msg) S.last = msg;  // (sent again if the link breaks before the answer)
   if (S.ws && S.ws.readyState === WebSocket.OPEN) { S.ws.send(JSON.stringify(msg)); S.sent.push(msg); }
 }
 
@@ -63,9 +65,15 @@ function connect() {
     if (fn) fn(msg);
   };
   ws.onclose = (e) => {
-    if (S.phase === "end") return;
+    if (S.phase === "end" || ws !== S.ws) return;
     if (e.code === 1009) refuse("the laptop refused a message that was too long: the link is closed (reload the page)");
-    else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
+    else if (!S.refused && S.welcome && S.tries < REJOIN_TRIES) {
+      // the link broke (Wi-Fi, a sleeping phone): the reading goes on here; join again
+      S.tries += 1;
+      status("the link to the laptop was lost: joining again…");
+      setTimeout(connect, 1000);
+      return;
+    } else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
       : "the laptop refused this page (is this the address it printed, with its code?)");
     status("");
   };
@@ -73,6 +81,15 @@ function connect() {
 
 const HANDLERS = {
   welcome(m) {
+    S.tries = 0;
+    if (S.ctx && S.phase === "play" && S.welcome && S.welcome.plan === m.plan) {
+      // joined again while playing: the reading went on here; what the laptop missed
+      S.welcome = m;
+      status("");
+      if (m.read > S.read) HANDLERS.go({ read: m.read, frame: S.timeline.segs[S.takes[S.read]].end });
+      else if (S.last && S.last.read === S.read) send(S.last);
+      return;
+    }
     S.welcome = m;
     S.timeline = new Timeline(m.segs, m.rate);
     S.read = m.read;
@@ -83,8 +100,7 @@ const HANDLERS = {
     });
     showCalibration(m.calibration);
     status(`joined · ${m.cards} card${m.cards === 1 ? "" : "s"}`);
-    if (S.ctx && S.phase === "play") begin();  // joined again: go on from the current card
-    else show("join");
+    show("join");
   },
   error(m) { refuse(m.text); status(""); },
   warn(m) { status(m.text); S.touched.delete(S.read); },  // (a touch not taken: touch again)
