@@ -22,21 +22,11 @@ import numpy as np
 import pytest
 from cli_run import karuta_argv, run_inproc, run_karuta  # noqa: F401
 
-from audio_fixtures import REPO, require_tool
-from testbed.apps import end_app, start_app
+from audio_fixtures import REPO
+from testbed.cdp import Browser
 from reader.tournament import pages, scoring
 from reader.tournament.players import PlayerRow
 from reader.tournament.store import Settings, Tournament
-
-# (no crash reporter: its handler would detach from the browser's process group and could
-# outlive the browser for a moment, a process left behind)
-#: (``--renderer-process-limit=1 --disable-site-isolation-trials``: the fresh tab each page
-#: gets, and each file:// page, no longer starts a renderer process of its own; Chromium's CPU
-#: for this module 18.0 -> 13.2 s, the pages and what is checked on them the same)
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars", "--disable-crash-reporter", "--disable-breakpad",
-         "--renderer-process-limit=1", "--disable-site-isolation-trials"]
 
 NAMES = ["山田 太郎", "佐藤 花子", "鈴木 一郎", "田中 次郎", "高橋 三郎", "伊藤 さくら", "渡辺 健",
          "中村 葵", "<b>小林</b> & 陽", "加藤 海", "吉田 空"]
@@ -172,101 +162,6 @@ def test_projector_page_follows_an_entry_made_through_the_command(tmp_path, brow
     assert rows[winner][:6] == ["1", winner, "1", "0", "0", "13"]
     karuta("undo")
     assert "結果 0/2 卓" in text_of(dom(browser, page))
-
-
-class Browser:
-    """A headless Chromium driven over its DevTools pipe (``--remote-debugging-pipe``: JSON
-    messages ending in NUL on fds 3 and 4): open a page in a fresh tab, read its DOM and text,
-    take a screenshot, print it to PDF.  Started in a process group of its own, and ended
-    with all of it (``close``)."""
-
-    def __init__(self, profile: Path):
-        exe = require_tool("chromium")
-        to_r, self._to = os.pipe()
-        self._from, from_w = os.pipe()
-        cmd = " ".join([exe, *FLAGS, "--remote-debugging-pipe", f"--user-data-dir={profile}",
-                        "about:blank", f"3<&{to_r}", f"4>&{from_w}"])
-        self.proc = start_app(["bash", "-c", "exec " + cmd], pass_fds=(to_r, from_w),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        os.close(to_r)
-        os.close(from_w)
-        self._buf = b""
-        self._id = 0
-        self.session = None
-        self.target = None
-
-    def call(self, method: str, session: bool = True, timeout: float = 30, **params) -> dict:
-        import select
-
-        self._id += 1
-        msg = {"id": self._id, "method": method, "params": params}
-        if session and self.session:
-            msg["sessionId"] = self.session
-        os.write(self._to, json.dumps(msg).encode() + b"\0")
-        end = time.monotonic() + timeout
-        while True:
-            while b"\0" in self._buf:
-                raw, self._buf = self._buf.split(b"\0", 1)
-                reply = json.loads(raw)
-                if reply.get("id") == self._id:
-                    assert "error" not in reply, reply
-                    return reply["result"]
-            left = end - time.monotonic()
-            assert left > 0, f"no reply to {method}"
-            ready, _, _ = select.select([self._from], [], [], left)
-            if ready:
-                chunk = os.read(self._from, 65536)
-                assert chunk, "chromium closed its pipe"
-                self._buf += chunk
-
-    def open(self, url: str) -> None:
-        """``url`` in a fresh tab (the last one closed: no state carries over)."""
-        if self.target is not None:
-            self.call("Target.closeTarget", session=False, targetId=self.target)
-        self.target = self.call("Target.createTarget", session=False, url=url)["targetId"]
-        self.session = self.call("Target.attachToTarget", session=False, targetId=self.target,
-                                 flatten=True)["sessionId"]
-
-    def js(self, expression: str):
-        return self.call("Runtime.evaluate", expression=expression,
-                         returnByValue=True)["result"].get("value")
-
-    def load(self, url: str, width: int = 1280, height: int = 800, timeout: float = 30) -> None:
-        """``url`` loaded (its load event passed) in a fresh tab of ``width`` x ``height``."""
-        self.open("about:blank")
-        self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
-                  deviceScaleFactor=1, mobile=False)
-        self.call("Page.navigate", url=url)
-        want = json.dumps(url)
-        deadline = time.monotonic() + timeout
-        while not self.js(f"location.href === {want} && document.readyState === 'complete'"):
-            assert time.monotonic() < deadline, f"{url} did not load"
-            time.sleep(0.05)
-
-    def dom(self, path: Path) -> str:
-        """The page's DOM as the browser built it (what ``chromium --dump-dom`` prints)."""
-        self.load(path.resolve().as_uri())
-        return self.js("document.documentElement.outerHTML")
-
-    def screenshot(self, url: str, png: Path, width: int, height: int) -> Path:
-        import base64
-
-        self.load(url, width, height)
-        png.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", format="png")["data"]))
-        return png
-
-    def pdf(self, path: Path) -> bytes:
-        """The page printed (no header or footer; the paper size the page asks for)."""
-        import base64
-
-        self.load(path.resolve().as_uri())
-        return base64.b64decode(self.call("Page.printToPDF", displayHeaderFooter=False,
-                                          preferCSSPageSize=True, timeout=60)["data"])
-
-    def close(self) -> None:
-        for fd in (self._to, self._from):
-            os.close(fd)
-        end_app(self.proc)
 
 
 @pytest.fixture(scope="module")

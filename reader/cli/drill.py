@@ -132,8 +132,17 @@ def _open_output(backend: str, device, rate: int):
               help="Write the drill's plan as JSON.")
 @replace_option()
 @timing_details_option()
+@click.option("--web", is_flag=True,
+              help="Drill on a phone or tablet: its browser plays the reading and takes the "
+                   "touches (open the address printed, or scan its QR code).")
+@click.option("--address", default=None, metavar="HOST",
+              help="--web: the address to serve on and print (default: this machine's on "
+                   "the LAN, served on all).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None,
+              help="--web: the port (default 47101; 0: any free one).")
 def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
-          choices, device, backend, log_path, plan_out, replace, timing_details):
+          choices, device, backend, log_path, plan_out, replace, timing_details, web, address,
+          port):
     """Speed drill (grab timer): tap as soon as you know the poem, then say which.
 
     \b
@@ -158,6 +167,10 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     from reader.drills.grab import drill_plan
     from reader.reading.selection import parse_selection
 
+    if web and window:
+        raise KarutaError("--web and --window: choose one")
+    if not web and (address is not None or port is not None):
+        raise KarutaError("--address and --port are for --web (the drill on a phone)")
     if window:
         from reader.ui.window import require_display
 
@@ -179,6 +192,21 @@ def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec,
     refuse_a_log_there()
     selection = parse_selection(poems_spec, colors) if (poems_spec or colors) else None
     seed = pick_seed(seed)
+    if web:  # the device plays the reading: no sound here
+        from reader.cli import hold_while_running
+        from reader.web.server import run_web_drill
+
+        if log_path:
+            hold_while_running(log_path, "the drill log")
+            refuse_a_log_there()
+
+        return run_web_drill(
+            lambda v: drill_plan(v, seed, poems=selection, karafuda=karafuda, cards=cards,
+                                 ma_ms=round(ma * 1000), take_ms=round(take * 1000),
+                                 speed=pace or 1.0),
+            voice_spec, seed=seed, karafuda=karafuda, take_s=take, choices=choices,
+            log_path=log_path, plan_out=plan_out, address=address, port=port,
+            clock=command_clock(), echo=click.echo, warn=warn)
     output = _open_output(backend, device, 48000)  # no device: one line, before synthesis
     if log_path:  # two drills on one new log would write into each other's (held from now)
         from reader.cli import hold_while_running

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 from reader.base.errors import KarutaError
 
 __all__ = ["VERSION", "DEFAULT_PORT", "ProtocolError", "encode", "decode", "check",
-           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code", "match_of_log"]
+           "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code", "match_of_log",
+           "CodeGate", "same_secret"]
 
 #: the protocol's version: a peer speaking another is refused in one line (2: touches carry an
 #: id and are acknowledged, the welcome gives a seat token that a rejoin must show)
@@ -168,19 +169,21 @@ SCHEMAS: dict[str, dict] = {
 }
 
 
-def check(msg) -> dict:
-    """``msg`` if it is a message of the protocol (schema and bounds), else ``ProtocolError``."""
+def check(msg, schemas: dict[str, dict] | None = None, name: str = "online") -> dict:
+    """``msg`` if it is a message of the protocol (schema and bounds), else ``ProtocolError``.
+    ``schemas``/``name``: another protocol's table of the same form (``reader.web``'s)."""
     import fastjsonschema
 
+    schemas = SCHEMAS if schemas is None else schemas
     if not isinstance(msg, dict) or not isinstance(msg.get("t"), str):
         raise ProtocolError("not a message (a JSON object with a \"t\")")
     t = msg["t"]
-    if t not in SCHEMAS:
+    if t not in schemas:
         raise ProtocolError(f"unknown message {t[:20]!r}")
     from reader.base.statefiles import compiled
 
     try:
-        compiled(f"online-{t}", SCHEMAS[t])(msg)
+        compiled(f"{name}-{t}", schemas[t])(msg)
     except fastjsonschema.JsonSchemaValueException as e:
         why = " ".join(str(e.message).split())[:120]
         raise ProtocolError(f"bad {t!r} message ({why})") from None
@@ -414,6 +417,73 @@ class _Pinger:
         return []
 
 
+# ------------------------------------------------------------------------------- wrong codes
+def same_secret(given: str, secret: str) -> bool:
+    """``given`` is ``secret``, compared in constant time (how long it takes says nothing of
+    how much of it was right)."""
+    return hmac.compare_digest(given.encode(), secret.encode())
+
+
+class CodeGate:
+    """Wrong codes, counted per address and in all, and the locks they earn: ``FREE_TRIES``
+    from one address lock that address for ``LOCK_S``, ``ALL_TRIES`` from all addresses lock
+    every address; each lock of the same kind lasts twice the last (at most ``MAX_LOCK_S``).
+    The one gate for every door that takes a code (the online host, the web host:
+    ``reader.web``).  ``tell(line)``: news for the host's player ("someone at ... gave a wrong
+    code").  Times are the caller's (s)."""
+
+    def __init__(self, tell: Callable[[str], None] | None = None):
+        self.tell = tell or (lambda line: None)
+        self._tries: dict[str, list] = {}  # address -> [wrong, locked until, locks, refused]
+        self._all = [0, 0.0, 0, 0]  # the same for all addresses together
+        self.tried = 0  # wrong tries in all
+
+    def forgive(self, addr: str) -> None:
+        """``addr`` gave the right code: its earlier wrong tries are forgotten."""
+        self._tries.pop(addr, None)
+
+    def locked(self, addr: str, now: float, holder: bool = False) -> str | None:
+        """Why a try from ``addr`` is refused unheard (``None``: it is heard): its address,
+        or all, gave too many wrong codes lately.  ``holder``: a seat's holder (its token: 128
+        bits no one guesses) is never held back."""
+        mine = self._tries.get(addr)
+        for tries, whom in ((mine, f"this address ({addr})"), (self._all, "all addresses")):
+            if tries is None or holder or now >= tries[1]:
+                continue
+            tries[3] += 1
+            return (f"too many wrong codes from {whom}: the host takes no code from it for "
+                    f"another {tries[1] - now:.0f} s")
+        return None
+
+    def wrong(self, addr: str, now: float, text: str, code: bool = False) -> str:
+        """A wrong try from ``addr``: counted (per address and in all), locked past the
+        limits, told (``tell``); ``text`` with the lock added.  ``code``: the code was right
+        but the seat's token was not."""
+        self.tried += 1
+        if addr not in self._tries and len(self._tries) >= MAX_ADDRESSES:
+            self._tries.pop(next(iter(self._tries)))
+        mine = self._tries.setdefault(addr, [0, 0.0, 0, 0])
+        news = []
+        if mine[0] == 0 and mine[2] == 0:
+            what = "gave the right code but not the seat's token" if code else \
+                "gave a wrong code"
+            news.append(f"someone at {addr} {what} (refused)")
+        for tries, limit, whom in ((mine, FREE_TRIES, f"from {addr}"),
+                                   (self._all, ALL_TRIES, "in all")):
+            tries[0] += 1
+            if tries[0] >= limit:
+                lock = min(MAX_LOCK_S, LOCK_S * 2 ** tries[2])
+                more = f", {tries[3]} more refused while locked" if tries[3] else ""
+                news.append(f"{self.tried} wrong tries so far ({tries[0]} {whom}{more}): "
+                            f"{'that address' if tries is mine else 'every address'} is "
+                            f"refused for {lock:.0f} s")
+                tries[:] = [0, now + lock, tries[2] + 1, 0]
+                text += f" (too many: try again in {lock:.0f} s)"
+        for line in news:
+            self.tell(line)
+        return text
+
+
 # ------------------------------------------------------------------------------- the host
 class Host(_Pinger):
     """The host's side: the match's one judge.
@@ -477,9 +547,13 @@ class Host(_Pinger):
         #: the seat's token (``welcome``): only who shows it joins again once the seat is taken
         self.seat: str | None = None
         self._addr: dict[int, str] = {}  # an open link's peer address
-        self._tries: dict[str, list] = {}  # address -> [wrong, locked until, locks, refused]
-        self._all = [0, 0.0, 0, 0]  # the same for all addresses together
-        self.tried = 0  # wrong tries in all (a wrong code, or the code without the token)
+        #: wrong codes counted per address and in all, and the locks (``CodeGate``)
+        self.gate = CodeGate(lambda line: self.notify("tries", line))
+
+    @property
+    def tried(self) -> int:
+        """Wrong tries in all (a wrong code, or the code without the seat's token)."""
+        return self.gate.tried
 
     # -- the link ---------------------------------------------------------------------------
     def connect(self, now: float, address: str = "?") -> int:
@@ -553,24 +627,24 @@ class Host(_Pinger):
         addr = self._addr.get(link, "?")
         holder = (self.seat is not None and "seat" in msg
                   and hmac.compare_digest(msg["seat"].encode(), self.seat.encode()))
-        locked = self._locked(addr, now, holder)
+        locked = self.gate.locked(addr, now, holder)
         if locked is not None:
             self.hangup = True
             return [{"t": "error", "text": locked}]
-        if not hmac.compare_digest(msg["code"].encode(), self.code.encode()):
+        if not same_secret(msg["code"], self.code):
             self.hangup = True
-            return [{"t": "error", "text": self._wrong(addr, now, "wrong code: ask the host "
-                                                                   "for the code it printed")}]
+            return [{"t": "error", "text": self.gate.wrong(addr, now, "wrong code: ask the host "
+                                                                       "for the code it printed")}]
         if self.seat is not None and not holder:  # the code, but not the seat's holder
             self.hangup = True
-            return [{"t": "error", "text": self._wrong(
+            return [{"t": "error", "text": self.gate.wrong(
                 addr, now, "the guest's seat is taken: only the player who took it can join "
                            "again (its karuta shows the seat's token)", code=True)}]
         if self.seat is None:
             from reader.base import seeds
 
             self.seat = f"{seeds.secret(2**128):032x}"
-        self._tries.pop(addr, None)  # (the guest's own mistyped codes are forgiven)
+        self.gate.forgive(addr)  # (the guest's own mistyped codes are forgiven)
         self.link = link  # (a link that was the guest's is left to the transport to close)
         self.joined = True
         self.guest_ready = False
@@ -580,47 +654,6 @@ class Host(_Pinger):
         self._heard_at = now
         return [{"t": "welcome", "v": VERSION, "you": self.remote, "log": self.m.log_text(),
                  "plan": self.digest, "open": self._open, "seat": self.seat}]
-
-    # -- wrong tries ---------------------------------------------------------------------------
-    def _locked(self, addr: str, now: float, holder: bool) -> str | None:
-        """Why a hello from ``addr`` is refused unheard (``None``: it is heard): its address,
-        or all, gave too many wrong codes lately.  The seat's holder (its token: 128 bits no
-        one guesses) is never held back."""
-        mine = self._tries.get(addr)
-        for tries, whom in ((mine, f"this address ({addr})"), (self._all, "all addresses")):
-            if tries is None or holder or now >= tries[1]:
-                continue
-            tries[3] += 1
-            return (f"too many wrong codes from {whom}: the host takes no code from it for "
-                    f"another {tries[1] - now:.0f} s")
-        return None
-
-    def _wrong(self, addr: str, now: float, text: str, code: bool = False) -> str:
-        """A wrong try from ``addr``: counted (per address and in all), locked past the
-        limits, told to this machine's player (``tries``); ``text`` with the lock added."""
-        self.tried += 1
-        if addr not in self._tries and len(self._tries) >= MAX_ADDRESSES:
-            self._tries.pop(next(iter(self._tries)))
-        mine = self._tries.setdefault(addr, [0, 0.0, 0, 0])
-        news = []
-        if mine[0] == 0 and mine[2] == 0:
-            what = "gave the right code but not the seat's token" if code else \
-                "gave a wrong code"
-            news.append(f"someone at {addr} {what} (refused)")
-        for tries, limit, whom in ((mine, FREE_TRIES, f"from {addr}"),
-                                   (self._all, ALL_TRIES, "in all")):
-            tries[0] += 1
-            if tries[0] >= limit:
-                lock = min(MAX_LOCK_S, LOCK_S * 2 ** tries[2])
-                more = f", {tries[3]} more refused while locked" if tries[3] else ""
-                news.append(f"{self.tried} wrong tries so far ({tries[0]} {whom}{more}): "
-                            f"{'that address' if tries is mine else 'every address'} is "
-                            f"refused for {lock:.0f} s")
-                tries[:] = [0, now + lock, tries[2] + 1, 0]
-                text += f" (too many: try again in {lock:.0f} s)"
-        for line in news:
-            self.notify("tries", line)
-        return text
 
     # -- the guest's touches ---------------------------------------------------------------------
     def _remote_touch(self, msg: dict, now: float) -> list[dict]:

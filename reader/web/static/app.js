@@ -1,0 +1,341 @@
+// karuta's speed drill on a phone or tablet: this page plays the reading (Web Audio, each
+// clip started at its plan frame's instant) and maps each touch to the plan frame it was
+// playing; the laptop judges by that frame and records.  No library, nothing from outside.
+import { OutputClock, Timeline } from "./timeline.js";
+
+const LEAD_S = 0.5;     // silence before the first sound is due (it is never cut)
+const GO_S = 0.3;       // the next card is scheduled this far ahead of "now"
+const SETTLE_MS = 3000; // the output clock's fit is waited for at most this long
+const AHEAD = 3;        // clips fetched ahead
+const PROTOCOL = 1;
+const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
+const GAP_MS = 5;       // the output clock moved more than this since the 上の句 began: the
+                        // sound had a gap (a stall), the touch is not timed
+
+const $ = (id) => document.getElementById(id);
+const S = {             // the page's state (window.karuta, for the tests)
+  ws: null, welcome: null, timeline: null, ctx: null, clock: null, read: 0, phase: "connecting",
+  clips: new Map(), touched: new Set(), waited: new Set(), sent: [], cut: 0, cal: null,
+  kami: [], takes: [], refused: null, touches: [], tries: 0, last: null,
+};
+window.karuta = S;
+
+function refuse(text) {
+  S.refused = text;
+  const r = $("refusal");
+  r.textContent = text;
+  r.hidden = false;
+}
+function status(text) { $("status").textContent = text; }
+function show(id) {
+  for (const s of ["join", "play", "end"]) $(s).hidden = s !== id;
+  S.phase = id;
+}
+function send(msg) {
+  if ("read" in msg) S.last = msg;  // (sent again if the link breaks before the answer)
+  if (S.ws && S.ws.readyState === WebSocket.OPEN) { S.ws.send(JSON.stringify(msg)); S.sent.push(msg); }
+}
+
+function deviceId() {
+  let id = null;
+  try { id = localStorage.getItem("karuta-device"); } catch (e) { /* private mode */ }
+  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    id = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    try { localStorage.setItem("karuta-device", id); } catch (e) { /* kept for this visit */ }
+  }
+  return id;
+}
+
+function connect() {
+  const code = decodeURIComponent(location.hash.slice(1));
+  if (!/^\d{1,64}$/.test(code)) {
+    refuse("no code in the address: open the address the laptop prints (it ends in #code)");
+    status("");
+    return;
+  }
+  const ws = new WebSocket(`ws://${location.host}/ws`);
+  S.ws = ws;
+  ws.onopen = () => send({ t: "hello", v: PROTOCOL, code, device: deviceId() });
+  ws.onmessage = (e) => {
+    let msg;
+    try { msg = JSON.parse(e.data); } catch (err) { return; }
+    const fn = HANDLERS[msg.t];
+    if (fn) fn(msg);
+  };
+  ws.onclose = (e) => {
+    if (S.phase === "end" || ws !== S.ws) return;
+    if (e.code === 1009) refuse("the laptop refused a message that was too long: the link is closed (reload the page)");
+    else if (!S.refused && S.welcome && S.tries < REJOIN_TRIES) {
+      // the link broke (Wi-Fi, a sleeping phone): the reading goes on here; join again
+      S.tries += 1;
+      status("the link to the laptop was lost: joining again…");
+      setTimeout(connect, 1000);
+      return;
+    } else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
+      : "the laptop refused this page (is this the address it printed, with its code?)");
+    status("");
+  };
+}
+
+const HANDLERS = {
+  welcome(m) {
+    S.tries = 0;
+    if (S.ctx && S.phase === "play" && S.welcome && S.welcome.plan === m.plan) {
+      // joined again while playing: the reading went on here; what the laptop missed
+      S.welcome = m;
+      status("");
+      if (m.read > S.read) HANDLERS.go({ read: m.read, frame: S.timeline.segs[S.takes[S.read]].end });
+      else if (S.last && S.last.read === S.read) send(S.last);
+      return;
+    }
+    S.welcome = m;
+    S.timeline = new Timeline(m.segs, m.rate);
+    S.read = m.read;
+    S.kami = []; S.takes = [];
+    m.segs.forEach((s, i) => {
+      if (s[0] === "kami") S.kami.push(i);
+      if (s[0] === "take") S.takes.push(i);
+    });
+    showCalibration(m.calibration);
+    status(`joined · ${m.cards} card${m.cards === 1 ? "" : "s"}`);
+    show("join");
+  },
+  error(m) { refuse(m.text); status(""); },
+  warn(m) { status(m.text); S.touched.delete(S.read); },  // (a touch not taken: touch again)
+  choices(m) {
+    $("big").textContent = m.line;
+    $("big").className = "";
+    const box = $("choices");
+    box.innerHTML = "";
+    m.cards.forEach((c, i) => {
+      const b = document.createElement("button");
+      b.type = "button";
+      b.className = "card";
+      b.dataset.card = String(c);
+      b.textContent = m.labels[i] || String(c);
+      box.appendChild(b);
+    });
+  },
+  verdict(m) {
+    const big = $("big");
+    big.textContent = m.correct ? "○" : "×";
+    big.className = m.correct ? "ok" : "no";
+    $("line").textContent = m.line;
+    for (const b of $("choices").children) b.disabled = true;
+  },
+  go(m) {
+    const tl = S.timeline, take = tl.segs[S.takes[S.read]];
+    S.read = m.read;
+    // the next card once the 上の句 just read has been heard whole (its take skipped)
+    const heardAll = tl.instantOf(take.start);
+    const at = Math.max(S.ctx.currentTime + GO_S, heardAll === null ? 0 : heardAll);
+    setTimeout(() => { $("choices").innerHTML = ""; }, 600);
+    anchor(at, m.frame);
+  },
+  clicks(m) { tapAlong(m); },
+  calibrated(m) {
+    status(m.line);
+    S.cal.done = true;
+    if (m.offset_ms !== null) showCalibration({ offset_ms: m.offset_ms });
+    show("join");
+    $("start").disabled = false; $("calibrate").disabled = false;
+  },
+  over(m) {
+    show("end");
+    const ul = $("endlines");
+    ul.innerHTML = "";
+    for (const line of m.lines) { const li = document.createElement("li"); li.textContent = line; ul.appendChild(li); }
+    status("");
+  },
+};
+
+function showCalibration(c) {
+  $("calib").textContent = c ? `this device: calibrated ${c.offset_ms >= 0 ? "+" : ""}${c.offset_ms.toFixed(1)} ms`
+    : "this device is not calibrated: your touches will not be timed (calibrate first)";
+}
+
+// ---------------------------------------------------------------- sound
+async function sound() {
+  if (S.ctx) return;
+  const rate = S.welcome.rate;
+  try { S.ctx = new AudioContext({ sampleRate: rate, latencyHint: "interactive" }); }
+  catch (e) { S.ctx = new AudioContext({ latencyHint: "interactive" }); }
+  try { if (navigator.audioSession) navigator.audioSession.type = "playback"; } catch (e) { /* iOS < 16.4 */ }
+  await S.ctx.resume();
+  S.clock = new OutputClock(S.ctx);
+  S.clock.run();
+  const t0 = performance.now();
+  while (!S.clock.settled() && performance.now() - t0 < SETTLE_MS) await new Promise((r) => setTimeout(r, 20));
+}
+
+function clip(i) {
+  if (!S.clips.has(i)) {
+    const seg = S.timeline.segs[i];
+    S.clips.set(i, fetch(`${S.welcome.clip}${i}.wav`).then(async (r) => {
+      if (!r.ok) throw new Error((await r.text()).trim());
+      if (r.headers.get("X-Karuta-Plan") !== S.welcome.plan) throw new Error("a clip of another plan: reload the page");
+      const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
+      const want = (seg.end - seg.start) * S.ctx.sampleRate / S.welcome.rate;
+      if (Math.abs(buf.length - want) > 2) throw new Error(`clip ${i} has ${buf.length} frames, the plan ${want}`);
+      return buf;
+    }).catch((e) => { refuse(`karuta: ${e.message}`); throw e; }));
+  }
+  return S.clips.get(i);
+}
+
+function prefetch() {
+  for (let k = S.read; k < Math.min(S.kami.length, S.read + AHEAD); k++) clip(S.kami[k]);
+  for (const i of [...S.clips.keys()]) if (i < S.kami[S.read]) S.clips.delete(i);
+}
+
+async function play(i, when) {
+  const buf = await clip(i);
+  const src = S.ctx.createBufferSource();
+  src.buffer = buf;
+  src.connect(S.ctx.destination);
+  const late = S.ctx.currentTime - when;
+  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, late); } else src.start(when);
+}
+
+function anchor(at, frame) {
+  const tl = S.timeline;
+  S.since = S.clock.offset();
+  tl.anchor(at, frame);
+  const w = tl.waitAfter(frame);
+  const top = w ? w.end : tl.frames;
+  tl.segs.forEach((s, i) => {
+    if (s.kind === "kami" && s.start >= frame && s.start < top) play(i, at + (s.start - frame) / tl.rate);
+  });
+  prefetch();
+}
+
+function heardNow() {
+  const t = S.clock && S.clock.ctxOf(performance.now());
+  return t === null || !S.timeline ? null : S.timeline.heard(t);
+}
+// the instant (ms since the epoch) the page expects plan frame f to be heard (tests, bench)
+S.epochOfFrame = (f) => {
+  const t = S.timeline.instantOf(f);
+  return t === null ? null : performance.timeOrigin + S.clock.perfOf(t);
+};
+S.heardNow = heardNow;
+
+async function keepAwake() {
+  // Wake Lock needs a secure context: a LAN http address has none (the page says so)
+  try {
+    if (navigator.wakeLock) { await navigator.wakeLock.request("screen"); return true; }
+  } catch (e) { /* refused: said below */ }
+  $("line").textContent = "this page cannot keep the screen on (plain http): turn Auto-Lock off for long drills";
+  return false;
+}
+
+async function begin() {
+  show("play");
+  status("get ready…");
+  S.awake = await keepAwake();
+  $("start").disabled = true;
+  await sound();
+  S.read = S.welcome.read;
+  prefetch();
+  await clip(S.kami[S.read]);
+  send({ t: "start" });
+  status("");
+  anchor(S.ctx.currentTime + LEAD_S, S.welcome.from);
+  tick();
+}
+
+function tick() {
+  if (S.phase !== "play") return;
+  const f = heardNow(), tl = S.timeline;
+  if (f !== null && S.read < S.takes.length) {
+    const kami = tl.segs[S.kami[S.read]], take = tl.segs[S.takes[S.read]];
+    $("count").textContent = `${S.read + 1} / ${S.kami.length}`;
+    const p = (f - kami.start) / (kami.end - kami.start);
+    $("fill").style.width = `${Math.max(0, Math.min(1, p)) * 100}%`;
+    if (f >= kami.start && S.sinceRead !== S.read) { S.sinceRead = S.read; S.since = S.clock.offset(); }
+    if (f >= take.end && !S.touched.has(S.read) && !S.waited.has(S.read)) {
+      S.waited.add(S.read);
+      send({ t: "waited", read: S.read });
+    }
+  }
+  setTimeout(tick, 30);
+}
+
+// ---------------------------------------------------------------- touches
+function stampOf(e) {
+  // the platform's input time, on performance.now()'s clock; range-checked (Safari has sent
+  // negative stamps and stamps later than now)
+  const now = performance.now(), ts = e.timeStamp;
+  const ok = Number.isFinite(ts) && ts > 0 && ts <= now + 1 && ts >= now - 1000;
+  return { ms: ok ? ts : now, ok };
+}
+
+function onTouch(e) {
+  if (S.cal && !S.cal.done) {  // the tap-along: each tap against the click track's start
+    const st = stampOf(e), t = S.clock.ctxOf(st.ms);
+    if (t !== null && st.ok) S.cal.taps.push(+((t - S.cal.at) * 1000).toFixed(3));
+    $("big").textContent = String(S.cal.taps.length);
+    return;
+  }
+  if (S.phase !== "play") return;
+  const card = e.target.closest && e.target.closest(".card");
+  if (card) {
+    if (!card.disabled) send({ t: "answer", read: S.read, card: Number(card.dataset.card) });
+    return;
+  }
+  if (S.touched.has(S.read) || S.waited.has(S.read)) return;
+  const st = stampOf(e), t = S.clock.ctxOf(st.ms);
+  const f = t === null ? null : S.timeline.heard(t);
+  if (f === null) return;  // nothing is being read yet
+  S.touched.add(S.read);
+  // (how it was mapped: for scripts/bench_web.py)
+  S.touches.push({ read: S.read, stamp: st.ms, frame: f, window: [...S.clock.offsets], pairs: [...S.clock.pairs], anchor: S.timeline.base(t) });
+  if (navigator.vibrate) navigator.vibrate(15);
+  const msg = { t: "touch", read: S.read, frame: Math.round(f), stamp: st.ok ? "ok" : "bad" };
+  const gap = (S.clock.offset() - S.since) * 1000;
+  if (Math.abs(gap) > GAP_MS) msg.gap_ms = Math.round(gap * 10) / 10;
+  send(msg);
+}
+
+// ---------------------------------------------------------------- calibration: tap along
+async function calibrate(count = 20) {
+  $("start").disabled = true; $("calibrate").disabled = true;
+  status("get ready…");
+  await sound();
+  send({ t: "calibrate", count });
+}
+
+async function tapAlong(m) {
+  S.clicksFrames = m.clicks;
+  const r = await fetch(m.url);
+  if (!r.ok) { refuse(`karuta: ${(await r.text()).trim()}`); return; }
+  const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
+  show("play");
+  $("big").textContent = "0";
+  $("count").textContent = "tap on each click";
+  const at = S.ctx.currentTime + LEAD_S;
+  S.cal = { at, taps: [], done: false, moved: null, since: S.clock.offset() };
+  const watch = setInterval(() => {  // the output clock moved: the sound had a gap then
+    if (S.cal.done) { clearInterval(watch); return; }
+    const gap = (S.clock.offset() - S.cal.since) * 1000;
+    if (S.cal.moved === null && Math.abs(gap) > GAP_MS) S.cal.moved = (S.ctx.currentTime - at) * 1000;
+  }, 20);
+  const src = S.ctx.createBufferSource();
+  src.buffer = buf;
+  src.connect(S.ctx.destination);
+  src.start(at);
+  status("tap anywhere on each click");
+  src.onended = () => setTimeout(() => {
+    const msg = { t: "cal", taps: S.cal.taps.slice(0, 80) };
+    if (S.cal.moved !== null) msg.moved_ms = Math.round(S.cal.moved);
+    send(msg);
+  }, 300);
+}
+S.calibrate = calibrate;
+
+document.addEventListener("pointerdown", onTouch, { passive: true });
+$("start").addEventListener("click", () => begin());
+$("calibrate").addEventListener("click", () => calibrate());
+connect();
