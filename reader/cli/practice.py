@@ -349,10 +349,11 @@ def _record_online(w) -> None:
     from reader.drills.calibrate import device_key
     from reader.drills.stats import StatsDB
 
+    t = w.table
     with StatsDB() as db:
-        w.db, w.session_id = db, _stats_session(db, w.m, device_key(w.output),
-                                                w.calibration_ms, online=w.local)
-        w.record_stats()
+        t.db, t.session_id = db, _stats_session(db, w.m, device_key(t.output),
+                                                t.calibration_ms, online=t.local)
+        t.record_stats()
 
 
 def _check_new_log(log_file, hold: bool = True) -> None:
@@ -540,9 +541,9 @@ def _end_window(w, transport, sound) -> None:
     _sound_line(sound)
     _record_online(w)
     error = transport.error or getattr(sound, "error", None)
-    if error is not None and not w.session.over:
-        if w.log_file is not None and isinstance(error, KarutaError):
-            raise type(error)(f"{error} (the match so far is kept in {w.log_file})")
+    if error is not None and not w.over:
+        if w.table.log_file is not None and isinstance(error, KarutaError):
+            raise type(error)(f"{error} (the match so far is kept in {w.table.log_file})")
         raise error
     click.echo(matchlog.report(w.m.match))
     for line in w.end_lines()[3:]:
@@ -610,7 +611,7 @@ def _join_window(address, code: str, voice_spec, log_file, *, device, fullscreen
     net = _netplay()
     transport = Transport(lambda: net.run_guest(
         Locked(guest, lock), address, warn=warn,
-        players=[lambda now: window[0].drain(now) if window[0] is not None else []]))
+        players=[lambda now: window[0].table.drain(now) if window[0] is not None else []]))
     sound = None
     try:
         _wait_for(welcomed, transport)

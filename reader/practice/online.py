@@ -441,7 +441,8 @@ class Host(_Pinger):
         self.memorize_s = float(memorize_s)
         self.notify = on_event or (lambda name, data: None)
         self.timeline = Timeline(m.plan)
-        self.session = PracticeSession(m, on_event=self._event, release=self._release)
+        self.session = PracticeSession(m, on_event=self._event, release=self._release,
+                                       here=(self.local,))
         self.rate = m.plan.sample_rate
         self.digest = plan_digest(m.plan)
         self.link: int | None = None  # the guest's link (it gave the code)
@@ -533,7 +534,7 @@ class Host(_Pinger):
             for c in msg["cards"]:
                 self.session.pick(self.remote, c)
             if self.m.owed_send() is not None:
-                self.session._picked = []
+                self.session.unpick()
                 return [{"t": "warn", "text": "cards you cannot send (not in your territory, "
                                               "or the card just read): pick again"}]
             return self._flush()
@@ -807,7 +808,7 @@ class Host(_Pinger):
                 self._out.append({"t": "judged", "player": player, "card": card,
                                   "frame": frame, "verdict": "late"})
             elif self.m.owed_send() is not None:
-                self.session._judged(self.m.touch(player, card, frame))  # "moving"
+                self.session.judged(self.m.touch(player, card, frame))  # "moving"
             else:
                 self.session.touch(player, card, frame)
         self.session.tick(tj, heard, self.timeline.waiting_on(tj), self.timeline.finished(tj))
