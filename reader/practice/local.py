@@ -178,6 +178,10 @@ class LocalTable(SessionTable):
         return pf - self.calibration_ms * self.rate / 1000.0
 
     @property
+    def arranging(self) -> bool:
+        return self.phase == "arrange"
+
+    @property
     def getting_ready(self) -> bool:
         """The "get ready" before the reading: touches are ignored, ``tick`` is wanted every
         turn of the loop (it polls the output's DAC times)."""

@@ -143,7 +143,8 @@ class _NetTable(SessionTable):
 
     def _news(self, name, data):
         super()._news(name, data)
-        if name == "done" or (name == "closed" and data.owed is not None):
+        if name == "done" or (name == "closed" and data.owed is not None) or \
+                (name == "phase" and data == "reading"):
             self._saver.save(self.m)
 
     def open(self, now: float) -> None:

@@ -39,6 +39,7 @@ class Table(Protocol):
     here: tuple[str, ...]
     hints: bool
     over: bool
+    arranging: bool
     getting_ready: bool
     ended: bool
 
@@ -73,6 +74,8 @@ class SessionTable:
         self.on_news = on_news or (lambda name, data: None)
         self._events: list[V.Event] = []
         self._version = 0
+        self._owed_key = None
+        self._owed = None
         self._attach(session)
 
     def _attach(self, session) -> None:
@@ -88,6 +91,8 @@ class SessionTable:
 
     #: the table wants ``tick`` every turn of the loop (a local reading's "get ready")
     getting_ready = False
+    #: the player may drag their cards now (``arrange``)
+    arranging = False
     #: the table cannot go on (an online link or sound that failed: its caller says why)
     ended = False
 
@@ -146,7 +151,11 @@ class SessionTable:
         owed = None
         o = m.owed_send()
         if o is not None:
-            owed = (o.sender, o.count, tuple(m.suggest_send(o.sender, o.count)))
+            key = (m.index, o.sender, o.count)
+            if self._owed_key != key:  # (the bot's choice: worked out once a send)
+                self._owed_key = key
+                self._owed = (o.sender, o.count, tuple(m.suggest_send(o.sender, o.count)))
+            owed = self._owed
         line, verdict = self.line(now)
         return V.TableView(phase=s.phase, viewer=self.viewer, board=board, seats=seats,
                            count_word=m.game.count_word, line=line, verdict=verdict,

@@ -340,7 +340,7 @@ class BoardWindow:
             if self._in_status(x, y):
                 self.table.go(self.now())
                 return
-            if not self.m.game.territories:
+            if not self.m.game.territories or not self.table.arranging:
                 return
             c = B.hit(own, x, y, B.HIT_MARGIN_MM * self.vp.scale)
             if c is not None:
