@@ -167,3 +167,98 @@ def test_a_guests_send_goes_through_its_table_and_the_host_makes_it():
     sent = m.closed[7].event.send[0]
     shown = {side: tables[side].view(0.0).board.territories for side in tables}
     assert shown["host"] == shown["guest"] and sent in shown["host"]["A"]
+
+
+def test_three_devices_two_players_and_a_watcher_need_no_new_host():
+    """One host holds three remote seats (``Host(remote=("A", "B"), watchers=1)``): a guest
+    plays A, another B, a third watches -- each over its own 80 ± 20 ms link with its own
+    clock, each at a table.  The players touch through their tables; the match logs what one
+    machine logs; the watcher's mirror logs the same, its board ends where the players'
+    do, it has no seat (nothing is "you") and a touch on its table sends nothing."""
+    import random
+
+    from test_online import CODE, build, jitter
+
+    # (seed 6, two cards a side: 8 reads; both players take, B faults)
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("human")}, 6, VOICE,
+                           cards=2, reading=QUICK)
+    host = online.Host(m, CODE, remote=("A", "B"), watchers=1)
+    assert host.local is None
+    rng = random.Random(5)
+    link = lambda: online.SimLink(jitter(rng))  # noqa: E731
+    guests = {"A": online.Guest(CODE, build), "B": online.Guest(CODE, build),
+              "watch": online.Guest(CODE, build, watch=True)}
+    offsets = {"A": 1234.5, "B": -77.25, "watch": 3.0}
+    lock = threading.Lock()
+    tables: dict = {}
+    views: dict = {k: [] for k in guests}
+
+    def table_of(k):
+        g = guests[k]
+        if k not in tables and g.m is not None:
+            tables[k] = GuestTable(g, lock, None)
+            tables[k].open(0.0)
+        return tables.get(k)
+
+    def hears(k):
+        g = guests[k]
+
+        def at(frame):
+            t = g.timeline.instant_of(frame) if g.timeline is not None else None
+            return None if t is None or g.offset is None else t - g.offset
+        return at
+
+    def turn(k, player):
+        steps = [0]
+
+        def go(h, gnow):
+            t = table_of(k)
+            if t is None:
+                return []
+            if player is not None:
+                player(gnow)
+            steps[0] += 1
+            if steps[0] % 2 == 0:  # (a board ticks its table every 8 ms)
+                views[k].append(t.tick(gnow))
+            return t.drain(gnow)
+        return go
+
+    sim = None
+    for k in ("A", "B", "watch"):
+        # the players join first (each takes the first free seat: A, then B)
+        player = None if k == "watch" else Player(k, lambda k=k: table_of(k), hears(k))
+        args = (guests[k], link(), link(), offsets[k], [turn(k, player)])
+        if sim is None:
+            sim = online.Sim(host, *args)
+            sim.run_until(lambda: guests["A"].m is not None, limit=2.0)
+        else:
+            sim.add(*args)
+            sim.run_until(lambda: guests[k].m is not None, limit=sim.now + 2.0)
+    assert {k: g.me for k, g in guests.items()} == {"A": "A", "B": "B", "watch": None}
+    assert sim.run_until(lambda: all(g.over for g in guests.values())
+                         and all(t.over for t in tables.values()))
+    ref = headless.play(headless.new_match("kyogi", AS_BOTS, 6, VOICE, cards=2,
+                                           reading=QUICK))
+    assert m.log_records()[1:] == ref.log_records()[1:]
+    touched = {(t["player"], t["verdict"]) for r in ref.log_records()[1:]
+               for t in r["timing"]["touches"]}
+    assert {("A", "take"), ("B", "take"), ("B", "fault")} <= touched
+    for g in guests.values():
+        assert g.m.log_records() == m.log_records()
+    last = {k: views[k][-1][0] for k in guests}
+    assert {v.phase for v in last.values()} == {"over"}
+    assert last["watch"].board.territories == last["A"].board.territories == \
+        last["B"].board.territories
+    assert (last["A"].viewer, last["B"].viewer, last["watch"].viewer) == ("A", "B", "A")
+    assert not any(s.you for s in last["watch"].seats)
+    assert [s.you for s in last["B"].seats] == [False, True]
+    # the watcher's table takes no input: nothing goes to the host
+    w = tables["watch"]
+    w.touch("A", m.deal.hands["A"][0], sim.gnow)
+    w.send_default("A")
+    assert w.drain(0.0) == []
+    # a fourth guest who asks to watch: no room
+    extra = host.connect(sim.now, "203.0.113.7")
+    out = host.receive({"t": "hello", "v": online.VERSION, "code": CODE, "watch": True},
+                       sim.now, extra)
+    assert out[0]["t"] == "error" and "no more watchers" in out[0]["text"]

@@ -117,7 +117,8 @@ class _NetTable(SessionTable):
                  transport=None, say: Callable[[str], None] | None = None,
                  calibrate: Callable[[object], float] | None = None, hints: bool = False,
                  log_file=None, clock: Clock = SYSTEM_CLOCK, calibration_ms: float = 0.0):
-        super().__init__(session, here=(local,), viewer=local)
+        super().__init__(session, here=() if local is None else (local,),
+                         viewer=local or "A")
         self.side = side
         self.local = local
         self.lock = lock
@@ -251,6 +252,8 @@ class HostTable(_NetTable):
         return self.side.timeline.heard(t)
 
     def touch(self, player: str, card: int, t: float, source: str = "") -> None:
+        if player not in self.here:
+            return
         with self.lock:
             if self.m.owed_send() is not None:
                 self.session.pick(player, card)
@@ -294,15 +297,19 @@ class HostTable(_NetTable):
 
 class GuestTable(_NetTable):
     """A guest's board: a mirror session over the guest's copy of the match, moved on by
-    the host's news; its clicks and sends go to the host (``drain``)."""
+    the host's news; its clicks and sends go to the host (``drain``).  A watcher's
+    (``Guest(watch=True)``): the same board, no seat of its own, its input ignored."""
 
     def __init__(self, guest: online.Guest, lock: threading.Lock, sound, **kw):
         super().__init__(self._mirror(guest.m, guest.me), guest, guest.me, lock, sound, **kw)
         self.outbox: list[dict] = []  # the messages for the host (``drain``)
         self._picked: list[int] = []
 
-    def _mirror(self, m, me: str) -> PracticeSession:
-        return PracticeSession(m, mirror=True, here=(me,), on_event=self._news)
+    def _mirror(self, m, me: str | None) -> PracticeSession:
+        """A session over ``m`` that follows the host's (``me``: this machine's seat; a
+        watcher's: ``None``)."""
+        return PracticeSession(m, mirror=True, here=() if me is None else (me,),
+                               on_event=self._news)
 
     def _frame_at(self, t: float) -> float | None:
         return self.side.heard(t)
@@ -318,6 +325,8 @@ class GuestTable(_NetTable):
         return out
 
     def touch(self, player: str, card: int, t: float, source: str = "") -> None:
+        if player not in self.here:
+            return  # (a watcher's board, or another machine's seat)
         with self.lock:
             m = self.m
             owed = m.owed_send()
