@@ -8,9 +8,10 @@ Who calls what::
                  (this module)       │  touch(player, card, frame) · pick / send_default
                                      │  start_memorize(now) · start_reading()
                         ┌────────────┴─────────────┐
-            practice.window.BoardWindow     practice.headless.play  (--bot-vs-bot)
-            (a real clock, the frame heard  (the plan's own frames as the clock:
-             from the DAC, clicks)           nothing sleeps)
+            practice.local.LocalTable       practice.headless.play  (--bot-vs-bot)
+            (the board window's table: a     (the plan's own frames as the clock:
+             real clock, the frame heard     nothing sleeps)
+             from the DAC, clicks)
 
 Both front ends hand the session the same things: ``now`` (seconds on any clock, for the
 memorisation countdown and the end of the reading), ``heard`` (the plan frame reaching the
