@@ -76,7 +76,17 @@ class Bench(W.BoardWindow):
         import pygame
 
         self.open()
-        self.session.start_reading()  # (arrangement and memorisation skipped)
+        self.table.skip()  # (arrangement and memorisation skipped)
+        import dataclasses
+        real_view = self.table.view
+        dim = self.stress_dim = {"cards": frozenset()}
+
+        def view(now, countdown=""):  # the table's view with the bench's dimmed cards
+            v = real_view(now, countdown)
+            if not stress:
+                return v
+            return dataclasses.replace(v, board=dataclasses.replace(v.board, dim=dim["cards"]))
+        self.table.view = view
         cpu_polls = self.cpu_polls = []
         pump = self.taps.pump
 
@@ -109,7 +119,7 @@ class Bench(W.BoardWindow):
         while time.perf_counter() < t_end and not self.quit:
             self.step()  # the window's own loop: input, a frame when due, the match tick
             now = time.perf_counter()
-            if not reset and not self.gate.waiting:  # measure once the reading runs
+            if not reset and not self.table.gate.waiting:  # measure once the reading runs
                 self.taps.stats.reset(); self.loop.frame_times.clear(); self.loop._draw_durations.clear()
                 self.cpu.clear(); marks.clear(); cpu_polls.clear(); presses.clear()
                 print("bench-measuring", time.perf_counter_ns(), flush=True)
@@ -117,7 +127,7 @@ class Bench(W.BoardWindow):
                 t_end = now + seconds
             if stress and now >= next_dim:
                 on = [c.poem for c in self.scene.boxes()]
-                self.session.dim = frozenset(on) if flips % 2 == 0 else frozenset()
+                dim["cards"] = frozenset(on) if flips % 2 == 0 else frozenset()
                 flips += 1
                 next_dim = now + 0.1
             if stress and now >= next_anim:
@@ -132,7 +142,7 @@ class Bench(W.BoardWindow):
                 next_anim = now + 0.3
         d = self.taps.stats.describe()
         cards = len(self.scene.boxes())
-        self.output.stop(); self.cursor.close()
+        self.table.close()
         cpu = sorted(self.cpu)
         q = lambda p: round(cpu[min(len(cpu) - 1, int(p * len(cpu)))], 3)
         out = {"cpu": {"median_ms": q(0.5), "p99_ms": q(0.99), "max_ms": q(1.0)},

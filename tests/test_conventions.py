@@ -106,6 +106,72 @@ def _games_names(sources) -> list[str]:
     return found
 
 
+# ---------------------------------------------------------------------------- the practice seam
+def test_a_practice_front_end_never_writes_into_the_session_nor_subclasses_the_board():
+    """Issue 35: the practice session's state is written by the session alone (its own
+    methods: ``notice``, ``shown``, ``closed_read`` ...), never by a front end, an online side
+    or a CLI (``x.session.status = ...``, ``s._picked = []``, ``s._judged(...)``); and the
+    board window is never subclassed: a new kind of match is a table
+    (``reader.practice.table``), not a window that overrides the board's methods."""
+    practice = [(rel, tree) for rel, tree in _sources(("reader",))
+                if (rel.startswith("reader/practice/") and rel != "reader/practice/session.py")
+                or rel == "reader/cli/practice.py"]
+    found = _session_writes(practice)
+    assert not found, "write through the session's own methods: " + "; ".join(found)
+    found = _board_subclasses(_sources())
+    assert not found, "give the window a table instead: " + "; ".join(found)
+
+
+def _session_writes(sources) -> list[str]:
+    """Attribute (or item) assignments into a practice session, and its private attributes
+    read or called: through ``<x>.session`` or a name bound to it (``s = w.session``,
+    ``s = PracticeSession(...)``, a parameter named ``session``)."""
+    found = []
+    for rel, tree in sources:
+        names = {a.arg for node in walk(tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 for a in node.args.args if a.arg == "session"}
+        for node in walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Name) and _is_session(node.value, set()):
+                names.add(node.targets[0].id)
+        for node in walk(tree):
+            targets = []
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for part in ast.walk(t):
+                    if isinstance(part, (ast.Attribute, ast.Subscript)) and \
+                            _is_session(part.value, names):
+                        found.append(f"{rel}:{node.lineno}: assigns into the session")
+                        break
+            if isinstance(node, ast.Attribute) and node.attr.startswith("_") and \
+                    not node.attr.startswith("__") and _is_session(node.value, names):
+                found.append(f"{rel}:{node.lineno}: the session's private {node.attr}")
+    return found
+
+
+def _is_session(node, names) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr == "session":
+        return True
+    if isinstance(node, ast.Name) and node.id in names:
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "PracticeSession"
+
+
+def _board_subclasses(sources) -> list[str]:
+    found = []
+    for rel, tree in sources:
+        for node in walk(tree):
+            if isinstance(node, ast.ClassDef) and any(
+                    (isinstance(b, ast.Name) and b.id == "BoardWindow")
+                    or (isinstance(b, ast.Attribute) and b.attr == "BoardWindow")
+                    for b in node.bases):
+                found.append(f"{rel}:{node.lineno}: class {node.name} subclasses BoardWindow")
+    return found
+
+
 def test_the_conventions_catch_what_they_are_for():
     """Each scan above finds what it forbids in a module that does it (so none of them
     passes by finding nothing), and lets the allowed module be."""
@@ -124,3 +190,19 @@ def test_the_conventions_catch_what_they_are_for():
     assert len(_games_names([("reader/cli/x.py", names)])) == 3  # (a sentence may name it)
     assert not _games_names([("reader/match/rules/games.py", names)])
     assert not _random_uses([("reader/base/seeds.py", bad[0][1])])
+    seam = [("reader/practice/netwindow.py", ast.parse(
+        "from reader.practice.window import BoardWindow\n"
+        "class OnlineWindow(BoardWindow):\n"
+        "    def show(self, session):\n"
+        "        self.session.status = 'waiting'\n"
+        "        s = self.session\n"
+        "        s.marks[3] = 'take'\n"
+        "        s._picked = []\n"
+        "        self.session._judged(j)\n"
+        "        session.dim = frozenset()\n"
+        "        self.session.notice('fine')\n"
+        "        self.session = other\n"))]
+    # status, marks[3], _picked (assigned, and private), _judged, dim; not notice, not the
+    # window's own attribute
+    assert len(_session_writes(seam)) == 6
+    assert len(_board_subclasses(seam)) == 1

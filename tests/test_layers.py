@@ -208,7 +208,8 @@ def test_the_checker_sees_a_wrong_way_import(tmp_path):
 
 #: modules that hold rules, not devices: they take clocks and frames as values (issue 23)
 PURE = ("reader.practice.session", "reader.practice.games", "reader.practice.match",
-        "reader.practice.report")
+        "reader.practice.report", "reader.practice.table", "reader.practice.view",
+        "reader.practice.boardstate")
 DEVICES = {"pygame", "sounddevice", "Xlib", "subprocess", "threading"}
 CLOCKS = {"time", "datetime"}
 
@@ -237,6 +238,7 @@ def test_the_practice_session_is_pure():
         for call in ("perf_counter", "monotonic", "time.time", "sleep("):
             assert call not in text, (name, call)
     assert "reader.practice.session" in _closure("reader.practice.window", g)
+    assert "reader.practice.table" in _closure("reader.practice.window", g)
 
 
 def test_the_purity_check_sees_a_clock(tmp_path):

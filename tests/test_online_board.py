@@ -56,9 +56,9 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
     w = OnlineWindow(guest, guest.me, lock, NullOutput(48000), hints=True)
     w.open()
     try:
-        assert guest.ready and w.viewer == "B"
+        assert guest.ready and w.table.viewer == "B"
         assert "you" in w.scene.texts["near"] and "B" in w.scene.texts["near"]
-        sim.players.append(lambda h, g: w.drain(g))
+        sim.players.append(lambda h, g: w.table.drain(g))
         assert sim.run_until(lambda: host.timeline.anchors and m.current() is not None,
                              limit=15.0)
         cur = m.current()
@@ -71,14 +71,13 @@ def test_the_guests_click_is_the_frame_it_heard_and_the_hosts_judgement_moves_it
         t_k = host.timeline.instant_of(cur.start) - sim.offset - 0.05  # (before its 上の句)
         assert sim.run_until(lambda: sim.gnow >= t_k, limit=40.0)
         w._tick(sim.gnow)
-        assert w.session.dim == frozenset()  # --hints: nothing ruled out yet...
+        assert w.view.board.dim == frozenset() == w.scene.dim  # --hints: nothing ruled out yet...
         assert sim.run_until(lambda: sim.gnow >= t_b, limit=40.0)
         w._tick(sim.gnow)  # ... past the decisive sound, as this machine hears it: the other
         other = {c for cs in m.board.values() for c in cs} - {cur.poem}
-        assert w.session.dim == frozenset(other) and other  # card dims
-        with lock:
-            w.touch("B", cur.poem, int(t_b * 1e9))
-        sent = list(w.outbox)
+        assert w.scene.dim == frozenset(other) and other  # card dims
+        w.table.touch("B", cur.poem, t_b)
+        sent = list(w.table.outbox)
         assert [x["t"] for x in sent] == ["touch"] and sent[0]["card"] == cur.poem
         assert abs(sent[0]["frame"] - f_b) <= 0.001 * rate  # within 1 ms of what was heard
         host.touch(cur.poem, f_a, sim.now)  # the host's own player, 30 ms later
@@ -113,7 +112,7 @@ def test_a_guest_that_joins_again_redraws_its_board_from_the_hosts_log(monkeypat
         sim.cut(5.0)
         assert sim.run_until(lambda: guest.rejoins >= 1 and len(m.closed) >= 2, limit=120.0)
         w._tick(w.now())
-        assert guest.m is not first and w.m is guest.m and w.session.m is guest.m
+        assert guest.m is not first and w.m is guest.m and w.table.session.m is guest.m
         assert said and said[0].startswith("joined again: the match goes on from read")
         assert {p: sorted(w.scene.territories[p].cards) for p in "AB"} == \
             {p: sorted(c) for p, c in guest.m.board.items()}
@@ -176,7 +175,7 @@ def test_a_hosts_memorisation_counts_down_on_the_guests_board_then_the_reading_s
         assert sim.run_until(lambda: sim.now >= first, limit=60.0)
         w._tick(sim.gnow)
         assert "memorise" not in w.scene.texts["status"]
-        assert w.heard(round(sim.gnow * 1e9)) is not None  # the reading is heard now
+        assert w.table.heard(sim.gnow) is not None  # the reading is heard now
     finally:
         import pygame
 
@@ -190,18 +189,27 @@ def test_a_judgement_on_the_guests_board_is_told_under_the_read_it_belongs_to(mo
     from reader.practice.netwindow import OnlineWindow
 
     monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
-    m, host, guest, sim = _pair()
+    m, host, guest, sim = _pair(seed=7)  # (read 1 is a karafuda: the match goes on)
     host.ready = True
     assert sim.run_until(lambda: guest.m is not None, limit=5.0)
     w = OnlineWindow(guest, guest.me, threading.Lock(), NullOutput(48000))
     w.open()
     try:
+        sim.players.append(lambda h, g: w.table.drain(g))
+        assert sim.run_until(lambda: guest.timeline.anchors, limit=15.0)
+        w._tick(sim.gnow)  # (the reading has begun on this board)
+        first = guest.m.current()
+        guest.receive({"t": "closed", "read": 0, "touches": []}, sim.gnow)  # nobody took it
+        w._tick(sim.gnow)
+        told = w.scene.texts["status"]
+        assert told.startswith(f"read 1: {first.poem} ")  # its outcome, still shown...
         cur = guest.m.current()
-        w.session.status = "read 0: 12 つき · A took it"  # an earlier read's outcome, still shown
-        w._guest_news("judged", {"verdict": "fault", "card": cur.poem, "player": "B",
-                                 "frame": cur.start})
-        assert w.session.status == f"read {cur.index + 1}/{len(guest.m.order)} · you: fault"
-        assert w.session.marks[cur.poem] == "fault"
+        guest.receive({"t": "judged", "verdict": "fault", "card": cur.poem, "player": "B",
+                       "frame": cur.start}, sim.gnow)  # ... when a fault in read 2 is told
+        w._tick(sim.gnow)
+        assert w.scene.texts["status"] == \
+            f"read {cur.index + 1}/{len(guest.m.order)} · you: fault"
+        assert w.view.board.marks[cur.poem] == "fault"
     finally:
         import pygame
 
@@ -224,12 +232,12 @@ def test_the_hosts_board_says_who_tried_a_wrong_code(monkeypatch):
         host.receive({"t": "hello", "v": online.VERSION, "code": "999999"}, 0.0, link)
         w._tick(0.0)
         assert said == ["someone at 203.0.113.9 gave a wrong code (refused)"]
-        assert w.session.status == said[0]
+        assert w.scene.texts["status"] == said[0]
         assert sim.run_until(lambda: host.joined, limit=5.0)
         sim.up.hold(sim.now + 10.0)  # the guest's lines stop coming
         assert sim.run_until(lambda: not host.joined, limit=sim.now + online.SILENT_S + 0.5)
         w._tick(sim.now)
-        assert "silent for 3 s" in said[-1] and "silent" in w.session.status
+        assert "silent for 3 s" in said[-1] and "silent" in w.scene.texts["status"]
     finally:
         import pygame
 

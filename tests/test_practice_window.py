@@ -299,25 +299,21 @@ def test_a_resumed_window_reads_on_from_the_next_reads_ma(tmp_path, monkeypatch)
     w.open()
     try:
         assert w.phase == "memorize"  # (no arranging: the cards lie as they were)
-        w.session.start_reading()
+        w.table.skip()
         segs = r.plan.segments
         k = segs.index(r.current().kami)
         assert segs[k - 1].kind == "ma" and segs[k - 1].poem == nxt.poem
-        assert w.cursor.anchors[0].plan_frame == segs[k - 1].start
+        assert w.table.cursor.anchors[0].plan_frame == segs[k - 1].start
     finally:
         _shut(w)
 
 
 def _shut(w):
-    """End a window that read: its cursor stopped, its output stopped, the cursor closed, the
-    display quit."""
+    """End a window that read: its table closed (the cursor stopped, the output stopped, the
+    cursor closed), the display quit."""
     import pygame
 
-    if w.cursor is not None:
-        w.cursor.stop()
-    w.output.stop()
-    if w.cursor is not None:
-        w.cursor.close()
+    w.table.close()
     pygame.display.quit()
 
 
@@ -334,7 +330,8 @@ def _play_reads(w, n):
         if closed.owed is not None:
             closed = m.send(closed.owed.sender, m.suggest_send(closed.owed.sender,
                                                                closed.owed.count))
-        w.session.on_event("done", closed)
+        w.table.session.on_event("done", closed)
+        w.refresh()
 
 
 @pytest.mark.parametrize("dragged", [True, False])
@@ -356,8 +353,8 @@ def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisa
     m, w = _window(monkeypatch, "kyogi", "bot:5", 54, cards=8)
     if dragged:
         t = w.scene.territories["A"]
-        w.m.arrange("A", B.move(t, t.rows[2][0][0], 2, 1, 5))  # (the player's drag)
-        w._layout_board()
+        assert w.table.arrange("A", t.rows[2][0][0], 2, 1, 5)  # (the player's drag)
+        w.refresh()
     before = {c.poem: c.rect for c in w.scene.boxes()}
     _play_reads(w, 14)
     taken = [c.poem for c in m.closed if c.event.took in ("A", "B")]
@@ -375,7 +372,7 @@ def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisa
     w2.open()
     try:
         assert {c.poem: c.rect for c in w2.scene.boxes()} == shown
-        s = w2.session
+        s = w2.table.session
         assert s.phase == "memorize" and s.memorize_s == 120.0
         s.tick(1000.0, None)
         s.tick(1119.9, None)
@@ -385,10 +382,10 @@ def test_a_resumed_window_shows_the_board_as_it_stood_and_waits_for_the_memorisa
     finally:
         _shut(w2)
     # --memorize sets it (minutes); a new match keeps the rules' own
-    assert W.BoardWindow(r, NullOutput(48000), memorize_min=0.5).session.memorize_s == 30.0
-    assert W.BoardWindow(m, NullOutput(48000)).session.memorize_s == 60.0 * 2.0
+    assert W.BoardWindow(r, NullOutput(48000), memorize_min=0.5).table.session.memorize_s == 30.0
+    assert W.BoardWindow(m, NullOutput(48000)).table.session.memorize_s == 60.0 * 2.0
     fresh = _match(54, cards=8)
-    assert W.BoardWindow(fresh, NullOutput(48000)).session.memorize_s == 15 * 60.0
+    assert W.BoardWindow(fresh, NullOutput(48000)).table.session.memorize_s == 15 * 60.0
 
 
 # ---------------------------------------------------------------------------- the loop, fast
@@ -418,12 +415,12 @@ def test_a_whole_match_in_the_window_loop_keeps_the_board_in_step(tmp_path, monk
     def watch(name, data):  # (told after the window has drawn what happened)
         events.append(data if name == "phase" else name)
         if name == "window":
-            data.session.start_reading()  # (arranging and memorising are the player's)
+            data.table.skip()  # (arranging and memorising are the player's)
         elif name == "done":
             drawn = {p: sorted(w.scene.territories[p].cards) for p in "AB"}
             checks.append((drawn, {p: sorted(c) for p, c in m.board.items()}))
-            if m.game.sent(data.event):
-                sends.append((m.game.sent(data.event), [a.poem for a in w.scene.anims]))
+            if data.sent:
+                sends.append((data.sent, [a.poem for a in w.scene.anims]))
         elif name == "phase" and data == "over":
             w.quit = True
 
@@ -464,7 +461,8 @@ def _close(w, frame=None):
     """Close the match's current read as the session would and tell the window (as the
     session's "done" news) — for drawing tests that set up a position read by read."""
     closed = w.m.close_read(frame)
-    w.session.on_event("done", closed)
+    w.table.session.on_event("done", closed)
+    w.refresh()
     return closed
 
 
@@ -522,14 +520,14 @@ def test_a_fault_shakes_the_touched_card_then_it_rests_framed_red(monkeypatch):
         return None if not cols else cols[0] + max(0, x - cw // 2) - x
 
     assert red_left_edge(_painted(w, w.now())) is None  # no fault yet
-    s = w.session
+    s = w.table.session
     s.phase = "reading"  # (no sound: the session is driven by hand)
     while m.current().where is not None:  # to a karafuda: a touch on your card is a fault
         _close(w)
     s.tick(w.now(), 0)
     j = s.touch("A", card, m.current().decisive)
     assert j.verdict == "fault" and s.marks == {card: "fault"}
-    w.show()
+    w.refresh()
     t0 = w.scene.anims[-1].t0
     moving = {red_left_edge(_painted(w, t0 + u * paint.ANIM_FAULT_S))
               for u in (0.08, 0.25, 0.42, 0.58)}
@@ -600,7 +598,7 @@ def test_goshiki_status_line_is_where_it_is_drawn_and_clicked(monkeypatch):
     from reader.practice import paint
 
     m, w = _window(monkeypatch, "goshiki", "none", 8, color="blue")
-    w.show(status="read 3/17: 12 きみがためは")
+    w.scene.texts["status"] = "read 3/17: 12 きみがためは"  # (a line as the table says it)
     img = _painted(w, w.now())
     dark = img.sum(axis=2) < 200  # the status text, dark on the tatami
     b, a = w.vp.board, w.vp.area
@@ -687,9 +685,9 @@ def test_the_3_2_1_before_the_reading_is_a_large_numeral_in_the_middle(monkeypat
     m, w = _window(monkeypatch, "goshiki", "bot:2", 7)
     try:
         settled = {"now": False}
-        w.output.timing_settled = lambda: settled["now"]
-        w.session.start_reading()
-        assert w.gate.waiting
+        w.table.output.timing_settled = lambda: settled["now"]
+        w.table.skip()
+        assert w.table.gate.waiting
         settled["now"] = True
         deadline = time.monotonic() + 10
         while w.scene.texts.get("countdown") != "3" and time.monotonic() < deadline:
@@ -706,8 +704,8 @@ def test_the_3_2_1_before_the_reading_is_a_large_numeral_in_the_middle(monkeypat
         cx, cy = round(b.x + b.w / 2), round(b.y + b.h / 2)
         rows = np.nonzero(gold[cy - 105:cy + 105, cx - 40:cx + 40].any(axis=1))[0]
         assert rows.size and rows.max() - rows.min() > 90
-        while w.gate.waiting and time.monotonic() < deadline:
+        while w.table.gate.waiting and time.monotonic() < deadline:
             w.step()
-        assert not w.gate.waiting and not w.scene.texts.get("countdown")
+        assert not w.table.gate.waiting and not w.scene.texts.get("countdown")
     finally:
         _shut(w)

@@ -107,8 +107,8 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
                    on_listen: Callable[[int], None] | None = None,
                    on_tick: Callable[[float], None] | None = None,
                    warn: Callable[[str], None] = print) -> None:
-    """Serve ``host`` on ``port`` until its match is over (and the guest told)."""
-    link: dict = {"writer": None}
+    """Serve ``host`` on ``port`` until its match is over (and its guests told): each link's
+    messages (``Host.tick_links``) to its writer."""
     writers: dict = {}  # link number -> its writer (a silent link is closed by the host)
 
     async def handle(reader, writer):
@@ -118,11 +118,7 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
         try:
             async for msg in _lines(reader, online.MAX_LINE):
                 out = host.receive(msg, clock.seconds(), me)
-                if host.link == me and link["writer"] is not writer:
-                    old, link["writer"] = link["writer"], writer  # this link is the guest's now
-                    if old is not None:
-                        _close(old)
-                await _send(writer, out)
+                await _send(writer, out)  # (a seat's old link, if any: in ``host.closing``)
                 if host.hangup:
                     break
         except online.ProtocolError as e:
@@ -132,12 +128,10 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
             pass  # (cancelled: the host is shutting down)
         finally:
             writers.pop(me, None)
-            was_guest = host.link == me
+            was_guest = any(p.joined and p.link == me for p in host.peers)
             host.drop(clock.seconds(), me)
-            if was_guest:
-                link["writer"] = None
-                if not host.session.over and not closing:
-                    warn("the guest's link broke: waiting for it to join again (same code)")
+            if was_guest and not host.session.over and not closing:
+                warn("the guest's link broke: waiting for it to join again (same code)")
             _close(writer)
 
     closing = False
@@ -151,27 +145,26 @@ async def run_host(host: online.Host, port: int, *, bind: str = "0.0.0.0",
         over_at = None
         while True:
             now = clock.seconds()
-            out = host.tick(now)
-            await _send(link["writer"] if host.joined else None, out)
-            for lost in host.closing:  # silent past online.SILENT_S: closed (said by the host)
+            for to, out in host.tick_links(now).items():
+                await _send(writers.get(to), out)
+            for lost in host.closing:  # silent past online.SILENT_S, or a seat's old link
                 w = writers.get(lost)
                 if w is not None:
-                    if link["writer"] is w:
-                        link["writer"] = None
                     w.transport.abort()
             host.closing.clear()
             if on_tick is not None:
                 on_tick(now)
             if host.session.over and over_at is None:
                 over_at = now
-            if over_at is not None and (now - over_at > 1.0 or link["writer"] is None):
+            if over_at is not None and (now - over_at > 1.0
+                                        or not any(p.joined for p in host.peers)):
                 return
             await asyncio.sleep(TICK_S)
     finally:
         closing = True
         server.close()
-        if link["writer"] is not None:
-            _close(link["writer"])
+        for w in list(writers.values()):
+            _close(w)
 
 
 async def run_guest(guest: online.Guest, address: tuple[str, int], *,

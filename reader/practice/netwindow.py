@@ -1,14 +1,14 @@
-"""Online play in the board window: a human seat on each machine.
+"""Online play at a board: a human seat on each machine, each a table (``reader.practice.table``).
 
 ``karuta practice --host`` / ``--join HOST --code C`` without ``--as``: the board window
-(``reader.practice.window.BoardWindow``) draws the match and takes the clicks as on one
-machine, but
+(``reader.practice.window.BoardWindow``, the same as on one machine) draws a table's view and
+hands it the clicks; the table here is
 
-- the judge is the host's (``online.Host``): at the host the window shows the host's own
-  session, and a click is queued with the host (``Host.touch``: judged once every earlier
-  frame has arrived); at the guest the window shows a session over the guest's mirror of the
-  match, moved on by what the host says (``closed``, ``sent``), and a click is sent to the
-  host (``Guest.touch``);
+- at the host, ``HostTable``: the host's own session (``online.Host``, the judge), a click
+  queued with the host (``Host.touch``: judged once every earlier frame has arrived);
+- at the guest, ``GuestTable``: a mirror session (``PracticeSession(mirror=True)``) over the
+  guest's copy of the match, moved on by what the host says (``closed``, ``sent``,
+  ``judged``, ``over``), a click sent to the host (``Guest.touch``);
 - the reading is the ``online.Timeline``'s, heard through ``netsound.TimelineSound``: a click
   stamped at ``t`` is plan frame ``timeline.heard(t)`` (the guest's ``t`` turned into the
   host's clock through its measured offset), the calibration subtracted — the sound places
@@ -28,10 +28,14 @@ import asyncio
 import threading
 from collections.abc import Callable
 
+from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import online
-from reader.practice.window import BoardWindow
+from reader.practice import view as V
+from reader.practice.local import Saver
+from reader.practice.session import PracticeSession
+from reader.practice.table import SessionTable
 
-__all__ = ["Locked", "Transport", "OnlineWindow"]
+__all__ = ["Locked", "Transport", "HostTable", "GuestTable", "OnlineWindow"]
 
 
 class Locked:
@@ -100,36 +104,51 @@ class Transport:
         self.thread.join(10)
 
 
-class OnlineWindow(BoardWindow):
-    """The board window of one machine of an online match.  ``side``: the ``online.Host``
-    or ``online.Guest`` (not locked: this window takes ``lock`` itself); ``local``: this
-    machine's seat; ``sound``: the ``netsound.SoundProcess`` (the window's output, started
-    once the window is up);
-    ``transport``: the running ``Transport`` (its end with an error ends the window)."""
+class _NetTable(SessionTable):
+    """What the host's and the guest's tables share: ``side`` (an ``online.Host`` or
+    ``Guest``, not locked: the table takes ``lock`` itself around every call into it, as the
+    transport's thread does); ``local``: this machine's seat; ``sound``: the
+    ``netsound.SoundProcess`` (started once the board is up: ``open``); ``transport``: the
+    running ``Transport`` (its end with an error ends the table); ``say``: a line for the
+    user's terminal; ``calibrate(sound)``: this device's calibration (ms), once the sound is
+    open; ``clock``: the front end's (the touch trace's)."""
 
-    def __init__(self, side, local: str, lock: threading.Lock, sound, *, transport=None,
-                 say: Callable[[str], None] | None = None,
-                 calibrate: Callable[[object], float] | None = None, **kw):
-        super().__init__(side.m, sound, memorize_min=0, **kw)
-        self.calibrate = calibrate  # sound -> this device's calibration (ms), once it is open
-        self.say = say or (lambda text: None)  # a line for the user (the host's warnings)
+    def __init__(self, session, side, local: str, lock: threading.Lock, sound, *,
+                 transport=None, say: Callable[[str], None] | None = None,
+                 calibrate: Callable[[object], float] | None = None, hints: bool = False,
+                 log_file=None, clock: Clock = SYSTEM_CLOCK, calibration_ms: float = 0.0):
+        super().__init__(session, here=() if local is None else (local,),
+                         viewer=local or "A")
         self.side = side
         self.local = local
         self.lock = lock
+        self.output = sound
         self.transport = transport
-        self.is_host = isinstance(side, online.Host)
-        self.viewer = local
-        self.humans = (local,)
-        self._news: list[tuple[str, object]] = []
-        self.outbox: list[dict] = []  # the guest's messages for the host (``drain``)
-        self._picked: list[int] = []
-        self._hint_key = None  # (read, morae heard) the dimmed cards are for (``_hint``)
-        if self.is_host:
-            self.session = side.session  # the judge's own: what it shows is what is judged
+        self.say = say or (lambda text: None)
+        self.calibrate = calibrate
+        self.calibration_ms = float(calibration_ms)
+        self.hints = hints
+        self.clock = clock
+        self.rate = side.m.plan.sample_rate
+        self._saver = Saver(log_file)
+        self._inbox: list[tuple[str, object]] = []
         side.notify = self._queue
 
-    def open(self):
-        super().open()
+    @property
+    def log_file(self):
+        return self._saver.log_file
+
+    def _queue(self, name: str, data) -> None:
+        """The side's news (the transport's thread, under the lock): for the next tick."""
+        self._inbox.append((name, data))
+
+    def _news(self, name, data):
+        super()._news(name, data)
+        if name == "done" or (name == "closed" and data.owed is not None) or \
+                (name == "phase" and data == "reading"):
+            self._saver.save(self.m)
+
+    def open(self, now: float) -> None:
         # the sound starts once the window is up: opening a window is a burst of work, and a
         # sound server starved meanwhile plays the stream late ever after (not seen in the
         # DAC times)
@@ -140,231 +159,255 @@ class OnlineWindow(BoardWindow):
         with self.lock:
             self.side.ready = True  # the board is up: the reading may be scheduled
 
-    # -- the transport's side (its thread, under the lock) ------------------------------------
-    def _queue(self, name: str, data) -> None:
-        self._news.append((name, data))
+    def go(self, now: float) -> None:
+        """Space or Enter: the highlighted send, if this machine's player owes one (the host
+        starts the reading: nothing to arrange or skip here)."""
+        if self.phase == "reading":
+            self.send_default(self.local)
 
-    def drain(self, now: float) -> list[dict]:
-        """The messages the window made for the host since the last call (a guest's
-        ``players`` entry for ``netplay.run_guest``)."""
-        with self.lock:
-            out, self.outbox = self.outbox, []
-        return out
+    def skip(self) -> None:
+        """(The host starts the reading.)"""
 
-    def show(self, status: str | None = None, panels: bool = False):
+    def arrange(self, player, poem, row, side, index) -> bool:
+        return False  # (the cards lie as the host's seed lays them)
+
+    @property
+    def ended(self) -> bool:
+        t = self.transport
+        if t is not None and t.done.is_set() and (t.error is not None or self.phase != "over"):
+            return True
+        return getattr(self.output, "error", None) is not None and self.phase != "over"
+
+    def line(self, now: float):
+        if self.phase in ("arrange", "memorize"):
+            said = self.session.line  # (a wrong code tried meanwhile: said on the board)
+            return (said if isinstance(said, V.Notice) and said.text else V.Waiting("start")), None
+        left = self._memorising(now)
+        if left is not None:
+            return V.Memorize(left, online=True), None
         owed = self.m.owed_send()
-        if status is None and owed is not None and owed.sender != self.local:
-            status = "waiting for the other player's send"  # (not "pick on your side")
-        super().show(status, panels)
-        if panels:  # this machine's player near, named "you"; the session's: A near, B far
-            t = self.scene.texts
-            by = {"A": t.get("near", ""), "B": t.get("far", "")}
-            other = "B" if self.local == "A" else "A"
-            t["near"] = by[self.local].replace(f"player {self.local}", "you", 1)
-            t["far"] = by[other].replace(f"player {other}", "the other machine", 1)
+        if owed is not None and owed.sender != self.local:
+            return V.Waiting("send"), None  # (not "pick on your side")
+        return super().line(now)
 
-    # -- time on the plan ---------------------------------------------------------------------
-    def heard(self, ns: int | None = None) -> float | None:
-        t = (self.clock.ns() if ns is None else ns) / 1e9
-        f = self.side.timeline.heard(t) if self.is_host else self.side.heard(t)
+    def _host_now(self, now: float) -> float | None:
+        return now
+
+    def _memorising(self, now: float) -> float | None:
+        """Seconds until the reading's first sync point while it is further off than any
+        but a memorisation's (the host's ``--memorize``); else ``None``."""
+        tl = self.side.timeline
+        t = self._host_now(now)
+        if tl is None or not tl.anchors or t is None:
+            return None
+        left = tl.anchors[-1].at - t
+        return left if left > online.FIRST_LEAD_S + 2.5 else None
+
+    def heard(self, t: float) -> float | None:
+        """The plan frame heard at instant ``t`` (this machine's clock), calibration
+        applied."""
+        f = self._frame_at(t)
         if f is None:
             return None
         return f - self.calibration_ms * self.rate / 1000.0
 
-    def _start_reading(self):
-        """The reading is the timeline's (the sound plays it from the start): nothing to
-        start here."""
-
-    def _release(self):
-        """(The host decides each sync point: ``Host`` releases the wait itself.)"""
-
-    # -- input --------------------------------------------------------------------------------
-    def _player_at(self, y: float) -> str | None:
-        return self.local
-
-    def handle(self, ev):
-        pg = self.pg
-        quits = ev.kind == "quit" or (ev.kind == "key" and (ev.key == pg.K_ESCAPE
-                                                            or ev.char in ("q", "Q")))
-        if self.phase in ("arrange", "memorize") and not quits:
-            return  # (the host starts the reading: nothing to arrange or skip here)
-        with self.lock:
-            m = self.m
-            owed = m.owed_send()
-            go = ev.kind == "key" and ev.key in (self.pg.K_SPACE, self.pg.K_RETURN)
-            if go and self.phase == "reading":  # the highlighted send, if this player owes
-                if owed is not None and owed.sender == self.local:
-                    if self.is_host:
-                        self.session.send_default()
-                    else:
-                        self._send(m.suggest_send(owed.sender, owed.count))
-                return
-            self._ev = ev  # (``_trace``: how the touch was stamped)
-            super().handle(ev)
-
-    def _trace(self, poem: int, ns: int, frame: float | None) -> None:
+    def _trace(self, poem: int, t: float, frame: float | None, source: str) -> None:
         """``KARUTA_ONLINE_TRACE=FILE`` (the benchmark's): one JSON line a touch -- its stamp
-        (perf ns), how it was stamped, when the window handled it, the plan frame it was
-        mapped to, the calibration and (a guest) the host's clock minus ours used."""
+        (perf ns), how it was stamped, when the table took it, the plan frame it was mapped
+        to, the calibration and (a guest) the host's clock minus ours used."""
         import json
         import os
 
         path = os.environ.get("KARUTA_ONLINE_TRACE")
         if not path:
             return
-        ev = getattr(self, "_ev", None)
-        row = {"poem": poem, "ns": ns, "source": getattr(ev, "source", ""),
+        row = {"poem": poem, "ns": round(t * 1e9), "source": source,
                "handled_ns": self.clock.ns(), "frame": frame,
                "cal_ms": self.calibration_ms,
-               "offset": None if self.is_host else self.side.offset}
+               "offset": getattr(self.side, "offset", None)}
         with open(path, "a") as f:
             f.write(json.dumps(row) + "\n")
 
-    def touch(self, player: str, poem: int, ns: int) -> None:
-        m = self.m
-        owed = m.owed_send()
-        if self.is_host:
-            if owed is not None:
-                self.session.pick(player, poem)
-            else:
-                frame = self.heard(ns)
-                self._trace(poem, ns, frame)
-                self.side.touch(poem, frame, ns / 1e9)
-            return
-        if owed is not None:  # the guest picks what it sends; the host makes the send
-            if owed.sender != player or poem in self._picked or poem not in m.board[player]:
-                return  # (the host checks the rest: "pick again")
-            self._picked.append(poem)
-            if len(self._picked) >= owed.count:
-                self._send(self._picked[:owed.count])
-            return
-        frame = self.heard(ns)
-        self._trace(poem, ns, frame)
-        if frame is not None:
-            self.outbox += self.side.touch(poem, ns / 1e9, frame=frame)
-
-    def _send(self, cards) -> None:
-        self._picked = []
-        self.outbox += self.side.send(cards)
-        self.session.status = "sent: waiting for the host"
-
-    # -- the loop -----------------------------------------------------------------------------
-    def _tick(self, now: float) -> None:
+    def tick(self, now: float) -> tuple[V.TableView, list[V.Event]]:
         with self.lock:
-            news, self._news = self._news, []
+            news, self._inbox = self._inbox, []
             for name, data in news:
-                if self.is_host:
-                    if name in ("phase", "read", "touch", "closed", "done"):
-                        self._on_session(name, data)
-                    elif name in ("tries", "silent", "refused"):  # wrong codes, a silent
-                        self.session.status = str(data)[:120]     # link, bad touches: on
-                        self.say(str(data))                       # the board and the terminal
-                else:
-                    self._guest_news(name, data)
-            if not self.is_host and self.phase in ("arrange", "memorize") and \
-                    self.side.timeline is not None and self.side.timeline.anchors:
-                self.session.start_reading()  # (the first sync point is here)
-            if self.phase in ("arrange", "memorize"):
-                self.show(status="waiting for the other machine: the reading starts once "
-                                 "the clocks are measured")
-            else:
-                if self.hints:
-                    self._hint(now)
-                left = self._memorising(now)
-                self.show(status=None if left is None else
-                          f"memorise: {left:.0f} s, then the reading starts on both machines")
+                self._side_news(name, data, now)
+            self._follow(now)
+            view = self.view(now)
         self._sound_news()
-        t = self.transport
-        if t is not None and t.done.is_set() and (t.error is not None or self.phase != "over"):
-            self.quit = True  # (the caller says why)
-        if getattr(self.output, "error", None) is not None and self.phase != "over":
-            self.quit = True  # the sound stopped (the caller says it)
+        return view, self.events()
 
-    def _memorising(self, now: float) -> float | None:
-        """Seconds until the reading's first sync point while it is further off than any
-        but a memorisation's (the host's ``--memorize``); else ``None``."""
-        tl = self.side.timeline
-        t = now if self.is_host else self.side.host_time(now)
-        if tl is None or not tl.anchors or t is None:
-            return None
-        left = tl.anchors[-1].at - t
-        return left if left > online.FIRST_LEAD_S + 2.5 else None
+    def close(self) -> None:
+        self._saver.close()
 
-    def _hint(self, now: float) -> None:
-        """``--hints``: the cards the morae heard here rule out, dimmed as this machine hears
-        them (the host's session runs ``bound`` behind; the guest's mirror is not ticked)."""
-        from reader.practice.session import morae_heard, ruled_in
 
-        cur = self.m.current()
-        heard = self.heard(round(now * 1e9))
-        if cur is None or heard is None or self.m.owed_send() is not None:
-            key, dim = None, frozenset()
-        else:
-            key = (cur.index, morae_heard(cur.morae, cur.start, heard))
-            if key == self._hint_key:
+class HostTable(_NetTable):
+    """The host's board: the judge's own session (what it shows is what is judged)."""
+
+    def __init__(self, host: online.Host, lock: threading.Lock, sound, **kw):
+        super().__init__(host.session, host, host.local, lock, sound, **kw)
+
+    def _frame_at(self, t: float) -> float | None:
+        return self.side.timeline.heard(t)
+
+    def touch(self, player: str, card: int, t: float, source: str = "") -> None:
+        if player not in self.here:
+            return
+        with self.lock:
+            if self.m.owed_send() is not None:
+                self.session.pick(player, card)
                 return
-            on = [c for cs in self.m.board.values() for c in cs]
-            dim = frozenset(on) - ruled_in(on, cur.poem, key[1])
-        self._hint_key = key
-        self.session.dim = dim
+            frame = self.heard(t)
+            self._trace(card, t, frame, source)
+            self.side.touch(card, frame, t)
+
+    def pick(self, player: str, card: int) -> None:
+        with self.lock:
+            self.session.pick(player, card)
+
+    def send_default(self, player: str | None = None) -> None:
+        with self.lock:
+            owed = self.m.owed_send()
+            if owed is not None and owed.sender == self.local:
+                self.session.send_default()
+
+    def _side_news(self, name: str, data, now: float) -> None:
+        if name in ("phase", "read", "touch", "closed", "done"):
+            self._news(name, data)
+        elif name in ("tries", "silent", "refused"):  # wrong codes, a silent link, bad
+            self.session.notice(str(data))             # touches: on the board and the
+            self.say(str(data))                        # terminal
+
+    def _follow(self, now: float) -> None:
+        """(The host's session is ticked by the host, on the judge's time.)"""
 
     def _sound_news(self) -> None:
-        """This machine's sound heard a start too late, or stalled: the host schedules further
-        ahead (its own sound: here; the guest's: told by ``status``) and says it in one line."""
+        """This machine's sound heard a start too late, or stalled: the host schedules
+        further ahead and says it in one line."""
         out = self.output
         if not hasattr(out, "cut_ms"):  # (tests: a ``NullOutput``)
             return
         with self.lock:
-            if self.is_host:
-                line = self.side.local_sound(out.underruns, out.cut_ms)
-                if line is not None:
-                    self.session.status = line[:120]
-                    self.say(line)
-            else:
-                self.outbox += self.side.sound_status(out.underruns, out.cut_ms)
+            line = self.side.local_sound(out.underruns, out.cut_ms)
+            if line is not None:
+                self.session.notice(line)
+                self.say(line)
 
-    def _guest_news(self, name: str, data) -> None:
+
+class GuestTable(_NetTable):
+    """A guest's board: a mirror session over the guest's copy of the match, moved on by
+    the host's news; its clicks and sends go to the host (``drain``).  A watcher's
+    (``Guest(watch=True)``): the same board, no seat of its own, its input ignored."""
+
+    def __init__(self, guest: online.Guest, lock: threading.Lock, sound, **kw):
+        super().__init__(self._mirror(guest.m, guest.me), guest, guest.me, lock, sound, **kw)
+        self.outbox: list[dict] = []  # the messages for the host (``drain``)
+        self._picked: list[int] = []
+
+    def _mirror(self, m, me: str | None) -> PracticeSession:
+        """A session over ``m`` that follows the host's (``me``: this machine's seat; a
+        watcher's: ``None``)."""
+        return PracticeSession(m, mirror=True, here=() if me is None else (me,),
+                               on_event=self._news)
+
+    def _frame_at(self, t: float) -> float | None:
+        return self.side.heard(t)
+
+    def _host_now(self, now: float) -> float | None:
+        return self.side.host_time(now)
+
+    def drain(self, now: float) -> list[dict]:
+        """The messages the board made for the host since the last call (a guest's
+        ``players`` entry for ``netplay.run_guest``)."""
+        with self.lock:
+            out, self.outbox = self.outbox, []
+        return out
+
+    def touch(self, player: str, card: int, t: float, source: str = "") -> None:
+        if player not in self.here:
+            return  # (a watcher's board, or another machine's seat)
+        with self.lock:
+            m = self.m
+            owed = m.owed_send()
+            if owed is not None:  # the guest picks what it sends; the host makes the send
+                if owed.sender != player or card in self._picked or card not in m.board[player]:
+                    return  # (the host checks the rest: "pick again")
+                self._picked.append(card)
+                if len(self._picked) >= owed.count:
+                    self._send(self._picked[:owed.count])
+                return
+            frame = self.heard(t)
+            self._trace(card, t, frame, source)
+            if frame is not None:
+                self.outbox += self.side.touch(card, t, frame=frame)
+
+    def pick(self, player: str, card: int) -> None:
+        """``player`` picks ``card`` to send (sent to the host once enough are picked)."""
+        if self.m.owed_send() is not None:
+            self.touch(player, card, 0.0)
+
+    def send_default(self, player: str | None = None) -> None:
+        with self.lock:
+            owed = self.m.owed_send()
+            if owed is not None and owed.sender == self.local:
+                self._send(self.m.suggest_send(owed.sender, owed.count))
+
+    def _send(self, cards) -> None:
+        self._picked = []
+        self.outbox += self.side.send(cards)
+        self.session.waiting("host")
+
+    def _side_news(self, name: str, data, now: float) -> None:
         s = self.session
         if name == "welcome" and data is not self.m:  # joined again: the host's log anew
-            self._rebuilt(data)
+            self._attach(self._mirror(data, self.local))
+            self.session.start_reading()
             self.say(f"joined again: the match goes on from read {data.index + 1}")
-        elif name == "start":
-            if self.m.current() is not None:
-                s.status = self._read_line()
         elif name == "judged":
-            verdict, card = data["verdict"], data["card"]
-            if verdict in ("take", "fault"):
-                s.marks[card] = verdict
-                if verdict == "fault":
-                    self._shake(card)
-            if verdict in ("take", "fault", "miss", "late"):
-                who = "you" if data["player"] == self.local else data["player"]
-                # under the read it belongs to (the read still open), not under the line
-                # that tells the last read's outcome
-                s.status = f"{self._read_line() or s.status.split(' · ')[0]} · {who}: {verdict}"
+            s.shown(data["player"], data["card"], data["verdict"])
+            self._events.append(V.Judged(data["player"], data["card"], data["frame"],
+                                         data["verdict"]))
         elif name == "closed" and data is not None:
             self._picked = []
             s.closed_read(data)
-        elif name == "over" and s.phase != "over":
-            s._set_phase("over")
+        elif name == "over":
+            s.end()
         elif name == "warn":
-            s.status = str(data)[:120]
+            s.notice(str(data))
             self.say(f"the host says: {data}")
 
-    def _read_line(self) -> str:
-        """``read N/M`` for the read now open ("" when none is)."""
-        cur = self.m.current()
-        return "" if cur is None else f"read {cur.index + 1}/{len(self.m.order)}"
+    def _follow(self, now: float) -> None:
+        """The mirror follows the reading as this machine hears it: it starts at the first
+        sync point; the counter, the read line's time and the hints go by the frame heard."""
+        s = self.session
+        tl = self.side.timeline
+        if s.phase in ("arrange", "memorize") and tl is not None and tl.anchors:
+            s.start_reading()  # (the first sync point is here)
+        if s.phase == "reading":
+            s.tick(now, self.heard(now))
 
-    def _rebuilt(self, m) -> None:
-        from reader.practice.session import PracticeSession
+    def _sound_news(self) -> None:
+        """This machine's sound's counts, told to the host (it schedules further ahead)."""
+        out = self.output
+        if not hasattr(out, "cut_ms"):  # (tests: a ``NullOutput``)
+            return
+        with self.lock:
+            self.outbox += self.side.sound_status(out.underruns, out.cut_ms)
 
-        from reader.base import seeds
 
-        self.m = m
-        self.session = PracticeSession(m, on_event=self._on_session, release=self._release)
-        self.session.phase = "reading"
-        self.rng = seeds.rng(m.extra.get("seed", 0), "place")  # (as a window opened now)
-        self._layout_board()
-        self.show(panels=True)
-        self.painter.full()
+def OnlineWindow(side, local: str, lock: threading.Lock, sound, *, transport=None,
+                 say: Callable[[str], None] | None = None,
+                 calibrate: Callable[[object], float] | None = None, hints: bool = False,
+                 log_file=None, **window):
+    """The board window of one machine of an online match: a ``BoardWindow`` over a
+    ``HostTable`` (``side`` an ``online.Host``) or a ``GuestTable`` (an ``online.Guest``).
+    ``local``: this machine's seat (the side's own)."""
+    from reader.practice.window import BoardWindow
+
+    kind = HostTable if isinstance(side, online.Host) else GuestTable
+    table = kind(side, lock, sound, transport=transport, say=say, calibrate=calibrate,
+                 hints=hints, log_file=log_file, clock=window.get("clock", SYSTEM_CLOCK))
+    if table.local != local:
+        raise ValueError(f"seat {local} is not this machine's ({table.local})")
+    return BoardWindow(table, **window)

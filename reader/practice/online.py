@@ -9,8 +9,12 @@ Who is who::
 
     Host (karuta practice --host)                 Guest (karuta practice --join HOST --code C)
     the match: PracticeMatch + PracticeSession    a mirror of it: the same log, replayed
-    judges every touch (its own and the guest's)  maps its touches to plan frames, sends them
+    judges every touch (its own and the guests')  maps its touches to plan frames, sends them
     decides every sync point (start, each wait)   plays the plan from the host's instants
+
+A host may hold more remote seats than one: both players' (two guests play, the host's machine
+only serves) and watchers' (``Guest(watch=True)``: told everything, touching nothing) --
+``Host(remote=("A", "B"), watchers=N)``; each seat has its own link, token and clock.
 
 Both read the same plan, built from the log header the host sends in ``welcome`` (seed, deal,
 reading settings, voice: exact to the sample); its digest is checked.  The host's clock is the
@@ -126,6 +130,10 @@ _FRAME = {"type": "integer", "minimum": -2**40, "maximum": 2**40}
 _TIME = {"type": "number", "minimum": -1e12, "maximum": 1e12}
 _CARD = {"type": "integer", "minimum": 1, "maximum": 100}
 _PLAYER = {"enum": ["A", "B"]}
+#: a welcome's ``you``: a player's seat, or a watcher's (``WATCH``: sees the match, touches
+#: nothing)
+WATCH = "watch"
+_YOU = {"enum": ["A", "B", WATCH]}
 _TEXT = {"type": "string", "maxLength": 300}
 _TOUCHES = {"type": "array", "maxItems": 200, "items": {
     "type": "array", "minItems": 3, "maxItems": 3,
@@ -145,9 +153,9 @@ def _msg(t: str, required: dict, optional: dict | None = None) -> dict:
 #: welcome, ack, start, judged, closed, sent, over, warn; both: ping, pong, error.
 SCHEMAS: dict[str, dict] = {
     "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64}},
-                  {"seat": _SEAT}),
+                  {"seat": _SEAT, "watch": {"type": "boolean"}}),
     "welcome": _msg("welcome", {
-        "v": _INT, "you": _PLAYER, "log": {"type": "string", "maxLength": MAX_WELCOME},
+        "v": _INT, "you": _YOU, "log": {"type": "string", "maxLength": MAX_WELCOME},
         "plan": {"type": "string", "pattern": "^[0-9a-f]{16}$"},
         "open": {"anyOf": [{"type": "null"}, _TOUCHES]}},
         {"seat": _SEAT}),  # (optional in the schema: a v1 host's welcome is told by its v)
@@ -485,67 +493,92 @@ class CodeGate:
 
 
 # ------------------------------------------------------------------------------- the host
-class Host(_Pinger):
+class _Peer(_Pinger):
+    """One remote seat at the host: a player's (``role`` A or B) or a watcher's (``WATCH``),
+    with its link, its seat's token, its clock against the host's and what its lines
+    vouch for."""
+
+    def __init__(self, role: str):
+        super().__init__()
+        self.role = role
+        self.link: int | None = None
+        self.joined = False
+        self.ready = False  # its board is up (``ready``)
+        self.seat: str | None = None  # the seat's token (its first welcome's)
+        self.synced_at = 0  # clock samples when it (re)joined
+        self.synced_at_t = 0.0  # and the instant
+        self.guest_at: float | None = None  # its clock in its latest line (s)
+        self.heard_at = 0.0  # when its link last gave a line
+        self.touch_high = 0  # the highest touch id taken in: a lower or equal one is a copy
+        self.touch_count = (0, 0)  # (the host's read, its touches taken in on it)
+        self.warned_jumps = 0
+
+    @property
+    def player(self) -> bool:
+        return self.role != WATCH
+
+
+class Host:
     """The host's side: the match's one judge.
 
-    ``m``: the ``PracticeMatch`` (seat ``remote`` is the guest's: a ``human`` seat); ``code``:
-    what a guest must give.  The transport calls ``connect`` / ``receive`` / ``drop`` for the
-    link and ``tick`` often (every few ms); each returns the messages for the guest.
+    ``m``: the ``PracticeMatch`` (seat ``remote`` is the guest's: a ``human`` seat; a tuple
+    of seats: a guest at each, the first to say hello with the code takes the first free one);
+    ``watchers``: how many more guests may watch (``hello`` with ``watch``: they are told
+    everything and touch nothing); ``code``: what a guest must give.  The transport calls
+    ``connect`` / ``receive`` / ``drop`` for each link and ``tick_links`` often (every few ms),
+    which returns the messages for each link (``tick``: for the first remote seat's alone).
     ``touch(card, frame, now)``: the host player's own touch (a human at this machine).
     ``on_event(name, data)``: the session's news, for a window or a printout.  ``hangup``:
     set when the link is to be closed after sending what was returned."""
 
-    def __init__(self, m, code: str, *, remote: str = "B", memorize_s: float = 0.0,
+    def __init__(self, m, code: str, *, remote: str | tuple[str, ...] = "B",
+                 watchers: int = 0, memorize_s: float = 0.0,
                  on_event: Callable[[str, object], None] | None = None, ready: bool = True):
-        super().__init__()
         #: this machine's player can play (a window: once it is open); the guest's says so
         #: with ``ready`` after each welcome.  No sync point is scheduled before both are.
         self.ready = ready
-        self.guest_ready = False
         from reader.practice.session import PracticeSession
 
         self.m = m
         self.code = code
-        self.remote = remote
-        self.local = next(p for p in m.players if p != remote)
+        self.remotes = (remote,) if isinstance(remote, str) else tuple(remote)
+        self.remote = self.remotes[0] if self.remotes else None
+        #: this machine's seat (``None``: every player is remote, or a bot)
+        self.local = next((p for p in m.players if p not in self.remotes), None)
+        self.watchers = int(watchers)
+        #: the remote seats: the players' (in ``remotes``' order), then the watchers' as they
+        #: join
+        self.peers = [_Peer(p) for p in self.remotes]
         self.memorize_s = float(memorize_s)
         self.notify = on_event or (lambda name, data: None)
         self.timeline = Timeline(m.plan)
-        self.session = PracticeSession(m, on_event=self._event, release=self._release)
+        self.session = PracticeSession(m, on_event=self._event, release=self._release,
+                                       here=() if self.local is None else (self.local,))
         self.rate = m.plan.sample_rate
         self.digest = plan_digest(m.plan)
-        self.link: int | None = None  # the guest's link (it gave the code)
         self._links = 0
-        self.joined = False
         self.hangup = False
         self.lateness: deque = deque(maxlen=32)  # s, of the guest's touches on arrival
         self.started = False
-        self._synced_at = 0  # clock samples when the guest (re)joined
-        self._synced_at_t = 0.0  # and the instant
         #: touches not judged yet: (frame, seq, player, card, read index it was meant for)
         self._queue: list[tuple[int, int, str, int, int]] = []
         self._seq = 0
         self._out: list[dict] = []
+        #: what a seat is still to be told of a reply to another's message (``_flush_to``)
+        self._later: dict[int, list[dict]] = {}
         self._want_release = False
         self._released: set[int] = set()  # wait-end frames already scheduled
         self._open: list[list] | None = None  # the touches of a read whose send is owed
         self._owed_by: str | None = None
-        self._warned_jumps = 0
         self._underruns: dict[str, int] = {}  # by whose sound ("host", "guest")
         self._cut_ms = 0
         self._cut_extra = 0.0
         self._status_read: dict[str, int] = {}
-        self._touch_count = (0, 0)  # (the host's read, the guest's touches taken in on it)
-        self._touch_high = 0  # the highest touch id taken in: a lower or equal one is a copy
-        self._pending = 0  # the guest's touches in ``_queue``
+        self._pending = 0  # the guests' touches in ``_queue``
         self._warned: tuple[int, set] = (-1, set())  # (read, what was said on it)
         self._floor = 0  # the least frame a touch on the current read may have
-        self._guest_at: float | None = None  # the guest's clock in its latest line (s)
-        self._heard_at = 0.0  # when the guest's link last gave a line
         #: links the transport is to close (silent past ``SILENT_S``)
         self.closing: list[int] = []
-        #: the seat's token (``welcome``): only who shows it joins again once the seat is taken
-        self.seat: str | None = None
         self._addr: dict[int, str] = {}  # an open link's peer address
         #: wrong codes counted per address and in all, and the locks (``CodeGate``)
         self.gate = CodeGate(lambda line: self.notify("tries", line))
@@ -554,6 +587,39 @@ class Host(_Pinger):
     def tried(self) -> int:
         """Wrong tries in all (a wrong code, or the code without the seat's token)."""
         return self.gate.tried
+
+    # -- the first remote seat (one guest: the guest) --------------------------------------------
+    @property
+    def _first(self) -> _Peer | None:
+        return self.peers[0] if self.peers else None
+
+    @property
+    def link(self) -> int | None:
+        """The first remote seat's link (``None``: not joined)."""
+        return None if self._first is None else self._first.link
+
+    @property
+    def joined(self) -> bool:
+        return self._first is not None and self._first.joined
+
+    @property
+    def guest_ready(self) -> bool:
+        return self._first is not None and self._first.ready
+
+    @property
+    def clock(self) -> ClockSync:
+        """The first remote seat's clock against ours."""
+        return self._first.clock
+
+    @property
+    def seat(self) -> str | None:
+        """The first remote seat's token (``welcome``): only who shows it joins again once
+        the seat is taken."""
+        return None if self._first is None else self._first.seat
+
+    def _peer_at(self, link: int | None) -> _Peer | None:
+        """The joined seat whose link is ``link``."""
+        return next((p for p in self.peers if p.joined and p.link == link), None)
 
     # -- the link ---------------------------------------------------------------------------
     def connect(self, now: float, address: str = "?") -> int:
@@ -567,12 +633,13 @@ class Host(_Pinger):
 
     def drop(self, now: float, link: int | None = None) -> None:
         """Link ``link`` (default: the guest's) is gone; the guest may come back with the
-        same code and its seat token.  A link that is not the guest's changes nothing."""
+        same code and its seat token.  A link that is no seat's changes nothing."""
         if link is not None:
             self._addr.pop(link, None)
-        if link is None or link == self.link:
-            self.link = None
-            self.joined = False
+        for p in self.peers:
+            if (p is self._first if link is None else p.link == link) and p.link is not None:
+                p.link = None
+                p.joined = False
 
     @property
     def linked(self) -> bool:
@@ -588,31 +655,34 @@ class Host(_Pinger):
             link = self.link
         if t == "hello":
             return self._hello(msg, now, link)
-        if not self.joined or link != self.link:
+        peer = self._peer_at(link)
+        if peer is None:
             self.hangup = True
             return [{"t": "error", "text": "say hello with the match's code first"}]
-        self._heard_at = now
+        peer.heard_at = now
         if t in ("ping", "pong"):
-            self._guest_at = msg["a"] if t == "ping" else msg["c"]
-            return self._pong(msg, now)
+            peer.guest_at = msg["a"] if t == "ping" else msg["c"]
+            return peer._pong(msg, now)
         if t == "ready":
-            self.guest_ready = True
+            peer.ready = True
             return []
+        if t in ("touch", "send") and not peer.player:
+            return [{"t": "warn", "text": f"a watcher does not {t} (ignored)"}]
         if t == "touch":
-            return self._remote_touch(msg, now)
+            return self._remote_touch(peer, msg, now)
         if t == "send":
             owed = self.m.owed_send()
-            if owed is None or owed.sender != self.remote or msg["read"] != self.m.index:
+            if owed is None or owed.sender != peer.role or msg["read"] != self.m.index:
                 return [{"t": "warn", "text": "that send was not owed (ignored)"}]
             for c in msg["cards"]:
-                self.session.pick(self.remote, c)
+                self.session.pick(peer.role, c)
             if self.m.owed_send() is not None:
-                self.session._picked = []
+                self.session.unpick()
                 return [{"t": "warn", "text": "cards you cannot send (not in your territory, "
                                               "or the card just read): pick again"}]
-            return self._flush()
+            return self._flush_to(link)
         if t == "status":
-            line = self._sound_news("guest", msg["underruns"], msg.get("cut_ms", 0))
+            line = self._sound_news(peer.role, msg["underruns"], msg.get("cut_ms", 0))
             return [] if line is None else [{"t": "warn", "text": line}]
         if t == "error":
             self.hangup = True
@@ -625,9 +695,9 @@ class Host(_Pinger):
             return [{"t": "error", "text": f"this host speaks protocol v{VERSION}, not "
                                            f"v{msg['v']}: use the same karuta on both machines"}]
         addr = self._addr.get(link, "?")
-        holder = (self.seat is not None and "seat" in msg
-                  and hmac.compare_digest(msg["seat"].encode(), self.seat.encode()))
-        locked = self.gate.locked(addr, now, holder)
+        holder = next((p for p in self.peers if p.seat is not None and "seat" in msg
+                       and same_secret(msg["seat"], p.seat)), None)
+        locked = self.gate.locked(addr, now, holder is not None)
         if locked is not None:
             self.hangup = True
             return [{"t": "error", "text": locked}]
@@ -635,40 +705,51 @@ class Host(_Pinger):
             self.hangup = True
             return [{"t": "error", "text": self.gate.wrong(addr, now, "wrong code: ask the host "
                                                                        "for the code it printed")}]
-        if self.seat is not None and not holder:  # the code, but not the seat's holder
+        peer = holder
+        if peer is None and msg.get("watch"):
+            if sum(1 for p in self.peers if not p.player) >= self.watchers:
+                self.hangup = True
+                return [{"t": "error", "text": "this match takes no more watchers"}]
+            peer = _Peer(WATCH)
+            self.peers.append(peer)
+        if peer is None:
+            peer = next((p for p in self.peers if p.player and p.seat is None), None)
+        if peer is None:  # the code, but not a seat's holder, and every seat taken
             self.hangup = True
             return [{"t": "error", "text": self.gate.wrong(
                 addr, now, "the guest's seat is taken: only the player who took it can join "
                            "again (its karuta shows the seat's token)", code=True)}]
-        if self.seat is None:
+        if peer.seat is None:
             from reader.base import seeds
 
-            self.seat = f"{seeds.secret(2**128):032x}"
+            peer.seat = f"{seeds.secret(2**128):032x}"
         self.gate.forgive(addr)  # (the guest's own mistyped codes are forgiven)
-        self.link = link  # (a link that was the guest's is left to the transport to close)
-        self.joined = True
-        self.guest_ready = False
-        self._synced_at = self.clock.count
-        self._synced_at_t = now
-        self._next_ping = now
-        self._heard_at = now
-        return [{"t": "welcome", "v": VERSION, "you": self.remote, "log": self.m.log_text(),
-                 "plan": self.digest, "open": self._open, "seat": self.seat}]
+        if peer.joined and peer.link != link and peer.link is not None:
+            self.closing.append(peer.link)  # (its old link: the transport closes it)
+        peer.link = link
+        peer.joined = True
+        peer.ready = False
+        peer.synced_at = peer.clock.count
+        peer.synced_at_t = now
+        peer._next_ping = now
+        peer.heard_at = now
+        return [{"t": "welcome", "v": VERSION, "you": peer.role, "log": self.m.log_text(),
+                 "plan": self.digest, "open": self._open, "seat": peer.seat}]
 
     # -- the guest's touches ---------------------------------------------------------------------
-    def _remote_touch(self, msg: dict, now: float) -> list[dict]:
+    def _remote_touch(self, peer: _Peer, msg: dict, now: float) -> list[dict]:
         """A guest's touch: acknowledged (its id) whatever becomes of it, so the guest stops
         sending it; taken in once (a copy — sent again after a rejoin, or a line twice — is
         only acknowledged); refused at the door past ``MAX_TOUCHES`` on the host's read or
         outside the reading (``_outside``); else queued in frame order for the judge."""
-        high = self._touch_high
+        high = peer.touch_high
         if msg["id"] <= high:
             return [{"t": "ack", "id": high}]
-        self._touch_high = msg["id"]
+        peer.touch_high = msg["id"]
         out = [{"t": "ack", "id": msg["id"]}]
-        read, n = self._touch_count
+        read, n = peer.touch_count
         n = n + 1 if read == self.m.index else 1
-        self._touch_count = (self.m.index, n)
+        peer.touch_count = (self.m.index, n)
         if n > MAX_TOUCHES or self._pending >= MAX_TOUCHES:
             return out + self._warn_once("flood", f"more than {MAX_TOUCHES} touches on one "
                                                   "read: the rest are ignored")
@@ -678,11 +759,11 @@ class Host(_Pinger):
         heard = self.timeline.heard(now)
         if heard is not None:  # (a touch sent again after a rejoin is no measure of the link)
             late = (heard - msg["frame"]) / self.rate
-            self.lateness.append(max(0.0, min(late, now - self._synced_at_t)))
+            self.lateness.append(max(0.0, min(late, now - peer.synced_at_t)))
         if msg["read"] < self.m.index:  # meant for a read that has closed: too late
-            return out + [{"t": "judged", "player": self.remote, "card": msg["card"],
+            return out + [{"t": "judged", "player": peer.role, "card": msg["card"],
                            "frame": msg["frame"], "verdict": "late"}]
-        self._enqueue(self.remote, msg["card"], msg["frame"], msg["read"])
+        self._enqueue(peer.role, msg["card"], msg["frame"], msg["read"])
         return out
 
     def _outside(self, msg: dict, now: float) -> str | None:
@@ -716,16 +797,17 @@ class Host(_Pinger):
 
     @property
     def synced(self) -> bool:
-        """The guest is here, ready, and its clock was measured since it (re)joined; this
-        machine's player is ready too."""
-        return (self.joined and self.guest_ready and self.ready
-                and self.clock.count - self._synced_at >= MIN_SAMPLES)
+        """Every remote player is here, ready, and its clock was measured since it
+        (re)joined; this machine's player is ready too (watchers hold nothing up)."""
+        return self.ready and all(
+            p.joined and p.ready and p.clock.count - p.synced_at >= MIN_SAMPLES
+            for p in self.peers if p.player)
 
     @property
     def bound(self) -> float:
         """How long the judge waits out the link (s): the worst round trip seen recently or
         the worst lateness of a touch, whichever is more, plus 20 ms; at most ``MAX_BOUND_S``."""
-        worst = max([self.clock.max_rtt, *self.lateness])
+        worst = max([0.0, *(p.clock.max_rtt for p in self.peers), *self.lateness])
         return min(MAX_BOUND_S, worst + 0.02)
 
     @property
@@ -734,7 +816,8 @@ class Host(_Pinger):
         bound on the one-way delay), a retransmission, and the sound's buffers ahead, so a
         message that jitter or one loss delays still reaches both sounds before they make
         the buffers it falls in; more after a sound said it heard a start too late."""
-        need = self.clock.max_rtt + RETRANSMIT_S + SOUND_AHEAD_S + self._cut_extra
+        rtt = max([0.0, *(p.clock.max_rtt for p in self.peers)])
+        need = rtt + RETRANSMIT_S + SOUND_AHEAD_S + self._cut_extra
         return max(MIN_MARGIN_S, min(2.5, need))
 
     def local_sound(self, underruns: int, cut_ms: int) -> str | None:
@@ -769,7 +852,7 @@ class Host(_Pinger):
 
     # -- the host player's touches ------------------------------------------------------------
     def touch(self, card: int, frame: float | None, now: float) -> None:
-        if frame is not None:
+        if frame is not None and self.local is not None:
             self._enqueue(self.local, card, int(round(frame)))
 
     def pick(self, card: int) -> list[dict]:
@@ -785,34 +868,56 @@ class Host(_Pinger):
         bisect.insort(self._queue, (frame, self._seq, player, card, self.m.index if read is None
                                     else read))  # (in frame order: no sort a touch)
         self._seq += 1
-        if player == self.remote:
+        if player in self.remotes:
             self._pending += 1
 
     @property
     def judge_time(self) -> float | None:
-        """How far the guest's lines vouch for its touches (host clock, s): the instant of
-        its latest line, less ``SEND_SLACK_S`` — every touch it made before then has arrived
-        (TCP keeps order).  ``None``: its clock not measured yet (no limit)."""
-        if self._guest_at is None or self.clock.offset is None:
-            return None
-        return self._guest_at - self.clock.offset - SEND_SLACK_S
+        """How far the remote players' lines vouch for their touches (host clock, s): the
+        instant of each one's latest line, less ``SEND_SLACK_S`` — every touch it made before
+        then has arrived (TCP keeps order) — the least of them.  ``None``: no clock measured
+        yet (no limit)."""
+        times = [p.guest_at - p.clock.offset - SEND_SLACK_S for p in self.peers
+                 if p.player and p.guest_at is not None and p.clock.offset is not None]
+        return min(times) if times else None
 
     # -- time -------------------------------------------------------------------------------
     def tick(self, now: float) -> list[dict]:
-        out = self._out
+        """``tick_links``: the messages for the first remote seat's link."""
+        out = self.tick_links(now)
+        return out.get(self.link, []) if self.link is not None else []
+
+    def tick_links(self, now: float) -> dict[int, list[dict]]:
+        """Do what is due at ``now``; the messages for each joined seat's link."""
+        before = self._out
         self._out = []
-        if self.joined and now - self._heard_at > SILENT_S:  # a link gone silent: lost
-            self.closing.append(self.link)
-            self.drop(now, self.link)
-            self.notify("silent", f"the guest's link was silent for {SILENT_S:.0f} s: "
-                                  "closed, waiting for it to join again")
-        if self.joined:
-            out += self._pings(now, fast=not self.synced)
-            if self.clock.jumps > self._warned_jumps:
-                self._warned_jumps = self.clock.jumps
-                out.append({"t": "warn", "text": (
-                    f"your clock jumped {self.clock.last_jump_ms:+.0f} ms against the host's: "
+        own: dict[int, list[dict]] = {}
+        for p in self.peers:
+            if p.joined and now - p.heard_at > SILENT_S:  # a link gone silent: lost
+                self.closing.append(p.link)
+                self.drop(now, p.link)
+                whose = "the guest's" if len(self.peers) == 1 else f"{p.role}'s"
+                self.notify("silent", f"{whose} link was silent for {SILENT_S:.0f} s: "
+                                      "closed, waiting for it to join again")
+        synced = self.synced
+        for p in self.peers:
+            if not p.joined:
+                continue
+            mine = own[p.link] = p._pings(now, fast=not synced)
+            if p.clock.jumps > p.warned_jumps:
+                p.warned_jumps = p.clock.jumps
+                mine.append({"t": "warn", "text": (
+                    f"your clock jumped {p.clock.last_jump_ms:+.0f} ms against the host's: "
                     "it is measured again; the reading realigns at the next sync point")})
+        after = self._judge(now)
+        later, self._later = self._later, {}
+        return {link: [*later.get(link, ()), *before, *mine, *after]
+                for link, mine in own.items()}
+
+    def _judge(self, now: float) -> list[dict]:
+        """The judge's turn: the first sync point, the touches due, the session's tick, the
+        next sync point; the messages for every seat."""
+        out: list[dict] = []
         if not self.started:
             if self.synced:
                 self.started = True
@@ -834,13 +939,13 @@ class Host(_Pinger):
         index = self.m.index
         while self._queue and heard is not None and self._queue[0][0] <= heard:
             frame, _, player, card, read = self._queue.pop(0)
-            if player == self.remote:
+            if player in self.remotes:
                 self._pending -= 1
             if read < self.m.index:
                 self._out.append({"t": "judged", "player": player, "card": card,
                                   "frame": frame, "verdict": "late"})
             elif self.m.owed_send() is not None:
-                self.session._judged(self.m.touch(player, card, frame))  # "moving"
+                self.session.judged(self.m.touch(player, card, frame))  # "moving"
             else:
                 self.session.touch(player, card, frame)
         self.session.tick(tj, heard, self.timeline.waiting_on(tj), self.timeline.finished(tj))
@@ -881,6 +986,15 @@ class Host(_Pinger):
         out, self._out = self._out, []
         return out
 
+    def _flush_to(self, link: int | None) -> list[dict]:
+        """What every seat is to be told, as a reply on ``link`` now; the other joined
+        seats are told it at the next ``tick_links``."""
+        out = self._flush()
+        for p in self.peers:
+            if p.joined and p.link != link and out:
+                self._later.setdefault(p.link, []).extend(out)
+        return out
+
     def _event(self, name: str, data) -> None:
         if name == "touch":
             self._out.append({"t": "judged", "player": data.player, "card": data.card,
@@ -914,9 +1028,12 @@ class Guest(_Pinger):
     it and joins again)."""
 
     def __init__(self, code: str, build: Callable[[str, str], object],
-                 on_event: Callable[[str, object], None] | None = None):
+                 on_event: Callable[[str, object], None] | None = None, watch: bool = False):
         super().__init__()
         self.code = code
+        #: a watcher: asks the host to watch (``hello``'s ``watch``), is told everything,
+        #: touches nothing (``me`` stays ``None``)
+        self.watch = watch
         self.build = build
         self.notify = on_event or (lambda name, data: None)
         self.m = None
@@ -948,6 +1065,8 @@ class Guest(_Pinger):
         self._heard_at = now
         self.lost = False
         msg = {"t": "hello", "v": VERSION, "code": self.code}
+        if self.watch:
+            msg["watch"] = True
         if self.seat is not None:
             msg["seat"] = self.seat
         # what the host may not have had, sent again right behind the hello: before any line
@@ -1058,7 +1177,7 @@ class Guest(_Pinger):
             self.error = str(e)
             self.hangup = True
             return [{"t": "error", "text": str(e)[:300]}]
-        self.me = msg["you"]
+        self.me = None if msg["you"] == WATCH else msg["you"]
         self.seat = msg["seat"]
         self._ready_sent = False
         if self.timeline is None or self.timeline.frames != self.m.plan.frames:
@@ -1084,7 +1203,7 @@ class Guest(_Pinger):
         """A touch on ``card`` at ``now`` (or at plan ``frame``, if the toucher knows it)."""
         if frame is None:
             frame = self.heard(now)
-        if frame is None or self.m is None:
+        if frame is None or self.m is None or self.me is None:
             return []
         self._touch_id += 1
         msg = {"t": "touch", "id": self._touch_id, "card": card, "frame": int(round(frame)),
@@ -1188,53 +1307,97 @@ class SimLink:
         self.flight = deque((max(at, until), msg) for at, msg in self.flight)
 
 
+class _Lane:
+    """One guest of a ``Sim``: its links both ways, its clock's offset, its players."""
+
+    def __init__(self, guest, up: SimLink, down: SimLink, offset: float, players, address):
+        self.guest, self.up, self.down = guest, up, down
+        self.offset = offset
+        self.players = list(players)
+        self.address = address
+        self.link: int | None = None
+        self.back_at: float | None = None
+
+
 class Sim:
-    """A host and a guest joined by two ``SimLink`` s on one virtual clock (tests and the
-    benchmark): the guest's clock reads ``offset`` seconds behind the host's.  ``step(dt)``
-    moves time on, delivering what arrived and ticking both sides (and ``players``: callables
-    ``(host_now, guest_now) -> messages from the guest``, e.g. a ``GuestBot``'s tick).
-    ``cut(seconds)``: the link breaks for that long, then the guest says hello again;
-    ``hold(seconds)``: it stalls that long, the connection open.  A side that closes a silent
-    link (``Host.closing``, ``Guest.lost``) breaks it as a cut would, the guest trying again
-    ``RETRY_S`` later."""
+    """A host and its guests joined by ``SimLink`` s on one virtual clock (tests and the
+    benchmark): a guest's clock reads ``offset`` seconds behind the host's.  ``step(dt)``
+    moves time on, delivering what arrived and ticking every side (and each guest's
+    ``players``: callables ``(host_now, guest_now) -> messages from the guest``, e.g. a
+    ``GuestBot``'s tick).  The first guest is given here (``guest``, ``up``, ``down``,
+    ``offset``, ``players``, ``gnow``: its own); ``add`` joins more (another player, a
+    watcher).  ``cut(seconds)``: the first guest's link breaks for that long, then it says
+    hello again; ``hold(seconds)``: it stalls that long, the connection open.  A side that
+    closes a silent link (``Host.closing``, ``Guest.lost``) breaks it as a cut would, the
+    guest trying again ``RETRY_S`` later."""
 
     RETRY_S = 0.25
 
     def __init__(self, host: Host, guest: Guest, up: SimLink, down: SimLink,
                  offset: float = 0.0, players=()):
-        self.host, self.guest, self.up, self.down = host, guest, up, down
-        self.offset = offset
-        self.players = list(players)
+        self.host = host
         self.now = 0.0
-        self._back_at: float | None = None
-        self.link = host.connect(self.now, "guest")
-        up.put(guest.hello(self.gnow), self.now)
+        self.lanes: list[_Lane] = []
+        self._first = self.add(guest, up, down, offset, players)
+
+    def add(self, guest: Guest, up: SimLink, down: SimLink, offset: float = 0.0,
+            players=()) -> _Lane:
+        """Another guest on links of its own (it says hello now)."""
+        lane = _Lane(guest, up, down, offset, players,
+                     "guest" if not self.lanes else f"guest {len(self.lanes) + 1}")
+        lane.link = self.host.connect(self.now, lane.address)
+        up.put(guest.hello(self.now - offset), self.now)
+        self.lanes.append(lane)
+        return lane
+
+    # the first guest's
+    guest = property(lambda self: self._first.guest)
+    up = property(lambda self: self._first.up,
+                  lambda self, link: setattr(self._first, "up", link))
+    down = property(lambda self: self._first.down,
+                    lambda self, link: setattr(self._first, "down", link))
+    players = property(lambda self: self._first.players)
+    link = property(lambda self: self._first.link)
+
+    @property
+    def offset(self) -> float:
+        return self._first.offset
+
+    @offset.setter
+    def offset(self, value: float) -> None:
+        self._first.offset = value
 
     @property
     def gnow(self) -> float:
-        return self.now - self.offset
+        return self.now - self._first.offset
 
     def step(self, dt: float) -> None:
-        now, host, guest = self.now, self.host, self.guest
-        if self._back_at is not None and now >= self._back_at:
-            self._back_at = None
-            self.link = host.connect(now, "guest")
-            self.up.put(guest.hello(self.gnow), now)
-        linked = self._back_at is None
-        for msg in self.up.take(now):
-            self.down.put(host.receive(msg, now, self.link), now)
-        out = host.tick(now)
-        if linked:
-            self.down.put(out, now)
-        for msg in self.down.take(now):
-            self.up.put(guest.receive(msg, self.gnow), now)
-        if linked:
-            self.up.put(guest.tick(self.gnow), now)
-            for p in self.players:
-                self.up.put(p(now, self.gnow), now)
-        if linked and (guest.lost or self.link in host.closing):
-            host.closing.clear()
-            self._break(self.RETRY_S)
+        now, host = self.now, self.host
+        for lane in self.lanes:
+            if lane.back_at is not None and now >= lane.back_at:
+                lane.back_at = None
+                lane.link = host.connect(now, lane.address)
+                lane.up.put(lane.guest.hello(now - lane.offset), now)
+        for lane in self.lanes:
+            for msg in lane.up.take(now):
+                lane.down.put(host.receive(msg, now, lane.link), now)
+        out = host.tick_links(now)
+        for lane in self.lanes:
+            if lane.back_at is None:
+                lane.down.put(out.get(lane.link, []), now)
+        for lane in self.lanes:
+            g = now - lane.offset
+            for msg in lane.down.take(now):
+                lane.up.put(lane.guest.receive(msg, g), now)
+            if lane.back_at is None:
+                lane.up.put(lane.guest.tick(g), now)
+                for p in lane.players:
+                    lane.up.put(p(now, g), now)
+            if lane.back_at is None and (lane.guest.lost or lane.link in host.closing):
+                host.closing[:] = [x for x in host.closing if x != lane.link]
+                self._break(lane, self.RETRY_S)
+        live = {lane.link for lane in self.lanes}
+        host.closing[:] = [x for x in host.closing if x in live]  # (a replaced link: gone)
         self.now = now + dt
 
     def run_until(self, done: Callable[[], bool], dt: float = 0.004, limit: float = 4000.0):
@@ -1243,13 +1406,13 @@ class Sim:
         return done()
 
     def cut(self, seconds: float) -> None:
-        self._break(seconds)
+        self._break(self._first, seconds)
 
-    def _break(self, seconds: float) -> None:
-        self.up.cut()
-        self.down.cut()
-        self.host.drop(self.now, self.link)
-        self._back_at = max(self._back_at or 0.0, self.now + seconds)
+    def _break(self, lane: _Lane, seconds: float) -> None:
+        lane.up.cut()
+        lane.down.cut()
+        self.host.drop(self.now, lane.link)
+        lane.back_at = max(lane.back_at or 0.0, self.now + seconds)
 
     def hold(self, seconds: float) -> None:
         self.up.hold(self.now + seconds)

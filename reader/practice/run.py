@@ -180,11 +180,12 @@ def _calibration(env: Env, output) -> float:
 def _record_online(env: Env, w) -> None:
     """This machine's player's takes and faults of an online match, into the stats database
     (the other player's are theirs)."""
+    t = w.table
     with env.stats() as db:
-        key, _ = env.calibration(w.output)
-        w.db, w.session_id = db, _stats_session(env, db, w.m, key, w.calibration_ms,
-                                                online=w.local)
-        w.record_stats()
+        key, _ = env.calibration(t.output)
+        t.db, t.session_id = db, _stats_session(env, db, w.m, key, t.calibration_ms,
+                                                online=t.local)
+        t.record_stats()
 
 
 # --- online -----------------------------------------------------------------------------------
@@ -356,9 +357,9 @@ def _end_window(env: Env, w, transport, sound) -> None:
     _sound_line(env, sound)
     _record_online(env, w)
     error = transport.error or getattr(sound, "error", None)
-    if error is not None and not w.session.over:
-        if w.log_file is not None and isinstance(error, KarutaError):
-            raise type(error)(f"{error} (the match so far is kept in {w.log_file})")
+    if error is not None and not w.over:
+        if w.table.log_file is not None and isinstance(error, KarutaError):
+            raise type(error)(f"{error} (the match so far is kept in {w.table.log_file})")
         raise error
     env.echo(matchlog.report(w.m.match))
     for line in w.end_lines()[3:]:
@@ -428,7 +429,7 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
     net = _netplay()
     transport = Transport(lambda: net.run_guest(
         Locked(guest, lock), address, warn=env.warn,
-        players=[lambda now: window[0].drain(now) if window[0] is not None else []]))
+        players=[lambda now: window[0].table.drain(now) if window[0] is not None else []]))
     sound = None
     try:
         _wait_for(welcomed, transport)

@@ -8,9 +8,10 @@ Who calls what::
                  (this module)       │  touch(player, card, frame) · pick / send_default
                                      │  start_memorize(now) · start_reading()
                         ┌────────────┴─────────────┐
-            practice.window.BoardWindow     practice.headless.play  (--bot-vs-bot)
-            (a real clock, the frame heard  (the plan's own frames as the clock:
-             from the DAC, clicks)           nothing sleeps)
+            practice.local.LocalTable       practice.headless.play  (--bot-vs-bot)
+            (the board window's table: a     (the plan's own frames as the clock:
+             real clock, the frame heard     nothing sleeps)
+             from the DAC, clicks)
 
 Both front ends hand the session the same things: ``now`` (seconds on any clock, for the
 memorisation countdown and the end of the reading), ``heard`` (the plan frame reaching the
@@ -52,6 +53,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from poems.kimariji import kami_heard
+from reader.practice import view as V
 
 __all__ = ["PracticeSession", "SETTLE_S", "READ_LINE_S", "RESUME_MEMORIZE_MIN", "morae_heard",
            "ruled_in", "memorize_minutes", "result_lines"]
@@ -156,25 +158,35 @@ class PracticeSession:
 
     def __init__(self, m, *, memorize_s: float = 0.0, hints: bool = False,
                  on_event: Callable[[str, object], None] | None = None,
-                 release: Callable[[], None] | None = None):
+                 release: Callable[[], None] | None = None, mirror: bool = False,
+                 here: tuple[str, ...] | None = None):
         self.m = m
+        #: a mirror of a match judged elsewhere (an online guest's): ``tick`` only follows
+        #: the reading (the counter, the read line's time, hints); no bot touches, no read
+        #: closed here -- the judge's news comes in through ``closed_read``, ``shown``, ``end``
+        self.mirror = mirror
         self.game = m.game
         self.memorize_s = float(memorize_s)
         self.hints = hints
         self.on_event = on_event or (lambda name, data: None)
         self.release = release or (lambda: None)
         self.humans = tuple(p for p, s in m.seats.items() if s.kind == "human")
+        #: the players at this screen ("you" when there is one): the humans, unless online
+        self.here = self.humans if here is None else tuple(here)
         self.rate = m.plan.sample_rate
         self.take_s = m.plan.settings.get("take_ms", 3000) / 1000.0
         self.settle_frames = round(SETTLE_S * self.rate)
         self.read_line_frames = round(READ_LINE_S * self.rate)
         self.phase = "arrange" if m.index == 0 else "memorize"
         #: what the board shows besides the cards: ``marks`` (card -> "take" / "fault" / "send"),
-        #: ``dim`` (``--hints``), the status line and the last judgement's message
+        #: ``dim`` (``--hints``), the status line (``line``, typed: ``reader.practice.view``)
+        #: and the judgement under it (``verdict``); ``status``: the two in English
         self.marks: dict[int, str] = {}
         self.dim: frozenset[int] = frozenset()
-        self.status = ""
-        self.message = ""
+        self.line: V.Line = V.Notice("")
+        self.verdict: V.Verdict | None = None
+        self._news: V.Verdict | None = None  # a judgement not shown yet (at the next tick)
+        self._dim_key = None
         self._memo_end: float | None = None
         self._read_index: int | None = None
         self._bots: list[tuple[str, int, int]] = []
@@ -204,8 +216,18 @@ class PracticeSession:
     def start_reading(self) -> None:
         """Memorisation over (or skipped): the reading begins."""
         if self.phase in ("arrange", "memorize"):
-            self.status = ""
+            self._say(V.Notice(""))
             self._set_phase("reading")
+
+    @property
+    def status(self) -> str:
+        """The status line in English (``view.status_text``)."""
+        return V.status_text(self.line, self.verdict)
+
+    def _say(self, line) -> None:
+        """A new status line (the judgement under the last one goes with it)."""
+        self.line = line
+        self.verdict = None
 
     def memorize_left(self, now: float) -> float:
         return 0.0 if self._memo_end is None else self._memo_end - now
@@ -226,7 +248,7 @@ class PracticeSession:
         """Do what is due at ``now`` with plan frame ``heard`` reaching the listener: the
         memorisation's end; a new read; bots' touches; hints; closing reads."""
         if self.phase == "arrange":
-            self.status = "drag your cards · space or click here: start"
+            self._say(V.Arrange())
         elif self.phase == "memorize":
             if self._memo_end is None:  # (resumed: the board is shown from now on)
                 self._memo_end = now + self.memorize_s
@@ -234,26 +256,27 @@ class PracticeSession:
             if left <= 0:
                 self.start_reading()
             else:
-                resumed = f"resumed before read {self.m.index + 1} · " if self.resumed else ""
-                self.status = (f"{resumed}暗記 memorisation {int(left) // 60}:{int(left) % 60:02d}"
-                               " · s: skip")
+                self._say(V.Memorize(left, self.m.index + 1 if self.resumed else None))
         if self.phase != "reading":
             return
         m = self.m
         if finished and self._finished_at is None:
             self._finished_at = now
         # the kyogi wait after a 上の句 whose read is over (taken, sends made): go on
-        if (waiting_on is not None and waiting_on in self._done and m.owed_send() is None
-                and m.outcome() is None):
+        if (not self.mirror and waiting_on is not None and waiting_on in self._done
+                and m.owed_send() is None and m.outcome() is None):
             self.release()
         while self.phase == "reading" and self._step(now, heard):
             pass
-        if self.message and self.phase == "reading":
-            if self._status_at is not None and m.current() is not None:
-                self._status_at = None  # the last read's line gives way to this read's news
-                self.status = self._counter(m.current())
-            self.status = f"{self.status.split(' · ')[0]} · {self.message}"
-            self.message = ""
+        if self._news is not None and self.phase == "reading":
+            self._show_news()
+
+    def _show_news(self) -> None:
+        cur = self.m.current()
+        if self._status_at is not None and cur is not None:
+            self._status_at = None  # the last read's line gives way to this read's news
+            self._say(self._counter(cur))
+        self.verdict, self._news = self._news, None
 
     def _step(self, now: float, heard: float | None) -> bool:
         """One pass over the current read; True if a read closed (the next may be due too)."""
@@ -271,18 +294,16 @@ class PracticeSession:
         self._heard = heard
         if self._status_at is not None and heard >= self._status_at:
             self._status_at = None
-            self.status = self._counter(cur)
+            self._say(self._counter(cur))
+        if self.hints:
+            self.dim = self.dim_at(heard)
+        if self.mirror:
+            return False
         while self._bot_i < len(self._bots) and self._bots[self._bot_i][2] <= heard:
             p, card, f = self._bots[self._bot_i]
             self._bot_i += 1
             if cur.closes is None or f < cur.closes:
                 self._judged(m.touch(p, card, f))
-        if self.hints:
-            k = morae_heard(cur.morae, cur.start, heard)
-            if k != self._heard_k:
-                self._heard_k = k
-                on = [c for cs in m.board.values() for c in cs]
-                self.dim = frozenset(on) - ruled_in(on, cur.poem, k)
         due, at = self._closing(cur, now, heard)
         if due:
             self._close(at)
@@ -305,6 +326,21 @@ class PracticeSession:
                 and now - self._finished_at >= self.take_s):
             return True, None
         return False, None
+
+    def dim_at(self, heard: float | None) -> frozenset[int]:
+        """``--hints``: the cards on the board that the morae heard by plan frame ``heard`` rule
+        out (none while a send is owed, or nothing is heard).  Each screen asks at the frame
+        it hears: an online host's judge runs behind its player's ears."""
+        m = self.m
+        cur = m.current()
+        if cur is None or heard is None or m.owed_send() is not None:
+            self._dim_key, self._dim = None, frozenset()
+            return self._dim
+        key = (cur.index, morae_heard(cur.morae, cur.start, heard))
+        if key != self._dim_key:
+            on = [c for cs in m.board.values() for c in cs]
+            self._dim_key, self._dim = key, frozenset(on) - ruled_in(on, cur.poem, key[1])
+        return self._dim
 
     def next_due(self, heard: float, now_of: Callable[[float], float]) -> float | None:
         """The next frame after ``heard`` at which ``tick`` has something to do, if the
@@ -334,9 +370,8 @@ class PracticeSession:
 
     def _new_read(self, cur) -> None:
         self._read_index = cur.index
-        self._bots = self.m.bot_touches()
+        self._bots = [] if self.mirror else self.m.bot_touches()
         self._bot_i = 0
-        self._heard_k = -1
         self.dim = frozenset()
         self.marks = {}
         # the last read's line stays until this 上の句 is heard, and at least READ_LINE_S
@@ -344,9 +379,9 @@ class PracticeSession:
             max(cur.start, round(self._told_at) + self.read_line_frames)
         self.on_event("read", cur)
 
-    def _counter(self, cur) -> str:
+    def _counter(self, cur) -> V.Counter:
         m = self.m
-        return f"read {cur.index + 1}/{self.game.reads_due(m.state, len(m.order), cur.index)}"
+        return V.Counter(cur.index + 1, self.game.reads_due(m.state, len(m.order), cur.index))
 
     def _close(self, at: int | None) -> None:
         self.closed_read(self.m.close_read(at))
@@ -364,24 +399,21 @@ class PracticeSession:
         self._owed_poem = closed.poem
         default = m.suggest_send(owed.sender, owed.count)
         self.marks = {c: "send" for c in default}
-        who = "you owe" if len(self.humans) == 1 else f"{owed.sender} owes"
-        self.status = (f"{who} {owed.count} card{'s' if owed.count > 1 else ''}: pick on your "
-                       "side (Enter: the highlighted one)")
+        self._say(V.Owes(owed.sender, owed.count, self.here == (owed.sender,)))
 
     def _read_done(self, closed) -> None:
         m = self.m
         self._done.add(closed.poem)
         self.marks = {}
         took = closed.event.took
-        who = {"A": "A took it", "B": "B took it", "both": "simultaneous: to the owner"}.get(
-            took, "空札 (karafuda)" if m.deal.owner(closed.poem) is None else "nobody took it")
-        sends = self.game.sent(closed.event)
-        sent = f" · sent {', '.join(map(str, sends))}" if sends else ""
         kim = closed.timing.get("kimariji", "") if closed.timing else ""
         # what the read was, now that it is over (never while it is live: that would tell)
-        self.status = f"read {closed.index + 1}: {closed.poem} {kim} · {who}{sent}"
+        self._say(V.ReadOver(closed.index + 1, closed.poem, kim,
+                             took if took in ("A", "B", "both") else None,
+                             m.deal.owner(closed.poem) is None,
+                             tuple(self.game.sent(closed.event))))
         self._told_at = self._heard
-        self.message = ""  # (the judgement's line belonged to the read now told)
+        self._news = None  # (the judgement's line belonged to the read now told)
         self.on_event("done", closed)
         if m.current() is None and m.owed_send() is None:
             self._set_phase("over")
@@ -420,17 +452,51 @@ class PracticeSession:
         if owed is not None and self.phase == "reading":
             self._send(owed.sender, self.m.suggest_send(owed.sender, owed.count))
 
+    def unpick(self) -> None:
+        """Forget the cards picked so far for a send (a send refused: pick again)."""
+        self._picked = []
+
     def _send(self, sender: str, cards) -> None:
         self._read_done(self.m.send(sender, cards))
 
     def _judged(self, j) -> None:
         self.on_event("touch", j)
-        if j.verdict in ("take", "fault"):
-            self.marks[j.card] = j.verdict
-        if j.verdict in ("take", "fault", "miss"):
-            who = "you" if (len(self.humans) == 1 and j.player in self.humans) else j.player
-            react = "" if j.reaction_ms is None else f" {j.reaction_ms / 1000:+.2f} s"
-            self.message = f"{who}: {j.verdict}{react}"
+        self._mark(j.player, j.card, j.verdict, j.reaction_ms)
+
+    def judged(self, j) -> None:
+        """A touch the judge judged outside ``touch`` (an online host's, while a send is
+        owed: "moving"): told and shown as any."""
+        self._judged(j)
+
+    def _mark(self, player: str, card: int, verdict: str, reaction_ms) -> None:
+        if verdict in ("take", "fault"):
+            self.marks[card] = verdict
+        if verdict in ("take", "fault", "miss", "late"):
+            self._news = V.Verdict(player, verdict, reaction_ms, self.here == (player,))
+
+    def shown(self, player: str, card: int, verdict: str) -> None:
+        """A mirror: the judge's verdict on a touch (an online host's ``judged``), shown at
+        once under the read it belongs to."""
+        self._mark(player, card, verdict, None)
+        if self._news is not None:
+            cur = self.m.current()
+            if cur is not None:  # under the read still open, not the last read's outcome
+                self._status_at = None
+                self._say(self._counter(cur))
+            self.verdict, self._news = self._news, None
+
+    def notice(self, text: str) -> None:
+        """A line from outside the rules (the network, the sound) on the status line."""
+        self._say(V.Notice(str(text)[:120]))
+
+    def waiting(self, what: str) -> None:
+        """Online: the status line says what this screen waits for (``view.Waiting``)."""
+        self._say(V.Waiting(what))
+
+    def end(self) -> None:
+        """A mirror: the judge says the match is over."""
+        if self.phase != "over":
+            self._set_phase("over")
 
     # -- what the panels say ------------------------------------------------------------------
     def panels(self) -> dict[str, str]:

@@ -1,23 +1,21 @@
-"""The practice board window: ``karuta practice`` with a human seat.  It draws the match and
-takes input; the match's live rules are ``reader.practice.session.PracticeSession``'s (the same
-session ``--bot-vs-bot`` plays on the plan's frames).
+"""The practice board window: it draws a practice table's view and reports the player's input.
+It never reaches into the match: a table (``reader.practice.table``) is the match as this
+screen sees it — a match on this machine (``reader.practice.local.LocalTable``), an online
+host's or a guest's (``reader.practice.netwindow``) — and the window is the same for all.
 
-Phases (the session's)::
+Phases (the table's)::
 
     arrange ──space / START──> memorize ──time up, s, SKIP──> reading ──match over──> over
     (drag your own cards)      (countdown; kyogi 15 min,      (jo-ka, then the plan;   (score,
                                 goshiki 30 s)                  send picking)            who took what)
 
-Reading: the match's plan plays through the existing outputs (``reader.reading.player.open_output``,
-sounddevice by default) from a live ``PlanCursor``; kyogi waits after each 上の句 for the take.
 Input is polled about every 1 ms on the window's thread between frames
 (``reader.input.taps.WindowLoop``/``WindowTaps``): a click or touch is stamped as it is taken
-in, mapped to the plan frame heard at that instant (``reader.input.taps.TapMapper``, DAC
-times), the calibration subtracted — exactly as the speed drill times a tap — and handed to the
-session (``PracticeSession.touch``).  Every ``TICK_S`` the session is told the time, the frame
-heard and whether the reading waits (``PracticeSession.tick``): it delivers the bots' touches,
-dims cards (``--hints``) and closes reads; the window moves the cards when a read is done and
-saves the log (off its thread: ``LogWriter``).
+in and handed to the table with its instant (``Table.touch``: the table maps it to the plan
+frame heard then).  Every ``TICK_S`` the table is ticked (``Table.tick``): it returns the
+view to draw (``reader.practice.view.TableView``: the cards and where they lie, marks, dimmed
+cards, the status line, the panels) and what happened (events: a fault shakes its card, a
+read done moves the cards).
 
 ``--vs human``: two players on one screen; a touch belongs to the player on whose half of the
 board it starts (the bottom half is A).  Sends: a human who owes a card picks it on the board
@@ -25,7 +23,7 @@ board it starts (the bottom half is A).  Sends: a human who owes a card picks it
 
 Drawing: ``reader.practice.paint`` (only what changed is redrawn); the end screen's table:
 ``reader.practice.report``.  One clock (``clock``, ``reader.base.clock.SYSTEM_CLOCK`` by default,
-the clock input events are stamped on) times and dates everything here.
+the clock input events are stamped on) times everything here.
 """
 from __future__ import annotations
 
@@ -34,9 +32,11 @@ from collections.abc import Callable
 from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import board as B
 from reader.practice import report
+from reader.practice import view as V
+from reader.practice.local import LocalTable, LogWriter, freeze_heap
 from reader.practice.paint import (ANIM_FAULT_S, ANIM_SEND_S, ANIM_TAKE_S, DIMTEXT, GOLD,
                                    MARKS, RED, SEND, TEXT, Anim, Painter, Scene)
-from reader.practice.session import PracticeSession, memorize_minutes, result_lines
+from reader.practice.session import result_lines
 
 __all__ = ["BoardWindow", "LogWriter", "NO_DISPLAY", "SIZE"]
 
@@ -44,116 +44,66 @@ NO_DISPLAY = ("no display for the practice board: run it on a screen, or play bo
               "each other with --bot-vs-bot A,B")
 SIZE = (1280, 720)
 
-#: how often the reading loop ticks the session (bots, hints, closing), s
+#: how often the reading loop ticks the table (bots, hints, closing), s
 TICK_S = 0.008
 #: pixels put on screen per display.update call (about 4 cards at 1280x720)
 UPDATE_PX = 25_000
 
-
-def _freeze_heap() -> None:
-    """Collect, then move every object alive now (fonts, card surfaces, poems, the plan, the
-    modules) out of the garbage collector's reach (``gc.freeze``): a full collection over all
-    of them held the window's thread for 20-30 ms; later ones only walk what was made since."""
-    import gc
-
-    gc.collect()
-    gc.freeze()
-
-
-class LogWriter:
-    """Writes the newest log text on a thread of its own (``atomic_write_text``: temp file,
-    fsync, rename), so the window's loop never waits for the disk.  ``put`` keeps only the
-    newest text if the disk is slower than the reads; ``close`` writes what is left and
-    re-raises a write error (an ``OutputError`` line) on the caller's thread."""
-
-    def __init__(self, path):
-        import threading
-
-        self.path = path
-        self._text: str | None = None
-        self._cv = threading.Condition()
-        self._closed = False
-        self.error: Exception | None = None
-        self._thread = threading.Thread(target=self._run, name="karuta-log", daemon=True)
-        self._thread.start()
-
-    def put(self, text: str) -> None:
-        with self._cv:
-            self._text = text
-            self._cv.notify()
-
-    def _run(self):
-        from reader.base.files import atomic_write_text
-
-        while True:
-            with self._cv:
-                while self._text is None and not self._closed:
-                    self._cv.wait()
-                text, self._text = self._text, None
-                if text is None and self._closed:
-                    return
-            try:
-                atomic_write_text(self.path, text)
-            except Exception as e:  # kept for close(): the loop must not die
-                self.error = e
-
-    def close(self) -> None:
-        with self._cv:
-            self._closed = True
-            self._cv.notify()
-        self._thread.join()
-        if self.error is not None:
-            raise self.error
+#: the events' names as ``on_event`` tells them (tests, benchmarks)
+_NAMES = {"phase": "phase", "read": "read", "judged": "touch", "closed": "closed",
+          "done": "done", "moved": "moved"}
 
 
 class BoardWindow:
-    """A match in a window.  ``run()`` plays it to the end (or until the player quits).
+    """A practice table in a window.  ``run()`` plays it to the end (or until the player
+    quits).
 
-    ``output``: an opened output (``open_output``); ``calibration_ms``: this device's delay;
-    ``on_event(name, data)``: tells tests and benchmarks what happens (the session's "phase",
-    "read", "touch", "closed", "done" — after the window has drawn it — and "window",
-    "moved"); ``clock``: the clock (``reader.base.clock.Clock``) the input is stamped on.  ``quit = True`` ends
-    ``run`` at its next turn.
-    """
+    ``table``: a ``reader.practice.table.Table``; or a match and its opened output, for a
+    ``LocalTable`` made here (``local``: its options: ``log_file``, ``hints``,
+    ``memorize_min``, ``calibration_ms``, ``db``, ``session_id``).  ``on_event(name, data)``:
+    tells tests and benchmarks what happens once the window has drawn it ("phase" with the
+    phase's name; "read", "touch", "closed", "done", "moved" with the view's events; and
+    "window"); ``clock``: the clock (``reader.base.clock.Clock``) the input is stamped on.
+    ``quit = True`` ends ``run`` at its next turn."""
 
-    def __init__(self, m, output, *, log_file=None, hints: bool = False,
-                 memorize_min: float | None = None, calibration_ms: float = 0.0,
-                 show_kimariji: bool = False, size=SIZE, fullscreen: bool = False,
-                 on_event: Callable[[str, object], None] | None = None, db=None,
-                 session_id: str | None = None,
-                 clock: Clock = SYSTEM_CLOCK):
-        self.m = m
-        self.output = output
-        self.log_file = log_file
-        self.hints = hints
-        self.calibration_ms = float(calibration_ms)
+    def __init__(self, table, output=None, *, show_kimariji: bool = False, size=SIZE,
+                 fullscreen: bool = False,
+                 on_event: Callable[[str, object], None] | None = None,
+                 clock: Clock = SYSTEM_CLOCK, **local):
+        if output is not None or local:  # a match on this machine
+            table = LocalTable(table, output, clock=clock, **local)
+        self.table = table
         self.show_kimariji = show_kimariji
         self.size = size
         self.fullscreen = fullscreen
         self.notify = on_event or (lambda name, data: None)
-        self.db = db
-        self.session_id = session_id
         self.clock = clock
-        memorize = memorize_minutes(m.game, m.index, memorize_min)
-        self.session = PracticeSession(m, memorize_s=60.0 * memorize, hints=hints,
-                                       on_event=self._on_session, release=self._release)
-        self.humans = self.session.humans
-        self.viewer = "A"  # whose side is drawn near (an online guest: "B")
         self.quit = False
-        self.rate = m.plan.sample_rate
-        self.cursor = None
-        self.mapper = None
-        self.gate = None  # the "get ready" before the reading (reader.input.taps.SettleGate)
+        self.view: V.TableView | None = None
         self._drag = None
         self._events: list = []  # input taken in while drawing
-        self._writer = None
         self._last_poll_ns = 0
         self._next_tick = 0.0
-        self._marks: dict = {}  # the session's marks the scene shows
+        self._marks: dict = {}  # the marks the scene shows
+        self._version = None  # the board's version laid out
+        self._kim_index = None
+
+    @property
+    def m(self):
+        """The match (read only: its log, its end table)."""
+        return self.table.m
 
     @property
     def phase(self) -> str:
-        return self.session.phase
+        return self.table.phase
+
+    @property
+    def over(self) -> bool:
+        return self.table.over
+
+    @property
+    def here(self) -> tuple[str, ...]:
+        return self.table.here
 
     def now(self) -> float:
         """The window's clock, s."""
@@ -176,15 +126,16 @@ class BoardWindow:
         self.pg = pg
         self.screen = screen
         self.vp = self.m.game.viewport(screen.get_size(), self.m.state.solo)
-        self.scene = Scene(self.m.game, self.vp, viewer=self.viewer)
-        self._layout_board()
+        self.scene = Scene(self.m.game, self.vp, viewer=self.table.viewer)
         self.painter = Painter(screen, self.vp)
         self.painter.between = self._poll_between
+        self.view = self.table.view(self.now())
+        self._draw_view(self.view)
         self._prerender()
         self.taps = WindowTaps(drag=True, clock=self.clock)
         self.loop = WindowLoop(self.taps, self._draw, fps=60.0)
-        self.show(panels=True)
-        _freeze_heap()
+        self.table.open(self.now())
+        freeze_heap()
 
     def _prerender(self):
         """Make every card surface the match can show before the loop starts (text rendering
@@ -196,7 +147,7 @@ class BoardWindow:
             k = kim.get(c.poem)
             ud = c.upside_down
             cp.face(c.poem, upside_down=ud, edge=edge, kimariji=k)
-            if self.hints:
+            if self.table.hints:
                 cp.face(c.poem, upside_down=ud, dim=True, edge=edge, kimariji=k)
             for fr in (GOLD, RED, SEND):
                 cp.face(c.poem, upside_down=ud, frame=fr, edge=edge, kimariji=k)
@@ -211,22 +162,23 @@ class BoardWindow:
         for n in self.m.plan.universe:
             kami_heard(n)
 
-    def _layout_board(self):
-        """The cards where the match says they lie (``PracticeMatch.layout``: a resumed match
-        as it stood)."""
-        m, sc = self.m, self.scene
-        if m.game.territories:
-            sc.territories = dict(m.layout())
+    def _lay_out(self, board: V.BoardState):
+        """The cards where the table says they lie (a resumed match as it stood)."""
+        sc = self.scene
+        if self.m.game.territories:
+            sc.territories = dict(board.territories)
         else:
-            sc.goshiki_hands = dict(m.layout())
-            sc.on_board = dict(m.board)
+            sc.goshiki_hands = dict(board.hands)
+            sc.on_board = dict(board.on_board)
+            sc.ba = tuple(board.ba)
         self._refresh_kimariji()
 
     def _refresh_kimariji(self):
-        if not self.show_kimariji:
+        if not self.show_kimariji or self._kim_index == self.m.index:
             return
         from poems.kimariji import kimariji
 
+        self._kim_index = self.m.index
         k = kimariji(self.m.plan.universe, self.m.order[:self.m.index])
         self.scene.kimariji = {n: v.card for n, v in k.items()}
 
@@ -261,116 +213,57 @@ class BoardWindow:
             pg.display.update(chunk)
         return []
 
-    def show(self, status: str | None = None, panels: bool = False):
-        """Put what the session says on the scene: marks, dimmed cards, the status line
-        (``status``: another text), and with ``panels`` the side panels and the ba's count
-        (they change only when a read is done)."""
-        s, sc = self.session, self.scene
-        if s.marks != self._marks:
-            self._marks = dict(s.marks)
-            sc.frames = {c: MARKS[k] for c, k in s.marks.items()}
-        sc.dim = s.dim
-        sc.texts["status"] = s.status if status is None else status
-        if panels:
-            sc.texts.update(s.panels())
-            sc.texts["ba"] = f"場 (ba) {len(sc.ba)}" if sc.ba else ""
+    def _draw_view(self, view: V.TableView, events=()) -> None:
+        """Put a view on the scene: the cards' places (when they moved: the events' flights),
+        marks, dimmed cards, the status line, the panels and the ba's count."""
+        sc = self.scene
+        if view.version != self._version:
+            before = {c.poem: c for c in sc.boxes()} if self._version is not None else {}
+            self._version = view.version
+            self._lay_out(view.board)
+            for ev in events:
+                if isinstance(ev, V.Done):
+                    self._fly(ev, before)
+        marks = view.board.marks
+        if marks != self._marks:
+            self._marks = dict(marks)
+            sc.frames = {c: MARKS[k] for c, k in marks.items()}
+        sc.dim = view.board.dim
+        sc.texts["status"] = V.status_text(view.line, view.verdict)
+        sc.texts["countdown"] = view.countdown
+        sc.texts.update(V.panel_texts(view))
+        sc.texts["ba"] = f"場 (ba) {len(sc.ba)}" if sc.ba else ""
 
-    # -- the session's news -------------------------------------------------------------------
-    def _on_session(self, name, data):
-        if name == "phase":
-            if data == "memorize":
-                self.scene.drag = None
-            elif data == "reading":
-                self._save()  # (the board as arranged is in the log before the first read)
-                self._start_reading()
-            elif data == "over":
-                self._finish()
-        elif name == "touch" and data.verdict == "fault":
-            self._shake(data.card)
-        elif name == "closed" and data.owed is not None:
-            self._save()
-        elif name == "done":
-            self._after_close(data)
-        self.notify(name, data)
-
-    def _release(self):
-        if self.cursor is not None:
-            self.cursor.release()
-
-    def _start_reading(self):
-        from audio.render import PlanCursor
-        from reader.input.taps import SettleGate, TapMapper
-
-        start = 0
-        if self.m.index > 0:  # resumed: start at the 間 before the current read's 上の句
-            cur = self.m.current()
-            segs = self.m.plan.segments
-            k = next(i for i, s in enumerate(segs) if s is cur.kami or (
-                s.kind == "kami" and s.poem == cur.poem))
-            start = k - 1 if k > 0 and segs[k - 1].kind == "ma" else k
-        self.cursor = PlanCursor(self.m.plan, self.m.voice, live=True, start_segment=start)
-        self.mapper = TapMapper(self.output, self.cursor)
-        # "get ready", as the drills do: silence until the output's DAC times have settled,
-        # then a countdown; the reading (and every touch) waits for it
-        self.gate = SettleGate(self.output, self.cursor, clock=self.clock)
-        self.gate.start()
-        self.output.play(self.cursor)
-        _freeze_heap()
-
-    def heard(self, ns: int | None = None) -> float | None:
-        """The plan frame heard now (or at stamp ``ns``), calibration applied."""
-        if self.mapper is None:
-            return None
-        pf = self.mapper.plan_frame(self.clock.ns() if ns is None else ns)
-        if pf is None:
-            return None
-        return pf - self.calibration_ms * self.rate / 1000.0
-
-    def _after_close(self, closed):
-        """A read is done (sends included): move the cards, save."""
-        m, sc = self.m, self.scene
+    def _fly(self, done: V.Done, boxes: dict) -> None:
+        """A read done (sends included): the taken card flies to its taker's pile, sent cards
+        to their new places, the 場's cards to and from it."""
+        sc = self.scene
         now = self.now()
-        boxes = {c.poem: c for c in sc.boxes()}
-        took = closed.event.took
-        taker = took if took in ("A", "B") else None
-        if took == "both":
-            taker = m.deal.owner(closed.poem) if not m.game.territories else next(
-                (p for p in m.players if closed.poem in sc.territories.get(p, B.Territory())), None)
 
         def fly(poem, a, b, dur, upside_down):
             sc.anims = [x for x in sc.anims if x.poem != poem]
             sc.anims.append(Anim(poem, a, b, now, dur, upside_down))
 
-        board = m.board
-        if m.game.territories:
+        new = {b.poem: b for b in sc.boxes()}
+        if self.m.game.territories:
             # every card stays where it lies: the taken one leaves its place empty, a sent one
             # goes into a free place across (the match keeps the places: PracticeMatch.layout)
-            sc.territories = dict(m.layout())
-            new = {b.poem: b for b in sc.boxes()}
-            if closed.poem in boxes and closed.poem not in new and taker is not None:
-                c = boxes[closed.poem]
-                fly(c.poem, c.rect, sc.pile_rect(taker), ANIM_TAKE_S, c.upside_down)
-            for c in self.m.game.sent(closed.event):
+            if done.poem in boxes and done.poem not in new and done.taker is not None:
+                c = boxes[done.poem]
+                fly(c.poem, c.rect, sc.pile_rect(done.taker), ANIM_TAKE_S, c.upside_down)
+            for c in done.sent:
                 if c in boxes and c in new:
                     fly(c, boxes[c].rect, new[c].rect, ANIM_SEND_S, new[c].upside_down)
         else:
-            if closed.poem in boxes and taker is not None:
-                c = boxes[closed.poem]
-                sc.anims.append(Anim(c.poem, c.rect, sc.pile_rect(taker), now, ANIM_TAKE_S,
+            if done.poem in boxes and done.taker is not None:
+                c = boxes[done.poem]
+                sc.anims.append(Anim(c.poem, c.rect, sc.pile_rect(done.taker), now, ANIM_TAKE_S,
                                      c.upside_down))
-            res = closed.result
-            if res is not None:  # the ba: a taker's card from it, each fault's card into it
-                if res.from_ba is not None and res.took is not None:
-                    sc.anims.append(Anim(res.from_ba, sc.ba_rect(), sc.pile_rect(res.took), now,
-                                         ANIM_SEND_S, False))
-                for p, c in res.into_ba:
-                    sc.anims.append(Anim(c, sc.pile_rect(p), sc.ba_rect(), now, ANIM_SEND_S,
-                                         False))
-            sc.ba = tuple(m.state.ba)
-            sc.on_board = dict(board)
-        self._refresh_kimariji()
-        self._save()
-        self.show(panels=True)
+            if done.from_ba is not None:  # the ba: a taker's card from it, faults' into it
+                p, c = done.from_ba
+                sc.anims.append(Anim(c, sc.ba_rect(), sc.pile_rect(p), now, ANIM_SEND_S, False))
+            for p, c in done.into_ba:
+                sc.anims.append(Anim(c, sc.pile_rect(p), sc.ba_rect(), now, ANIM_SEND_S, False))
 
     def _shake(self, poem: int) -> None:
         """A fault shows as the touched card shaking in place (framed red) for a moment."""
@@ -381,70 +274,51 @@ class BoardWindow:
         sc.anims.append(Anim(poem, box.rect, box.rect, self.now(), ANIM_FAULT_S,
                              box.upside_down, shake=0.12 * box.rect.w, frame=RED))
 
-    def record_stats(self):
-        """Every human take and fault of the match goes into the stats database (``karuta
-        stats`` and the memory drill learn from matches).  Called once the window is closed:
-        SQLite commits wait for the disk, and the match log has everything meanwhile."""
-        if self.db is None or self.session_id is None:
-            return
-        from reader.memory.deck import MemoryDeck
-        from reader.practice.record import record_read
-
-        deck = MemoryDeck.from_json(self.db.memory_cards())
-        now = self.clock.now()
-        for closed in self.m.closed:
-            record_read(self.db, self.session_id, self.m, closed, now, players=self.humans,
-                        deck=deck)
-
-    def _save(self):
-        """Save the log after a read, off the window's thread (an fsync can take 100+ ms on a
-        busy disk, and input would wait): the text is made here, written by ``LogWriter``."""
-        if self.log_file is not None:
-            if self._writer is None:
-                self._writer = LogWriter(self.log_file)
-            self._writer.put(self.m.log_text())
-
     def _finish(self):
-        if self.cursor is not None:
-            self.cursor.stop()
         self.painter.overlay = self._end_screen()
         self.painter.full()
 
+    def record_stats(self):
+        """The match's takes and faults into the stats database (the table's, once the
+        window is closed)."""
+        record = getattr(self.table, "record_stats", None)
+        if record is not None:
+            record()
+
     # -- input --------------------------------------------------------------------------------
     def _player_at(self, y: float) -> str | None:
-        if len(self.humans) == 2:
+        here = self.here
+        if len(here) == 2:
             return "A" if self.vp.half_of(y) == "near" else "B"
-        return self.humans[0] if self.humans else None
+        return here[0] if here else None
 
     def handle(self, ev):
         """One input event (a ``reader.input.taps.TapEvent``)."""
-        pg, s = self.pg, self.session
+        pg, t = self.pg, self.table
+        phase = t.phase
         if ev.kind == "quit" or (ev.kind == "key" and (ev.key == pg.K_ESCAPE
                                                        or ev.char in ("q", "Q"))):
             self.quit = True
-        elif s.phase == "over" and ev.kind in ("key", "mouse", "touch"):
+        elif phase == "over" and ev.kind in ("key", "mouse", "touch"):
             self.quit = True
         elif ev.kind == "key":
             go = ev.key in (pg.K_SPACE, pg.K_RETURN)
-            if s.phase == "arrange" and go:
-                s.start_memorize(self.now())
-            elif s.phase == "memorize" and (go or ev.char in ("s", "S")):
-                s.start_reading()
-            elif s.phase == "reading" and go:
-                s.send_default()
+            if go:
+                t.go(self.now())
+            elif phase == "memorize" and ev.char in ("s", "S"):
+                t.skip()
             elif ev.char in ("u", "U") and self.m.game.card_backs:
                 self.scene.backs = not self.scene.backs  # the card backs show the 上の句
         elif ev.pos is not None:
             x, y = ev.pos
-            if s.phase == "arrange":
+            if phase == "arrange":
                 self._arrange_input(ev, x, y)
-            elif s.phase == "memorize" and ev.kind in ("mouse", "touch") and self._in_status(x, y):
-                s.start_reading()
-            elif (s.phase == "reading" and ev.kind in ("mouse", "touch")
-                  and not (self.gate and self.gate.waiting)):
+            elif phase == "memorize" and ev.kind in ("mouse", "touch") and self._in_status(x, y):
+                t.skip()
+            elif phase == "reading" and ev.kind in ("mouse", "touch"):
                 hit = self.touched(x, y)
                 if hit is not None:
-                    self.touch(*hit, ev.ns)
+                    t.touch(*hit, ev.ns / 1e9, getattr(ev, "source", ""))
 
     def touched(self, x: float, y: float) -> tuple[str, int] | None:
         """A click at window pixel (x, y) while reading: (the player whose half it lands on —
@@ -453,11 +327,6 @@ class BoardWindow:
         c = B.hit(self.scene.boxes(), x, y, B.HIT_MARGIN_MM * self.vp.scale)
         return None if player is None or c is None else (player, c.poem)
 
-    def touch(self, player: str, poem: int, ns: int) -> None:
-        """A click on ``poem`` by ``player``, stamped ``ns``: to the session, at the frame
-        heard then (an online window sends it to the judge instead)."""
-        self.session.touch(player, poem, self.heard(ns))
-
     def _in_status(self, x, y) -> bool:
         """On the status line ("click here: start"), where it is drawn (goshiki with an
         opponent: the left panel)."""
@@ -465,12 +334,13 @@ class BoardWindow:
         return B.Rect(rx, ry, rw, rh).contains(x, y, margin=self.vp.scale * 5)
 
     def _arrange_input(self, ev, x, y):
-        own = [c for c in self.scene.boxes() if c.owner in self.humans and not c.upside_down]
+        here = self.here
+        own = [c for c in self.scene.boxes() if c.owner in here and not c.upside_down]
         if ev.kind in ("mouse", "touch"):
             if self._in_status(x, y):
-                self.session.start_memorize(self.now())
+                self.table.go(self.now())
                 return
-            if not self.m.game.territories:
+            if not self.m.game.territories or not self.table.arranging:
                 return
             c = B.hit(own, x, y, B.HIT_MARGIN_MM * self.vp.scale)
             if c is not None:
@@ -481,17 +351,15 @@ class BoardWindow:
         elif ev.kind == "up" and self._drag is not None:
             poem, self._drag = self._drag, None
             self.scene.drag = None
-            owner = next(p for p in self.humans if poem in self.scene.territories[p])
+            owner = next((p for p in here if poem in self.scene.territories[p]), None)
             if owner != self.scene.viewer:
                 return  # (only the near player's cards are dragged)
             mx, my = self.vp.to_mm(x, y)
             if my < B.TERRITORY_D + B.MIDDLE_GAP - B.ROW_GAP:
                 return  # dropped outside the territory: the card goes back
-            t = self.scene.territories[owner]
-            row, side, index = B.drop_target(t, mx, my)
-            self.m.arrange(owner, B.move(t, poem, row, side, index))
-            self.scene.territories[owner] = self.m.layout()[owner]
-            self.notify("moved", (poem, row, side, index))
+            row, side, index = B.drop_target(self.scene.territories[owner], mx, my)
+            if self.table.arrange(owner, poem, row, side, index):
+                self.refresh()
 
     # -- the end screen -----------------------------------------------------------------------
     def end_lines(self) -> list[str]:
@@ -500,7 +368,7 @@ class BoardWindow:
 
     def result(self) -> list[str]:
         """The end screen's two lines, said to the person (``session.result_lines``)."""
-        return result_lines(self.m, self.humans)
+        return result_lines(self.m, self.here)
 
     def _end_screen(self):
         pg = self.pg
@@ -513,7 +381,7 @@ class BoardWindow:
         surf.blit(title, title.get_rect(midtop=(w // 2, y)))
         y += title.get_height() + round(10 * k)
         font = self.painter.small
-        head, second = result_lines(self.m, self.humans)
+        head, second = result_lines(self.m, self.here)
         img = self.painter.font.render(head, True, GOLD)  # "you won by 3", to the person
         surf.blit(img, img.get_rect(midtop=(w // 2, y)))
         y += self.painter.font.get_linesize()
@@ -546,7 +414,7 @@ class BoardWindow:
     # -- the loop -----------------------------------------------------------------------------
     def step(self) -> None:
         """One turn of the loop: input (polled ~every 1 ms), a frame when one is due, the
-        session's tick (while reading, every ``TICK_S``)."""
+        table's tick (every ``TICK_S``; every turn while the table gets ready)."""
         evs = self.loop.step()
         if self._events:
             evs = sorted(self._events + evs, key=lambda e: e.ns)
@@ -556,30 +424,35 @@ class BoardWindow:
             if self.quit:
                 return
         now = self.now()
-        if self.phase == "reading" and self.gate is not None and self.gate.waiting:
-            self.gate.poll()
-            text = self.gate.pop_message()
-            if text is not None:
-                if text.isdigit():  # 3-2-1: a large numeral in the middle of the board
-                    self.scene.texts["countdown"] = text
-                else:
-                    self.scene.texts["status"] = text
-            if not self.gate.waiting:
-                self.scene.texts["countdown"] = ""
-        elif now >= self._next_tick:
+        if now >= self._next_tick or self.table.getting_ready:
             # (a touch is stamped and mapped as it comes in; a bot's touch carries its frame)
             self._next_tick = now + TICK_S
             self._tick(now)
 
     def _tick(self, now: float) -> None:
         self._poll_between()  # (a frame may have just been drawn in this turn of the loop)
-        heard = self.heard()
+        view, events = self.table.tick(now)
         self._poll_between()
-        st = self.cursor.state if self.cursor is not None else None
-        waiting_on = st.segment.poem if st and st.waiting and st.segment is not None else None
-        self.session.tick(now, heard, waiting_on,
-                          finished=self.cursor is not None and self.cursor.finished)
-        self.show()
+        self._show(view, events)
+        if self.table.ended:
+            self.quit = True  # (the caller says why)
+
+    def refresh(self) -> None:
+        """Tick the table now and draw what it shows."""
+        self._tick(self.now())
+
+    def _show(self, view: V.TableView, events) -> None:
+        self.view = view
+        self._draw_view(view, events)
+        for ev in events:
+            if isinstance(ev, V.Judged) and ev.verdict == "fault":
+                self._shake(ev.card)
+            elif isinstance(ev, V.Phase):
+                if ev.phase == "memorize":
+                    self.scene.drag = None
+                elif ev.phase == "over":
+                    self._finish()
+            self.notify(_NAMES[ev.kind], ev.phase if isinstance(ev, V.Phase) else ev)
 
     def run(self):
         self.open()
@@ -590,26 +463,21 @@ class BoardWindow:
         except KeyboardInterrupt:
             pass
         finally:
-            if self.cursor is not None:
-                self.cursor.stop()
             try:
-                self.output.stop()
+                self.table.close()
             finally:
-                if self.cursor is not None:
-                    self.cursor.close()
                 self.pg.display.quit()
-                if self._writer is not None:
-                    self._writer.close()  # the last save is on disk before we return
         return self.m
 
     def ready_line(self) -> str | None:
         """How long the "get ready" before the reading took (None: the reading never began)."""
-        return None if self.gate is None else self.gate.describe()
+        ready = getattr(self.table, "ready_line", None)
+        return None if ready is None else ready()
 
     def stats(self) -> str:
         d = self.taps.stats.describe()
-        audio = (f"; audio: {getattr(self.output, 'underflows', 0)} underflows, "
-                 f"{getattr(self.output, 'xruns', 0)} xruns")
+        audio = (f"; audio: {getattr(getattr(self.table, 'output', None), 'underflows', 0)} underflows, "
+                 f"{getattr(getattr(self.table, 'output', None), 'xruns', 0)} xruns")
         return (f"window {self.loop.fps_measured():.1f} fps; input polled every "
                 f"{d.get('median_ms', 0):.2f} ms (median), p99 {d.get('p99_ms', 0):.1f} ms, "
                 f"max {d.get('max_ms', 0):.1f} ms{audio}")
