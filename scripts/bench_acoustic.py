@@ -228,7 +228,8 @@ def period_flutter(x, rate: int, f0, t0: float, t1: float, hop_s: float = 0.005)
     """The per-period loudness of ``x`` between ``t0`` and ``t1`` s: period marks from the
     tracked pitch (its phase integrated: one mark a period), the RMS of each period in dB,
     put on a 1 kHz grid, band-passed 20-60 Hz (4th-order Butterworth, both ways), 50 ms left
-    off each edge: ``p2p_db`` its peak-to-peak (max - min), ``sine_db`` 2√2 × its RMS (what a
+    off each edge (a period's level no lower than 40 dB under the loudest, so a wav's digital
+    silence after a release reads as an mp3's floor does): ``p2p_db`` its peak-to-peak (max - min), ``sine_db`` 2√2 × its RMS (what a
     sine of that power swings: ``audio.acoustics``' way of saying it)."""
     import numpy as np
     from scipy.signal import butter, sosfiltfilt
@@ -252,6 +253,7 @@ def period_flutter(x, rate: int, f0, t0: float, t1: float, hop_s: float = 0.005)
     idx = np.round(marks * rate).astype(int)
     p = np.concatenate([[0.0], np.cumsum(np.asarray(x, np.float64) ** 2)])
     e = 10 * np.log10((p[idx[1:]] - p[idx[:-1]]) / np.diff(idx) + 1e-20)
+    e = np.maximum(e, e.max() - 40)  # a period of digital silence (a wav's) no deeper than a codec's floor
     tc = 0.5 * (marks[1:] + marks[:-1])
     g = np.arange(tc[0], tc[-1], 0.001)
     if len(g) < 200:
