@@ -467,6 +467,16 @@ def report_made(rows: dict, made: dict, said: str, took: float) -> None:
               + (f" ({(j['again'][1] - j['again'][0]) / RATE:.1f} s; the reader's {(rep[1] - rep[0]) / RATE:.1f} s)"
                  if j["again"] else ""))
     print("voice add says: " + (said.strip().replace("\n", " | ") or "(nothing)"))
+    print(check_summary(said))
+
+
+def check_summary(said: str) -> str:
+    """voice add's check table in one line: the clips it flags low and the swaps it names."""
+    low = [ln for ln in said.splitlines() if "low confidence" in ln]
+    kami = [ln for ln in low if ln.split()[1:2] == ["kami"]]
+    swaps = [ln for ln in low if "sounds like poem" in ln]
+    return (f"voice add's check: {len(low)} clips low confidence ({len(kami)} 上の句), "
+            f"{len(swaps)} named 'sounds like poem N'")
 
 
 def voice_add(src: Path, name: str, align: bool, env: dict) -> tuple[str, float]:
@@ -533,6 +543,7 @@ def main() -> int:
         pack = VoicePack(work / "data" / "voices" / "bench-human")
         rows = score(pack, src, keys)
         report(rows, pack, took)
+        print(check_summary(said))
         if args.png:
             render(rows, [k for k in args.show.split(",") if k in rows], args.png)
             print(f"pictures in {args.png}")
