@@ -44,6 +44,7 @@ PROCESS_NAMES = frozenset({
     "run_karuta", "karuta_argv", "run_python", "start_app", "Tmux", "x_server", "small_disk",
     "require_tool",  # (a test that needs a program installed runs it)
     "AudioProcessOutput", "AudioProcess", "TerminalTaps", "XTaps", "NetSound",
+    "TimelineOutput", "SoundProcess", "Browser", "PulseServer", "Ear",  # (testbed's, the web's)
 })
 
 #: markers that make a test not fast
