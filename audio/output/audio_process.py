@@ -47,6 +47,21 @@ TL_SIZE = 1 << 16
 NBLOCKS = 512  # 5.1 s of 480-frame blocks: the parent's feeder may run seconds ahead
 
 
+class _Carver:
+    """Numpy arrays cut one after another out of a shared buffer, each on a 64-byte line
+    (``take(shape, dtype)``; ``off``: the bytes used so far)."""
+
+    def __init__(self, buf):
+        self.buf, self.off = buf, 0
+
+    def __call__(self, shape, t) -> np.ndarray:
+        t = np.dtype(t)
+        n = int(np.prod(shape)) * t.itemsize
+        a = np.ndarray(shape, dtype=t, buffer=self.buf, offset=self.off)
+        self.off += (n + 63) // 64 * 64
+        return a
+
+
 class SharedLayout:
     """Numpy views of the shared block: ``ctl``, ``clk``, ``ring_frames``, ``ring``,
     ``tl_frames``, ``tl_times``, ``tl_cur``."""
@@ -55,15 +70,7 @@ class SharedLayout:
                  tl_size: int = TL_SIZE):
         dt = np.dtype(np.int16 if dtype == "int16" else np.float32)
         self.nblocks, self.blocksize, self.tl_size = nblocks, blocksize, tl_size
-        off = 0
-
-        def take(shape, t):
-            nonlocal off
-            t = np.dtype(t)
-            n = int(np.prod(shape)) * t.itemsize
-            a = np.ndarray(shape, dtype=t, buffer=buf, offset=off)
-            off += (n + 63) // 64 * 64
-            return a
+        take = _Carver(buf)
 
         self.ctl = take((CTL,), np.int64)
         self.clk = take((CLK,), np.float64)
@@ -72,7 +79,7 @@ class SharedLayout:
         self.tl_frames = take((tl_size,), np.int64)
         self.tl_times = take((tl_size,), np.float64)
         self.tl_cur = take((tl_size,), np.float64)
-        self.nbytes = off
+        self.nbytes = take.off
 
     @classmethod
     def size(cls, blocksize: int, dtype: str, nblocks: int = NBLOCKS,
@@ -181,15 +188,7 @@ class TimelineLayout:
 
     def __init__(self, buf, nseg: int, nwait: int, nslots: int, slotlen: int):
         self.nseg, self.nwait, self.nslots, self.slotlen = nseg, nwait, nslots, slotlen
-        off = 0
-
-        def take(shape, t):
-            nonlocal off
-            t = np.dtype(t)
-            n = int(np.prod(shape)) * t.itemsize
-            a = np.ndarray(shape, dtype=t, buffer=buf, offset=off)
-            off += (n + 63) // 64 * 64
-            return a
+        take = _Carver(buf)
 
         self.tctl = take((TCTL,), np.int64)
         self.tf = take((TF,), np.float64)
@@ -202,7 +201,7 @@ class TimelineLayout:
         self.s_len = take((max(1, nseg),), np.int64)
         self.pool = take((max(1, nslots), max(1, slotlen)), np.float32)
         self.placed = take((MAXP, PLACED_COLS), np.float64)
-        self.nbytes = off
+        self.nbytes = take.off
 
     @classmethod
     def size(cls, nseg: int, nwait: int, nslots: int, slotlen: int) -> int:
