@@ -475,3 +475,22 @@ def test_clock_pairing_survives_a_stream_time_error():
     assert th2.is_alive() and clk2[ap.WHEN] == 0  # nothing published, nothing crashed
     halt2.set()
     th2.join(5)
+
+
+@pytest.mark.parametrize("body,said", [
+    ("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n", "ended by SIGSEGV"),
+    ("raise SystemExit(3)\n", "ended with exit status 3"),
+])
+def test_an_audio_process_that_dies_before_its_stream_opens_says_how(tmp_path, monkeypatch,
+                                                                     body, said):
+    """A crash in the sound library (seen once beside a CPU hog: 'the audio process did not
+    start', nothing more) is told apart from a refusal: the line says how the child ended."""
+    import audio.output.audio_process as ap
+    from audio.output.process import AudioProcess
+
+    script = tmp_path / "child.py"
+    script.write_text(body)
+    monkeypatch.setattr(ap, "__file__", str(script))
+    p = AudioProcess(0, 48000, 480, 1, "float32", "high")
+    with pytest.raises(OSError, match=said):
+        p.open()

@@ -152,9 +152,27 @@ class AudioProcess:
                                      bufsize=1, env=_child_env())
         line = self.proc.stdout.readline().strip()
         if not line.startswith("open "):
+            why = line.removeprefix("error ").strip() or self._ended_how()
             self.close()
-            raise OSError(line.removeprefix("error ").strip() or "the audio process did not start")
+            raise OSError(why)
         return float(line.split()[1])
+
+    def _ended_how(self) -> str:
+        """Why a child that said nothing did not start: how it ended (a signal's name, its exit
+        status), so a crash in the sound library is told apart from a refusal."""
+        import signal
+
+        try:
+            rc = self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            return "the audio process did not start (it said nothing and is still running)"
+        if rc < 0:
+            try:
+                name = signal.Signals(-rc).name
+            except ValueError:
+                name = f"signal {-rc}"
+            return f"the audio process did not start (it ended by {name})"
+        return f"the audio process did not start (it ended with exit status {rc})"
 
     def start(self, on_done) -> None:
         self.proc.stdin.write("start\n")
