@@ -85,7 +85,9 @@ class PygameOutput(Output):
                 return
             frame, snd = item
             ch.play(snd)
-            self.timeline.record(frame, time.perf_counter() + lead)
+            started = time.perf_counter()  # when the chunk playing began (about)
+            chunk_s = self.blocksize / self.sample_rate
+            self.timeline.record(frame, started + lead)
             queued = None
             while not self._halt.is_set():
                 if queued is None:
@@ -99,13 +101,27 @@ class PygameOutput(Output):
                     frame, snd = item
                     if ch.get_busy():
                         ch.queue(snd)
-                        queued = frame
+                        if ch.get_queue() is None and \
+                                time.perf_counter() >= started + chunk_s - self.poll_s:
+                            # the chunk playing ended between get_busy and queue (this thread
+                            # kept off the CPU longer than a chunk: seen beside a CPU hog):
+                            # pygame then starts it at once, in a later mix buffer, so a
+                            # gap went before it, as a starved chunk's does.  (Not when the
+                            # chunk playing is not yet due to end: then SDL took the queued
+                            # one on in the same instant, seamlessly.)
+                            self.underflows += 1
+                            started = time.perf_counter()
+                            self.timeline.record(frame, started + lead)
+                        else:
+                            queued = frame
                     else:  # starved: the chunk starts late
                         self.underflows += 1
                         ch.play(snd)
-                        self.timeline.record(frame, time.perf_counter() + lead)
+                        started = time.perf_counter()
+                        self.timeline.record(frame, started + lead)
                 elif ch.get_queue() is None:
-                    self.timeline.record(queued, time.perf_counter() + lead)
+                    started = time.perf_counter()
+                    self.timeline.record(queued, started + lead)
                     queued = None
                 else:
                     time.sleep(self.poll_s)
