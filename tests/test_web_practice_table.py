@@ -1,0 +1,145 @@
+"""``karuta practice --web``'s table (``reader.web.board.WebBoard``) with no browser: a page
+simulated as the real one behaves (it plays the plan on its own timeline -- the same rule as
+``timeline.js`` -- reports the frame it hears every 50 ms, touches with the frame heard, goes
+on from a kyogi wait when told ``go``), every message through the protocol's checks.  A whole
+match runs through it and logs what one machine logs."""
+from __future__ import annotations
+
+import json
+
+from reader.practice import headless, online
+from reader.practice.match import Seat
+from reader.web import boardproto
+from reader.web.board import WebBoard
+
+from test_online import QUICK, VOICE
+from test_table import Player
+
+#: the one-machine match the page's player plays as: A touches as bot 3 would; B is bot 1
+AS_BOTS = {"A": Seat("bot", 3), "B": Seat("bot", 1)}
+DEVICE = "ab" * 16
+SEATS = {"A": Seat("human"), "B": Seat("bot", 1)}
+
+
+def one_machine(seats, touches):
+    """The same match on one machine with a perfect clock: the session ticked every 4 ms on
+    a timeline that goes on from each kyogi wait the moment it is let go, the player's touches
+    ``(read, card, frame)`` given when their frame is heard."""
+    from reader.practice.session import PracticeSession
+
+    m = headless.new_match("kyogi", seats, 7, VOICE, cards=3, reading=QUICK)
+    let_go = []
+    s = PracticeSession(m, release=lambda: let_go.append(True))
+    s.start_reading()
+    tl = online.Timeline(m.plan)
+    tl.anchor(0.0, 0)
+    todo = list(touches)
+    t = 0.0
+    while not s.over and t < 3600:
+        t += 0.004
+        heard = tl.heard(t)
+        owed = m.owed_send()
+        if owed is not None and owed.sender == "A":
+            s.send_default()  # (the player sends the highlighted card, as the page's does)
+        for i, (read, card, frame) in enumerate(todo):
+            if read == m.index and frame <= heard:
+                s.tick(t, float(frame), tl.waiting_on(t), tl.finished(t))
+                s.touch("A", card, frame)
+                todo.pop(i)
+                break
+        s.tick(t, heard, tl.waiting_on(t), tl.finished(t))
+        if let_go:
+            let_go.clear()
+            end = tl.wait_end(t)
+            if end is not None:
+                tl.anchor(t, end)
+    assert s.over and not todo
+    return m
+
+
+class Page:
+    """The page: its own timeline and clock (= the host's here), the messages it is sent."""
+
+    def __init__(self, board: WebBoard):
+        self.board = board
+        self.tl = None
+        self.got: list[dict] = []
+        self.now = 0.0
+        self.touches: list[tuple[int, int, int]] = []  # (read, card, frame) sent
+
+    def send(self, msg: dict) -> None:
+        # (through the wire's checks both ways, as the transport does)
+        msg = boardproto.decode(json.dumps(msg))
+        for out in self.board.receive(msg, self.now, 1, "10.0.0.2"):
+            out = json.loads(boardproto.encode(out))
+            self.got.append(out)
+            if out["t"] == "welcome":
+                self.tl = online.Timeline(self.board.m.plan)
+            elif out["t"] == "go":
+                end = out["frame"]
+                at = max(self.now + 0.3, self.tl.instant_of(end) or self.now)
+                self.tl.anchor(at, end)
+
+    # what the player at the page calls (test_table.Player's table)
+    @property
+    def m(self):
+        return self.board.m
+
+    @property
+    def phase(self):
+        return self.board.phase
+
+    def touch(self, player, card, t):
+        self.touches.append((self.board.m.index, card, round(self.tl.heard(t))))
+        self.send({"t": "touch", "card": card, "frame": round(self.tl.heard(t)), "stamp": "ok"})
+
+    def send_default(self, player):
+        self.send({"t": "send"})
+
+
+def test_a_whole_match_runs_through_the_web_table_and_logs_what_one_machine_logs(tmp_path):
+    m = headless.new_match("kyogi", SEATS, 7, VOICE, cards=3, reading=QUICK)
+    log = tmp_path / "m.jsonl"
+    board = WebBoard(m, VOICE, "314159", log_file=log, echo=lambda line: None)
+    page = Page(board)
+    page.send({"t": "hello", "v": 1, "code": "314159", "device": DEVICE})
+    assert page.got[0]["t"] == "welcome" and page.got[1]["t"] == "view"
+    page.send({"t": "start"})
+    page.tl.anchor(0.5, 0)
+    player = Player("A", lambda: page, lambda f: page.tl.instant_of(f), AS_BOTS)
+    while not board.over and page.now < 3600:
+        page.now += 0.01
+        player(page.now)
+        if round(page.now * 100) % 5 == 0:
+            f = page.tl.heard(page.now)
+            if f is not None:
+                page.send({"t": "at", "frame": round(f)})
+    assert board.over
+    ref = one_machine(SEATS, page.touches)
+    assert m.log_records() == ref.log_records()
+    touched = [t for r in m.log_records()[1:] for t in r["timing"]["touches"]]
+    assert {(t["player"], t["verdict"]) for t in touched} == {("A", "take"), ("B", "fault")}
+    # the log on disk is the match's, and the end screen says its result
+    assert log.read_text(encoding="utf-8") == m.log_text()
+    over = [g for g in page.got if g["t"] == "over"]
+    assert len(over) == 1 and over[0]["lines"][0] == headless_result(m)
+    views = [g["view"] for g in page.got if g["t"] == "view"]
+    assert views[-1]["phase"] == "over"
+    assert sum(1 for g in page.got if g["t"] == "go") >= len(m.closed) - 1
+
+
+def headless_result(m) -> str:
+    from reader.practice.session import result_lines
+
+    return result_lines(m, ("A",))[0]
+
+
+def test_a_touch_before_the_hello_or_with_a_wrong_code_is_refused_in_one_line():
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 1)}, 7, VOICE,
+                           cards=3, reading=QUICK)
+    board = WebBoard(m, VOICE, "314159", echo=lambda line: None)
+    out = board.receive({"t": "touch", "card": 5, "frame": 100, "stamp": "ok"}, 0.0, 1, "x")
+    assert out == [{"t": "error", "text": "say hello with the code first"}] and board.hangup
+    out = board.receive({"t": "hello", "v": 1, "code": "000000", "device": DEVICE}, 0.0, 1, "x")
+    assert out[0]["t"] == "error" and "wrong code" in out[0]["text"]
+    assert not m.closed and board.phase != "reading"
