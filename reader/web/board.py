@@ -192,7 +192,7 @@ class WebBoard(SessionTable):
         return [{"t": "welcome", "v": boardproto.VERSION, "rate": self.rate,
                  "plan": self.digest, "clip": f"/clip/{self.token}/{self.digest}/",
                  "segs": [[s.kind, s.poem if isinstance(s.poem, int) else None, s.start, s.end,
-                           int(s.wait)] for s in self.m.plan.segments],
+                           int(s.wait), int(s.is_speech)] for s in self.m.plan.segments],
                  "from": self.anchor_frame if self.frame is None else self._resume_frame(),
                  "labels": {str(c): poems.poem(c).torifuda for c in sorted(cards)},
                  "calibration": self.calibration_ms}] + self._out(now)
