@@ -143,3 +143,53 @@ def test_a_touch_before_the_hello_or_with_a_wrong_code_is_refused_in_one_line():
     out = board.receive({"t": "hello", "v": 1, "code": "000000", "device": DEVICE}, 0.0, 1, "x")
     assert out[0]["t"] == "error" and "wrong code" in out[0]["text"]
     assert not m.closed and board.phase != "reading"
+
+
+def _started(seats=SEATS, seed=7):
+    m = headless.new_match("kyogi", seats, seed, VOICE, cards=3, reading=QUICK)
+    board = WebBoard(m, VOICE, "314159", echo=lambda line: None)
+    page = Page(board)
+    page.send({"t": "hello", "v": 1, "code": "314159", "device": DEVICE})
+    page.send({"t": "start"})
+    page.tl.anchor(0.5, 0)
+    return m, board, page
+
+
+def test_a_touch_arriving_after_an_earlier_bot_touch_loses_to_it():
+    """Frames decide, not arrival: the bot's take of the card at frame F wins over the page's
+    touch at F + 20 ms, though the page's touch came when the page had said it heard only
+    F - 10 ms (the bot's touch not delivered yet).  (The match settles a take by frames 0.4 s
+    after it, so this holds with or without the board moving the session on to the touch's
+    frame first: checked; the step only delivers the bot's touch first.)"""
+    m, board, page = _started({"A": Seat("human"), "B": Seat("bot", 5)})
+    found = None
+    while found is None and page.now < 600:
+        page.now += 0.01
+        f = page.tl.heard(page.now)
+        cur = m.current()
+        if cur is not None and board.session._bots:
+            takes = [(p, c, fb) for p, c, fb in board.session._bots
+                     if p == "B" and c == cur.poem and fb - 480 > (board.frame or 0)]
+            if takes:
+                found = takes[0]
+                break
+        if f is not None and round(page.now * 100) % 5 == 0:
+            page.send({"t": "at", "frame": round(f)})
+    assert found is not None, "bot 5 takes some card in this match"
+    _, card, fb = found
+    read = m.index
+    page.send({"t": "at", "frame": fb - 480})
+    page.send({"t": "touch", "card": card, "frame": fb + 960, "stamp": "ok"})
+    while m.index == read and page.now < 600:
+        page.now += 0.05
+        page.send({"t": "at", "frame": round(page.tl.heard(page.now))})
+    assert m.closed[read].event.took == "B"
+
+
+def test_a_page_that_says_it_heard_past_a_kyogi_wait_is_held_at_the_waits_end():
+    """The page stands at the end of each kyogi wait until the laptop says ``go``: a frame
+    past it (a page that lies, or runs on) is taken as the wait's end."""
+    m, board, page = _started()
+    page.send({"t": "at", "frame": m.plan.frames})
+    first_wait = next(s for s in m.plan.segments if s.wait)
+    assert board.frame == first_wait.end
