@@ -193,3 +193,24 @@ def test_a_page_that_says_it_heard_past_a_kyogi_wait_is_held_at_the_waits_end():
     page.send({"t": "at", "frame": m.plan.frames})
     first_wait = next(s for s in m.plan.segments if s.wait)
     assert board.frame == first_wait.end
+
+
+def test_the_web_options_are_refused_in_one_line_where_they_do_not_go(tmp_path):
+    """``--web`` with online play, a resumed log or window options, ``--address`` without
+    ``--web``, and ``--web`` against a human or nobody: one ``karuta:`` line each, exit 1,
+    nothing written."""
+    from cli_run import run_inproc
+
+    cases = [
+        (("--web", "--host"), "with --web, leave out --host"),
+        (("--web", "--memorize", "1"), "with --web, leave out --memorize"),
+        (("--address", "127.0.0.1"), "--address needs --web"),
+        (("--web", "--vs", "human", "--port", "0"), "--web plays a player at the page against a bot"),
+        (("--web", "--vs", "none", "--port", "0"), "--web plays a player at the page against a bot"),
+    ]
+    log = tmp_path / "m.jsonl"
+    for args, said in cases:
+        r = run_inproc("practice", *args, "--voice", "tone", "--log", str(log),
+                       data_dir=tmp_path / "data")
+        assert r.returncode == 1 and r.stderr.startswith(f"karuta: {said}"), (args, r.stderr)
+        assert len(r.stderr.strip().splitlines()) == 1 and not log.exists()

@@ -127,7 +127,7 @@ function draw(v) {
   territory($("far"), b.territories[other], b, true);
   const seats = Object.fromEntries(v.seats.map((s) => [s.player, s]));
   const name = (s) => s.kind === "human" ? (s.you ? "you" : `player ${s.player}`) : s.kind === "bot" ? `bot ${s.level}` : s.kind;
-  $("score").textContent = `${name(seats[me])} ${seats[me].count} · ${name(seats[other])} ${seats[other].count} ${v.count_word}`;
+  $("score").textContent = `${name(seats[me])}: ${seats[me].count} · ${name(seats[other])}: ${seats[other].count} (${v.count_word})`;
   $("line").textContent = v.line_text;
   $("countdown").textContent = v.countdown || "";
   const owes = v.owed && v.owed[0] === me;
