@@ -123,6 +123,9 @@ function territory(el, t, b, far) {
 
 function draw(v) {
   const b = v.board, me = v.viewer, other = me === "A" ? "B" : "A";
+  let cols = 4;  // the widest row of either side (its places, and one for the gap)
+  for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 1);
+  document.documentElement.style.setProperty("--cols", String(cols));
   territory($("near"), b.territories[me], b, false);
   territory($("far"), b.territories[other], b, true);
   const seats = Object.fromEntries(v.seats.map((s) => [s.player, s]));
