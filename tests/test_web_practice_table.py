@@ -23,8 +23,8 @@ SEATS = {"A": Seat("human"), "B": Seat("bot", 1)}
 
 def one_machine(seats, touches):
     """The same match on one machine with a perfect clock: the session ticked every 4 ms on
-    a timeline that goes on from each kyogi wait the moment it is let go, the player's touches
-    ``(read, card, frame)`` given when their frame is heard."""
+    a timeline that goes on from each kyogi wait the moment it is let go, the players' touches
+    ``(read, player, card, frame)`` given when their frame is heard."""
     from reader.practice.session import PracticeSession
 
     m = headless.new_match("kyogi", seats, 7, VOICE, cards=3, reading=QUICK)
@@ -39,12 +39,12 @@ def one_machine(seats, touches):
         t += 0.004
         heard = tl.heard(t)
         owed = m.owed_send()
-        if owed is not None and owed.sender == "A":
+        if owed is not None and seats[owed.sender].kind == "human":
             s.send_default()  # (the player sends the highlighted card, as the page's does)
-        for i, (read, card, frame) in enumerate(todo):
+        for i, (read, player, card, frame) in enumerate(todo):
             if read == m.index and frame <= heard:
                 s.tick(t, float(frame), tl.waiting_on(t), tl.finished(t))
-                s.touch("A", card, frame)
+                s.touch(player, card, frame)
                 todo.pop(i)
                 break
         s.tick(t, heard, tl.waiting_on(t), tl.finished(t))
@@ -65,7 +65,7 @@ class Page:
         self.tl = None
         self.got: list[dict] = []
         self.now = 0.0
-        self.touches: list[tuple[int, int, int]] = []  # (read, card, frame) sent
+        self.touches: list[tuple] = []  # (read, player, card, frame) sent
 
     def send(self, msg: dict) -> None:
         # (through the wire's checks both ways, as the transport does)
@@ -90,8 +90,9 @@ class Page:
         return self.board.phase
 
     def touch(self, player, card, t):
-        self.touches.append((self.board.m.index, card, round(self.tl.heard(t))))
-        self.send({"t": "touch", "card": card, "frame": round(self.tl.heard(t)), "stamp": "ok"})
+        frame = round(self.tl.heard(t))
+        self.touches.append((self.board.m.index, player, card, frame))
+        self.send({"t": "touch", "card": card, "frame": frame, "stamp": "ok", "player": player})
 
     def send_default(self, player):
         self.send({"t": "send"})
@@ -197,7 +198,7 @@ def test_a_page_that_says_it_heard_past_a_kyogi_wait_is_held_at_the_waits_end():
 
 def test_the_web_options_are_refused_in_one_line_where_they_do_not_go(tmp_path):
     """``--web`` with online play, a resumed log or window options, ``--address`` without
-    ``--web``, and ``--web`` against a human or nobody: one ``karuta:`` line each, exit 1,
+    ``--web``, and ``--web`` against nobody: one ``karuta:`` line each, exit 1,
     nothing written."""
     from cli_run import run_inproc
 
@@ -205,7 +206,6 @@ def test_the_web_options_are_refused_in_one_line_where_they_do_not_go(tmp_path):
         (("--web", "--host"), "with --web, leave out --host"),
         (("--web", "--memorize", "1"), "with --web, leave out --memorize"),
         (("--address", "127.0.0.1"), "--address needs --web"),
-        (("--web", "--vs", "human", "--port", "0"), "--web plays a player at the page against a bot"),
         (("--web", "--vs", "none", "--port", "0"), "--web plays a player at the page against a bot"),
     ]
     log = tmp_path / "m.jsonl"
@@ -214,3 +214,28 @@ def test_the_web_options_are_refused_in_one_line_where_they_do_not_go(tmp_path):
                        data_dir=tmp_path / "data")
         assert r.returncode == 1 and r.stderr.startswith(f"karuta: {said}"), (args, r.stderr)
         assert len(r.stderr.strip().splitlines()) == 1 and not log.exists()
+
+
+def test_two_players_at_one_tablet_play_a_whole_match_through_it():
+    """``--vs human --web``: both seats at the page (each touch says whose half it started in);
+    they touch as bot 3 (A) and bot 2 (B) would, each sends the highlighted card when owing
+    one: the log is the one-machine match's, both players took or faulted, and the end lines
+    name them by their sides."""
+    seats = {"A": Seat("human"), "B": Seat("human")}
+    as_bots = {"A": Seat("bot", 3), "B": Seat("bot", 2)}
+    m, board, page = _started(seats)
+    assert board.here == ("A", "B")
+    players = [Player(p, lambda: page, lambda f: page.tl.instant_of(f), as_bots)
+               for p in ("A", "B")]
+    while not board.over and page.now < 3600:
+        page.now += 0.01
+        for pl in players:
+            pl(page.now)
+        f = page.tl.heard(page.now)
+        if f is not None and round(page.now * 100) % 5 == 0:
+            page.send({"t": "at", "frame": round(f)})
+    assert board.over
+    assert m.log_records() == one_machine(seats, page.touches).log_records()
+    assert {p for _, p, _, _ in page.touches} == {"A", "B"}
+    over = next(g for g in page.got if g["t"] == "over")
+    assert "near side" in over["lines"][0] or "far side" in over["lines"][0], over

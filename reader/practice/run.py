@@ -460,7 +460,8 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
 
 def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port: int | None,
              store=None):
-    """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot) served
+    """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot, or a
+    second player at the same tablet's far half) served
     to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
     page plays the reading and takes the touches, this machine judges through the practice
     session and writes the log after every read.  ``store``: the devices' calibrations (the
@@ -470,8 +471,9 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
     from reader.web.board import WebBoard
     from reader.web.server import DEFAULT_PORT, qr_text, serve
 
-    if m.seats["A"].kind != "human" or m.seats["B"].kind != "bot":
-        raise KarutaError("--web plays a player at the page against a bot: --vs bot:LEVEL")
+    if m.seats["A"].kind != "human" or m.seats["B"].kind not in ("bot", "human"):
+        raise KarutaError("--web plays a player at the page against a bot or a second player "
+                          "at the same tablet: --vs bot:LEVEL or --vs human")
     _claim(env, log_file, new=new_log)
     if new_log and log_file is not None:
         from reader.practice import headless
@@ -479,8 +481,9 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
         headless.save(m, log_file)  # the deal is on disk before the first read
     board = WebBoard(m, m.voice, online.new_code(), log_file=log_file, store=store,
                      clock=env.clock, echo=env.echo)
-    env.echo(f"practice on the web · {m.game.name} · {m.deal.cards} a side · "
-             f"bot {m.seats['B'].level}")
+    b = m.seats["B"]
+    env.echo(f"practice on the web · {m.game.name} · " + (
+        f"bot {b.level}" if b.kind == "bot" else "two players at one tablet"))
 
     def show(url):
         env.echo(qr_text(url))

@@ -33,7 +33,8 @@ __all__ = ["WebBoard"]
 
 
 class WebBoard(SessionTable):
-    """Match ``m`` (seat A: the player at the page; B: a bot) played on one page.
+    """Match ``m`` played on one page: seat A the player at the page, B a bot or a second
+    player at the same tablet (the far half: a touch is B's when it starts there).
     ``receive(msg, now, link, addr)`` / ``drop(link)``: as ``WebDrill``'s (the transport's
     calls); ``log_file``: saved after every read (``LocalTable``'s saver); ``store``: a
     ``CalibrationStore`` (None: no calibration)."""
@@ -130,9 +131,11 @@ class WebBoard(SessionTable):
         elif t == "at":
             self.step(now, msg["frame"])
         elif t == "touch":
-            self.touch_frame("A", msg["card"], msg["frame"])
+            player = msg.get("player", "A")
+            if player in self.here:  # (a bot's half: nobody's touch)
+                self.touch_frame(player, msg["card"], msg["frame"])
         elif t == "pick":
-            self.session.pick("A", msg["card"])
+            self.session.pick(msg.get("player", "A"), msg["card"])
         elif t == "send":
             self.session.send_default()
         self.step(now)

@@ -23,6 +23,8 @@ _FRAME = {"type": "integer", "minimum": -2**40, "maximum": 2**40}
 _CARD = {"type": "integer", "minimum": 1, "maximum": 100}
 _TEXT = {"type": "string", "maxLength": 400}
 _DEVICE = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+#: whose touch (two players at one tablet: the half it started in; default A)
+_PLAYER = {"enum": ["A", "B"]}
 
 SCHEMAS: dict[str, dict] = {
     # page → host
@@ -31,8 +33,8 @@ SCHEMAS: dict[str, dict] = {
     "start": _msg("start", {}),
     "at": _msg("at", {"frame": _FRAME}),
     "touch": _msg("touch", {"card": _CARD, "frame": _FRAME,
-                            "stamp": {"enum": ["ok", "bad"]}}),
-    "pick": _msg("pick", {"card": _CARD}),
+                            "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
+    "pick": _msg("pick", {"card": _CARD}, {"player": _PLAYER}),
     "send": _msg("send", {}),
     # host → page
     "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},

@@ -240,26 +240,53 @@ function stampOf(e) {
   return { ms: ok ? ts : now, ok };
 }
 
-function onTouch(e) {
+// Whose touch: two players at one tablet (both seats here) -- the half where the pointer went
+// down (the far half: the far side's player), whatever card it then reaches; else seat A's.
+const pointers = new Map();  // pointerId -> {player, done}
+function ownerOf(e) {
+  const v = S.view;
+  if (!v || v.seats.filter((s) => s.here).length < 2) return v ? v.viewer : "A";
+  const mid = $("mid").getBoundingClientRect();
+  const far = v.viewer === "A" ? "B" : "A";
+  return e.clientY < mid.top + mid.height / 2 ? far : v.viewer;
+}
+
+function onDown(e) {
   if (S.phase !== "play" || S.over) return;
-  const st = stampOf(e);
   const dot = document.createElement("div");  // where the touch landed ("I touched but missed")
   dot.className = "dot";
   dot.style.left = `${e.clientX}px`; dot.style.top = `${e.clientY}px`;
   document.body.appendChild(dot);
   setTimeout(() => dot.remove(), 1500);
-  const card = e.target.closest && e.target.closest(".card[data-card]");
+  const p = { player: ownerOf(e), done: false };
+  pointers.set(e.pointerId, p);
+  onCard(e, p, e.target);
+}
+
+function onMove(e) {
+  // a swipe from the player's half reaches a card: the touch is when it reaches it
+  const p = pointers.get(e.pointerId);
+  if (!p || p.done || S.phase !== "play") return;
+  onCard(e, p, document.elementFromPoint(e.clientX, e.clientY));
+}
+
+function onCard(e, p, target) {
+  const card = target && target.closest && target.closest(".card[data-card]");
   if (!card) return;
+  const st = stampOf(e);
   const t = S.clock.ctxOf(st.ms);
   const f = t === null ? null : S.timeline.heard(t);
   if (f === null) return;  // nothing is being read yet
+  p.done = true;
   const c = Number(card.dataset.card);
-  S.touches.push({ card: c, stamp: st.ms, frame: f });
+  S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f });
   if (navigator.vibrate) navigator.vibrate(15);
-  send({ t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad" });
+  send({ t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad", player: p.player });
 }
 
-document.addEventListener("pointerdown", onTouch, { passive: true });
+document.addEventListener("pointerdown", onDown, { passive: true });
+document.addEventListener("pointermove", onMove, { passive: true });
+for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, (e) => pointers.delete(e.pointerId), { passive: true });
 $("start").addEventListener("click", () => begin());
 $("send").addEventListener("click", () => send({ t: "send" }));
 connect();
