@@ -111,3 +111,60 @@ def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # 
     assert len(a) == 1 and a[0]["card"] == card and a[0]["verdict"] == "take"
     assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)  # (no calibration)
     assert any("you won by 1" in line for line in board.lines), board.lines
+
+
+def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(tmp_path,
+                                                                               browser):  # noqa: F811
+    """``--vs human``: seed 23, one card a side, A's card read first.  The far player (B)
+    puts a finger down in the far half and swipes onto A's card on the near half, reaching it
+    at a known instant: B takes it from A's side, owes a send, sends the highlighted card with
+    the button, and wins; the log says B took it at the frame of the moment the swipe reached
+    the card."""
+    board = Board(tmp_path, "--vs", "human", "--cards", "1", "--seed", "23", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
+                what="the board and the reading's start")
+        card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
+        at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+        x, y = centre(browser, f".near .card[data-card='{card}']")
+        _, far_y = centre(browser, "#far")
+        while time.time() < at + 0.002:
+            time.sleep(0.005)
+        swipe(browser, (x, far_y), (x, y), at - 0.08, at)
+        wait_js(browser, "!document.getElementById('send').hidden", timeout=15,
+                what="the send owed by B")
+        browser.screenshot_now(tmp_path / "tablet-two-send.png")
+        browser.touch(*centre(browser, "#send"))
+        wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = browser.js("document.getElementById('endlines').innerText")
+        sent = browser.js("karuta.sent.filter(m => m.t === 'touch')")
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        board.end()
+    assert "B (far side) won by 1" in ends, ends
+    assert len(sent) == 1 and sent[0]["player"] == "B" and sent[0]["card"] == card, sent
+    assert abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    reads = [r for r in records if "read" in r]
+    assert len(reads) == 1 and reads[0]["took"] == "B" and reads[0]["send"], reads
+    b = [t for t in reads[0]["timing"]["touches"] if t["player"] == "B"]
+    assert b[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
+
+
+def swipe(b, start, end, t0: float, t1: float) -> None:
+    """A finger down at ``start`` at instant ``t0`` (s since the epoch), moved in a few steps
+    to ``end``, arriving at instant ``t1``, then lifted."""
+    (x0, y0), (x1, y1) = start, end
+    b.call("Input.dispatchTouchEvent", type="touchStart",
+           touchPoints=[{"x": x0, "y": y0, "id": 1}], timestamp=t0)
+    for k in (1, 2, 3):
+        f = k / 3
+        b.call("Input.dispatchTouchEvent", type="touchMove",
+               touchPoints=[{"x": x0 + (x1 - x0) * f, "y": y0 + (y1 - y0) * f, "id": 1}],
+               timestamp=t0 + (t1 - t0) * f)
+    b.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[], timestamp=t1 + 0.03)

@@ -133,7 +133,7 @@ function draw(v) {
   $("score").textContent = `${name(seats[me])}: ${seats[me].count} · ${name(seats[other])}: ${seats[other].count} (${v.count_word})`;
   $("line").textContent = v.line_text;
   $("countdown").textContent = v.countdown || "";
-  const owes = v.owed && v.owed[0] === me;
+  const owes = v.owed && seats[v.owed[0]] && seats[v.owed[0]].here;  // (a player at this page)
   $("send").hidden = !owes;
   if (owes) for (const c of v.owed[2]) { const el = document.querySelector(`.card[data-card="${c}"]`); if (el) el.classList.add("pick"); }
 }
@@ -258,6 +258,7 @@ function onDown(e) {
   dot.style.left = `${e.clientX}px`; dot.style.top = `${e.clientY}px`;
   document.body.appendChild(dot);
   setTimeout(() => dot.remove(), 1500);
+  if (e.target.closest && e.target.closest("#send")) { send({ t: "send" }); return; }
   const p = { player: ownerOf(e), done: false };
   pointers.set(e.pointerId, p);
   onCard(e, p, e.target);
@@ -288,5 +289,4 @@ document.addEventListener("pointerdown", onDown, { passive: true });
 document.addEventListener("pointermove", onMove, { passive: true });
 for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, (e) => pointers.delete(e.pointerId), { passive: true });
 $("start").addEventListener("click", () => begin());
-$("send").addEventListener("click", () => send({ t: "send" }));
 connect();
