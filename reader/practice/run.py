@@ -467,7 +467,6 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
     session and writes the log after every read.  ``store``: the devices' calibrations (the
     speed drill's tap-along keeps them)."""
     from reader.match import log as matchlog
-    from reader.reading.voices import make_voice  # noqa: F401  (the voice is the match's)
     from reader.web.board import WebBoard
     from reader.web.server import DEFAULT_PORT, qr_text, serve
 
