@@ -6,6 +6,7 @@ match runs through it and logs what one machine logs."""
 from __future__ import annotations
 
 import json
+import re
 
 from reader.practice import headless, online
 from reader.practice.match import Seat
@@ -21,13 +22,13 @@ DEVICE = "ab" * 16
 SEATS = {"A": Seat("human"), "B": Seat("bot", 1)}
 
 
-def one_machine(seats, touches):
+def one_machine(seats, touches, rules="kyogi", **deal):
     """The same match on one machine with a perfect clock: the session ticked every 4 ms on
     a timeline that goes on from each kyogi wait the moment it is let go, the players' touches
     ``(read, player, card, frame)`` given when their frame is heard."""
     from reader.practice.session import PracticeSession
 
-    m = headless.new_match("kyogi", seats, 7, VOICE, cards=3, reading=QUICK)
+    m = headless.new_match(rules, seats, 7, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
     let_go = []
     s = PracticeSession(m, release=lambda: let_go.append(True))
     s.start_reading()
@@ -146,8 +147,8 @@ def test_a_touch_before_the_hello_or_with_a_wrong_code_is_refused_in_one_line():
     assert not m.closed and board.phase != "reading"
 
 
-def _started(seats=SEATS, seed=7):
-    m = headless.new_match("kyogi", seats, seed, VOICE, cards=3, reading=QUICK)
+def _started(seats=SEATS, seed=7, rules="kyogi", **deal):
+    m = headless.new_match(rules, seats, seed, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
     board = WebBoard(m, VOICE, "314159", echo=lambda line: None)
     page = Page(board)
     page.send({"t": "hello", "v": 1, "code": "314159", "device": DEVICE})
@@ -239,3 +240,22 @@ def test_two_players_at_one_tablet_play_a_whole_match_through_it():
     assert {p for _, p, _, _ in page.touches} == {"A", "B"}
     over = next(g for g in page.got if g["t"] == "over")
     assert "near side" in over["lines"][0] or "far side" in over["lines"][0], over
+
+
+def test_a_goshiki_match_runs_through_the_web_table_too():
+    """Goshiki (seed 7, the player as bot 3 would, against bot 1): the same page, the same
+    table; the log is the one-machine match's and the end lines give the cards taken."""
+    m, board, page = _started(rules="goshiki")
+    player = Player("A", lambda: page, lambda f: page.tl.instant_of(f), AS_BOTS)
+    while not board.over and page.now < 3600:
+        page.now += 0.01
+        player(page.now)
+        f = page.tl.heard(page.now)
+        if f is not None and round(page.now * 100) % 5 == 0:
+            page.send({"t": "at", "frame": round(f)})
+    assert board.over and len(m.closed) == 17
+    assert m.log_records() == one_machine(SEATS, page.touches, "goshiki").log_records()
+    view = [g["view"] for g in page.got if g["t"] == "view"][-1]
+    assert view["board"]["territories"] == {} and len(view["board"]["hands"]["A"]) == 10
+    over = next(g for g in page.got if g["t"] == "over")
+    assert re.match(r"you (won|lost|drew) \d+-\d+", over["lines"][0]), over

@@ -121,13 +121,35 @@ function territory(el, t, b, far) {
   }
 }
 
+function hand(el, cards, onBoard, b) {
+  // goshiki: a player's ten as laid out, those taken or gone to the 場 left as empty places
+  el.innerHTML = "";
+  const row = document.createElement("div");
+  row.className = "row";
+  for (const c of cards) row.appendChild(cardEl(onBoard.includes(c) ? c : 0, b));
+  el.appendChild(row);
+}
+
 function draw(v) {
   const b = v.board, me = v.viewer, other = me === "A" ? "B" : "A";
+  if (!Object.keys(b.territories).length) {  // goshiki: the hands and the 場
+    document.documentElement.style.setProperty("--cols", "11");
+    hand($("near"), b.hands[me] || [], b.on_board[me] || [], b);
+    hand($("far"), b.hands[other] || [], b.on_board[other] || [], b);
+    $("ba").innerHTML = "";
+    for (const c of b.ba) $("ba").appendChild(cardEl(c, b));
+    return drawRest(v, me, other);
+  }
+  $("ba").innerHTML = "";
   let cols = 4;  // the widest row of either side (its places, and one for the gap)
   for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 1);
   document.documentElement.style.setProperty("--cols", String(cols));
   territory($("near"), b.territories[me], b, false);
   territory($("far"), b.territories[other], b, true);
+  drawRest(v, me, other);
+}
+
+function drawRest(v, me, other) {
   const seats = Object.fromEntries(v.seats.map((s) => [s.player, s]));
   const name = (s) => s.kind === "human" ? (s.you ? "you" : `player ${s.player}`) : s.kind === "bot" ? `bot ${s.level}` : s.kind;
   $("score").textContent = `${name(seats[me])}: ${seats[me].count} · ${name(seats[other])}: ${seats[other].count} (${v.count_word})`;
