@@ -255,6 +255,8 @@ def test_a_goshiki_match_runs_through_the_web_table_too():
             page.send({"t": "at", "frame": round(f)})
     assert board.over and len(m.closed) == 17
     assert m.log_records() == one_machine(SEATS, page.touches, "goshiki").log_records()
+    touched = [t for r in m.log_records()[1:] for t in r["timing"]["touches"]]
+    assert "A" in {t["player"] for t in touched if t["verdict"] == "take"}  # (bot 1 took none)
     view = [g["view"] for g in page.got if g["t"] == "view"][-1]
     assert view["board"]["territories"] == {} and len(view["board"]["hands"]["A"]) == 10
     over = next(g for g in page.got if g["t"] == "over")
