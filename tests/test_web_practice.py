@@ -168,3 +168,49 @@ def swipe(b, start, end, t0: float, t1: float) -> None:
                touchPoints=[{"x": x0 + (x1 - x0) * f, "y": y0 + (y1 - y0) * f, "id": 1}],
                timestamp=t0 + (t1 - t0) * f)
     b.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[], timestamp=t1 + 0.03)
+
+
+def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp_path,
+                                                                             browser):  # noqa: F811
+    """The link breaks as A's card is read (the device offline 5 s: its page plays on, the
+    laptop's match waits for its frames); the card is touched while offline; the page joins
+    again by itself, sends the touch, and the laptop judges it by its frame: a take, the
+    match won, the log's touch at the page's frame."""
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
+                what="the board and the reading's start")
+        card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
+        browser.call("Network.enable")
+        browser.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        browser.js("karuta.ws.close()")
+        at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+        while time.time() < at + 0.002:
+            time.sleep(0.005)
+        browser.touch(*centre(browser, f".near .card[data-card='{card}']"), at=at)
+        wait_js(browser, "document.getElementById('status').textContent"
+                         ".includes('joining again')", what="the page joining again")
+        time.sleep(5)
+        assert browser.js("karuta.tries") >= 3 and browser.js("karuta.queue.length") == 1
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = browser.js("document.getElementById('endlines').innerText")
+        sent = browser.js("karuta.sent.filter(m => m.t === 'touch')")
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        board.end()
+    assert "you won by 1" in ends, ends
+    assert len(sent) == 1 and abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    reads = [r for r in records if "read" in r]
+    assert len(reads) == 1 and reads[0]["took"] == "A"
+    a = [t for t in reads[0]["timing"]["touches"] if t["player"] == "A"]
+    assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
+    assert sum("a device joined" in ln for ln in board.lines) == 2, board.lines

@@ -10,12 +10,13 @@ const SETTLE_MS = 3000;  // the output clock's fit is waited for at most this lo
 const AHEAD = 6;         // speech clips fetched ahead
 const AT_MS = 50;        // the frame heard is told to the laptop this often
 const PROTOCOL = 1;
+const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
 
 const $ = (id) => document.getElementById(id);
 const S = {              // the page's state (window.karuta, for the tests)
   ws: null, welcome: null, timeline: null, ctx: null, clock: null, phase: "connecting",
   clips: new Map(), played: new Set(), sent: [], refused: null, view: null, over: null,
-  touches: [], cut: 0,
+  touches: [], cut: 0, tries: 0, queue: [],
 };
 window.karuta = S;
 
@@ -24,6 +25,7 @@ function status(text) { $("status").textContent = text; }
 function show(id) { for (const s of ["join", "play", "end"]) $(s).hidden = s !== id; S.phase = id; }
 function send(msg) {
   if (S.ws && S.ws.readyState === WebSocket.OPEN) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at") S.sent.push(msg); }
+  else if (msg.t === "touch" || msg.t === "send" || msg.t === "pick") S.queue.push(msg);  // (sent on rejoining)
 }
 
 function deviceId() {
@@ -51,9 +53,16 @@ function connect() {
     if (fn) fn(msg);
   };
   ws.onclose = (e) => {
-    if (S.phase === "end") return;
+    if (S.phase === "end" || ws !== S.ws) return;
     if (e.code === 1009) refuse("the laptop refused a message that was too long: the link is closed (reload the page)");
-    else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
+    else if (!S.refused && S.welcome && S.tries < REJOIN_TRIES) {
+      // the link broke (Wi-Fi, a sleeping phone): the reading goes on here (the laptop's
+      // match waits for this page's frames); join again, what was touched meanwhile sent then
+      S.tries += 1;
+      status("the link to the laptop was lost: joining again…");
+      setTimeout(connect, 1000);
+      return;
+    } else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
       : "the laptop refused this page (is this the address it printed, with its code?)");
     status("");
   };
@@ -61,6 +70,13 @@ function connect() {
 
 const HANDLERS = {
   welcome(m) {
+    S.tries = 0;
+    if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
+      status("");
+      const q = S.queue; S.queue = [];
+      for (const msg of q) send(msg);
+      return;
+    }
     S.welcome = m;
     S.timeline = new Timeline(m.segs, m.rate);
     S.speech = m.segs.map((s) => !!s[5]);
@@ -184,7 +200,11 @@ function clip(i) {
       const want = (seg.end - seg.start) * S.ctx.sampleRate / S.welcome.rate;
       if (Math.abs(buf.length - want) > 2) throw new Error(`clip ${i} has ${buf.length} frames, the plan ${want}`);
       return buf;
-    }).catch((e) => { refuse(`karuta: ${e.message}`); throw e; }));
+    }).catch((e) => {
+      if (e instanceof TypeError) S.clips.delete(i);  // (the network: fetched again later)
+      else refuse(`karuta: ${e.message}`);
+      throw e;
+    }));
   }
   return S.clips.get(i);
 }
