@@ -90,7 +90,12 @@ class ForGames:
 #: every "X goes only with Y" of ``karuta practice``, in the order they are checked; the first
 #: that holds is the one line said (before anything is opened or written)
 CHECKS = (
-    Needs("--port", ("--host",), "it is the port a host listens on (a guest joins HOST:PORT)"),
+    Needs("--port", ("--host", "--web"),
+          "it is the port a host listens on (a guest joins HOST:PORT)"),
+    Needs("--address", ("--web",), "it is the address the page is served on"),
+    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--resume", "--memorize",
+                                   "--hints", "--device", "--fullscreen", "--backend"),
+             "the page plays against the --vs bot from the first read (its first slice)"),
     Needs("--code", ONLINE, "it is for online play"),
     Needs("--as", ONLINE, "it is for online play"),
     Needs("--sound", ("--as",), "the board window always reads aloud"),
@@ -198,7 +203,13 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
                    "they join with).")
 @click.option("--port", type=click.IntRange(0, 65535), default=None,
               help=f"Online, --host: the TCP port to listen on (default {online.DEFAULT_PORT}; "
-                   "0: any free port, printed).")
+                   "0: any free port, printed); --web: the page's (default 47101).")
+@click.option("--web", is_flag=True,
+              help="Play on a phone's or tablet's browser against the --vs bot: this machine "
+                   "serves the page on the LAN (prints its address and a QR code) and judges.")
+@click.option("--address", default=None, metavar="HOST",
+              help="--web: the address to serve on and print (default: this machine's on "
+                   "the LAN).")
 @click.option("--join", "join", default=None, metavar="HOST[:PORT]",
               help="Online: join the match hosted at HOST (with --code).")
 @click.option("--code", default=None, metavar="CODE",
@@ -222,6 +233,7 @@ def practice(**o):
       karuta practice --log m.jsonl --resume     # continue after a crash
       karuta practice --bot-vs-bot 2,4 --seed 7 --log m.jsonl --json
       karuta practice --host                     # online: prints the code to join with
+      karuta practice --web --vs bot:2           # on a tablet's browser (prints a QR code)
       karuta practice --join 192.168.1.20 --code 123456
     """
     ctx = click.get_current_context()
@@ -248,6 +260,13 @@ def practice(**o):
                            log_file=o["log_file"], resume=o["resume"])
     if o["host_mode"]:
         return _host(env, o, m)
+    if o["web"]:
+        from reader.drills.calibrate import CalibrationStore
+
+        store = CalibrationStore(clock=env.clock)
+        store.load()  # (an unreadable calibration file: one line now, not when a device joins)
+        return run.play_web(env, m, log_file=o["log_file"], new_log=True,
+                            address=o["address"], port=o["port"], store=store)
     if run.has_player(m):
         if o["as_json"]:  # (a resumed match with a player)
             raise KarutaError("--json needs --bot-vs-bot: a window match shows its result")

@@ -456,3 +456,45 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
         raise
     _end_window(env, w, transport, sound)
     _clock_line(env, guest)
+
+
+def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port: int | None,
+             store=None):
+    """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot, or a
+    second player at the same tablet's far half) served
+    to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
+    page plays the reading and takes the touches, this machine judges through the practice
+    session and writes the log after every read.  ``store``: the devices' calibrations (the
+    speed drill's tap-along keeps them)."""
+    from reader.match import log as matchlog
+    from reader.web.board import WebBoard
+    from reader.web.server import DEFAULT_PORT, qr_text, serve
+
+    if m.seats["A"].kind != "human" or m.seats["B"].kind not in ("bot", "human"):
+        raise KarutaError("--web plays a player at the page against a bot or a second player "
+                          "at the same tablet: --vs bot:LEVEL or --vs human")
+    _claim(env, log_file, new=new_log)
+    if new_log and log_file is not None:
+        from reader.practice import headless
+
+        headless.save(m, log_file)  # the deal is on disk before the first read
+    board = WebBoard(m, m.voice, online.new_code(), log_file=log_file, store=store,
+                     clock=env.clock, echo=env.echo)
+    b = m.seats["B"]
+    env.echo(f"practice on the web · {m.game.name} · " + (
+        f"bot {b.level}" if b.kind == "bot" else "two players at one tablet"))
+
+    def show(url):
+        env.echo(qr_text(url))
+        env.echo(f"open on the phone or tablet (same Wi-Fi): {url}")
+        env.echo("Ctrl-C stops (the log is saved after every read: --resume goes on)")
+
+    try:
+        serve(board, address or "0.0.0.0", DEFAULT_PORT if port is None else port,
+              clock=env.clock, echo=env.echo, on_url=show, show_host=address)
+    finally:
+        board.close()
+    if board.session.over:
+        env.echo(matchlog.report(m.match))
+    say_seed(env, m)
+    return m

@@ -8,5 +8,7 @@ records, as the laptop drill does.
 
     protocol   the messages (schemas, bounds; ``online.check`` of this table)
     drill      ``WebDrill``: the speed drill's host, pure (messages and time in, messages out)
+    board      ``WebBoard``: ``karuta practice --web``'s table (the practice session's seam)
+    boardproto the board page's messages
     server     aiohttp: the page's own files, the clips, the WebSocket (code, Origin, bounds)
 """

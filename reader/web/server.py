@@ -105,6 +105,7 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
     from aiohttp import WSCloseCode, WSMsgType, web
 
     files = page_files()
+    proto = getattr(drill, "protocol", protocol)  # (the board page's messages: its own table)
     done = asyncio.Event()
     links = [0]
     sockets: set = set()  # the open WebSockets (closed when the drill is over)
@@ -127,7 +128,7 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
         return web.Response(status=status, text=f"karuta: {line}\n")
 
     async def page(request):
-        name = request.match_info.get("name") or "index.html"
+        name = request.match_info.get("name") or getattr(drill, "page", "index.html")
         if name not in files:
             return refuse(404, "not one of the page's files")
         body, ctype = files[name]
@@ -174,7 +175,7 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
 
         async def send(msgs):
             for msg in msgs:
-                await ws.send_str(protocol.encode(msg))
+                await ws.send_str(proto.encode(msg))
 
         try:
             async for m in ws:
@@ -194,7 +195,7 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
                     await send([{"t": "error", "text": "only text messages are taken"}])
                     break
                 try:
-                    msg = protocol.decode(m.data)
+                    msg = proto.decode(m.data)
                 except online.ProtocolError as e:
                     await send([{"t": "error", "text": f"refused: {e}"}])
                     echo(f"refused a message from {addr}: {e}")

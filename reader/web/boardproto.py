@@ -1,0 +1,69 @@
+"""The practice board page's messages (``karuta practice --web``): JSON text frames over one
+WebSocket, each checked against its schema (``online.check`` with this table) and bounded as
+the drill page's are (``protocol.MAX_IN`` bytes from the page).
+
+Page → host: hello, start, at (the plan frame the page hears now), touch (a card, the plan
+frame heard when it was touched), pick (a card to send), send (the highlighted send).
+Host → page: welcome (the plan), view (``reader.practice.view.to_json`` of the table's view),
+go (the reading goes on from a wait's end), over (the end lines), warn, error.
+"""
+from __future__ import annotations
+
+import json
+
+from reader.practice import online
+from reader.web.protocol import MAX_IN, _msg
+
+__all__ = ["VERSION", "SCHEMAS", "check", "decode", "encode"]
+
+VERSION = 1
+
+_INT = {"type": "integer", "minimum": 0, "maximum": 2**31}
+_FRAME = {"type": "integer", "minimum": -2**40, "maximum": 2**40}
+_CARD = {"type": "integer", "minimum": 1, "maximum": 100}
+_TEXT = {"type": "string", "maxLength": 400}
+_DEVICE = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+#: whose touch (two players at one tablet: the half it started in; default A)
+_PLAYER = {"enum": ["A", "B"]}
+
+SCHEMAS: dict[str, dict] = {
+    # page → host
+    "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64},
+                            "device": _DEVICE}),
+    "start": _msg("start", {}),
+    "at": _msg("at", {"frame": _FRAME}),
+    "touch": _msg("touch", {"card": _CARD, "frame": _FRAME,
+                            "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
+    "pick": _msg("pick", {"card": _CARD}, {"player": _PLAYER}),
+    "send": _msg("send", {}),
+    # host → page
+    "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},
+                                "clip": {"type": "string"}, "segs": {"type": "array"},
+                                "from": _FRAME, "labels": {"type": "object"},
+                                "calibration": {"type": ["number", "null"]}}),
+    "view": _msg("view", {"view": {"type": "object"}}),
+    "go": _msg("go", {"frame": _FRAME}),
+    "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),
+    "warn": _msg("warn", {"text": _TEXT}),
+    "error": _msg("error", {"text": _TEXT}),
+}
+
+
+def check(msg) -> dict:
+    return online.check(msg, SCHEMAS, "web board")
+
+
+def decode(text: str) -> dict:
+    from reader.base.statefiles import decode_json
+
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_IN:
+        raise online.ProtocolError(f"a message of more than {MAX_IN} bytes")
+    try:
+        obj = decode_json(text)
+    except ValueError:
+        raise online.ProtocolError("a message that is not JSON") from None
+    return check(obj)
+
+
+def encode(msg: dict) -> str:
+    return json.dumps(check(msg), ensure_ascii=False, separators=(",", ":"))

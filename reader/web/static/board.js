@@ -1,0 +1,334 @@
+// karuta's practice board on a phone or tablet: this page plays the match's reading (Web
+// Audio, each clip started at its plan frame's instant, as the drill page does) and maps each
+// touch of a card to the plan frame it was playing; the laptop judges by frames (the same
+// practice session as every board), and sends the view this page draws.  Nothing from outside.
+import { OutputClock, Timeline } from "./timeline.js";
+
+const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
+const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
+const SETTLE_MS = 3000;  // the output clock's fit is waited for at most this long
+const AHEAD = 6;         // speech clips fetched ahead
+const AT_MS = 50;        // the frame heard is told to the laptop this often
+const PROTOCOL = 1;
+const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
+
+const $ = (id) => document.getElementById(id);
+const S = {              // the page's state (window.karuta, for the tests)
+  ws: null, welcome: null, timeline: null, ctx: null, clock: null, phase: "connecting",
+  clips: new Map(), played: new Set(), sent: [], refused: null, view: null, over: null,
+  touches: [], cut: 0, tries: 0, queue: [],
+};
+window.karuta = S;
+
+function refuse(text) { S.refused = text; $("refusal").textContent = text; $("refusal").hidden = false; }
+function status(text) { $("status").textContent = text; }
+function show(id) { for (const s of ["join", "play", "end"]) $(s).hidden = s !== id; S.phase = id; }
+function send(msg) {
+  if (S.ws && S.ws.readyState === WebSocket.OPEN) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at") S.sent.push(msg); }
+  else if (msg.t === "touch" || msg.t === "send" || msg.t === "pick") S.queue.push(msg);  // (sent on rejoining)
+}
+
+function deviceId() {
+  let id = null;
+  try { id = localStorage.getItem("karuta-device"); } catch (e) { /* private mode */ }
+  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    id = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    try { localStorage.setItem("karuta-device", id); } catch (e) { /* kept for this visit */ }
+  }
+  return id;
+}
+
+function connect() {
+  const code = decodeURIComponent(location.hash.slice(1));
+  if (!/^\d{1,64}$/.test(code)) { refuse("no code in the address: open the address the laptop prints (it ends in #code)"); status(""); return; }
+  const ws = new WebSocket(`ws://${location.host}/ws`);
+  S.ws = ws;
+  ws.onopen = () => send({ t: "hello", v: PROTOCOL, code, device: deviceId() });
+  ws.onmessage = (e) => {
+    let msg;
+    try { msg = JSON.parse(e.data); } catch (err) { return; }
+    const fn = HANDLERS[msg.t];
+    if (fn) fn(msg);
+  };
+  ws.onclose = (e) => {
+    if (S.phase === "end" || ws !== S.ws) return;
+    if (e.code === 1009) refuse("the laptop refused a message that was too long: the link is closed (reload the page)");
+    else if (!S.refused && S.welcome && S.tries < REJOIN_TRIES) {
+      // the link broke (Wi-Fi, a sleeping phone): the reading goes on here (the laptop's
+      // match waits for this page's frames); join again, what was touched meanwhile sent then
+      S.tries += 1;
+      status("the link to the laptop was lost: joining again…");
+      setTimeout(connect, 1000);
+      return;
+    } else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
+      : "the laptop refused this page (is this the address it printed, with its code?)");
+    status("");
+  };
+}
+
+const HANDLERS = {
+  welcome(m) {
+    S.tries = 0;
+    if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
+      status("");
+      const q = S.queue; S.queue = [];
+      for (const msg of q) send(msg);
+      return;
+    }
+    S.welcome = m;
+    S.timeline = new Timeline(m.segs, m.rate);
+    S.speech = m.segs.map((s) => !!s[5]);
+    $("calib").textContent = m.calibration === null
+      ? "this device is not calibrated: its touches are judged by their raw time (calibrate with karuta drill speed --web)"
+      : `this device: calibrated ${m.calibration >= 0 ? "+" : ""}${m.calibration.toFixed(1)} ms`;
+    status("joined");
+    show("join");
+  },
+  error(m) { refuse(m.text); status(""); },
+  warn(m) { status(m.text); },
+  view(m) { S.view = m.view; draw(m.view); },
+  go(m) {
+    const tl = S.timeline;
+    const due = tl.instantOf(m.frame);
+    anchor(Math.max(S.ctx.currentTime + GO_S, due === null ? 0 : due), m.frame);
+  },
+  over(m) {
+    S.over = m.lines;
+    const ul = $("endlines");
+    ul.innerHTML = "";
+    for (const line of m.lines) { const li = document.createElement("li"); li.textContent = line; ul.appendChild(li); }
+    $("end").hidden = false;
+    S.phase = "end";
+    status("");
+  },
+};
+
+// ---------------------------------------------------------------- the board
+function cardEl(c, b) {
+  const d = document.createElement("div");
+  d.className = "card";
+  if (c === 0) { d.classList.add("hole"); return d; }
+  d.dataset.card = String(c);
+  d.textContent = S.welcome.labels[String(c)] || String(c);
+  if (b.dim.includes(c)) d.classList.add("dim");
+  if (b.marks[String(c)]) d.classList.add(b.marks[String(c)]);
+  return d;
+}
+
+function territory(el, t, b, far) {
+  el.innerHTML = "";
+  if (!t) return;
+  // rows 0 上段 .. 2 下段 (nearest its player); left/right as its player sees them, each
+  // listed from the edge inwards.  The far side is seen from across the table.
+  const order = far ? [2, 1, 0] : [0, 1, 2];
+  for (const r of order) {
+    const [left, right] = t.rows[r];
+    const row = document.createElement("div");
+    row.className = "row";
+    const gl = document.createElement("div"), gr = document.createElement("div");
+    gl.className = gr.className = "group";
+    const [a, z] = far ? [right, left] : [left, right];
+    for (const c of a) gl.appendChild(cardEl(c, b));
+    for (const c of [...z].reverse()) gr.appendChild(cardEl(c, b));
+    row.append(gl, gr);
+    el.appendChild(row);
+  }
+}
+
+function hand(el, cards, onBoard, b) {
+  // goshiki: a player's ten as laid out, those taken or gone to the 場 left as empty places
+  el.innerHTML = "";
+  const row = document.createElement("div");
+  row.className = "row";
+  for (const c of cards) row.appendChild(cardEl(onBoard.includes(c) ? c : 0, b));
+  el.appendChild(row);
+}
+
+function draw(v) {
+  const b = v.board, me = v.viewer, other = me === "A" ? "B" : "A";
+  if (!Object.keys(b.territories).length) {  // goshiki: the hands and the 場
+    document.documentElement.style.setProperty("--cols", "11");
+    hand($("near"), b.hands[me] || [], b.on_board[me] || [], b);
+    hand($("far"), b.hands[other] || [], b.on_board[other] || [], b);
+    $("ba").innerHTML = "";
+    for (const c of b.ba) $("ba").appendChild(cardEl(c, b));
+    return drawRest(v, me, other);
+  }
+  $("ba").innerHTML = "";
+  let cols = 4;  // the widest row of either side (its places, and one for the gap)
+  for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 1);
+  document.documentElement.style.setProperty("--cols", String(cols));
+  territory($("near"), b.territories[me], b, false);
+  territory($("far"), b.territories[other], b, true);
+  drawRest(v, me, other);
+}
+
+function drawRest(v, me, other) {
+  const seats = Object.fromEntries(v.seats.map((s) => [s.player, s]));
+  const name = (s) => s.kind === "human" ? (s.you ? "you" : `player ${s.player}`) : s.kind === "bot" ? `bot ${s.level}` : s.kind;
+  $("score").textContent = `${name(seats[me])}: ${seats[me].count} · ${name(seats[other])}: ${seats[other].count} (${v.count_word})`;
+  $("line").textContent = v.line_text;
+  $("countdown").textContent = v.countdown || "";
+  const owes = v.owed && seats[v.owed[0]] && seats[v.owed[0]].here;  // (a player at this page)
+  $("send").hidden = !owes;
+  if (owes) for (const c of v.owed[2]) { const el = document.querySelector(`.card[data-card="${c}"]`); if (el) el.classList.add("pick"); }
+}
+
+// ---------------------------------------------------------------- sound (as the drill page)
+async function sound() {
+  if (S.ctx) return;
+  const rate = S.welcome.rate;
+  try { S.ctx = new AudioContext({ sampleRate: rate, latencyHint: "interactive" }); }
+  catch (e) { S.ctx = new AudioContext({ latencyHint: "interactive" }); }
+  try { if (navigator.audioSession) navigator.audioSession.type = "playback"; } catch (e) { /* iOS < 16.4 */ }
+  await S.ctx.resume();
+  S.clock = new OutputClock(S.ctx);
+  S.clock.run();
+  const t0 = performance.now();
+  while (!S.clock.settled() && performance.now() - t0 < SETTLE_MS) await new Promise((r) => setTimeout(r, 20));
+}
+
+function clip(i) {
+  if (!S.clips.has(i)) {
+    const seg = S.timeline.segs[i];
+    S.clips.set(i, fetch(`${S.welcome.clip}${i}.wav`).then(async (r) => {
+      if (!r.ok) throw new Error((await r.text()).trim());
+      if (r.headers.get("X-Karuta-Plan") !== S.welcome.plan) throw new Error("a clip of another plan: reload the page");
+      const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
+      const want = (seg.end - seg.start) * S.ctx.sampleRate / S.welcome.rate;
+      if (Math.abs(buf.length - want) > 2) throw new Error(`clip ${i} has ${buf.length} frames, the plan ${want}`);
+      return buf;
+    }).catch((e) => {
+      if (e instanceof TypeError) S.clips.delete(i);  // (the network: fetched again later)
+      else refuse(`karuta: ${e.message}`);
+      throw e;
+    }));
+  }
+  return S.clips.get(i);
+}
+
+function speechFrom(frame, n) {
+  const out = [];
+  S.timeline.segs.forEach((s, i) => { if (out.length < n && s.end > frame && S.speech[i]) out.push(i); });
+  return out;
+}
+function prefetch(frame) {
+  const want = speechFrom(frame, AHEAD);
+  for (const i of want) clip(i);
+  for (const i of [...S.clips.keys()]) if (S.timeline.segs[i].end < frame) S.clips.delete(i);
+}
+
+async function play(i, when) {
+  const buf = await clip(i);
+  const src = S.ctx.createBufferSource();
+  src.buffer = buf;
+  src.connect(S.ctx.destination);
+  const late = S.ctx.currentTime - when;
+  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, late); } else src.start(when);
+}
+
+function anchor(at, frame) {
+  // every speech segment from `frame` up to the next kyogi wait, each at its frame's instant
+  const tl = S.timeline;
+  tl.anchor(at, frame);
+  const w = tl.waitAfter(frame);
+  const top = w ? w.end : tl.frames;
+  tl.segs.forEach((s, i) => {
+    if (S.speech[i] && s.start >= frame && s.start < top && !S.played.has(i)) {
+      S.played.add(i);
+      play(i, at + (s.start - frame) / tl.rate);
+    }
+  });
+  prefetch(frame);
+}
+
+function heardNow() {
+  const t = S.clock && S.clock.ctxOf(performance.now());
+  return t === null || !S.timeline ? null : S.timeline.heard(t);
+}
+S.heardNow = heardNow;
+S.epochOfFrame = (f) => {
+  const t = S.timeline.instantOf(f);
+  return t === null ? null : performance.timeOrigin + S.clock.perfOf(t);
+};
+
+async function begin() {
+  show("play");
+  status("get ready…");
+  $("start").disabled = true;
+  await sound();
+  prefetch(S.welcome.from);
+  await Promise.all(speechFrom(S.welcome.from, 1).map(clip));
+  send({ t: "start" });
+  status("");
+  anchor(S.ctx.currentTime + LEAD_S, S.welcome.from);
+  setInterval(tick, AT_MS);
+}
+
+function tick() {
+  if (S.over) return;
+  const f = heardNow();
+  if (f === null) return;
+  send({ t: "at", frame: Math.round(f) });
+  prefetch(f);
+}
+
+// ---------------------------------------------------------------- touches
+function stampOf(e) {
+  const now = performance.now(), ts = e.timeStamp;
+  const ok = Number.isFinite(ts) && ts > 0 && ts <= now + 1 && ts >= now - 1000;
+  return { ms: ok ? ts : now, ok };
+}
+
+// Whose touch: two players at one tablet (both seats here) -- the half where the pointer went
+// down (the far half: the far side's player), whatever card it then reaches; else seat A's.
+const pointers = new Map();  // pointerId -> {player, done}
+function ownerOf(e) {
+  const v = S.view;
+  if (!v || v.seats.filter((s) => s.here).length < 2) return v ? v.viewer : "A";
+  const mid = $("mid").getBoundingClientRect();
+  const far = v.viewer === "A" ? "B" : "A";
+  return e.clientY < mid.top + mid.height / 2 ? far : v.viewer;
+}
+
+function onDown(e) {
+  if (S.phase !== "play" || S.over) return;
+  const dot = document.createElement("div");  // where the touch landed ("I touched but missed")
+  dot.className = "dot";
+  dot.style.left = `${e.clientX}px`; dot.style.top = `${e.clientY}px`;
+  document.body.appendChild(dot);
+  setTimeout(() => dot.remove(), 1500);
+  if (e.target.closest && e.target.closest("#send")) { send({ t: "send" }); return; }
+  const p = { player: ownerOf(e), done: false };
+  pointers.set(e.pointerId, p);
+  onCard(e, p, e.target);
+}
+
+function onMove(e) {
+  // a swipe from the player's half reaches a card: the touch is when it reaches it
+  const p = pointers.get(e.pointerId);
+  if (!p || p.done || S.phase !== "play") return;
+  onCard(e, p, document.elementFromPoint(e.clientX, e.clientY));
+}
+
+function onCard(e, p, target) {
+  const card = target && target.closest && target.closest(".card[data-card]");
+  if (!card) return;
+  const st = stampOf(e);
+  const t = S.clock.ctxOf(st.ms);
+  const f = t === null ? null : S.timeline.heard(t);
+  if (f === null) return;  // nothing is being read yet
+  p.done = true;
+  const c = Number(card.dataset.card);
+  S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f });
+  if (navigator.vibrate) navigator.vibrate(15);
+  send({ t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad", player: p.player });
+}
+
+document.addEventListener("pointerdown", onDown, { passive: true });
+document.addEventListener("pointermove", onMove, { passive: true });
+for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, (e) => pointers.delete(e.pointerId), { passive: true });
+$("start").addEventListener("click", () => begin());
+connect();

@@ -1,0 +1,216 @@
+"""``karuta practice --web --vs bot:1`` in a real browser: Debian's headless Chromium at a
+tablet's size with touch emulation, its sound into the tests' PulseAudio null sink, the page
+on ``http://karuta.test:PORT`` (an insecure origin, as a LAN address is).  A short kyogi match
+(seed 23, one card a side: the player's own card is read first) is played to its end through
+the installed ``karuta``: the card touched at a known instant, the log on disk is the match
+the page was shown, with the frame the page sent."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cli_run import karuta_argv, karuta_env
+from testbed.apps import end_app, start_app
+from test_web import FLAGS, TABLET, browser, centre, wait_js  # noqa: F401  (a fixture)
+
+from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
+
+pytestmark = pytest.mark.realtime
+
+QUICK = ("--no-joka", "--speed", "4", "--ma", "0.2", "--yoin", "0.2", "--take", "1")
+
+
+class Board:
+    """``karuta practice --web`` as a process: its address (on karuta.test), its output."""
+
+    def __init__(self, tmp: Path, *args: str):
+        self.log = tmp / "match.jsonl"
+        self.proc = start_app(
+            karuta_argv("practice", "--web", "--address", "127.0.0.1", "--port", "0",
+                        "--voice", "tone", "--log", str(self.log), *args),
+            env=karuta_env({"KARUTA_CONFIG_DIR": str(tmp / "config")}, data_dir=tmp / "data"),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        self.url = self.wait_for(r"open on the phone or tablet \(same Wi-Fi\): (\S+)").group(1)
+        self.page = self.url.replace("127.0.0.1", "karuta.test")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float = 60):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for ln in list(self.lines):
+                m = re.search(pattern, ln)
+                if m:
+                    return m
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        pytest.fail(f"no line like {pattern!r} from karuta:\n" + "\n".join(self.lines),
+                    pytrace=False)
+
+    def end(self, wait: float = 0.0):
+        try:
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
+        rc = self.proc.poll()
+        end_app(self.proc)
+        return rc
+
+
+def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # noqa: F811
+    """The player's card (A's one) is read first: touched on the tablet 300 ms after its 上の句
+    began as the page plays it; the laptop judges a take, A's side is empty, the match is won;
+    the end screen says so, the log's touch is at the frame the page sent, and the log is the
+    match the laptop reported."""
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
+                what="the board and the reading's start")
+        mine = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)")
+        assert len(mine) == 1
+        card = mine[0]
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        assert kami["start"] < browser.js(
+            "karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem !== null).end"), \
+            "seed 23: the player's card is read first"
+        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
+        browser.screenshot_now(tmp_path / "tablet-reading.png")
+        at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+        while time.time() < at + 0.002:
+            time.sleep(0.005)
+        browser.touch(*centre(browser, f".near .card[data-card='{card}']"), at=at)
+        wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
+        browser.screenshot_now(tmp_path / "tablet-end.png")
+        ends = browser.js("document.getElementById('endlines').innerText")
+        assert "you won by 1" in ends, ends
+        sent = browser.js("karuta.sent.filter(m => m.t === 'touch')")
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        board.end()
+    assert len(sent) == 1 and sent[0]["card"] == card
+    # the page's frame: 300 ms after the 上の句's start, to the page's own output-clock fit
+    assert abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    reads = [r for r in records if "read" in r]
+    assert len(reads) == 1 and reads[0]["took"] == "A"
+    touches = reads[0]["timing"]["touches"]
+    a = [t for t in touches if t["player"] == "A"]
+    assert len(a) == 1 and a[0]["card"] == card and a[0]["verdict"] == "take"
+    assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)  # (no calibration)
+    assert any("you won by 1" in line for line in board.lines), board.lines
+
+
+def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(tmp_path,
+                                                                               browser):  # noqa: F811
+    """``--vs human``: seed 23, one card a side, A's card read first.  The far player (B)
+    puts a finger down in the far half and swipes onto A's card on the near half, reaching it
+    at a known instant: B takes it from A's side, owes a send, sends the highlighted card with
+    the button, and wins; the log says B took it at the frame of the moment the swipe reached
+    the card."""
+    board = Board(tmp_path, "--vs", "human", "--cards", "1", "--seed", "23", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
+                what="the board and the reading's start")
+        card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
+        at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+        x, y = centre(browser, f".near .card[data-card='{card}']")
+        _, far_y = centre(browser, "#far")
+        while time.time() < at + 0.002:
+            time.sleep(0.005)
+        swipe(browser, (x, far_y), (x, y), at - 0.08, at)
+        wait_js(browser, "!document.getElementById('send').hidden", timeout=15,
+                what="the send owed by B")
+        browser.screenshot_now(tmp_path / "tablet-two-send.png")
+        browser.touch(*centre(browser, "#send"))
+        wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = browser.js("document.getElementById('endlines').innerText")
+        sent = browser.js("karuta.sent.filter(m => m.t === 'touch')")
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        board.end()
+    assert "B (far side) won by 1" in ends, ends
+    assert len(sent) == 1 and sent[0]["player"] == "B" and sent[0]["card"] == card, sent
+    assert abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    reads = [r for r in records if "read" in r]
+    assert len(reads) == 1 and reads[0]["took"] == "B" and reads[0]["send"], reads
+    b = [t for t in reads[0]["timing"]["touches"] if t["player"] == "B"]
+    assert b[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
+
+
+def swipe(b, start, end, t0: float, t1: float) -> None:
+    """A finger down at ``start`` at instant ``t0`` (s since the epoch), moved in a few steps
+    to ``end``, arriving at instant ``t1``, then lifted."""
+    (x0, y0), (x1, y1) = start, end
+    b.call("Input.dispatchTouchEvent", type="touchStart",
+           touchPoints=[{"x": x0, "y": y0, "id": 1}], timestamp=t0)
+    for k in (1, 2, 3):
+        f = k / 3
+        b.call("Input.dispatchTouchEvent", type="touchMove",
+               touchPoints=[{"x": x0 + (x1 - x0) * f, "y": y0 + (y1 - y0) * f, "id": 1}],
+               timestamp=t0 + (t1 - t0) * f)
+    b.call("Input.dispatchTouchEvent", type="touchEnd", touchPoints=[], timestamp=t1 + 0.03)
+
+
+def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp_path,
+                                                                             browser):  # noqa: F811
+    """The link breaks as A's card is read (the device offline 5 s: its page plays on, the
+    laptop's match waits for its frames); the card is touched while offline; the page joins
+    again by itself, sends the touch, and the laptop judges it by its frame: a take, the
+    match won, the log's touch at the page's frame."""
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
+                what="the board and the reading's start")
+        card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
+        browser.call("Network.enable")
+        browser.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        browser.js("karuta.ws.close()")
+        at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+        while time.time() < at + 0.002:
+            time.sleep(0.005)
+        browser.touch(*centre(browser, f".near .card[data-card='{card}']"), at=at)
+        wait_js(browser, "document.getElementById('status').textContent"
+                         ".includes('joining again')", what="the page joining again")
+        time.sleep(5)
+        assert browser.js("karuta.tries") >= 3 and browser.js("karuta.queue.length") == 1
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = browser.js("document.getElementById('endlines').innerText")
+        sent = browser.js("karuta.sent.filter(m => m.t === 'touch')")
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        board.end()
+    assert "you won by 1" in ends, ends
+    assert len(sent) == 1 and abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    reads = [r for r in records if "read" in r]
+    assert len(reads) == 1 and reads[0]["took"] == "A"
+    a = [t for t in reads[0]["timing"]["touches"] if t["player"] == "A"]
+    assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
+    assert sum("a device joined" in ln for ln in board.lines) == 2, board.lines
