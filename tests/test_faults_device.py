@@ -155,8 +155,12 @@ def test_match_keep_read_says_the_device_went_away_and_keeps_the_log(own_pulse, 
                    "read 1 in the log")
         _kill_server(own_pulse)
         time.sleep(1.0)
-        proc.stdin.write("27 b\n")
-        proc.stdin.flush()
+        entered = [1, 27]
+        try:
+            proc.stdin.write("27 b\n")
+            proc.stdin.flush()
+        except BrokenPipeError:  # (it noticed the loss and ended within the second: seen
+            entered = [1]        # beside a CPU hog) -- then 27 was never entered
         out, err = proc.communicate(timeout=30)
     finally:
         if proc.poll() is None:
@@ -164,7 +168,7 @@ def test_match_keep_read_says_the_device_went_away_and_keeps_the_log(own_pulse, 
     assert proc.returncode == 1
     _assert_one_line(err, "sound device", "--resume", str(log))
     reads = [json.loads(x)["read"] for x in log.read_text().splitlines()[1:]]
-    assert reads == [1, 27], "every entered read is in the log"
+    assert reads == entered, "every entered read is in the log"
 
 
 def test_pygame_backend_stops_on_sigterm(tmp_path):

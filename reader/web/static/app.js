@@ -1,14 +1,12 @@
 // karuta's speed drill on a phone or tablet: this page plays the reading (Web Audio, each
 // clip started at its plan frame's instant) and maps each touch to the plan frame it was
 // playing; the laptop judges by that frame and records.  No library, nothing from outside.
-import { OutputClock, Timeline } from "./timeline.js";
+import { Timeline } from "./timeline.js";
+import { clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound, playAt, stampOf } from "./device.js";
 
 const LEAD_S = 0.5;     // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;       // the next card is scheduled this far ahead of "now"
-const SETTLE_MS = 3000; // the output clock's fit is waited for at most this long
 const AHEAD = 3;        // clips fetched ahead
-const PROTOCOL = 1;
-const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
 const GAP_MS = 5;       // the output clock moved more than this since the 上の句 began: the
                         // sound had a gap (a stall), the touch is not timed
 
@@ -36,48 +34,15 @@ function send(msg) {
   if (S.ws && S.ws.readyState === WebSocket.OPEN) { S.ws.send(JSON.stringify(msg)); S.sent.push(msg); }
 }
 
-function deviceId() {
-  let id = null;
-  try { id = localStorage.getItem("karuta-device"); } catch (e) { /* private mode */ }
-  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
-    const b = new Uint8Array(16);
-    crypto.getRandomValues(b);
-    id = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-    try { localStorage.setItem("karuta-device", id); } catch (e) { /* kept for this visit */ }
-  }
-  return id;
-}
 
-function connect() {
-  const code = decodeURIComponent(location.hash.slice(1));
-  if (!/^\d{1,64}$/.test(code)) {
-    refuse("no code in the address: open the address the laptop prints (it ends in #code)");
-    status("");
-    return;
-  }
-  const ws = new WebSocket(`ws://${location.host}/ws`);
-  S.ws = ws;
-  ws.onopen = () => send({ t: "hello", v: PROTOCOL, code, device: deviceId() });
-  ws.onmessage = (e) => {
-    let msg;
-    try { msg = JSON.parse(e.data); } catch (err) { return; }
-    const fn = HANDLERS[msg.t];
-    if (fn) fn(msg);
-  };
-  ws.onclose = (e) => {
-    if (S.phase === "end" || ws !== S.ws) return;
-    if (e.code === 1009) refuse("the laptop refused a message that was too long: the link is closed (reload the page)");
-    else if (!S.refused && S.welcome && S.tries < REJOIN_TRIES) {
-      // the link broke (Wi-Fi, a sleeping phone): the reading goes on here; join again
-      S.tries += 1;
-      status("the link to the laptop was lost: joining again…");
-      setTimeout(connect, 1000);
-      return;
-    } else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
-      : "the laptop refused this page (is this the address it printed, with its code?)");
-    status("");
-  };
-}
+
+function connect() { link(S, { handlers: HANDLERS, send, refuse, status }); }
+const sound = () => openSound(S);
+const clip = (i) => clipOf(S, i, refuse);
+const play = (i, when) => playAt(S, i, when, refuse);
+const heardNow = () => heard(S);
+S.epochOfFrame = (f) => epochOfFrame(S, f);
+S.heardNow = heardNow;
 
 const HANDLERS = {
   welcome(m) {
@@ -157,47 +122,13 @@ function showCalibration(c) {
 }
 
 // ---------------------------------------------------------------- sound
-async function sound() {
-  if (S.ctx) return;
-  const rate = S.welcome.rate;
-  try { S.ctx = new AudioContext({ sampleRate: rate, latencyHint: "interactive" }); }
-  catch (e) { S.ctx = new AudioContext({ latencyHint: "interactive" }); }
-  try { if (navigator.audioSession) navigator.audioSession.type = "playback"; } catch (e) { /* iOS < 16.4 */ }
-  await S.ctx.resume();
-  S.clock = new OutputClock(S.ctx);
-  S.clock.run();
-  const t0 = performance.now();
-  while (!S.clock.settled() && performance.now() - t0 < SETTLE_MS) await new Promise((r) => setTimeout(r, 20));
-}
 
-function clip(i) {
-  if (!S.clips.has(i)) {
-    const seg = S.timeline.segs[i];
-    S.clips.set(i, fetch(`${S.welcome.clip}${i}.wav`).then(async (r) => {
-      if (!r.ok) throw new Error((await r.text()).trim());
-      if (r.headers.get("X-Karuta-Plan") !== S.welcome.plan) throw new Error("a clip of another plan: reload the page");
-      const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
-      const want = (seg.end - seg.start) * S.ctx.sampleRate / S.welcome.rate;
-      if (Math.abs(buf.length - want) > 2) throw new Error(`clip ${i} has ${buf.length} frames, the plan ${want}`);
-      return buf;
-    }).catch((e) => { refuse(`karuta: ${e.message}`); throw e; }));
-  }
-  return S.clips.get(i);
-}
 
 function prefetch() {
   for (let k = S.read; k < Math.min(S.kami.length, S.read + AHEAD); k++) clip(S.kami[k]);
   for (const i of [...S.clips.keys()]) if (i < S.kami[S.read]) S.clips.delete(i);
 }
 
-async function play(i, when) {
-  const buf = await clip(i);
-  const src = S.ctx.createBufferSource();
-  src.buffer = buf;
-  src.connect(S.ctx.destination);
-  const late = S.ctx.currentTime - when;
-  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, late); } else src.start(when);
-}
 
 function anchor(at, frame) {
   const tl = S.timeline;
@@ -211,16 +142,6 @@ function anchor(at, frame) {
   prefetch();
 }
 
-function heardNow() {
-  const t = S.clock && S.clock.ctxOf(performance.now());
-  return t === null || !S.timeline ? null : S.timeline.heard(t);
-}
-// the instant (ms since the epoch) the page expects plan frame f to be heard (tests, bench)
-S.epochOfFrame = (f) => {
-  const t = S.timeline.instantOf(f);
-  return t === null ? null : performance.timeOrigin + S.clock.perfOf(t);
-};
-S.heardNow = heardNow;
 
 async function keepAwake() {
   // Wake Lock needs a secure context: a LAN http address has none (the page says so)
@@ -264,13 +185,6 @@ function tick() {
 }
 
 // ---------------------------------------------------------------- touches
-function stampOf(e) {
-  // the platform's input time, on performance.now()'s clock; range-checked (Safari has sent
-  // negative stamps and stamps later than now)
-  const now = performance.now(), ts = e.timeStamp;
-  const ok = Number.isFinite(ts) && ts > 0 && ts <= now + 1 && ts >= now - 1000;
-  return { ms: ok ? ts : now, ok };
-}
 
 function onTouch(e) {
   if (S.cal && !S.cal.done) {  // the tap-along: each tap against the click track's start

@@ -2,15 +2,13 @@
 // Audio, each clip started at its plan frame's instant, as the drill page does) and maps each
 // touch of a card to the plan frame it was playing; the laptop judges by frames (the same
 // practice session as every board), and sends the view this page draws.  Nothing from outside.
-import { OutputClock, Timeline } from "./timeline.js";
+import { Timeline } from "./timeline.js";
+import { clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound, playAt, stampOf } from "./device.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
-const SETTLE_MS = 3000;  // the output clock's fit is waited for at most this long
 const AHEAD = 6;         // speech clips fetched ahead
 const AT_MS = 50;        // the frame heard is told to the laptop this often
-const PROTOCOL = 1;
-const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
 
 const $ = (id) => document.getElementById(id);
 const S = {              // the page's state (window.karuta, for the tests)
@@ -24,53 +22,28 @@ function refuse(text) { S.refused = text; $("refusal").textContent = text; $("re
 function status(text) { $("status").textContent = text; }
 function show(id) { for (const s of ["join", "play", "end"]) $(s).hidden = s !== id; S.phase = id; }
 function send(msg) {
-  if (S.ws && S.ws.readyState === WebSocket.OPEN) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at") S.sent.push(msg); }
-  else if (msg.t === "touch" || msg.t === "send" || msg.t === "pick") S.queue.push(msg);  // (sent on rejoining)
+  // until the laptop has welcomed this link, only the hello goes out: a touch made meanwhile
+  // waits (sent on rejoining, before any frame heard since, which would close its read
+  // first), and the frame heard is told again at the next tick
+  const open = S.ws && S.ws.readyState === WebSocket.OPEN && (S.joined || msg.t === "hello");
+  if (open) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at") S.sent.push(msg); }
+  else if (msg.t === "touch" || msg.t === "send" || msg.t === "pick") S.queue.push(msg);
 }
 
-function deviceId() {
-  let id = null;
-  try { id = localStorage.getItem("karuta-device"); } catch (e) { /* private mode */ }
-  if (!id || !/^[0-9a-f]{32}$/.test(id)) {
-    const b = new Uint8Array(16);
-    crypto.getRandomValues(b);
-    id = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-    try { localStorage.setItem("karuta-device", id); } catch (e) { /* kept for this visit */ }
-  }
-  return id;
-}
 
-function connect() {
-  const code = decodeURIComponent(location.hash.slice(1));
-  if (!/^\d{1,64}$/.test(code)) { refuse("no code in the address: open the address the laptop prints (it ends in #code)"); status(""); return; }
-  const ws = new WebSocket(`ws://${location.host}/ws`);
-  S.ws = ws;
-  ws.onopen = () => send({ t: "hello", v: PROTOCOL, code, device: deviceId() });
-  ws.onmessage = (e) => {
-    let msg;
-    try { msg = JSON.parse(e.data); } catch (err) { return; }
-    const fn = HANDLERS[msg.t];
-    if (fn) fn(msg);
-  };
-  ws.onclose = (e) => {
-    if (S.phase === "end" || ws !== S.ws) return;
-    if (e.code === 1009) refuse("the laptop refused a message that was too long: the link is closed (reload the page)");
-    else if (!S.refused && S.welcome && S.tries < REJOIN_TRIES) {
-      // the link broke (Wi-Fi, a sleeping phone): the reading goes on here (the laptop's
-      // match waits for this page's frames); join again, what was touched meanwhile sent then
-      S.tries += 1;
-      status("the link to the laptop was lost: joining again…");
-      setTimeout(connect, 1000);
-      return;
-    } else if (!S.refused) refuse(S.welcome ? "the link to the laptop was lost: reload the page to join again"
-      : "the laptop refused this page (is this the address it printed, with its code?)");
-    status("");
-  };
-}
+
+function connect() { link(S, { handlers: HANDLERS, send, refuse, status }); }
+const sound = () => openSound(S);
+const clip = (i) => clipOf(S, i, refuse);
+const play = (i, when) => playAt(S, i, when, refuse);
+const heardNow = () => heard(S);
+S.epochOfFrame = (f) => epochOfFrame(S, f);
+S.heardNow = heardNow;
 
 const HANDLERS = {
   welcome(m) {
     S.tries = 0;
+    S.joined = true;
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       const q = S.queue; S.queue = [];
@@ -177,37 +150,7 @@ function drawRest(v, me, other) {
 }
 
 // ---------------------------------------------------------------- sound (as the drill page)
-async function sound() {
-  if (S.ctx) return;
-  const rate = S.welcome.rate;
-  try { S.ctx = new AudioContext({ sampleRate: rate, latencyHint: "interactive" }); }
-  catch (e) { S.ctx = new AudioContext({ latencyHint: "interactive" }); }
-  try { if (navigator.audioSession) navigator.audioSession.type = "playback"; } catch (e) { /* iOS < 16.4 */ }
-  await S.ctx.resume();
-  S.clock = new OutputClock(S.ctx);
-  S.clock.run();
-  const t0 = performance.now();
-  while (!S.clock.settled() && performance.now() - t0 < SETTLE_MS) await new Promise((r) => setTimeout(r, 20));
-}
 
-function clip(i) {
-  if (!S.clips.has(i)) {
-    const seg = S.timeline.segs[i];
-    S.clips.set(i, fetch(`${S.welcome.clip}${i}.wav`).then(async (r) => {
-      if (!r.ok) throw new Error((await r.text()).trim());
-      if (r.headers.get("X-Karuta-Plan") !== S.welcome.plan) throw new Error("a clip of another plan: reload the page");
-      const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
-      const want = (seg.end - seg.start) * S.ctx.sampleRate / S.welcome.rate;
-      if (Math.abs(buf.length - want) > 2) throw new Error(`clip ${i} has ${buf.length} frames, the plan ${want}`);
-      return buf;
-    }).catch((e) => {
-      if (e instanceof TypeError) S.clips.delete(i);  // (the network: fetched again later)
-      else refuse(`karuta: ${e.message}`);
-      throw e;
-    }));
-  }
-  return S.clips.get(i);
-}
 
 function speechFrom(frame, n) {
   const out = [];
@@ -220,14 +163,6 @@ function prefetch(frame) {
   for (const i of [...S.clips.keys()]) if (S.timeline.segs[i].end < frame) S.clips.delete(i);
 }
 
-async function play(i, when) {
-  const buf = await clip(i);
-  const src = S.ctx.createBufferSource();
-  src.buffer = buf;
-  src.connect(S.ctx.destination);
-  const late = S.ctx.currentTime - when;
-  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, late); } else src.start(when);
-}
 
 function anchor(at, frame) {
   // every speech segment from `frame` up to the next kyogi wait, each at its frame's instant
@@ -244,15 +179,6 @@ function anchor(at, frame) {
   prefetch(frame);
 }
 
-function heardNow() {
-  const t = S.clock && S.clock.ctxOf(performance.now());
-  return t === null || !S.timeline ? null : S.timeline.heard(t);
-}
-S.heardNow = heardNow;
-S.epochOfFrame = (f) => {
-  const t = S.timeline.instantOf(f);
-  return t === null ? null : performance.timeOrigin + S.clock.perfOf(t);
-};
 
 async function begin() {
   show("play");
@@ -276,11 +202,6 @@ function tick() {
 }
 
 // ---------------------------------------------------------------- touches
-function stampOf(e) {
-  const now = performance.now(), ts = e.timeStamp;
-  const ok = Number.isFinite(ts) && ts > 0 && ts <= now + 1 && ts >= now - 1000;
-  return { ms: ok ? ts : now, ok };
-}
 
 // Whose touch: two players at one tablet (both seats here) -- the half where the pointer went
 // down (the far half: the far side's player), whatever card it then reaches; else seat A's.
