@@ -224,8 +224,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     import numpy as np
     import soundfile as sf
 
-    from audio.align import (SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes, proportional,
-                             sounds_like, text_ratios)
+    from audio.align import (LOW_CONFIDENCE, SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes,
+                             proportional, sounds_like, text_ratios, with_competitors)
     from audio.decode import decode, trim_silence
     from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
 
@@ -432,6 +432,14 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                         ratios[k] = {key: float(detail["ratio"])}
                     if t.confidence < SWAP_CHECK_BELOW and key.isdigit() and "ratio" in detail:
                         t = _swapped(t, x, detail["ratio"], key, part, ratios.get(k))
+                    if t.confidence < LOW_CONFIDENCE and key.isdigit() and k in ratios:
+                        # low on its own: does its text fit clearly better than the neighbours'?
+                        seen = ratios[k]
+                        near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
+                        seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in seen], part)))
+                        conf = with_competitors(t.confidence, detail["pace"], detail["ratio"],
+                                                {o: r for o, r in seen.items() if o != key})
+                        t = dataclasses.replace(t, confidence=conf)
                     return k, t
                 except Exception as e:  # the reference cannot speak this one: estimate
                     t = proportional(c["frames"], lay)
