@@ -795,7 +795,7 @@ def both_halves_agree(named: str, other_own_ratio: float, other_named_ratio: flo
     misnumbered hold another poem in both halves; a half that fits another text only by
     chance does not (measured on a human reader's set read once per file: 17-26 of its 100
     下の句, aligned far less well than the 上の句 (own ratios 0.72-1.05), fitted a neighbour
-    0.03-0.07 better; their 上の句 fitted their own texts)."""
+    0.03-0.07 better; all but two of their 上の句 fitted their own texts clearly better)."""
     return other_named_ratio <= other_own_ratio - SWAP_MARGIN
 
 
