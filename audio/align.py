@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from audio.voice import Layout, Mora
 
 __all__ = ["Timeline", "features", "cepstra", "dtw", "dtw_cost", "align", "align_detail", "proportional", "ku_sizes", "OWN_KIN",
-           "sounds_like", "SWAP_MARGIN", "SWAP_CHECK_BELOW",
+           "sounds_like", "text_ratios", "both_halves_agree", "with_competitors", "SWAP_MARGIN", "SWAP_CHECK_BELOW",
            "LOW_CONFIDENCE", "SAME_VOICE"]
 
 #: timelines below this are reported by ``karuta voice check``
@@ -752,20 +752,68 @@ SWAP_MARGIN = 0.03
 SWAP_CHECK_BELOW = 0.1
 
 
-def sounds_like(recording, rate: int, own_ratio: float, candidates: dict):
-    """Which other text the recording says, if one fits clearly better than its own: the key
-    in ``candidates`` (key -> (reference samples, reference layout, ku sizes or None)) whose
-    cost ratio (``align_detail``'s "ratio") is lowest, if it is at least ``SWAP_MARGIN`` under
-    ``own_ratio``; else None.  One alignment a candidate (1-3 s for a 上の句): ``karuta voice
-    add`` asks it only of timelines under ``SWAP_CHECK_BELOW``, with the neighbouring poems
-    (two files swapped or misnumbered by one)."""
-    best_key, best = None, float(own_ratio) - SWAP_MARGIN
+def text_ratios(recording, rate: int, candidates: dict) -> dict:
+    """The recording's cost ratio (``align_detail``'s "ratio") against each candidate text:
+    key -> ratio, for ``candidates`` as ``sounds_like`` takes them (a key whose reference
+    cannot speak it is left out)."""
+    out = {}
     for key, (samples, layout, sizes) in candidates.items():
         try:
             _, detail = align_detail(recording, rate, samples, layout, ku_sizes=sizes)
         except Exception:
             continue
-        r = detail.get("ratio")
-        if r is not None and r <= best:
+        if detail.get("ratio") is not None:
+            out[key] = float(detail["ratio"])
+    return out
+
+
+def sounds_like(recording, rate: int, own_ratio: float, candidates: dict, *, ratios: dict | None = None):
+    """Which other text the recording says, if one fits clearly better than its own: the key
+    in ``candidates`` (key -> (reference samples, reference layout, ku sizes or None)) whose
+    cost ratio (``align_detail``'s "ratio") is lowest, if it is at least ``SWAP_MARGIN`` under
+    ``own_ratio``; else None.  One alignment a candidate (1-3 s for a 上の句): ``karuta voice
+    add`` asks it only of timelines under ``SWAP_CHECK_BELOW``, with the neighbouring poems
+    (two files swapped or misnumbered by one).  ``ratios``, when given, is filled with each
+    candidate's ratio (``text_ratios``)."""
+    got = text_ratios(recording, rate, candidates)
+    if ratios is not None:
+        ratios.update(got)
+    best_key, best = None, float(own_ratio) - SWAP_MARGIN
+    for key, r in got.items():
+        if r <= best:
             best_key, best = key, r
     return best_key
+
+
+def both_halves_agree(named: str, other_own_ratio: float, other_named_ratio: float) -> bool:
+    """Whether a one-file recording's other half (the 下の句 of a 上の句 that ``sounds_like``
+    names poem ``named``, or the 上の句 of such a 下の句) points the same way: its cost ratio
+    against the named poem's text ``SWAP_MARGIN`` or more under the ratio against its own (a
+    clear fit, as ``sounds_like`` asks of the first half: where it only asked "under", 6 of the
+    human set's 下の句 were still named, their 上の句 fitting a neighbour about as well as their
+    own).  Two files swapped or
+    misnumbered hold another poem in both halves; a half that fits another text only by
+    chance does not (measured on a human reader's set read once per file: 17-26 of its 100
+    下の句, aligned far less well than the 上の句 (own ratios 0.72-1.05), fitted a neighbour
+    0.03-0.07 better; all but two of their 上の句 fitted their own texts clearly better)."""
+    return other_named_ratio <= other_own_ratio - SWAP_MARGIN
+
+
+#: a timeline whose own text fits better than every competitor's (the neighbouring poems')
+#: by this much cost ratio is as confident as its pace allows (half as much: 0.5)
+COMPETITOR_SURE = 0.1
+
+
+def with_competitors(confidence: float, pace: float, own_ratio: float, ratios: dict) -> float:
+    """A timeline's confidence given its recording's cost ratio against other poems' texts
+    (``ratios``: key -> ratio, ``text_ratios``): 0 when one of them fits at least as well as
+    its own; else the larger of ``confidence`` and the margin to the best of them over
+    ``COMPETITOR_SURE``, times the pace factor (squeezed or spread morae still count against
+    the timing).  A chanting human's own text can cost nearly as much as its morae shuffled
+    (a ratio over 0.875: low on its own) and still fit clearly better than any other poem."""
+    if not ratios:
+        return confidence
+    margin = min(ratios.values()) - float(own_ratio)
+    if margin <= 0:
+        return 0.0
+    return max(float(confidence), min(1.0, margin / COMPETITOR_SURE) * float(pace))

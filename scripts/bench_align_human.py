@@ -15,6 +15,9 @@ the importer's splitting), aligns it with the built-in voice's reading of the sa
   0.925) and the pace factor it is multiplied by (less for each mora squeezed under a quarter
   or spread over four times its share);
 * how many labelled poems are off by more than 100 ms while confident (at or over it);
+* a timeline under ``LOW_CONFIDENCE`` is aligned with the neighbouring poems' texts too and its
+  confidence taken from its own text's margin over them, as ``voice add`` does
+  (``with_competitors``; ``--no-competitors``: the cost ratio alone);
 * with ``--swap N``: N 上の句 aligned with the next poem's text (as if two files were swapped):
   how many come out confident, and how many ``sounds_like`` names rightly.
 
@@ -76,8 +79,9 @@ def _file(folder: Path, n: int) -> Path | None:
 
 def one(args):
     """(poem, cut start s, onsets s, confidence, [(swap text, confidence, named)])"""
-    folder, n, swap = args
-    from audio.align import SWAP_CHECK_BELOW, align_detail, ku_sizes, sounds_like
+    folder, n, swap, compete = args
+    from audio.align import (LOW_CONFIDENCE, SWAP_CHECK_BELOW, align_detail, ku_sizes, sounds_like,
+                             text_ratios, with_competitors)
     from audio.decode import decode
     from audio.voice import SpeechItem
 
@@ -93,16 +97,25 @@ def one(args):
 
     samples, lay, sizes = ref(n)
     t, d = align_detail(x, RATE, samples, lay, ku_sizes=sizes)
+    conf = t.confidence
+
+    def near(k):
+        return {str(o): ref(o) for o in (k - 1, k + 1) if 1 <= o <= 100}
+
+    if compete and conf < LOW_CONFIDENCE:
+        conf = with_competitors(conf, d["pace"], d["ratio"], text_ratios(x, RATE, near(n)))
     swapped = []
     if swap:
         w = n % 100 + 1
         ws, wl, wz = ref(w)
         tw, dw = align_detail(x, RATE, ws, wl, ku_sizes=wz)
-        named = None
+        named, cw = None, tw.confidence
         if tw.confidence < SWAP_CHECK_BELOW:
             named = sounds_like(x, RATE, dw["ratio"], {str(n): (samples, lay, sizes)})
-        swapped.append((w, tw.confidence, named))
-    return (n, s / RATE, [(s + m.start) / RATE for m in t.morae], t.confidence, swapped,
+        if compete and cw < LOW_CONFIDENCE:
+            cw = with_competitors(cw, dw["pace"], dw["ratio"], text_ratios(x, RATE, near(w)))
+        swapped.append((w, cw, named))
+    return (n, s / RATE, [(s + m.start) / RATE for m in t.morae], conf, swapped,
             (d["ratio"], d["pace"]))
 
 
@@ -134,6 +147,9 @@ def main() -> int:
     ap.add_argument("--swap", type=int, default=0, metavar="N",
                     help="also align the first N labelled poems with the next poem's text")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-competitors", dest="competitors", action="store_false",
+                    help="confidence from the cost ratio alone (voice add also aligns a timeline under "
+                         "LOW_CONFIDENCE with the neighbouring poems' texts: with_competitors)")
     args = ap.parse_args()
     from audio.align import LOW_CONFIDENCE
     from poems.kimariji import kimariji_length
@@ -146,7 +162,7 @@ def main() -> int:
     swap_set = set(sorted(n for n in labels if n in poems)[: args.swap])
     t0 = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.workers) as ex:
-        rows = list(ex.map(one, [(args.folder, n, n in swap_set) for n in poems]))
+        rows = list(ex.map(one, [(args.folder, n, n in swap_set, args.competitors) for n in poems]))
     took = time.perf_counter() - t0
     kl = kimariji_length(range(1, 101))
     conf = {n: c for n, _, _, c, *_ in rows}

@@ -308,3 +308,21 @@ def test_a_stop_the_path_squeezed_after_a_like_vowel_goes_to_its_burst():
     got = _snapped(x, RATE, ["お", "お", "こ", "と", "の"],
                    [0, 400 * ms, 410 * ms, 570 * ms, 580 * ms])
     assert abs(got[2] - 580 * ms) <= 5 * ms, got[2] / ms
+
+
+def test_a_text_that_fits_clearly_better_than_its_neighbours_is_confident():
+    """Issue 32: a chanting human's own text can cost nearly as much as its morae shuffled
+    (low on the cost ratio alone) and still fit clearly better than the neighbouring poems':
+    confident then, as far as its pace allows; a neighbour that fits as well leaves it at 0
+    (the text may be wrong: two files swapped)."""
+    from audio.align import COMPETITOR_SURE, with_competitors
+
+    # measured on the human set: 9's 上の句 0.881 against its own text, 0.949 / 0.962 neighbours
+    assert with_competitors(0.36, 1.0, 0.881, {"8": 0.949, "10": 0.962}) >= LOW_CONFIDENCE
+    # the same margin, morae squeezed (pace 0.44): still low
+    assert with_competitors(0.0, 0.44, 0.881, {"8": 0.949}) < LOW_CONFIDENCE
+    # a neighbour fits as well or better: nothing says the text is right
+    assert with_competitors(0.4, 1.0, 0.893, {"19": 0.947, "21": 0.881}) == 0.0
+    # a margin under half COMPETITOR_SURE does not lift it out of low; none tried: as it was
+    assert with_competitors(0.2, 1.0, 0.858, {"22": 0.858 + COMPETITOR_SURE * 0.3}) < LOW_CONFIDENCE
+    assert with_competitors(0.2, 1.0, 0.858, {}) == 0.2

@@ -655,3 +655,29 @@ def test_swapped_files_say_which_poem_they_sound_like(tmp_path):
     rows = {p.clip: p.detail for p in pack.problems() if p.kind == "low confidence"}
     assert set(rows) == {"3 kami", "4 kami"}
     assert "sounds like poem 4" in rows["3 kami"] and "sounds like poem 3" in rows["4 kami"]
+
+
+def _one_file(ref, kami_of, shimo_of):
+    """A poem read in one file: a 上の句 (poem ``kami_of``'s), a 1.5 s pause, a 下の句."""
+    return np.concatenate([sil(0.3), ref.samples(SpeechItem(str(kami_of), "kami")), sil(1.5),
+                           ref.samples(SpeechItem(str(shimo_of), "shimo")), sil(0.3)])
+
+
+def test_one_file_swap_named_only_when_both_halves_sound_like_that_poem(tmp_path):
+    """Issue 32: in a one-file set a half that fits a neighbour's text by chance (17-26 of a
+    human reader's 100 下の句 did, their 上の句 their own) names no poem; two files swapped
+    (003 holds poem 4 read whole, 004 poem 3) name the other poem on both halves.  Here 005's
+    下の句 is poem 6's (its 上の句 its own): the 下の句 alone fits poem 6 better, the file as a
+    whole does not."""
+    ref = ToneVoice(mora_ms=100)
+    src = tmp_path / "src" / "onefile"
+    for n, kami, shimo in ((2, 2, 2), (3, 4, 4), (4, 3, 3), (5, 5, 6), (7, 7, 7)):
+        write(src / f"{n:03d}.wav", _one_file(ref, kami, shimo), RATE)
+    pack = import_pack(src, reference=ref)
+    named = {(k, p): pack.timeline(k, p).sounds_like for k in ("2", "3", "4", "5", "7") for p in ("kami", "shimo")}
+    assert named == {("2", "kami"): None, ("2", "shimo"): None, ("3", "kami"): "4", ("3", "shimo"): "4",
+                     ("4", "kami"): "3", ("4", "shimo"): "3", ("5", "kami"): None, ("5", "shimo"): None,
+                     ("7", "kami"): None, ("7", "shimo"): None}, named
+    rows = {p.clip: p.detail for p in pack.problems() if p.kind == "low confidence"}
+    assert "sounds like" not in rows.get("5 shimo", "")
+    assert "sounds like poem 4" in rows["3 kami"] and "sounds like poem 3" in rows["4 shimo"]

@@ -224,7 +224,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     import numpy as np
     import soundfile as sf
 
-    from audio.align import SWAP_CHECK_BELOW, align_detail, ku_sizes, proportional, sounds_like
+    from audio.align import (LOW_CONFIDENCE, SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes,
+                             proportional, sounds_like, text_ratios, with_competitors)
     from audio.decode import decode, trim_silence
     from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
 
@@ -415,6 +416,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             except Exception:
                 pass
 
+        ratios: dict[str, dict[str, float]] = {}  # clip -> {poem: its cost ratio against that poem's text}
+
         def timeline(job):
             store_, k = job
             key, part = k.split(".")
@@ -425,32 +428,73 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                     x, _ = sf.read(str(tmp / c["file"]), dtype="float32")
                     t, detail = align_detail(x, PACK_RATE, ref.samples(SpeechItem(key, part)), lay,
                                              ku_sizes=ku_sizes(SpeechItem(key, part), lay))
+                    if "ratio" in detail and store_ is clips:
+                        ratios[k] = {key: float(detail["ratio"])}
                     if t.confidence < SWAP_CHECK_BELOW and key.isdigit() and "ratio" in detail:
-                        t = _swapped(t, x, detail["ratio"], key, part)
+                        t = _swapped(t, x, detail["ratio"], key, part, ratios.get(k))
+                    if t.confidence < LOW_CONFIDENCE and key.isdigit() and k in ratios:
+                        # low on its own: does its text fit clearly better than the neighbours'?
+                        seen = ratios[k]
+                        near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
+                        seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in seen], part)))
+                        conf = with_competitors(t.confidence, detail["pace"], detail["ratio"],
+                                                {o: r for o, r in seen.items() if o != key})
+                        t = dataclasses.replace(t, confidence=conf)
                     return k, t
                 except Exception as e:  # the reference cannot speak this one: estimate
                     t = proportional(c["frames"], lay)
                     return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")
             return k, proportional(c["frames"], lay)
 
-        def _swapped(t, x, own_ratio, key, part):
-            """``t`` naming the neighbouring poem whose text the clip fits clearly better."""
+        def _cands(keys, part):
             cands = {}
-            for other in (int(key) - 1, int(key) + 1):
-                if 1 <= other <= 100:
-                    item = SpeechItem(str(other), part)
+            for other in keys:
+                item = SpeechItem(str(other), part)
+                try:
+                    lay_o = ref.layout(item)
+                    cands[str(other)] = (ref.samples(item), lay_o, ku_sizes(item, lay_o))
+                except Exception:
+                    pass
+            return cands
+
+        def _swapped(t, x, own_ratio, key, part, seen):
+            """``t`` naming the neighbouring poem whose text the clip fits clearly better
+            (``seen``, when given, gets each neighbour's cost ratio)."""
+            near = [o for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
+            like = sounds_like(x, PACK_RATE, own_ratio, _cands(near, part), ratios=seen)
+            return dataclasses.replace(t, sounds_like=like) if like else t
+
+        def _one_file_swaps():
+            """A poem read in one file whose one half sounds like poem N names N only if its
+            other half fits N's text better than its own too (two files swapped or misnumbered
+            hold the other poem in both halves); where it does, both halves name N."""
+            for k in sorted(clips):
+                t = clips[k].get("timeline") or {}
+                named = t.get("sounds_like")
+                key, part = k.split(".")
+                other = f"{key}.{'shimo' if part == 'kami' else 'kami'}"
+                o = clips.get(other)
+                if not named or o is None or o.get("source") != clips[k].get("source") \
+                        or other.split(".")[1] not in align_parts or other not in ratios:
+                    continue
+                seen = ratios[other]
+                if named not in seen:
                     try:
-                        lay_o = ref.layout(item)
-                        cands[str(other)] = (ref.samples(item), lay_o, ku_sizes(item, lay_o))
+                        x, _ = sf.read(str(tmp / o["file"]), dtype="float32")
+                        seen.update(text_ratios(x, PACK_RATE, _cands([named], other.split(".")[1])))
                     except Exception:
                         pass
-            like = sounds_like(x, PACK_RATE, own_ratio, cands)
-            return dataclasses.replace(t, sounds_like=like) if like else t
+                if named in seen and both_halves_agree(named, seen[key], seen[named]):
+                    if (o["timeline"] or {}).get("sounds_like") in (None, named):
+                        o["timeline"]["sounds_like"] = named
+                        continue
+                t.pop("sounds_like", None)
 
         with ThreadPoolExecutor(max_workers=nworkers) as ex:
             for store_, k, t in ex.map(lambda j: (j[0],) + timeline(j),
                                        [(clips, k) for k in sorted(clips)] + [(again, k) for k in sorted(again)]):
                 store_[k]["timeline"] = t.to_json()
+        _one_file_swaps()
         if ref is not None and hasattr(ref, "close") and reference is None:
             ref.close()
 
