@@ -630,15 +630,18 @@ def test_espeak_one_file_pack_split(espeak_pack):
 
 @needs_ffmpeg
 @pytest.mark.skipif(not _foreign().EspeakReader.available(), reason="needs espeak-ng (Japanese)")
-@pytest.mark.xfail(strict=True, reason="issue 32: against the built-in voice in a reader's rhythm "
-                   "an evenly paced synthesizer's 上の句 align less well (2 and 61 under 0.5, "
-                   "onsets up to 390 ms off); with the even chant none was low (docs/not-done.md)")
 def test_espeak_one_file_pack_aligned_with_confidence(espeak_pack):
     """All but at most one of the espeak-ng 上の句 aligned with confidence (as with the former,
-    evenly paced built-in voice).  Known to fail since the chant took a reader's rhythm: strict,
-    so a change that mends it says so."""
+    evenly paced built-in voice; failed from the chant's reader rhythm until a timeline's own
+    text was weighed against its neighbours' texts, issue 32), and where confident the deciding
+    mora within 100 ms of where espeak-ng says it."""
     keys, pack, s = espeak_pack
     assert len(s["low_confidence"]) <= 1, [(k, pack.timeline(k, "kami").confidence) for k in keys]
+    # issue 32's bar: nothing wrong by more than 100 ms while confident, at the deciding mora
+    # (measured: 4, -1, -31 ms; other morae of these 上の句 are up to ~390 ms off: not-done.md)
+    wrong = {k: d for k, d in s["decisive_errors_ms"].items()
+             if k not in s["low_confidence"] and abs(d) > 100}
+    assert not wrong, wrong
 
 
 def test_swapped_files_say_which_poem_they_sound_like(tmp_path):
