@@ -133,6 +133,8 @@ _PLAYER = {"enum": ["A", "B"]}
 #: a welcome's ``you``: a player's seat, or a watcher's (``WATCH``: sees the match, touches
 #: nothing)
 WATCH = "watch"
+#: the most watchers a host lets in (each is a link the host tells everything)
+MAX_WATCHERS = 8
 _YOU = {"enum": ["A", "B", WATCH]}
 _TEXT = {"type": "string", "maxLength": 300}
 _TOUCHES = {"type": "array", "maxItems": 200, "items": {

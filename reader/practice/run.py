@@ -239,7 +239,7 @@ def _listening_line(port: int, code: str) -> str:
 
 
 def host(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device=False,
-         voice_spec=None, memorize_s: float = 0.0) -> None:
+         voice_spec=None, memorize_s: float = 0.0, watchers: int = 0) -> None:
     """``--host --as bot:N``: serve the match until it is over; the log is saved after every
     read."""
     from reader.match import log as matchlog
@@ -257,7 +257,7 @@ def host(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device=F
         elif name in ("tries", "silent", "refused"):  # wrong codes, a silent link, bad touches
             env.warn(data)
 
-    the_host = online.Host(m, code, on_event=event, memorize_s=memorize_s)
+    the_host = online.Host(m, code, on_event=event, memorize_s=memorize_s, watchers=watchers)
     sound = _sound_for(m, voice_spec, lambda: the_host.timeline, lambda: 0.0, device)
 
     def own_sound(now):  # this machine's sound stalled or heard a start too late: said
@@ -276,7 +276,8 @@ def host(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device=F
 
 
 def join(env: Env, address, code: str, local, voice_spec, log_file, device=False) -> None:
-    """``--join --as bot:N``: a bot plays the host's match in this machine's seat."""
+    """``--join --as bot:N``: a bot plays the host's match in this machine's seat; ``local``
+    None: this machine watches (``--watch`` with no window: each read's result printed)."""
     from reader.match import log as matchlog
     from reader.practice import headless
 
@@ -308,12 +309,14 @@ def join(env: Env, address, code: str, local, voice_spec, log_file, device=False
             raise s.error  # (the sound device would not open: one line, as on the host)
         return [] if s is None else guest.sound_status(s.underruns, s.cut_ms)
 
-    guest = online.Guest(code, _build_guest_match(voice_spec), on_event=event)
+    guest = online.Guest(code, _build_guest_match(voice_spec), on_event=event,
+                         watch=local is None)
     players = [status]
-    bot = online.GuestBot(guest, local.level,
-                          lambda m, seats: headless.resume_text(m.log_text(), "the match",
-                                                                m.voice, seats))
-    players.append(bot.tick)
+    if local is not None:
+        bot = online.GuestBot(guest, local.level,
+                              lambda m, seats: headless.resume_text(m.log_text(), "the match",
+                                                                    m.voice, seats))
+        players.append(bot.tick)
     try:
         _netplay().run(_netplay().run_guest(guest, address, players=players, warn=env.warn))
     finally:
@@ -369,7 +372,7 @@ def _end_window(env: Env, w, transport, sound) -> None:
 
 def host_window(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device,
                 fullscreen: bool, show_kimariji: bool, voice_spec=None,
-                hints: bool = False, memorize_s: float = 0.0) -> None:
+                hints: bool = False, memorize_s: float = 0.0, watchers: int = 0) -> None:
     """``--host`` with this machine's player in the board window."""
     import threading
 
@@ -378,7 +381,7 @@ def host_window(env: Env, m, code: str, port: int, log_file, *, new_log: bool, d
 
     _window_ready(device)
     the_host = online.Host(m, code, ready=False,  # (ready once the window is open)
-                           memorize_s=memorize_s)
+                           memorize_s=memorize_s, watchers=watchers)
     sound = _sound_for(m, voice_spec, lambda: the_host.timeline, lambda: 0.0, device,
                        start=False)
     transport = None
@@ -412,8 +415,10 @@ def host_window(env: Env, m, code: str, port: int, log_file, *, new_log: bool, d
 
 
 def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
-                fullscreen: bool, show_kimariji: bool, hints: bool = False) -> None:
-    """``--join`` with this machine's player in the board window."""
+                fullscreen: bool, show_kimariji: bool, hints: bool = False,
+                watch: bool = False) -> None:
+    """``--join`` with this machine's player in the board window (``watch``: the board of a
+    match this machine watches, no seat)."""
     import threading
 
     from reader.practice.netwindow import Locked, OnlineWindow, Transport
@@ -421,7 +426,7 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
     _claim(env, log_file, new=True, hold=False)  # (held once the link is up: a refused join
     _window_ready()  # leaves nothing beside the log's name; the sound device once the host
     welcomed = threading.Event()  # has said yes: a refused join is that)
-    guest = online.Guest(code, _build_guest_match(voice_spec),
+    guest = online.Guest(code, _build_guest_match(voice_spec), watch=watch,
                          on_event=lambda name, data: welcomed.set() if name == "welcome" else None)
     guest.ready = False  # (ready once the window is open)
     lock = threading.Lock()
