@@ -22,13 +22,15 @@ DEVICE = "ab" * 16
 SEATS = {"A": Seat("human"), "B": Seat("bot", 1)}
 
 
-def one_machine(seats, touches, rules="kyogi", **deal):
+def one_machine(seats, touches, rules="kyogi", m=None, **deal):
     """The same match on one machine with a perfect clock: the session ticked every 4 ms on
     a timeline that goes on from each kyogi wait the moment it is let go, the players' touches
-    ``(read, player, card, frame)`` given when their frame is heard."""
+    ``(read, player, card, frame)`` given when their frame is heard.  ``m``: the match (not
+    begun) to play; default seed 7's."""
     from reader.practice.session import PracticeSession
 
-    m = headless.new_match(rules, seats, 7, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
+    if m is None:
+        m = headless.new_match(rules, seats, 7, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
     let_go = []
     s = PracticeSession(m, release=lambda: let_go.append(True))
     s.start_reading()
