@@ -295,3 +295,47 @@ def test_a_phone_and_a_tablet_each_a_players_device_play_a_match_judged_by_frame
     joined = [ln for ln in board.lines if "a device joined" in ln]
     assert len(joined) == 3 and "seat A, again" in joined[2], joined
     assert any("A's device is back" in ln for ln in board.lines), board.lines
+
+
+def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
+        tmp_path, browser, pulse_server):  # noqa: F811
+    """A second device with the code while the tablet holds the seat (``--vs bot:1``): it
+    watches -- its join screen says so, it plays the reading and draws the board; its touch
+    on the card is refused in a line on its page and judged nowhere; the tablet's take wins
+    the match and both end screens say it."""
+    from test_web import PHONE
+    from testbed.cdp import Browser
+
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
+    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
+        phone.load(board.page, *PHONE, touch=True)
+        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
+        assert phone.js("document.getElementById('seat').textContent").startswith("watching")
+        browser.touch(*centre(browser, "#start"))
+        phone.touch(*centre(phone, "#start"))
+        card = wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0 && "
+                       "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
+                       what="the board and the reading's start")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(phone, f"karuta.heardNow() > {kami['start'] + 9600}", what="the watcher's 上の句")
+        phone.touch(*centre(phone, f".card[data-card='{card}']"))
+        wait_js(phone, "document.getElementById('status').textContent.includes("
+                       "\"you are watching: a watcher's touch is not taken\")",
+                what="the watcher's refusal")
+        wait_js(browser, f"karuta.heardNow() > {kami['start'] + 14400}", what="the 上の句")
+        browser.touch(*centre(browser, f".near .card[data-card='{card}']"))
+        for b in (browser, phone):
+            wait_js(b, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = [b.js("document.getElementById('endlines').innerText") for b in (browser, phone)]
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        phone.close()
+        board.end()
+    assert "you won by 1" in ends[0] and "player A won by 1" in ends[1], ends
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    touches = [t for r in records if "read" in r for t in r["timing"]["touches"]]
+    assert [t["player"] for t in touches if t["verdict"] == "take"] == ["A"], touches
+    assert any("a device joined from 127.0.0.1 (watching)" in ln for ln in board.lines)
