@@ -454,3 +454,25 @@ def test_a_touch_sent_again_after_a_rejoin_is_judged_once():
     out = page.send(touch)
     assert out[0] == {"t": "ack", "id": 1} and len(out) <= 2
     assert len([t for t in m._touches if t.player == "A"]) == 1
+
+
+def test_a_device_silent_on_an_open_link_is_said_on_the_other_page():
+    """B's page stops telling its frames (its link still open: a phone that froze): after
+    2 s the terminal and A's page say so, the match holds at B's frame; B's next message
+    says it is back."""
+    said = []
+    m, board, a, b = _two_devices(echo=said.append)
+    _run(board, [a, b], until=lambda: a.now > 2.0)
+    held = board.frame
+    for _ in range(250):  # 2.5 s: A reports, B says nothing
+        a.now += 0.01
+        b.now += 0.01
+        if round(a.now * 100) % 5 == 0:
+            a.send({"t": "at", "frame": round(a.tl.heard(a.now))})
+        board.tick(a.now)
+        a.take(board.pending().pop(1, []))
+    line = "B's device stopped reporting (nothing heard from it for 2 s): the match waits for it"
+    assert said.count(line) == 1 and {"t": "warn", "text": line} in a.got
+    assert board.frame == held
+    b.send({"t": "at", "frame": round(b.tl.heard(b.now))})
+    assert said[-1] == "B's device is back" and {"t": "warn", "text": said[-1]} in a.got

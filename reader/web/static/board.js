@@ -62,7 +62,14 @@ const HANDLERS = {
     S.joined = true;
     S.you = m.you;
     S.token = m.token;
-    try { localStorage.setItem(seatKey(decodeURIComponent(location.hash.slice(1))), m.token); } catch (e) { /* kept for this visit */ }
+    try {  // (this run's token; those of earlier runs, other codes, are done with)
+      const key = seatKey(decodeURIComponent(location.hash.slice(1)));
+      for (let i = localStorage.length - 1; i >= 0; i--) {
+        const k = localStorage.key(i);
+        if (k && k.startsWith("karuta-seat-") && k !== key) localStorage.removeItem(k);
+      }
+      localStorage.setItem(key, m.token);
+    } catch (e) { /* kept for this visit */ }
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       for (const msg of S.unacked) send(msg);  // (in order; the laptop takes each once)
