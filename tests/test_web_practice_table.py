@@ -476,3 +476,18 @@ def test_a_device_silent_on_an_open_link_is_said_on_the_other_page():
     assert board.frame == held
     b.send({"t": "at", "frame": round(b.tl.heard(b.now))})
     assert said[-1] == "B's device is back" and {"t": "warn", "text": said[-1]} in a.got
+
+
+def test_a_seat_joined_again_on_a_new_link_has_its_old_link_closed():
+    """A page that joins again while its old link still looks open (a half-dead link is
+    often noticed late; or a second tab of the same browser, with the same token): the seat
+    moves to the new link, the old one is to be closed with a line saying why (a page told
+    an error does not join again by itself: no two tabs taking the seat in turns), and a
+    message still coming on it is refused."""
+    m, board, page = _started()
+    page.link = 2
+    page.hello()
+    assert page.you == "A" and board.closing == [(1, {
+        "t": "error", "text": "this seat joined again from another page: this one is closed"})]
+    out = board.receive({"t": "start"}, 0.0, 1, "10.0.0.2")
+    assert out == [{"t": "error", "text": "say hello with the code first"}]

@@ -107,6 +107,9 @@ class WebBoard(SessionTable):
         self._outbox: dict[int, list[dict]] = {}
         self.over_told = False
         self.hangup = False
+        #: links the transport is to close, each with its last message (a seat's old link,
+        #: once a page joined again with the seat's token: that page, or another tab)
+        self.closing: list[tuple[int, dict]] = []
 
     # -- the table ----------------------------------------------------------------------------
     @property
@@ -358,6 +361,9 @@ class WebBoard(SessionTable):
             return [{"t": "error", "text": why}]
         self.hangup = False
         again = page.device is not None
+        if page.joined and page.link not in (None, link):
+            self.closing.append((page.link, {"t": "error", "text": (
+                "this seat joined again from another page: this one is closed")}))
         page.link, page.joined, page.heard_at, page.sent_view = link, True, now, None
         if page.device != msg["device"]:
             page.device = msg["device"]

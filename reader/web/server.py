@@ -163,10 +163,21 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
         return await wav(got, drill.rate)
 
     async def others():
-        """A board's messages for its other pages (another seat's, the watchers')."""
+        """A board's messages for its other pages (another seat's, the watchers'); the
+        links it left (a seat's page that joined again on a new one) closed."""
         pending = getattr(drill, "pending", None)
         if pending is None:
             return
+        closing = getattr(drill, "closing", [])
+        while closing:
+            number, last = closing.pop()
+            ws = by_link.get(number)
+            if ws is not None and not ws.closed:
+                try:
+                    await ws.send_str(proto.encode(last))
+                except ConnectionError:
+                    pass
+                await ws.close()
         for number, msgs in pending().items():
             ws = by_link.get(number)
             if ws is None or ws.closed:
