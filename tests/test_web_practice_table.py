@@ -302,10 +302,11 @@ HUMANS = {"A": Seat("human"), "B": Seat("human")}
 DEVICE_B = "cd" * 16
 
 
-def _two_devices(seed=7, lag=0.07, watchers=8, echo=None):
+def _two_devices(seed=7, lag=0.07, watchers=8, echo=None, rules="kyogi"):
     """``--vs device``: A's page (link 1) and B's (link 2, its reading ``lag`` s behind A's),
     both joined and started."""
-    m = headless.new_match("kyogi", HUMANS, seed, VOICE, cards=3, reading=QUICK)
+    m = headless.new_match(rules, HUMANS, seed, VOICE, reading=QUICK,
+                           **({"cards": 3} if rules == "kyogi" else {}))
     board = WebBoard(m, VOICE, "314159", devices=True, watchers=watchers,
                      echo=echo or (lambda line: None))
     a = Page(board, 1)
@@ -361,9 +362,9 @@ def test_a_device_for_each_player_plays_a_whole_match_and_logs_what_one_machine_
     assert gos == [g["frame"] for g in b.got if g["t"] == "go"] and len(gos) >= 2
 
 
-def test_the_later_device_holds_the_read_and_a_send_is_made_on_its_own_device():
+def test_the_later_device_holds_the_read_and_a_page_touches_for_its_own_seat_only():
     """The session hears what both devices heard: with B's reading 0.8 s behind, no read
-    closes before B has heard its end; B's page cannot make A's send, nor touch for A."""
+    closes before B has heard its end; B's page cannot touch for A."""
     m, board, a, b = _two_devices(lag=0.8)
     first_wait = next(s for s in m.plan.segments if s.wait)
     _run(board, [a, b], until=lambda: (a.tl.heard(a.now) or 0) >= first_wait.end)
@@ -489,3 +490,18 @@ def test_a_seat_joined_again_on_a_new_link_has_its_old_link_closed():
         "t": "error", "text": "this seat joined again from another page: this one is closed"})]
     out = board.receive({"t": "start"}, 0.0, 1, "10.0.0.2")
     assert out == [{"t": "error", "text": "say hello with the code first"}]
+
+
+def test_a_goshiki_match_on_two_devices_logs_what_one_machine_logs():
+    """Goshiki with a device each (B's reading 70 ms behind): each page draws its own ten
+    near, the log is the one-machine match's for the same touches."""
+    m, board, a, b = _two_devices(rules="goshiki")
+    as_bots = {"A": Seat("bot", 3), "B": Seat("bot", 2)}
+    players = [Player(p, lambda pg=pg: pg, lambda f, pg=pg: pg.tl.instant_of(f), as_bots)
+               for p, pg in (("A", a), ("B", b))]
+    _run(board, [a, b], players)
+    assert board.over and len(m.closed) >= 17
+    assert m.log_records() == one_machine(HUMANS, a.touches + b.touches, "goshiki").log_records()
+    for page, me in ((a, "A"), (b, "B")):
+        view = [g["view"] for g in page.got if g["t"] == "view"][-1]
+        assert view["viewer"] == me and len(view["board"]["hands"][me]) == 10
