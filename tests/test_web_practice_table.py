@@ -345,8 +345,19 @@ def test_a_device_for_each_player_plays_a_whole_match_and_logs_what_one_machine_
                                                                 "B": Seat("bot", 2)})
     pb = Player("B", lambda: b, lambda f: b.tl.instant_of(f), {"A": Seat("bot", 3),
                                                                 "B": Seat("bot", 2)})
-    _run(board, [a, b], [pa, pb])
+    refused = []
+
+    def other_sends(now):  # (the page of the player who does not owe tries the send first)
+        owed = m.owed_send()
+        if owed is not None and not refused:
+            page = b if owed.sender == "A" else a
+            refused.append((owed.sender, page.send({"t": "send"})[1]))
+            assert m.owed_send() == owed
+
+    _run(board, [a, b], [other_sends, pa, pb])
     assert board.over
+    who, said = refused[0]
+    assert said == {"t": "warn", "text": f"{who} owes the send: it is made on {who}'s device"}
     touches = a.touches + b.touches
     assert {p for _, p, _, _ in a.touches} == {"A"} and {p for _, p, _, _ in b.touches} == {"B"}
     assert m.log_records() == one_machine(HUMANS, touches).log_records()
