@@ -158,9 +158,10 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @click.option("--rules", type=click.Choice(list(GAMES)), default=None,
               help="kyogi (default): 25 cards a side, first to empty theirs wins; goshiki: one "
                    "colour's 20, 10 each, most taken after 17 reads wins.")
-@click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|none",
+@click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|device|none",
               help="Your opponent: a bot of level 1-5 (default bot:3), a second player on the "
-                   "same screen, or none (alone: all the cards on the board are yours; "
+                   "same screen, a second player on a phone or tablet of their own (device: "
+                   "--web only), or none (alone: all the cards on the board are yours; "
                    "goshiki: your 10, the colour's other 10 are karafuda).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
@@ -243,6 +244,7 @@ def practice(**o):
       karuta practice --bot-vs-bot 2,4 --seed 7 --log m.jsonl --json
       karuta practice --host                     # online: prints the code to join with
       karuta practice --web --vs bot:2           # on a tablet's browser (prints a QR code)
+      karuta practice --web --vs device          # a phone or tablet for each player
       karuta practice --join 192.168.1.20 --code 123456
       karuta practice --join 192.168.1.20 --code 123456 --watch   # (host: --watchers 1)
     """
@@ -257,6 +259,12 @@ def practice(**o):
     env = _env()
     if o["join"] is not None:
         return _join(env, o)
+    devices = (o["vs"] or "").strip().lower() == "device"
+    if devices:  # (a player at each page: two human seats)
+        if not o["web"]:
+            raise KarutaError("--vs device needs --web: each player on a phone or tablet of "
+                              "their own")
+        o["vs"] = "human"
     seats = _seats(o)
     code = o["code"]
     if code is not None and not (4 <= len(code) <= 64 and code.isprintable() and " " not in code):
@@ -276,7 +284,7 @@ def practice(**o):
         store = CalibrationStore(clock=env.clock)
         store.load()  # (an unreadable calibration file: one line now, not when a device joins)
         return run.play_web(env, m, log_file=o["log_file"], new_log=True,
-                            address=o["address"], port=o["port"], store=store)
+                            address=o["address"], port=o["port"], store=store, devices=devices)
     if run.has_player(m):
         if o["as_json"]:  # (a resumed match with a player)
             raise KarutaError("--json needs --bot-vs-bot: a window match shows its result")

@@ -464,13 +464,14 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
 
 
 def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port: int | None,
-             store=None):
+             store=None, devices: bool = False):
     """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot, or a
     second player at the same tablet's far half) served
     to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
     page plays the reading and takes the touches, this machine judges through the practice
     session and writes the log after every read.  ``store``: the devices' calibrations (the
-    speed drill's tap-along keeps them)."""
+    speed drill's tap-along keeps them); ``devices``: each player at a page of their own (two
+    phones or tablets: ``--vs device``); more pages watch."""
     from reader.match import log as matchlog
     from reader.web.board import WebBoard
     from reader.web.server import DEFAULT_PORT, qr_text, serve
@@ -483,15 +484,19 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
         from reader.practice import headless
 
         headless.save(m, log_file)  # the deal is on disk before the first read
-    board = WebBoard(m, m.voice, online.new_code(), log_file=log_file, store=store,
-                     clock=env.clock, echo=env.echo)
+    board = WebBoard(m, m.voice, online.new_code(), devices=devices, log_file=log_file,
+                     store=store, clock=env.clock, echo=env.echo)
     b = m.seats["B"]
     env.echo(f"practice on the web · {m.game.name} · " + (
-        f"bot {b.level}" if b.kind == "bot" else "two players at one tablet"))
+        f"bot {b.level}" if b.kind == "bot" else "a device for each player" if devices
+        else "two players at one tablet"))
 
     def show(url):
         env.echo(qr_text(url))
         env.echo(f"open on the phone or tablet (same Wi-Fi): {url}")
+        if devices:
+            env.echo("each player opens it on a phone or tablet of their own (the first two "
+                     "take seats A and B); more pages watch")
         env.echo("Ctrl-C stops (the log is saved after every read: --resume goes on)")
 
     try:
