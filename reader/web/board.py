@@ -44,8 +44,8 @@ from reader.web import boardproto
 
 __all__ = ["WebBoard", "MAX_WATCHERS", "QUIET_S"]
 
-#: pages that may watch a board (beyond its players')
-MAX_WATCHERS = 8
+#: pages that may watch a board (beyond its players'): as many as an online host lets in
+MAX_WATCHERS = online.MAX_WATCHERS
 #: a player's page that said nothing this long (it says the frame it hears every 50 ms) has
 #: stopped: said on the other pages and the terminal (the match waits for it meanwhile) (s)
 QUIET_S = 2.0
