@@ -7,15 +7,12 @@ the page was shown, with the frame the page sent."""
 from __future__ import annotations
 
 import json
-import re
-import subprocess
-import threading
 import time
 from pathlib import Path
 
 import pytest
 from cli_run import karuta_argv, karuta_env
-from testbed.apps import end_app, start_app
+from testbed.apps import WebApp
 from test_web import FLAGS, TABLET, browser, centre, wait_js  # noqa: F401  (a fixture)
 
 from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
@@ -25,46 +22,15 @@ pytestmark = pytest.mark.realtime
 QUICK = ("--no-joka", "--speed", "4", "--ma", "0.2", "--yoin", "0.2", "--take", "1")
 
 
-class Board:
+class Board(WebApp):
     """``karuta practice --web`` as a process: its address (on karuta.test), its output."""
 
     def __init__(self, tmp: Path, *args: str):
         self.log = tmp / "match.jsonl"
-        self.proc = start_app(
+        super().__init__(
             karuta_argv("practice", "--web", "--address", "127.0.0.1", "--port", "0",
                         "--voice", "tone", "--log", str(self.log), *args),
-            env=karuta_env({"KARUTA_CONFIG_DIR": str(tmp / "config")}, data_dir=tmp / "data"),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        self.url = self.wait_for(r"open on the phone or tablet \(same Wi-Fi\): (\S+)").group(1)
-        self.page = self.url.replace("127.0.0.1", "karuta.test")
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout: float = 60):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for ln in list(self.lines):
-                m = re.search(pattern, ln)
-                if m:
-                    return m
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        pytest.fail(f"no line like {pattern!r} from karuta:\n" + "\n".join(self.lines),
-                    pytrace=False)
-
-    def end(self, wait: float = 0.0):
-        try:
-            self.proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            pass
-        rc = self.proc.poll()
-        end_app(self.proc)
-        return rc
+            karuta_env({"KARUTA_CONFIG_DIR": str(tmp / "config")}, data_dir=tmp / "data"))
 
 
 def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # noqa: F811
