@@ -7,13 +7,14 @@ the page was shown, with the frame the page sent."""
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
 import pytest
 from cli_run import karuta_argv, karuta_env
 from testbed.apps import WebApp
-from test_web import FLAGS, TABLET, browser, centre, wait_js  # noqa: F401  (a fixture)
+from test_web import FLAGS, TABLET, browser, centre, tap_along, wait_js  # noqa: F401  (a fixture)
 
 from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
 
@@ -42,27 +43,8 @@ def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # 
     try:
         browser.load(board.page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*centre(browser, "#start"))
-        wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
-                what="the board and the reading's start")
-        mine = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)")
-        assert len(mine) == 1
-        card = mine[0]
-        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
-        assert kami["start"] < browser.js(
-            "karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem !== null).end"), \
-            "seed 23: the player's card is read first"
-        wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
-        browser.screenshot_now(tmp_path / "tablet-reading.png")
-        at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
-        while time.time() < at + 0.002:
-            time.sleep(0.005)
-        browser.touch(*centre(browser, f".near .card[data-card='{card}']"), at=at)
-        wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
-        browser.screenshot_now(tmp_path / "tablet-end.png")
-        ends = browser.js("document.getElementById('endlines').innerText")
+        card, kami, ends, sent = touch_the_first_card(browser, tmp_path)
         assert "you won by 1" in ends, ends
-        sent = browser.js("karuta.sent.filter(m => m.t === 'touch')")
         assert board.end(wait=10) == 0, "\n".join(board.lines)
     finally:
         board.end()
@@ -77,6 +59,72 @@ def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # 
     assert len(a) == 1 and a[0]["card"] == card and a[0]["verdict"] == "take"
     assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)  # (no calibration)
     assert any("you won by 1" in line for line in board.lines), board.lines
+
+
+def touch_the_first_card(browser, tmp_path) -> tuple[int, dict, str, list]:
+    """Start; the player's one card (seed 23: read first) touched 300 ms after its 上の句
+    began as the page plays it; the end screen.  (card, its 上の句 segment, the end lines,
+    the touches the page sent)."""
+    browser.touch(*centre(browser, "#start"))
+    wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
+            what="the board and the reading's start")
+    mine = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)")
+    assert len(mine) == 1
+    card = mine[0]
+    kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+    assert kami["start"] < browser.js(
+        "karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem !== null).end"), \
+        "seed 23: the player's card is read first"
+    wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
+    browser.screenshot_now(tmp_path / "tablet-reading.png")
+    at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+    while time.time() < at + 0.002:
+        time.sleep(0.005)
+    browser.touch(*centre(browser, f".near .card[data-card='{card}']"), at=at)
+    wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
+    browser.screenshot_now(tmp_path / "tablet-end.png")
+    ends = browser.js("document.getElementById('endlines').innerText")
+    return card, kami, ends, browser.js("karuta.sent.filter(m => m.t === 'touch')")
+
+
+def test_the_board_page_taps_along_and_the_players_name_goes_with_the_touch(tmp_path,
+                                                                            browser):  # noqa: F811
+    """The board page's own tap-along before Start (8 clicks, each touch dispatched 30 ms
+    after the instant the page plays its click), a name typed: the log's touch carries the
+    calibration found and the name, its frame less the calibration; the end screen says
+    the calibration; ``karuta stats`` has the player by that name, one touch, timed."""
+    from reader.drills.stats import StatsDB
+
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        assert "not calibrated" in browser.js("document.getElementById('calib').textContent")
+        for attempt in range(3):  # (a stall of the browser's sound on a loaded machine)
+            line = tap_along(browser)
+            m = re.search(r"^calibrated: offset ([+-][\d.]+) ms", line)
+            if m:
+                break
+            assert "the sound had a gap" in line or "not saved" in line, line
+        assert m, line
+        offset = float(m.group(1))
+        assert "calibrated" in browser.js("document.getElementById('calib').textContent")
+        browser.js("document.getElementById('name').value = ' Hana '")
+        browser.screenshot_now(tmp_path / "tablet-join-calibrated.png")
+        card, kami, ends, sent = touch_the_first_card(browser, tmp_path)
+        assert f"calibration: {offset:+.1f} ms subtracted" in ends, ends
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        board.end()
+    assert any(re.match(r"karuta stats: 1 touch filed", ln) for ln in board.lines), board.lines
+    reads = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()[1:]]
+    a = [t for t in reads[0]["timing"]["touches"] if t["player"] == "A"]
+    assert len(a) == 1 and a[0]["name"] == "Hana"
+    assert a[0]["calibration_ms"] == pytest.approx(offset, abs=0.06)
+    assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0 - a[0]["calibration_ms"], abs=0.1)
+    with StatsDB(tmp_path / "data" / "stats.sqlite3", reading=True) as db:
+        players = db.per_player()
+    assert [(p.name, p.taps, p.takes, p.uncalibrated) for p in players] == [("Hana", 1, 1, 0)]
 
 
 def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(tmp_path,

@@ -13,9 +13,13 @@ touched); before it is judged the session is moved on to that frame (every bot t
 it delivered first: frames decide, not arrival).  The kyogi wait after a 上の句 stands on the
 page until the session lets the reading go on (``go``: the wait's end frame).
 
-A device is known by the id its page keeps; its calibration is the one the speed drill's
-tap-along saved under ``web:<id>`` (subtracted from every touch's frame).  An uncalibrated
-device plays, its touches judged by their raw frames (said on the page and the terminal).
+A device is known by the id its page keeps; its calibration is the one a tap-along (the
+board page's own, before the reading, or the speed drill's: ``reader.web.page.TapAlong``)
+kept under ``web:<id>`` (subtracted from every touch's frame).  An uncalibrated device plays,
+its touches judged by their raw frames (said on the page and the terminal); every touch is
+logged with the calibration it had (``calibration_ms``, null: none) and the player's name if
+the page gave one, and ``record_stats`` files each player's takes under that name, an
+uncalibrated touch's with no reaction time (kept out of ``karuta stats``' figures).
 """
 from __future__ import annotations
 
@@ -28,11 +32,12 @@ from reader.practice.local import Saver
 from reader.practice.session import PracticeSession, result_lines
 from reader.practice.table import SessionTable
 from reader.web import boardproto
+from reader.web.page import PageHost, TapAlong
 
 __all__ = ["WebBoard"]
 
 
-class WebBoard(SessionTable):
+class WebBoard(SessionTable, PageHost):
     """Match ``m`` played on one page: seat A the player at the page, B a bot or a second
     player at the same tablet (the far half: a touch is B's when it starts there).
     ``receive(msg, now, link, addr)`` / ``drop(link)``: as ``WebDrill``'s (the transport's
@@ -55,11 +60,13 @@ class WebBoard(SessionTable):
         self.rate = m.plan.sample_rate
         self.waits = [s for s in m.plan.segments if s.wait]
         self._saver = Saver(log_file)
+        self.tap_along = TapAlong(store, self.rate, self.token, echo)
+        self.names: dict[str, str] = {}  # seat -> the name its player gave on the page
         self.device: str | None = None
         self.link: int | None = None
         self.calibration_ms: float | None = None
         self.frame: float | None = None  # the plan frame the page said it hears
-        self.anchor_frame = 0  # the frame the page's reading last went on from
+        self.anchor_frame = m.first_frame()  # where the page's reading last went on from
         self._go = False
         self._sent_view = None
         self.over_told = False
@@ -108,26 +115,32 @@ class WebBoard(SessionTable):
         """``player`` touched ``card`` at plan ``frame`` (as the page heard it)."""
         cal = (self.calibration_ms or 0.0) * self.rate / 1000.0
         self.step(self.clock.seconds(), frame)
-        self.session.touch(player, card, frame - cal)
+        note = {"calibration_ms": self.calibration_ms}  # (null: not calibrated, not timed)
+        if player in self.names:
+            note["name"] = self.names[player]
+        self.session.touch(player, card, frame - cal, note)
 
-    # -- the transport's calls ------------------------------------------------------------------
-    def drop(self, link: int) -> None:
-        if link == self.link:
-            self.link = None
-
-    def receive(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
-        msg = boardproto.check(msg)
-        self.hangup = False
+    # -- the transport's calls (``PageHost.receive``: checked, the hello answered) ----------------
+    def handle(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
         t = msg["t"]
-        if t == "hello":
-            return self._hello(msg, now, link, addr)
-        if link != self.link:
-            self.hangup = True
-            return [{"t": "error", "text": "say hello with the code first"}]
+        before = self.session.phase in ("arrange", "memorize")
         if t == "start":
-            if self.session.phase in ("arrange", "memorize"):
+            if before:
+                for p, name in msg.get("names", {}).items():
+                    if p in self.here and name.strip():
+                        self.names[p] = " ".join(name.split())
                 self.session.start_reading()
-                self.echo("the reading starts on the device")
+                self.echo("the reading starts on the device" + "".join(
+                    f" · {p}: {n}" for p, n in sorted(self.names.items())))
+        elif t in ("calibrate", "cal"):  # the tap-along, before the reading
+            got = None
+            if before and t == "calibrate":
+                got = self.tap_along.ask(msg["count"])
+            elif before:
+                got = self.tap_along.taps(self.device, msg["taps"], msg.get("moved_ms"))
+                self.calibration_ms = self._calibration()
+            return [got] if got is not None else [
+                {"t": "warn", "text": "calibrate before the reading starts: ignored"}]
         elif t == "at":
             self.step(now, msg["frame"])
         elif t == "touch":
@@ -162,7 +175,8 @@ class WebBoard(SessionTable):
             lines = result_lines(self.m, self.here)
             for line in lines:
                 self.echo(line)
-            cal = ("calibration: none (touches judged by their raw frames)"
+            cal = ("calibration: none (touches judged by their raw frames, kept out of "
+                   "karuta stats: tap along before the next match)"
                    if self.calibration_ms is None else
                    f"calibration: {self.calibration_ms:+.1f} ms subtracted")
             out.append({"t": "over", "lines": [s[:400] for s in [*lines, cal]]})
@@ -204,15 +218,7 @@ class WebBoard(SessionTable):
         return int(self.anchor_frame)
 
     def _calibration(self) -> float | None:
-        if self.store is None:
-            return None
-        from reader.drills.calibrate import CalibrationError
-
-        try:
-            c = self.store.get(f"web:{self.device}")
-        except CalibrationError as e:
-            self.echo(f"karuta: {e}")
-            return None
+        c = self.tap_along.stored(self.device)
         return None if c is None else float(c["offset_ms"])
 
     def clip(self, token: str, digest: str, index: int):
@@ -227,7 +233,16 @@ class WebBoard(SessionTable):
         return self.voice.samples(segs[index].speech)
 
     def click_track(self, token: str):
-        return "calibrate with karuta drill speed --web (the tap-along is kept for the device)"
+        return self.tap_along.track(token)
+
+    def record_players(self, db, ts) -> int:
+        """Each player's takes and faults of the match (its reads closed here) into the stats
+        database (``reader.practice.record.record_web``): under the player's name, one
+        session a player and calibration.  The number of taps recorded."""
+        from reader.practice.record import record_web
+
+        return record_web(db, self.m, ts, players=self.here, names=self.names,
+                          settings={"device": f"web:{self.device}"})
 
     def close(self) -> None:
         self._saver.close()

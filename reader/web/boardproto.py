@@ -2,16 +2,19 @@
 WebSocket, each checked against its schema (``online.check`` with this table) and bounded as
 the drill page's are (``protocol.MAX_IN`` bytes from the page).
 
-Page → host: hello, start, at (the plan frame the page hears now), touch (a card, the plan
-frame heard when it was touched), pick (a card to send), send (the highlighted send).
-Host → page: welcome (the plan), view (``reader.practice.view.to_json`` of the table's view),
-go (the reading goes on from a wait's end), over (the end lines), warn, error.
+Page → host: hello, start (with the players' names, if given), calibrate and cal (the
+tap-along, before the reading), at (the plan frame the page hears now), touch (a card, the
+plan frame heard when it was touched), pick (a card to send), send (the highlighted send).
+Host → page: welcome (the plan), clicks and calibrated (the tap-along), view
+(``reader.practice.view.to_json`` of the table's view), go (the reading goes on from a wait's
+end), over (the end lines), warn, error.
 """
 from __future__ import annotations
 
 import json
 
 from reader.practice import online
+from reader.web import protocol
 from reader.web.protocol import MAX_IN, _msg
 
 __all__ = ["VERSION", "SCHEMAS", "check", "decode", "encode"]
@@ -25,12 +28,20 @@ _TEXT = {"type": "string", "maxLength": 400}
 _DEVICE = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
 #: whose touch (two players at one tablet: the half it started in; default A)
 _PLAYER = {"enum": ["A", "B"]}
+#: a player's name as the page gives it (stats are kept under it): 1-24 characters, no
+#: control characters, not only spaces
+NAME = {"type": "string", "minLength": 1, "maxLength": 24,
+        "pattern": "^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$"}
+_NAMES = {"type": "object", "properties": {"A": NAME, "B": NAME}, "additionalProperties": False}
 
 SCHEMAS: dict[str, dict] = {
     # page → host
     "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64},
                             "device": _DEVICE}),
-    "start": _msg("start", {}),
+    "start": _msg("start", {}, {"names": _NAMES}),
+    # the tap-along (the drill page's: ``reader.web.page.TapAlong``), before the reading
+    "calibrate": protocol.SCHEMAS["calibrate"],
+    "cal": protocol.SCHEMAS["cal"],
     "at": _msg("at", {"frame": _FRAME}),
     "touch": _msg("touch", {"card": _CARD, "frame": _FRAME,
                             "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
@@ -43,6 +54,8 @@ SCHEMAS: dict[str, dict] = {
                                 "calibration": {"type": ["number", "null"]}}),
     "view": _msg("view", {"view": {"type": "object"}}),
     "go": _msg("go", {"frame": _FRAME}),
+    "clicks": protocol.SCHEMAS["clicks"],
+    "calibrated": protocol.SCHEMAS["calibrated"],
     "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),
     "warn": _msg("warn", {"text": _TEXT}),
     "error": _msg("error", {"text": _TEXT}),
