@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from cli_run import karuta_argv, karuta_env
-from testbed.apps import WebApp
+from testbed.apps import WebApp, reads
 from test_web import FLAGS, TABLET, browser, centre, tap_along, wait_js  # noqa: F401  (a fixture)
 
 from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
@@ -48,6 +48,9 @@ def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # 
         assert board.end(wait=10) == 0, "\n".join(board.lines)
     finally:
         board.end()
+    assert kami["start"] < min(s["end"] for s in browser.js("karuta.timeline.segs")
+                               if s["kind"] == "kami" and s["poem"] is not None), \
+        "seed 23: the player's card is read first"
     assert len(sent) == 1 and sent[0]["card"] == card
     # the page's frame: 300 ms after the 上の句's start, to the page's own output-clock fit
     assert abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
@@ -72,9 +75,6 @@ def touch_the_first_card(browser, tmp_path) -> tuple[int, dict, str, list]:
     assert len(mine) == 1
     card = mine[0]
     kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
-    assert kami["start"] < browser.js(
-        "karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem !== null).end"), \
-        "seed 23: the player's card is read first"
     wait_js(browser, f"karuta.heardNow() > {kami['start']}", what="the 上の句")
     browser.screenshot_now(tmp_path / "tablet-reading.png")
     at = browser.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
@@ -125,6 +125,43 @@ def test_the_board_page_taps_along_and_the_players_name_goes_with_the_touch(tmp_
     with StatsDB(tmp_path / "data" / "stats.sqlite3", reading=True) as db:
         players = db.per_player()
     assert [(p.name, p.taps, p.takes, p.uncalibrated) for p in players] == [("Hana", 1, 1, 0)]
+
+
+def test_a_match_stopped_after_a_read_goes_on_with_resume_and_is_won(tmp_path,
+                                                                    browser):  # noqa: F811
+    """``practice --web --resume``: seed 47 (one card a side) reads a karafuda first; once
+    that read is in the log the laptop is stopped (SIGTERM: as Ctrl-C).  ``--resume --log``
+    serves the match again: the page is welcomed at the 間 before read 2's 上の句 (the
+    player's card), touches it, "you won by 1"; the log keeps read 1 and adds read 2."""
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "47", *QUICK)
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*centre(browser, "#start"))
+        end = time.monotonic() + 60
+        while not reads(board.log) and time.monotonic() < end:
+            time.sleep(0.1)
+    finally:
+        board.end()
+    first = reads(board.log)
+    assert len(first) == 1 and first[0]["took"] is None, first  # (a karafuda: nobody's)
+    again = Board(tmp_path, "--resume")
+    try:
+        browser.load(again.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        segs = browser.js("karuta.timeline.segs")
+        kamis = [i for i, s in enumerate(segs) if s["kind"] == "kami" and s["poem"] is not None]
+        k = kamis[1]
+        assert segs[k - 1]["kind"] == "ma"
+        assert browser.js("karuta.welcome.from") == segs[k - 1]["start"]
+        card, kami, ends, sent = touch_the_first_card(browser, tmp_path)
+        assert kami["poem"] == segs[k]["poem"] and "you won by 1" in ends, ends
+        assert again.end(wait=10) == 0, "\n".join(again.lines)
+    finally:
+        again.end()
+    assert any("resumed at read 2" in ln for ln in again.lines), again.lines
+    both = reads(again.log)
+    assert len(both) == 2 and both[0] == first[0] and both[1]["took"] == "A", both
 
 
 def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(tmp_path,

@@ -9,6 +9,8 @@ import statistics
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reader.practice import headless
 from reader.web import boardproto
@@ -248,7 +250,8 @@ def test_two_players_at_one_tablet_are_filed_under_their_own_names(tmp_path):
 
 
 @pytest.mark.parametrize("names", [{"A": "\x07bell"}, {"A": "x" * 25}, {"A": "   "},
-                                   {"A": ""}, {"C": "Hana"}, {"A": 7}])
+                                   {"A": ""}, {"C": "Hana"}, {"A": 7}, {"A": "Hana\n"},
+                                   {"A": "\u202eanaH"}, {"A": "a\x85b"}])
 def test_a_name_the_page_sends_is_bounded_and_checked(names):
     from reader.practice.online import ProtocolError
 
@@ -262,3 +265,24 @@ def test_the_web_options_port_default_is_the_servers():
     from reader.web.server import DEFAULT_PORT
 
     assert WEB_PORT == DEFAULT_PORT
+
+
+_UNSAFE = set(range(0x20)) | set(range(0x7f, 0xa0)) | set(range(0x202a, 0x202f)) | \
+    set(range(0x2066, 0x206a))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=30))
+def test_a_name_is_taken_exactly_when_it_is_short_printable_and_not_blank(name):
+    """What the laptop takes as a name (and prints, and files stats under): 1-24 characters,
+    not only white space, none a control character or a mark that reorders the line."""
+    from reader.practice.online import ProtocolError
+
+    fits = (1 <= len(name) <= 24 and name.strip() != "" and
+            not any(ord(c) in _UNSAFE for c in name))
+    try:
+        boardproto.check({"t": "start", "names": {"B": name}})
+        taken = True
+    except ProtocolError:
+        taken = False
+    assert taken == fits, repr(name)

@@ -203,8 +203,9 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @click.option("--host", "host_mode", is_flag=True,
               help="Online: host a match for a player on another machine (prints the code "
                    "they join with).")
-@web_options("Play on a phone's or tablet's browser against the --vs bot: this machine "
-             "serves the page on the LAN (prints its address and a QR code) and judges.",
+@web_options("Play on a phone's or tablet's browser against the --vs bot (or --vs human: "
+             "two players at one tablet): this machine serves the page on the LAN (prints "
+             "its address and a QR code) and judges.",
              port_help=f"Online, --host: the TCP port to listen on (default "
                        f"{online.DEFAULT_PORT}; 0: any free port, printed); --web: the "
                        f"page's (default {WEB_PORT}).")

@@ -28,10 +28,12 @@ _TEXT = {"type": "string", "maxLength": 400}
 _DEVICE = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
 #: whose touch (two players at one tablet: the half it started in; default A)
 _PLAYER = {"enum": ["A", "B"]}
-#: a player's name as the page gives it (stats are kept under it): 1-24 characters, no
-#: control characters, not only spaces
+#: a player's name as the page gives it (stats are kept under it, the terminal shows it):
+#: 1-24 characters, not only spaces, no control characters (C0, DEL, C1) nor the marks that
+#: reorder a terminal's line (bidi embeddings, overrides, isolates)
+_NAME_CHAR = "\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069"
 NAME = {"type": "string", "minLength": 1, "maxLength": 24,
-        "pattern": "^[^\\x00-\\x1f\\x7f]*[^\\s\\x00-\\x1f\\x7f][^\\x00-\\x1f\\x7f]*$"}
+        "pattern": f"^[^{_NAME_CHAR}]*[^\\s{_NAME_CHAR}][^{_NAME_CHAR}]*$"}
 _NAMES = {"type": "object", "properties": {"A": NAME, "B": NAME}, "additionalProperties": False}
 
 SCHEMAS: dict[str, dict] = {
