@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import http.client
 import re
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -20,7 +19,7 @@ import numpy as np
 import pytest
 from testbed.cdp import Browser
 from cli_run import karuta_argv, karuta_env
-from testbed.apps import end_app, start_app
+from testbed.apps import WebApp
 
 from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
 
@@ -34,63 +33,16 @@ FLAGS = ["--autoplay-policy=no-user-gesture-required",
          "--host-resolver-rules=MAP karuta.test 127.0.0.1"]
 
 
-class Drill:
+class Drill(WebApp):
     """``karuta drill speed --web`` as a process: its address (on karuta.test), its output."""
 
     def __init__(self, tmp: Path, *args: str):
         self.data = tmp / "data"
         self.config = tmp / "config"
-        self.proc = start_app(
+        super().__init__(
             karuta_argv("drill", "speed", "--web", "--address", "127.0.0.1", "--port", "0",
                         "--voice", "tone", *args),
-            env=karuta_env({"KARUTA_CONFIG_DIR": str(self.config)}, data_dir=self.data),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.url = self.wait_for(r"open on the phone or tablet \(same Wi-Fi\): (\S+)").group(1)
-        self.port = int(re.search(r":(\d+)/", self.url).group(1))
-        self.code = self.url.rsplit("#", 1)[1]
-        self.page = self.url.replace("127.0.0.1", "karuta.test")
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout: float = 60):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for ln in list(self.lines):
-                m = re.search(pattern, ln)
-                if m:
-                    return m
-            if self.proc.poll() is not None and not self._reader.is_alive():
-                break
-            time.sleep(0.05)
-        pytest.fail(f"no line like {pattern!r} from karuta:\n" + "\n".join(self.lines),
-                    pytrace=False)
-
-    def get(self, path: str) -> tuple[int, str]:
-        """A GET of ``path`` as written (no normalising of ``..``)."""
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
-        c.putrequest("GET", path, skip_host=True)
-        c.putheader("Host", f"karuta.test:{self.port}")
-        c.endheaders()
-        r = c.getresponse()
-        body = r.read().decode(errors="replace")
-        c.close()
-        return r.status, body
-
-    def end(self, wait: float = 0.0) -> int | None:
-        """End the process (after ``wait`` s for it to end by itself); its exit status if it
-        had ended by itself."""
-        try:
-            self.proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            pass
-        rc = self.proc.poll()
-        end_app(self.proc)
-        return rc
+            karuta_env({"KARUTA_CONFIG_DIR": str(self.config)}, data_dir=self.data))
 
 
 @pytest.fixture

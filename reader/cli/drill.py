@@ -12,7 +12,7 @@ from reader.cli import warn
 from reader.cli.bounds import FINITE
 from reader.cli.options import (backend_option, colors_option, device_option, poems_option,
                                 replace_option, seed_option, timing_details_option,
-                                timing_details_wanted, voice_option)
+                                timing_details_wanted, voice_option, web_options)
 
 from pathlib import Path
 
@@ -132,14 +132,8 @@ def _open_output(backend: str, device, rate: int):
               help="Write the drill's plan as JSON.")
 @replace_option()
 @timing_details_option()
-@click.option("--web", is_flag=True,
-              help="Drill on a phone or tablet: its browser plays the reading and takes the "
-                   "touches (open the address printed, or scan its QR code).")
-@click.option("--address", default=None, metavar="HOST",
-              help="--web: the address to serve on and print (default: this machine's on "
-                   "the LAN, served on all).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help="--web: the port (default 47101; 0: any free one).")
+@web_options("Drill on a phone or tablet: its browser plays the reading and takes the "
+             "touches (open the address printed, or scan its QR code).")
 def speed(poems_spec, colors, cards, karafuda, seed, pace, ma, take, voice_spec, window,
           choices, device, backend, log_path, plan_out, replace, timing_details, web, address,
           port):

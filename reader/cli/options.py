@@ -72,3 +72,23 @@ def timing_details_wanted(flag: bool) -> bool:
     import os
 
     return flag or os.environ.get("KARUTA_TIMING_DEBUG", "") not in ("", "0")
+
+
+#: the port a phone's page is served on when ``--port`` is not given (``reader.web.server``'s
+#: ``DEFAULT_PORT``; written here so that ``--help`` imports nothing of the web host)
+WEB_PORT = 47_101
+
+
+def web_options(web_help: str, port_help: str | None = None):
+    """``--web``, ``--address`` and ``--port``: the command served to a phone's or tablet's
+    browser on the LAN (``reader.web.server``), declared once for ``drill speed`` and
+    ``practice``.  ``port_help``: when ``--port`` means more than the page's port (practice:
+    the online host's too)."""
+    return stack(
+        click.option("--web", is_flag=True, help=web_help),
+        click.option("--address", default=None, metavar="HOST",
+                     help="--web: the address to serve on and print (default: this "
+                          "machine's on the LAN, served on all)."),
+        click.option("--port", type=click.IntRange(0, 65535), default=None,
+                     help=port_help or f"--web: the port (default {WEB_PORT}; 0: any free "
+                                       "one)."))

@@ -14,7 +14,8 @@ from reader.base.errors import KarutaError
 from reader.cli import warn
 from reader.cli.bounds import FINITE, finite_range
 from reader.cli.options import (backend_option, device_option, joka_option, seed_option,
-                                timing_details_option, timing_details_wanted, voice_option)
+                                timing_details_option, timing_details_wanted, voice_option,
+                                WEB_PORT, web_options)
 from reader.match.rules.games import GAMES, KYOGI
 from reader.practice import online
 
@@ -93,9 +94,10 @@ CHECKS = (
     Needs("--port", ("--host", "--web"),
           "it is the port a host listens on (a guest joins HOST:PORT)"),
     Needs("--address", ("--web",), "it is the address the page is served on"),
-    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--resume", "--memorize",
-                                   "--hints", "--device", "--fullscreen", "--backend"),
-             "the page plays against the --vs bot from the first read (its first slice)"),
+    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--memorize", "--hints",
+                                   "--device", "--fullscreen", "--backend"),
+             "the page plays a player against the --vs bot or a second player (its first "
+             "slices)"),
     Needs("--code", ONLINE, "it is for online play"),
     Needs("--as", ONLINE, "it is for online play"),
     Needs("--sound", ("--as", "--watch"), "the board window always reads aloud"),
@@ -205,15 +207,12 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @click.option("--host", "host_mode", is_flag=True,
               help="Online: host a match for a player on another machine (prints the code "
                    "they join with).")
-@click.option("--port", type=click.IntRange(0, 65535), default=None,
-              help=f"Online, --host: the TCP port to listen on (default {online.DEFAULT_PORT}; "
-                   "0: any free port, printed); --web: the page's (default 47101).")
-@click.option("--web", is_flag=True,
-              help="Play on a phone's or tablet's browser against the --vs bot: this machine "
-                   "serves the page on the LAN (prints its address and a QR code) and judges.")
-@click.option("--address", default=None, metavar="HOST",
-              help="--web: the address to serve on and print (default: this machine's on "
-                   "the LAN).")
+@web_options("Play on a phone's or tablet's browser against the --vs bot (or --vs human: "
+             "two players at one tablet; --vs device: a phone or tablet each): this machine serves the page on the LAN (prints "
+             "its address and a QR code) and judges.",
+             port_help=f"Online, --host: the TCP port to listen on (default "
+                       f"{online.DEFAULT_PORT}; 0: any free port, printed); --web: the "
+                       f"page's (default {WEB_PORT}).")
 @click.option("--join", "join", default=None, metavar="HOST[:PORT]",
               help="Online: join the match hosted at HOST (with --code).")
 @click.option("--watchers", type=click.IntRange(0, online.MAX_WATCHERS), default=None,
@@ -245,6 +244,7 @@ def practice(**o):
       karuta practice --host                     # online: prints the code to join with
       karuta practice --web --vs bot:2           # on a tablet's browser (prints a QR code)
       karuta practice --web --vs device          # a phone or tablet for each player
+      karuta practice --web --log m.jsonl --resume   # that match again, after a Ctrl-C
       karuta practice --join 192.168.1.20 --code 123456
       karuta practice --join 192.168.1.20 --code 123456 --watch   # (host: --watchers 1)
     """
@@ -283,7 +283,7 @@ def practice(**o):
 
         store = CalibrationStore(clock=env.clock)
         store.load()  # (an unreadable calibration file: one line now, not when a device joins)
-        return run.play_web(env, m, log_file=o["log_file"], new_log=True,
+        return run.play_web(env, m, log_file=o["log_file"], new_log=not o["resume"],
                             address=o["address"], port=o["port"], store=store, devices=devices)
     if run.has_player(m):
         if o["as_json"]:  # (a resumed match with a player)

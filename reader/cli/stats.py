@@ -1,7 +1,8 @@
 """``karuta stats``: per-poem practice statistics from the stats database.
 
 Thin: parse options, read ``StatsDB.per_poem()``, print a table / JSON / CSV, or draw a plot
-(per poem, and progress over sessions from ``StatsDB.per_session()``).
+(per poem, and progress over sessions from ``StatsDB.per_session()``).  The table is followed
+by each player of the matches played on a page (``StatsDB.per_player()``).
 matplotlib (and numpy) are imported only for ``--plot``.
 """
 from __future__ import annotations
@@ -36,6 +37,20 @@ def _table(rows) -> str:
         out.append(f"{r.poem:>3} {kim} {r.color:<6} {r.taps:>4} {_ms(r.median_reaction_ms):>6} "
                    f"{_ms(r.best_reaction_ms):>6} {r.anticipations:>3} {r.faults:>3} {r.reviews:>4} "
                    f"{r.reviews_correct:>3}  {mem}")
+    return "\n".join(out)
+
+
+def _players(players) -> str:
+    """Each named player of the matches played on a phone's or tablet's page, and the takes
+    of an uncalibrated device left out of their reaction times."""
+    out = ["players (matches on a phone or tablet):"]
+    for p in players:
+        line = (f"  {pad(p.name, 24)} {p.taps:>4} taps · {p.takes} taken · {p.faults} faults · "
+                f"median {_ms(p.median_reaction_ms)} ms ({p.timed} timed)")
+        if p.uncalibrated:
+            line += (f" · {p.uncalibrated} take{'s' if p.uncalibrated != 1 else ''} of an "
+                     "uncalibrated device left out")
+        out.append(line)
     return "\n".join(out)
 
 
@@ -181,6 +196,8 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
 
     \b
     Reaction times count right taps that were not anticipations (ms from the kimariji).
+    Matches played on a phone or tablet (practice --web) add each player by name; a take
+    of a device never calibrated has no reaction time (left out, and counted).
     The data lives in the per-user data folder (KARUTA_DATA_DIR overrides it).
 
     \b
@@ -207,6 +224,7 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
         # read is shown, and the command ends with that one line and exit 1
         damaged = db.notice
         rows = db.per_poem(only_with_data=not all_poems)
+        players = db.per_player() if not (export or as_json or plot_path) else []
         sessions = db.per_session() if plot_path is not None else ()
         if export == "csv":
             if out is None:
@@ -229,6 +247,8 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
         click.echo(json.dumps([r.to_dict() for r in rows], ensure_ascii=False, indent=1))
     elif rows:
         click.echo(_table(rows))
+        if players:
+            click.echo(_players(players))
     elif not damaged:
         kept = sorted(p.name for p in db.path.parent.glob(db.path.name + ".corrupt-*")
                       if p.name[-1].isdigit())

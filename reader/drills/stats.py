@@ -39,7 +39,8 @@ from reader.base.errors import KarutaError
 from reader.base.dirs import data_dir as default_data_dir
 
 __all__ = [
-    "StatsDB", "PoemStats", "SessionStats", "Tap", "Review", "SCHEMA_VERSION", "DB_NAME",
+    "StatsDB", "PoemStats", "SessionStats", "PlayerStats", "Tap", "Review", "SCHEMA_VERSION",
+    "DB_NAME",
     "default_data_dir", "default_db_path",
 ]
 
@@ -183,6 +184,26 @@ class SessionStats:
     tap_accuracy: float | None
     reviews: int
     review_accuracy: float | None
+
+
+@dataclass(frozen=True)
+class PlayerStats:
+    """One player's figures over the matches played on a phone's or tablet's page (each
+    seat's takes are filed under its player's name: ``reader.practice.record.record_web``).
+
+    ``median_reaction_ms`` over the right taps that were timed and not anticipations;
+    ``uncalibrated``: right taps left out of it because their device was not calibrated."""
+
+    name: str
+    taps: int
+    takes: int
+    faults: int
+    median_reaction_ms: float | None
+    timed: int
+    uncalibrated: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
 
 
 def _sql_errors(method):
@@ -552,6 +573,43 @@ class StatsDB:
                 tap_accuracy=sum(bool(ok) for _, ok, _ in t) / len(t) if t else None,
                 reviews=len(rv), review_accuracy=sum(bool(x) for x in rv) / len(rv) if rv else None))
         return out
+
+    @_sql_errors
+    def per_player(self) -> list[PlayerStats]:
+        """Each named player of the matches played on a page (sessions whose settings have
+        ``web`` and ``player``), by name.  A right tap with no reaction time in a session whose
+        device was not calibrated (``calibration_ms`` null) is counted in ``uncalibrated``."""
+        from reader.base.statefiles import decode_json
+
+        who: dict[str, tuple[str, bool]] = {}  # session -> (player, its device calibrated)
+        for sid, settings in self._conn.execute(
+                "SELECT id, settings FROM sessions WHERE kind = 'practice'"):
+            try:
+                st = decode_json(settings) if isinstance(settings, str) else None
+            except ValueError:  # (damaged on disk: not a player's)
+                st = None
+            if isinstance(st, dict) and st.get("web") is True and \
+                    isinstance(st.get("player"), str) and st["player"]:
+                who[sid] = (st["player"][:24], st.get("calibration_ms") is not None)
+        figures: dict[str, list] = {}  # name -> [taps, takes, faults, reactions, uncalibrated]
+        for sid, ms, ok, ant, fault in self._conn.execute(
+                "SELECT session, reaction_ms, correct, anticipation, fault FROM taps ORDER BY id"):
+            if sid not in who:
+                continue
+            name, calibrated = who[sid]
+            f = figures.setdefault(name, [0, 0, 0, [], 0])
+            f[0] += 1
+            f[1] += bool(ok)
+            f[2] += bool(fault)
+            timed = isinstance(ms, (int, float)) and ms == ms
+            if ok and not ant and timed:
+                f[3].append(ms)
+            elif ok and not timed and not calibrated:
+                f[4] += 1
+        return [PlayerStats(name=n, taps=t, takes=k, faults=fl,
+                            median_reaction_ms=statistics.median(rs) if rs else None,
+                            timed=len(rs), uncalibrated=u)
+                for n, (t, k, fl, rs, u) in sorted(figures.items())]
 
     @_sql_errors
     def per_poem(self, only_with_data: bool = False) -> list[PoemStats]:

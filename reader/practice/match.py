@@ -127,6 +127,9 @@ class Judgement:
     reason: str
     territory: str | None = None
     reaction_ms: float | None = None
+    #: what the front end said of the touch, written beside it in the log's ``timing``
+    #: (a phone's page: ``calibration_ms``, null when its device is not calibrated; ``name``)
+    note: dict | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ class _Touch:
     card: int
     frame: int
     seq: int
+    note: dict | None = None
 
 
 def _places(obj: dict) -> dict[int, tuple[str, int, int, int]]:
@@ -286,13 +290,23 @@ class PracticeMatch:
             self._cur = self._segment_current(self.index)  # changes only when a read closes
         return self._cur
 
+    def first_frame(self) -> int:
+        """Where the reading starts: the plan's start, or (a resumed match, reads done) the 間
+        before the current read's 上の句 (the 上の句 itself when no 間 comes before it)."""
+        cur = self.current() if self.index > 0 else None
+        if cur is None:
+            return 0
+        segs = self.plan.segments
+        k = next(i for i, s in enumerate(segs) if s.kind == "kami" and s.poem == cur.poem)
+        return segs[k - 1].start if k > 0 and segs[k - 1].kind == "ma" else segs[k].start
+
     # --- touches ---------------------------------------------------------------------------
     def _reaction(self, cur: Current, frame: int) -> float:
         return round((frame - cur.decisive) * 1000.0 / self._rate, 3) + 0.0
 
-    def touch(self, player: str, card: int, frame: int) -> Judgement:
+    def touch(self, player: str, card: int, frame: int, note: dict | None = None) -> Judgement:
         """A touch by ``player`` on ``card`` heard at plan ``frame``: judged at once, kept
-        until the read closes."""
+        until the read closes.  ``note``: logged beside it (``Judgement.note``)."""
         if player not in self.players:
             raise KarutaError(f"unknown player {player!r} (A or B)")
         if self._pending is not None:
@@ -300,7 +314,7 @@ class PracticeMatch:
         cur = self.current()
         if cur is None:
             return Judgement(player, card, frame, "late", "the match is over")
-        self._touches.append(_Touch(player, card, int(frame), self._seq))
+        self._touches.append(_Touch(player, card, int(frame), self._seq, note))
         self._seq += 1
         judgements = self._judge(cur).judgements
         return judgements[self._order_of(self._seq - 1)]
@@ -313,7 +327,7 @@ class PracticeMatch:
         """Judge the current read's touches in frame order (``games.Judged``)."""
         def judgement(t, verdict, reason):
             return Judgement(t.player, t.card, t.frame, verdict, reason, self.where(t.card),
-                             self._reaction(cur, t.frame))
+                             self._reaction(cur, t.frame), t.note)
 
         return self.game.judge(sorted(self._touches, key=lambda t: (t.frame, t.seq)), cur,
                                where=self.where, window=self._window, owner=self.deal.owner,
@@ -442,7 +456,8 @@ class PracticeMatch:
             "kami_ms": ms(cur.start), "decisive_ms": ms(cur.decisive),
             "kimariji": cur.kimariji,
             "touches": [{"player": j.player, "card": j.card, "ms": ms(j.frame),
-                         "reaction_ms": round(j.reaction_ms, 1) + 0.0, "verdict": j.verdict}
+                         "reaction_ms": round(j.reaction_ms, 1) + 0.0, "verdict": j.verdict,
+                         **(j.note or {})}
                         for j in judgements],
         }
 

@@ -994,15 +994,7 @@ class Host:
         return out
 
     def _first_frame(self) -> int:
-        m = self.m
-        if m.index == 0:
-            return 0
-        cur = m.current()  # resumed: from the 間 before the current read's 上の句
-        if cur is None:
-            return 0
-        segs = m.plan.segments
-        k = next(i for i, s in enumerate(segs) if s.kind == "kami" and s.poem == cur.poem)
-        return segs[k - 1].start if k > 0 and segs[k - 1].kind == "ma" else segs[k].start
+        return self.m.first_frame()  # (resumed: from the 間 before the current read's 上の句)
 
     def _schedule(self, at: float, frame: int) -> list[dict]:
         self.timeline.anchor(at, frame)

@@ -13,13 +13,19 @@ For each human player, after each closed read (``record_read``):
   (they may simply have been slower) and is not reviewed.  A review of a poem the memory drill
   has not introduced yet introduces it.
 
+A match played on a phone's or tablet's page (``record_web``) is filed per player: a session
+for each player's name and the calibration their device had, and a touch whose device was not
+calibrated (its log ``note``'s ``calibration_ms`` null: the touch panel's 10-30 ms are in it)
+is a take or a fault with no reaction time -- ``karuta stats`` leaves it out of the reaction
+figures and says how many it left out.
+
 Time is passed in (``ts``, an aware datetime); nothing here reads a clock.
 """
 from __future__ import annotations
 
 from datetime import datetime
 
-__all__ = ["record_read", "first_counted", "MODE"]
+__all__ = ["record_read", "record_web", "first_counted", "timed", "MODE"]
 
 #: the memory-drill mode a match answer counts as
 MODE = "kimariji"
@@ -31,6 +37,12 @@ def first_counted(closed, player: str):
         if j.player == player and j.verdict in ("take", "fault"):
             return j
     return None
+
+
+def timed(j) -> bool:
+    """The touch has a reaction time to learn from: not one of a device that was not
+    calibrated (a page's touch notes its device's ``calibration_ms``; null: none)."""
+    return not (j.note and "calibration_ms" in j.note and j.note["calibration_ms"] is None)
 
 
 def record_read(db, session: str, m, closed, ts: datetime, players=None, deck=None) -> int:
@@ -50,18 +62,50 @@ def record_read(db, session: str, m, closed, ts: datetime, players=None, deck=No
             continue
         took = j.verdict == "take" and _got_it(closed, p)
         from_kami = None if start is None else round((j.frame - start) * 1000.0 / m.plan.sample_rate, 3)
+        reaction = j.reaction_ms if timed(j) else None
         db.record_tap(session, closed.poem, ts, kimariji=closed.timing.get("kimariji", ""),
-                      reaction_ms=j.reaction_ms, from_kami_ms=from_kami, correct=took,
-                      anticipation=j.reaction_ms is not None and j.reaction_ms < 100.0,
+                      reaction_ms=reaction, from_kami_ms=from_kami if timed(j) else None,
+                      correct=took, anticipation=reaction is not None and reaction < 100.0,
                       fault=j.verdict == "fault")
         if deck is None:
             deck = MemoryDeck.from_json(db.memory_cards())
-        response = None if j.reaction_ms is None else max(0.0, j.reaction_ms)
+        response = None if reaction is None else max(0.0, reaction)
         card, rating = deck.review(closed.poem, took, response, MODE, ts)
         db.record_review(session, closed.poem, ts, mode=MODE, correct=took, response_ms=response,
                          rating=int(rating), chosen=j.card, state=state_name(card.state),
                          due=card.due, stability=card.stability, card_json=card.to_json())
         done += 1
+    return done
+
+
+def record_web(db, m, ts: datetime, players, names: dict | None = None,
+               settings: dict | None = None) -> int:
+    """The reads of ``m`` closed here (a resumed match's logged reads were filed when they were
+    played) into the stats database, for each of ``players``: its first counted touch of each
+    read under a ``practice`` session of that player's name (the touch's ``note``, else
+    ``names``, else "player A") and the calibration its device had.  ``settings``: more for
+    each session's settings (the device).  The number of taps recorded."""
+    from reader.memory.deck import MemoryDeck
+
+    sessions: dict[tuple, str] = {}
+    deck = MemoryDeck.from_json(db.memory_cards())
+    done = 0
+    for closed in m.closed:
+        for p in players:
+            j = first_counted(closed, p)
+            if j is None:
+                continue
+            note = j.note or {}
+            name = note.get("name") or (names or {}).get(p) or f"player {p}"
+            cal = note.get("calibration_ms")
+            key = (p, name, cal)
+            if key not in sessions:
+                sessions[key] = db.start_session("practice", ts, {
+                    **(settings or {}), "rules": m.rules,
+                    "seats": {q: s.kind for q, s in m.seats.items()},
+                    "seed": m.extra.get("seed"), "web": True, "player": name, "seat": p,
+                    "calibration_ms": cal})
+            done += record_read(db, sessions[key], m, closed, ts, players=[p], deck=deck)
     return done
 
 

@@ -188,6 +188,22 @@ def _record_online(env: Env, w) -> None:
         t.record_stats()
 
 
+def _record_web(env: Env, board) -> None:
+    """A page's match into the stats database, each player under their name; the takes of
+    an uncalibrated device said (they are kept out of the reaction figures)."""
+    from reader.practice.record import timed
+
+    if not any(j.player in board.here for c in board.m.closed for j in c.touches):
+        return
+    with env.stats() as db:
+        n = board.record_players(db, env.clock.now())
+    untimed = sum(1 for c in board.m.closed for j in c.touches
+                  if j.player in board.here and j.verdict == "take" and not timed(j))
+    env.echo(f"karuta stats: {n} touch{'es' if n != 1 else ''} filed, each player's under "
+             "their name" + (f" ({untimed} take{'s' if untimed != 1 else ''} of an "
+                             "uncalibrated device: no reaction time)" if untimed else ""))
+
+
 # --- online -----------------------------------------------------------------------------------
 
 def _netplay():
@@ -469,16 +485,22 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
     second player at the same tablet's far half) served
     to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
     page plays the reading and takes the touches, this machine judges through the practice
-    session and writes the log after every read.  ``store``: the devices' calibrations (the
-    speed drill's tap-along keeps them); ``devices``: each player at a page of their own (two
-    phones or tablets: ``--vs device``); more pages watch."""
+    session and writes the log after every read; at the end (or Ctrl-C) each player's takes
+    go into the stats database under their name.  ``store``: the devices' calibrations (the
+    pages' tap-along keeps them); ``devices``: each player at a page of their own (two
+    phones or tablets: ``--vs device``); more pages watch.  ``new_log`` False: a resumed
+    match (``--resume``), played on from the 間 before its current read."""
     from reader.match import log as matchlog
     from reader.web.board import WebBoard
     from reader.web.server import DEFAULT_PORT, qr_text, serve
 
     if m.seats["A"].kind != "human" or m.seats["B"].kind not in ("bot", "human"):
-        raise KarutaError("--web plays a player at the page against a bot or a second player "
+        raise KarutaError(("" if new_log else f"{log_file}: its seats are "
+                           f"{m.seats['A'].kind} and {m.seats['B'].kind}; ") +
+                          "--web plays a player at the page against a bot or a second player "
                           "at the same tablet: --vs bot:LEVEL or --vs human")
+    if m.current() is None and m.owed_send() is None:
+        raise KarutaError(f"{log_file}: the match is over: nothing to resume")
     _claim(env, log_file, new=new_log)
     if new_log and log_file is not None:
         from reader.practice import headless
@@ -489,7 +511,8 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
     b = m.seats["B"]
     env.echo(f"practice on the web · {m.game.name} · " + (
         f"bot {b.level}" if b.kind == "bot" else "a device for each player" if devices
-        else "two players at one tablet"))
+        else "two players at one tablet") + (
+        f" · resumed at read {m.index + 1}" if m.index > 0 else ""))
 
     def show(url):
         env.echo(qr_text(url))
@@ -504,6 +527,7 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
               clock=env.clock, echo=env.echo, on_url=show, show_host=address)
     finally:
         board.close()
+        _record_web(env, board)  # (Ctrl-C too: the reads played are filed; --resume files the rest)
     if board.session.over:
         env.echo(matchlog.report(m.match))
     say_seed(env, m)

@@ -419,9 +419,10 @@ class PracticeSession:
             self._set_phase("over")
 
     # -- input --------------------------------------------------------------------------------
-    def touch(self, player: str, card: int, frame: float | None):
+    def touch(self, player: str, card: int, frame: float | None, note: dict | None = None):
         """A human's touch on ``card`` heard at plan ``frame``: judged (a ``Judgement``), or,
-        while ``player`` owes a send, a card picked to send; ``None`` if it did nothing."""
+        while ``player`` owes a send, a card picked to send; ``None`` if it did nothing.
+        ``note``: logged beside the touch (``PracticeMatch.touch``)."""
         if self.phase != "reading" or player not in self.humans:
             return None
         owed = self.m.owed_send()
@@ -430,7 +431,7 @@ class PracticeSession:
             return None
         if frame is None:
             return None
-        j = self.m.touch(player, card, int(round(frame)))
+        j = self.m.touch(player, card, int(round(frame)), note)
         self._judged(j)
         return j
 

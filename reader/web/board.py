@@ -26,9 +26,13 @@ until both stand in it, and a device that stops reporting holds the match (said 
 page and the terminal) until it is back.  A touch, pick or send carries an id: acknowledged,
 sent again by the page after a rejoin until it is, taken once.
 
-A device is known by the id its page keeps; its calibration is the one the speed drill's
-tap-along saved under ``web:<id>`` (subtracted from every touch's frame).  An uncalibrated
-device plays, its touches judged by their raw frames (said on the page and the terminal).
+A device is known by the id its page keeps; its calibration is the one a tap-along (the
+board page's own, before the reading, or the speed drill's: ``reader.web.page.TapAlong``)
+kept under ``web:<id>`` (subtracted from every touch's frame).  An uncalibrated device plays,
+its touches judged by their raw frames (said on the page and the terminal); every touch is
+logged with the calibration it had (``calibration_ms``, null: none) and the player's name if
+the page gave one, and ``record_stats`` files each player's takes under that name, an
+uncalibrated touch's with no reaction time (kept out of ``karuta stats``' figures).
 """
 from __future__ import annotations
 
@@ -41,6 +45,7 @@ from reader.practice.local import Saver
 from reader.practice.session import PracticeSession, result_lines
 from reader.practice.table import SessionTable
 from reader.web import boardproto
+from reader.web.page import PageHost, TapAlong
 
 __all__ = ["WebBoard", "MAX_WATCHERS", "QUIET_S"]
 
@@ -67,15 +72,25 @@ class _Page(online.Peer):
         self.started = False
         self.sent_view = None
         self.quiet = False  # said to have stopped reporting (``QUIET_S``)
+        self.tap: TapAlong | None = None  # its tap-along (``tap_along``)
+
+    def tap_along(self, board) -> TapAlong:
+        """This page's tap-along (its own clicks and token: two devices may tap at once)."""
+        if self.tap is None:
+            from reader.base import seeds
+
+            self.tap = TapAlong(board.store, board.rate, f"{seeds.secret(2**128):032x}",
+                                board.echo)
+        return self.tap
 
 
 
-class WebBoard(SessionTable):
+class WebBoard(SessionTable, PageHost):
     """Match ``m`` played on pages: seat A the player at the page, B a bot or a second
     player at the same tablet (the far half: a touch is B's when it starts there); with
     ``devices`` each player at a page of their own.  ``watchers``: how many more pages may
-    watch.  ``receive(msg, now, link, addr)`` / ``drop(link)`` / ``tick(now)``: the
-    transport's calls; ``receive`` returns the messages for the page that sent, ``pending()``
+    watch.  ``receive(msg, now, link, addr)`` (``PageHost``'s) / ``drop(link)`` / ``tick(now)``:
+    the transport's calls; ``receive`` returns the messages for the page that sent, ``pending()``
     those for the other pages (by link).  ``log_file``: saved after every read
     (``LocalTable``'s saver); ``store``: a ``CalibrationStore`` (None: no calibration)."""
 
@@ -102,7 +117,8 @@ class WebBoard(SessionTable):
         self._saver = Saver(log_file)
         #: the pages: the players' (A; with ``devices`` A and B), then watchers' as they join
         self.pages: list[_Page] = [_Page(r) for r in (("A", "B") if self.devices else ("A",))]
-        self.anchor_frame = 0  # the frame the pages' reading last went on from
+        self.anchor_frame = m.first_frame()  # where the pages' reading last went on from
+        self.names: dict[str, str] = {}  # seat -> the name its player gave on the page
         self._go = False
         self._outbox: dict[int, list[dict]] = {}
         self.over_told = False
@@ -178,14 +194,21 @@ class WebBoard(SessionTable):
 
     def touch_frame(self, page: _Page, player: str, card: int, frame: float) -> None:
         """``player`` touched ``card`` at plan ``frame`` as ``page`` heard it (its device's
-        calibration subtracted)."""
+        calibration subtracted; the touch logged with the calibration it had -- null: not
+        calibrated, not timed -- and the player's name if the page gave one)."""
         cal = (page.calibration_ms or 0.0) * self.rate / 1000.0
         self.step(self.clock.seconds(), page, frame)
-        self.session.touch(player, card, frame - cal)
+        note = {"calibration_ms": page.calibration_ms}
+        if player in self.names:
+            note["name"] = self.names[player]
+        self.session.touch(player, card, frame - cal, note)
 
-    # -- the transport's calls ------------------------------------------------------------------
+    # -- the transport's calls (``PageHost.receive``: checked, the hello answered) ----------------
     def _page_at(self, link: int) -> _Page | None:
         return next((p for p in self.pages if p.joined and p.link == link), None)
+
+    def knows(self, link: int) -> bool:
+        return self._page_at(link) is not None
 
     def drop(self, link: int) -> None:
         page = self._page_at(link)
@@ -220,25 +243,31 @@ class WebBoard(SessionTable):
                 self._tell_others(p, f"{self._name(p)} stopped reporting ({why}): the match "
                                      "waits for it")
 
-    def receive(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
-        msg = boardproto.check(msg)
-        self.hangup = False
-        t = msg["t"]
-        if t == "hello":
-            out = self._hello(msg, now, link, addr)
-            self._out(now)
-            return out + self._outbox.pop(link, [])
+    def handle(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
         page = self._page_at(link)
-        if page is None:
-            self.hangup = True
-            return [{"t": "error", "text": "say hello with the code first"}]
+        t = msg["t"]
         page.heard_at = now
         if page.quiet:
             page.quiet = False
             self._tell_others(page, f"{self._name(page)} is back")
         out: list[dict] = []
         if t == "start":
+            if self.session.phase in ("arrange", "memorize"):
+                for p, name in msg.get("names", {}).items():
+                    if p in self.plays(page) and name.strip():
+                        self.names[p] = " ".join(name.split())
             out += self._start(page)
+        elif t in ("calibrate", "cal"):  # the tap-along, before the reading
+            got = None
+            if self.session.phase in ("arrange", "memorize") and page.player:
+                if t == "calibrate":
+                    got = page.tap_along(self).ask(msg["count"])
+                else:
+                    got = page.tap_along(self).taps(page.device, msg["taps"],
+                                                    msg.get("moved_ms"))
+                    page.calibration_ms = self._calibration(page.device)
+            return [got] if got is not None else [
+                {"t": "warn", "text": "calibrate before the reading starts: ignored"}]
         elif t == "at":
             self.step(now, page, msg["frame"])
         elif t in ("touch", "pick", "send"):
@@ -287,7 +316,8 @@ class WebBoard(SessionTable):
             return [{"t": "warn", "text": "waiting for " + " and ".join(
                 f"{r}'s device" for r in waiting) + " to join and press Start"}]
         self.session.start_reading()
-        self.echo("the reading starts on the device" + ("s" if self.devices else ""))
+        self.echo("the reading starts on the device" + ("s" if self.devices else "") + "".join(
+            f" · {p}: {n}" for p, n in sorted(self.names.items())))
         for p in self.pages:
             if p.started and p is not page:
                 self._tell(p, [{"t": "go", "frame": int(self.anchor_frame), "first": True}])
@@ -339,12 +369,18 @@ class WebBoard(SessionTable):
     def _end_lines(self, page: _Page) -> list[str]:
         lines = result_lines(self.m, self.plays(page))
         if page.player:
-            lines.append("calibration: none (touches judged by their raw frames)"
+            lines.append("calibration: none (touches judged by their raw frames, kept out of "
+                         "karuta stats: tap along before the next match)"
                          if page.calibration_ms is None else
                          f"calibration: {page.calibration_ms:+.1f} ms subtracted")
         return [s[:400] for s in lines]
 
     def _hello(self, msg, now, link, addr) -> list[dict]:
+        out = self._admit(msg, now, link, addr)
+        self._out(now)
+        return out + self._outbox.pop(link, [])
+
+    def _admit(self, msg, now, link, addr) -> list[dict]:
         import poems
 
         self.hangup = True
@@ -388,15 +424,7 @@ class WebBoard(SessionTable):
                  "calibration": page.calibration_ms, "you": page.role, "token": page.seat}]
 
     def _calibration(self, device: str) -> float | None:
-        if self.store is None:
-            return None
-        from reader.drills.calibrate import CalibrationError
-
-        try:
-            c = self.store.get(f"web:{device}")
-        except CalibrationError as e:
-            self.echo(f"karuta: {e}")
-            return None
+        c = TapAlong(self.store, self.rate, self.token, self.echo).stored(device)
         return None if c is None else float(c["offset_ms"])
 
     def clip(self, token: str, digest: str, index: int):
@@ -411,7 +439,20 @@ class WebBoard(SessionTable):
         return self.voice.samples(segs[index].speech)
 
     def click_track(self, token: str):
-        return "calibrate with karuta drill speed --web (the tap-along is kept for the device)"
+        """A page's tap-along clicks (each page has its own tap-along and token)."""
+        for p in self.pages:
+            if p.tap is not None and online.same_secret(token, p.tap.token):
+                return p.tap.track(token)
+        return "not this host's clip"
+
+    def record_players(self, db, ts) -> int:
+        """Each player's takes and faults of the match (its reads closed here) into the stats
+        database (``reader.practice.record.record_web``): under the player's name, one
+        session a player and calibration.  The number of taps recorded."""
+        from reader.practice.record import record_web
+
+        return sum(record_web(db, self.m, ts, players=self.plays(p), names=self.names,
+                              settings={"device": f"web:{p.device}"}) for p in self.players)
 
     def close(self) -> None:
         self._saver.close()

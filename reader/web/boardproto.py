@@ -2,21 +2,23 @@
 WebSocket, each checked against its schema (``online.check`` with this table) and bounded as
 the drill page's are (``protocol.MAX_IN`` bytes from the page).
 
-Page → host: hello (the code, the device's id, the seat's token when it has one), start, at
+Page → host: hello (the code, the device's id, the seat's token when it has one), start
+(with the players' names, if given), calibrate and cal (the tap-along, before the reading), at
 (the plan frame the page hears now), touch (a card, the plan frame heard when it was touched),
 pick (a card to send), send (the highlighted send).  A touch, pick or send carries an ``id``
 (rising on each page): the host acknowledges it (``ack``: every id up to it), the page sends
 what was not acknowledged again after a rejoin, and the host takes each id once.
 Host → page: welcome (the plan, whose seat the page is: ``you`` A, B or ``watch``, and the
-seat's ``token``), ack, view (``reader.practice.view.to_json`` of the table's view, as this
-page's seat sees it), go (the reading starts, or goes on from a wait's end), over (the end
-lines), warn, error.
+seat's ``token``), ack, clicks and calibrated (the tap-along), view
+(``reader.practice.view.to_json`` of the table's view, as this page's seat sees it), go (the
+reading starts, or goes on from a wait's end), over (the end lines), warn, error.
 """
 from __future__ import annotations
 
 import json
 
 from reader.practice import online
+from reader.web import protocol
 from reader.web.protocol import MAX_IN, _msg
 
 __all__ = ["VERSION", "SCHEMAS", "check", "decode", "encode"]
@@ -35,12 +37,22 @@ _PLAYER = {"enum": ["A", "B"]}
 _SEAT = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
 #: a touch's, pick's or send's number on its page (acknowledged, taken once)
 _ID = {"type": "integer", "minimum": 1, "maximum": 2**31}
+#: a player's name as the page gives it (stats are kept under it, the terminal shows it):
+#: 1-24 characters, not only spaces, no control characters (C0, DEL, C1) nor the marks that
+#: reorder a terminal's line (bidi embeddings, overrides, isolates)
+_NAME_CHAR = "\\x00-\\x1f\\x7f-\\x9f\\u202a-\\u202e\\u2066-\\u2069"
+NAME = {"type": "string", "minLength": 1, "maxLength": 24,
+        "pattern": f"^[^{_NAME_CHAR}]*[^\\s{_NAME_CHAR}][^{_NAME_CHAR}]*$"}
+_NAMES = {"type": "object", "properties": {"A": NAME, "B": NAME}, "additionalProperties": False}
 
 SCHEMAS: dict[str, dict] = {
     # page → host
     "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64},
                             "device": _DEVICE}, {"seat": _SEAT}),
-    "start": _msg("start", {}),
+    "start": _msg("start", {}, {"names": _NAMES}),
+    # the tap-along (the drill page's: ``reader.web.page.TapAlong``), before the reading
+    "calibrate": protocol.SCHEMAS["calibrate"],
+    "cal": protocol.SCHEMAS["cal"],
     "at": _msg("at", {"frame": _FRAME}),
     "touch": _msg("touch", {"id": _ID, "card": _CARD, "frame": _FRAME,
                             "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
@@ -55,6 +67,8 @@ SCHEMAS: dict[str, dict] = {
     "ack": _msg("ack", {"id": {"type": "integer", "minimum": 0, "maximum": 2**31}}),
     "view": _msg("view", {"view": {"type": "object"}}),
     "go": _msg("go", {"frame": _FRAME}, {"first": {"type": "boolean"}}),
+    "clicks": protocol.SCHEMAS["clicks"],
+    "calibrated": protocol.SCHEMAS["calibrated"],
     "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),
     "warn": _msg("warn", {"text": _TEXT}),
     "error": _msg("error", {"text": _TEXT}),

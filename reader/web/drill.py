@@ -24,12 +24,9 @@ from dataclasses import dataclass, field
 from reader.base.clock import SYSTEM_CLOCK, Clock
 from reader.practice import online
 from reader.web import protocol
+from reader.web.page import PageHost, TapAlong
 
 __all__ = ["WebDrill", "DrillState"]
-
-#: the tap-along's clicks, this far apart (ms: ``karuta calibrate``'s)
-CLICK_INTERVAL_MS = 600.0
-
 
 @dataclass
 class DrillState:
@@ -39,14 +36,17 @@ class DrillState:
     done: set = field(default_factory=set)
 
 
-class WebDrill:
+class WebDrill(PageHost):
     """The host of one speed drill played on one device.
 
     ``receive(msg, now, link, addr)`` and ``drop(link)`` are called by the transport
-    (``reader.web.server``); ``hangup`` says the link is to be closed after the reply.
+    (``reader.web.server``; ``PageHost``); ``hangup`` says the link is to be closed after
+    the reply.
     ``store``: a ``CalibrationStore``; ``db``/``log``: as ``run_drill``'s; ``settings``:
     the stats session's (the device and its calibration are added when the drill starts).
     ``echo(line)``: what the laptop's terminal shows."""
+
+    protocol = protocol  # (its messages: the drill page's table)
 
     def __init__(self, plan, voice, code: str, *, store, db=None, log=None,
                  settings: dict | None = None, take_s: float = 3.0, choices: int = 6,
@@ -82,23 +82,12 @@ class WebDrill:
         self.state = DrillState()
         self._pending = None  # (grab, choices) while the player names the card
         self._warned: set = set()
-        self.clicks: tuple | None = None  # (plan, voice, click frames) of a tap-along
-        self._runs = 0
+        self.tap_along = TapAlong(store, self.rate, self.token, echo)
 
     # ------------------------------------------------------------------ the link
-    def drop(self, link: int) -> None:
-        if link == self.link:
-            self.link = None
-
-    def receive(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
-        msg = protocol.check(msg)
-        self.hangup = False
+    def handle(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
+        """A message from the welcomed page (``PageHost.receive`` checked it)."""
         t = msg["t"]
-        if t == "hello":
-            return self._hello(msg, now, link, addr)
-        if link != self.link:
-            self.hangup = True
-            return [self._error("say hello with the code first")]
         if t == "start":
             self._start()
             return []
@@ -178,13 +167,7 @@ class WebDrill:
         return f"web:{self.device}"
 
     def _stored_calibration(self) -> dict | None:
-        from reader.drills.calibrate import CalibrationError
-
-        try:
-            return self.store.get(self.device_key)
-        except CalibrationError as e:
-            self.echo(f"karuta: {e}")
-            return None
+        return self.tap_along.stored(self.device)
 
     def _calibration_view(self) -> dict | None:
         c = self.calibration
@@ -204,39 +187,18 @@ class WebDrill:
                 + (f", {str(c['date'])[:10]}" if c.get("date") else ""))
 
     def _calibrate(self, count: int) -> list[dict]:
-        from reader.drills.calibrate import click_track
-
         if self.started:
             return self._warn("cal-late", "calibrate before the drill starts (reload the "
                                           "page after it to calibrate)")
-        self.clicks = click_track(self.rate, count, CLICK_INTERVAL_MS)
-        self._runs += 1  # (a new address for each tap-along: no cached one is played)
-        return [{"t": "clicks", "url": f"/clicks/{self.token}/{self._runs}.wav",
-                 "clicks": [int(c) for c in self.clicks[2]], "rate": self.rate}]
+        return [self.tap_along.ask(count)]
 
     def _cal(self, taps, moved_ms: float | None = None) -> list[dict]:
-        """The tap-along's taps (ms on its track) against its clicks (``calibrate.analyze``);
-        ``moved_ms``: where the page's output clock moved (a gap in its sound): the taps from
-        the next click on are not used, as ``karuta calibrate`` does."""
-        from reader.drills.calibrate import CalibrationError, analyze
-
-        if self.clicks is None or self.started:
+        """The tap-along's taps (``TapAlong.taps``: kept for the device)."""
+        got = None if self.started else self.tap_along.taps(self.device, taps, moved_ms)
+        if got is None:
             return self._warn("cal", "no tap-along is being played: ignored")
-        plan, _, clicks = self.clicks
-        self.clicks = None
-        clicks_ms = [c * 1000.0 / plan.sample_rate for c in clicks]
-        moved = None if moved_ms is None else \
-            next((i + 1 for i, c in enumerate(clicks_ms) if c >= moved_ms), None)
-        try:
-            res = analyze(taps, clicks_ms, moved_at=moved)
-            self.store.save(self.device_key, res, input="web touch")
-        except CalibrationError as e:
-            self.echo(f"calibration on the device: {e}")
-            return [{"t": "calibrated", "line": f"not saved: {e}"[:400], "offset_ms": None}]
         self.calibration = self._stored_calibration()
-        line = f"calibrated: {res.describe()}"
-        self.echo(f"the device {line}")
-        return [{"t": "calibrated", "line": line[:400], "offset_ms": res.offset_ms}]
+        return [got]
 
     def clip(self, token: str, digest: str, index: int):
         """The samples of speech segment ``index`` of the plan (float32), or a line saying why
@@ -251,14 +213,7 @@ class WebDrill:
 
     def click_track(self, token: str):
         """The tap-along's sound (float32), or a line saying why not."""
-        from audio.render import render
-
-        if not online.same_secret(token, self.token):
-            return "not this drill's clip"
-        if self.clicks is None:
-            return "no tap-along asked for"
-        plan, voice, _ = self.clicks
-        return render(plan, voice)
+        return self.tap_along.track(token)
 
     # ------------------------------------------------------------------ the drill
     def _start(self) -> None:

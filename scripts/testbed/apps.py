@@ -5,15 +5,20 @@ An app under test is started with ``start_app`` (its own process group) and ende
 failed, and so is anything it started.  Once a test failed while finding the window (the X
 connection reset) and its ``karuta practice`` ran on for hours.  ``stop_apps`` ends
 ``karuta`` processes as a user's Ctrl-C does (each saves and says its last line);
-``stop_process`` ends a helper server (a sound or X server, a recorder).
+``stop_process`` ends a helper server (a sound or X server, a recorder).  ``WebApp`` is a
+``karuta ... --web`` under test: its output read as it comes, the page's address.
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 
@@ -98,3 +103,62 @@ def reads(path: Path) -> list[dict]:
     if not path.exists():
         return []
     return [json.loads(x) for x in path.read_text().splitlines()[1:] if x.strip()]
+
+
+class WebApp:
+    """``karuta ARGS --web`` as a process (``start_app``; ``end`` ends it): its output lines
+    as they come (``lines``, ``wait_for``), and the page's address it printed -- ``url`` as
+    printed (on 127.0.0.1), ``page`` the same on ``karuta.test`` (the tests' browsers map that
+    name to 127.0.0.1: an insecure origin, as a LAN address is for a phone), ``port``,
+    ``code``."""
+
+    def __init__(self, argv: list[str], env: dict, timeout: float = 60):
+        self.proc = start_app(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.url = self.wait_for(r"open on the phone or tablet \(same Wi-Fi\): (\S+)",
+                                 timeout).group(1)
+        self.port = int(re.search(r":(\d+)/", self.url).group(1))
+        self.code = self.url.rsplit("#", 1)[1]
+        self.page = self.url.replace("127.0.0.1", "karuta.test")
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def wait_for(self, pattern: str, timeout: float = 60) -> re.Match:
+        """The first line matching ``pattern`` (``AssertionError`` with the output so far if
+        none comes within ``timeout`` s, or the process ends without one)."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for ln in list(self.lines):
+                m = re.search(pattern, ln)
+                if m:
+                    return m
+            if self.proc.poll() is not None and not self._reader.is_alive():
+                break
+            time.sleep(0.05)
+        raise AssertionError(f"no line like {pattern!r} from karuta:\n" + "\n".join(self.lines))
+
+    def get(self, path: str) -> tuple[int, str]:
+        """A GET of ``path`` as written (no normalising of ``..``), as from the page's host."""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        c.putrequest("GET", path, skip_host=True)
+        c.putheader("Host", f"karuta.test:{self.port}")
+        c.endheaders()
+        r = c.getresponse()
+        body = r.read().decode(errors="replace")
+        c.close()
+        return r.status, body
+
+    def end(self, wait: float = 0.0) -> int | None:
+        """End the process (after ``wait`` s for it to end by itself); its exit status if it
+        had ended by itself."""
+        try:
+            self.proc.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            pass
+        rc = self.proc.poll()
+        end_app(self.proc)
+        return rc

@@ -2,13 +2,15 @@
 // clip started at its plan frame's instant) and maps each touch to the plan frame it was
 // playing; the laptop judges by that frame and records.  No library, nothing from outside.
 import { Timeline } from "./timeline.js";
-import { clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound, playAt, stampOf } from "./device.js";
+import {
+  askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, GAP_MS, heardNow as heard,
+  openSound, playAt, stampOf, tapAlong as tapAlongOf, tapTouch,
+} from "./device.js";
 
 const LEAD_S = 0.5;     // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;       // the next card is scheduled this far ahead of "now"
-const AHEAD = 3;        // clips fetched ahead
-const GAP_MS = 5;       // the output clock moved more than this since the 上の句 began: the
-                        // sound had a gap (a stall), the touch is not timed
+const AHEAD = 3;        // clips fetched ahead (GAP_MS: the output clock moved more than this
+                        // since the 上の句 began: the sound had a gap, the touch is not timed)
 
 const $ = (id) => document.getElementById(id);
 const S = {             // the page's state (window.karuta, for the tests)
@@ -116,10 +118,7 @@ const HANDLERS = {
   },
 };
 
-function showCalibration(c) {
-  $("calib").textContent = c ? `this device: calibrated ${c.offset_ms >= 0 ? "+" : ""}${c.offset_ms.toFixed(1)} ms`
-    : "this device is not calibrated: your touches will not be timed (calibrate first)";
-}
+function showCalibration(c) { $("calib").textContent = calibrationLine(c ? c.offset_ms : null); }
 
 // ---------------------------------------------------------------- sound
 
@@ -187,12 +186,7 @@ function tick() {
 // ---------------------------------------------------------------- touches
 
 function onTouch(e) {
-  if (S.cal && !S.cal.done) {  // the tap-along: each tap against the click track's start
-    const st = stampOf(e), t = S.clock.ctxOf(st.ms);
-    if (t !== null && st.ok) S.cal.taps.push(+((t - S.cal.at) * 1000).toFixed(3));
-    $("big").textContent = String(S.cal.taps.length);
-    return;
-  }
+  if (tapTouch(S, e, TAPS)) return;  // the tap-along: each tap against the click track's start
   if (S.phase !== "play") return;
   const card = e.target.closest && e.target.closest(".card");
   if (card) {
@@ -214,39 +208,17 @@ function onTouch(e) {
 }
 
 // ---------------------------------------------------------------- calibration: tap along
+// (device.js: the one tap-along of both pages)
+const TAPS = {
+  send, refuse, status,
+  playing() { show("play"); $("count").textContent = "tap on each click"; },
+  tapped(n) { $("big").textContent = String(n); },
+};
 async function calibrate(count = 20) {
   $("start").disabled = true; $("calibrate").disabled = true;
-  status("get ready…");
-  await sound();
-  send({ t: "calibrate", count });
+  await askCalibration(S, TAPS, count);
 }
-
-async function tapAlong(m) {
-  S.clicksFrames = m.clicks;
-  const r = await fetch(m.url);
-  if (!r.ok) { refuse(`karuta: ${(await r.text()).trim()}`); return; }
-  const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
-  show("play");
-  $("big").textContent = "0";
-  $("count").textContent = "tap on each click";
-  const at = S.ctx.currentTime + LEAD_S;
-  S.cal = { at, taps: [], done: false, moved: null, since: S.clock.offset() };
-  const watch = setInterval(() => {  // the output clock moved: the sound had a gap then
-    if (S.cal.done) { clearInterval(watch); return; }
-    const gap = (S.clock.offset() - S.cal.since) * 1000;
-    if (S.cal.moved === null && Math.abs(gap) > GAP_MS) S.cal.moved = (S.ctx.currentTime - at) * 1000;
-  }, 20);
-  const src = S.ctx.createBufferSource();
-  src.buffer = buf;
-  src.connect(S.ctx.destination);
-  src.start(at);
-  status("tap anywhere on each click");
-  src.onended = () => setTimeout(() => {
-    const msg = { t: "cal", taps: S.cal.taps.slice(0, 80) };
-    if (S.cal.moved !== null) msg.moved_ms = Math.round(S.cal.moved);
-    send(msg);
-  }, 300);
-}
+const tapAlong = (m) => tapAlongOf(S, TAPS, m);
 S.calibrate = calibrate;
 
 document.addEventListener("pointerdown", onTouch, { passive: true });

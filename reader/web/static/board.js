@@ -3,7 +3,10 @@
 // touch of a card to the plan frame it was playing; the laptop judges by frames (the same
 // practice session as every board), and sends the view this page draws.  Nothing from outside.
 import { Timeline } from "./timeline.js";
-import { clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound, playAt, stampOf } from "./device.js";
+import {
+  askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound,
+  playAt, stampOf, tapAlong, tapTouch,
+} from "./device.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
@@ -23,7 +26,7 @@ window.karuta = S;
 
 function refuse(text) { S.refused = text; $("refusal").textContent = text; $("refusal").hidden = false; }
 function status(text) { $("status").textContent = text; }
-function show(id) { for (const s of ["join", "play", "end"]) $(s).hidden = s !== id; S.phase = id; }
+function show(id) { for (const s of ["join", "taps", "play", "end"]) $(s).hidden = s !== id; S.phase = id; }
 function send(msg) {
   // a touch, pick or send is numbered and kept until the laptop acknowledges it: sent again
   // after a rejoin (one sent into a link that was dying is not lost; the laptop takes each
@@ -79,18 +82,33 @@ const HANDLERS = {
     S.welcome = m;
     S.timeline = new Timeline(m.segs, m.rate);
     S.speech = m.segs.map((s) => !!s[5]);
-    $("calib").textContent = m.calibration === null
-      ? "this device is not calibrated: its touches are judged by their raw time (calibrate with karuta drill speed --web)"
-      : `this device: calibrated ${m.calibration >= 0 ? "+" : ""}${m.calibration.toFixed(1)} ms`;
+    $("calib").textContent = calibrationLine(m.calibration);
+    $("calibrate").textContent = m.calibration === null ? "Calibrate first: tap along" : "Calibrate again: tap along";
+    $("calibrate").hidden = m.you === "watch";  // (a watcher's touches are not taken)
     $("seat").textContent = m.you === "watch"
       ? "watching: the players' seats are taken (you see the board and hear the reading; touches are not taken here)"
       : `your seat: ${m.you}`;
     status("joined");
     show("join");
   },
+  clicks(m) { tapAlong(S, TAPS, m); },
+  calibrated(m) {
+    status(m.line);
+    if (S.cal) S.cal.done = true;
+    if (m.offset_ms !== null) {
+      $("calib").textContent = calibrationLine(m.offset_ms);
+      $("calibrate").textContent = "Calibrate again: tap along";
+    }
+    show("join");
+    $("start").disabled = false; $("calibrate").disabled = false;
+  },
   error(m) { refuse(m.text); status(""); },
   warn(m) { status(m.text); },
-  view(m) { S.view = m.view; draw(m.view); },
+  view(m) {
+    S.view = m.view;
+    draw(m.view);
+    $("far-name").hidden = m.view.seats.filter((s) => s.here).length < 2;  // two at one tablet
+  },
   ack(m) { S.unacked = S.unacked.filter((x) => x.id > m.id); },
   go(m) {
     const tl = S.timeline;
@@ -216,7 +234,30 @@ function anchor(at, frame) {
 }
 
 
+// ---------------------------------------------------------------- the tap-along, the names
+const TAPS = {  // (device.js: the one tap-along of both pages)
+  send, refuse, status,
+  playing() { show("taps"); },
+  tapped(n) { $("tapcount").textContent = String(n); },
+};
+async function calibrate(count = 20) {
+  $("start").disabled = true; $("calibrate").disabled = true;
+  await askCalibration(S, TAPS, count);
+}
+S.calibrate = calibrate;
+
+// the names the players gave (kept on the device): stats are filed under them
+function names() {
+  const out = {}, v = S.view, me = v ? v.viewer : "A", far = me === "A" ? "B" : "A";
+  const near = $("name").value.trim(), other = $("name-b").value.trim();
+  try { localStorage.setItem("karuta-name", near); } catch (e) { /* private mode */ }
+  if (near) out[me] = near.slice(0, 24);
+  if (other && !$("far-name").hidden) out[far] = other.slice(0, 24);
+  return out;
+}
+
 async function begin() {
+  const who = names();
   show("play");
   status("get ready…");
   $("start").disabled = true;
@@ -225,7 +266,8 @@ async function begin() {
   await Promise.all(speechFrom(S.welcome.from, 1).map(clip));
   S.begun = true;
   status("waiting for the reading to start…");
-  send({ t: "start" });  // (the laptop says go once every player's page has)
+  // (the laptop says go once every player's page has pressed Start)
+  send(Object.keys(who).length ? { t: "start", names: who } : { t: "start" });
   setInterval(tick, AT_MS);
 }
 
@@ -251,6 +293,7 @@ function ownerOf(e) {
 }
 
 function onDown(e) {
+  if (tapTouch(S, e, TAPS)) return;  // a tap of the tap-along
   if (S.phase !== "play" || S.over) return;
   const dot = document.createElement("div");  // where the touch landed ("I touched but missed")
   dot.className = "dot";
@@ -288,4 +331,6 @@ document.addEventListener("pointerdown", onDown, { passive: true });
 document.addEventListener("pointermove", onMove, { passive: true });
 for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, (e) => pointers.delete(e.pointerId), { passive: true });
 $("start").addEventListener("click", () => begin());
+$("calibrate").addEventListener("click", () => calibrate());
+try { $("name").value = localStorage.getItem("karuta-name") || ""; } catch (e) { /* private mode */ }
 connect();

@@ -118,3 +118,61 @@ export function stampOf(e) {
   const ok = Number.isFinite(ts) && ts > 0 && ts <= now + 1 && ts >= now - 1000;
   return { ms: ok ? ts : now, ok };
 }
+
+// ---------------------------------------------------------------- the tap-along (calibration)
+// One for both pages: the laptop's clicks (its "clicks" message, after "calibrate") played
+// after a lead-in; every touch meanwhile is a tap, stamped on the clicks' track; the taps sent
+// ("cal") once the clicks have ended, with where the output clock moved (a gap in the sound:
+// the taps after it are not used, as `karuta calibrate` does).  The laptop keeps the result
+// for this device (its id) and answers "calibrated".
+// ui: {send, refuse, status, playing(), tapped(n)}: the page's parts.
+export const GAP_MS = 5;       // the output clock moved more than this: the sound had a gap
+const TAP_LEAD_S = 0.5;        // silence before the first click
+
+export async function askCalibration(S, ui, count = 20) {
+  ui.status("get ready…");
+  await openSound(S);
+  ui.send({ t: "calibrate", count });
+}
+
+export async function tapAlong(S, ui, m) {
+  S.clicksFrames = m.clicks;
+  const r = await fetch(m.url);
+  if (!r.ok) { ui.refuse(`karuta: ${(await r.text()).trim()}`); return; }
+  const buf = await S.ctx.decodeAudioData(await r.arrayBuffer());
+  ui.playing();
+  ui.tapped(0);
+  const at = S.ctx.currentTime + TAP_LEAD_S;
+  S.cal = { at, taps: [], done: false, moved: null, since: S.clock.offset() };
+  const watch = setInterval(() => {  // the output clock moved: the sound had a gap then
+    if (S.cal.done) { clearInterval(watch); return; }
+    const gap = (S.clock.offset() - S.cal.since) * 1000;
+    if (S.cal.moved === null && Math.abs(gap) > GAP_MS) S.cal.moved = (S.ctx.currentTime - at) * 1000;
+  }, 20);
+  const src = S.ctx.createBufferSource();
+  src.buffer = buf;
+  src.connect(S.ctx.destination);
+  src.start(at);
+  ui.status("tap anywhere on each click");
+  src.onended = () => setTimeout(() => {
+    const msg = { t: "cal", taps: S.cal.taps.slice(0, 80) };
+    if (S.cal.moved !== null) msg.moved_ms = Math.round(S.cal.moved);
+    ui.send(msg);
+  }, 300);
+}
+
+// a touch during a tap-along: a tap (true), or not one (false: the page's own touch)
+export function tapTouch(S, e, ui) {
+  if (!S.cal || S.cal.done) return false;
+  const st = stampOf(e), t = S.clock.ctxOf(st.ms);
+  if (t !== null && st.ok) S.cal.taps.push(+((t - S.cal.at) * 1000).toFixed(3));
+  ui.tapped(S.cal.taps.length);
+  return true;
+}
+
+// the line a page shows for its device's calibration (offset ms, or null: none)
+export function calibrationLine(offset) {
+  return offset === null || offset === undefined
+    ? "this device is not calibrated: its touches are not timed and are kept out of karuta stats (tap along first: about 15 s)"
+    : `this device: calibrated ${offset >= 0 ? "+" : ""}${offset.toFixed(1)} ms`;
+}
