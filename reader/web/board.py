@@ -27,7 +27,7 @@ from reader.practice import view as V
 from reader.practice.local import Saver
 from reader.practice.session import PracticeSession, result_lines
 from reader.practice.table import SessionTable
-from reader.web import boardproto
+from reader.web import boardproto, touchonly
 
 __all__ = ["WebBoard"]
 
@@ -124,6 +124,8 @@ class WebBoard(SessionTable):
         if link != self.link:
             self.hangup = True
             return [{"t": "error", "text": "say hello with the code first"}]
+        if t == "ping":  # (the touch-only clock: answered at once, nothing else moves)
+            return [touchonly.pong(msg, now, self.clock.seconds())]
         if t == "start":
             if self.session.phase in ("arrange", "memorize"):
                 self.session.start_reading()

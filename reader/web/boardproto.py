@@ -3,15 +3,17 @@ WebSocket, each checked against its schema (``online.check`` with this table) an
 the drill page's are (``protocol.MAX_IN`` bytes from the page).
 
 Page → host: hello, start, at (the plan frame the page hears now), touch (a card, the plan
-frame heard when it was touched), pick (a card to send), send (the highlighted send).
+frame heard when it was touched), pick (a card to send), send (the highlighted send), ping
+(``reader.web.touchonly``: the laptop's clock measured).
 Host → page: welcome (the plan), view (``reader.practice.view.to_json`` of the table's view),
-go (the reading goes on from a wait's end), over (the end lines), warn, error.
+go (the reading goes on from a wait's end), over (the end lines), warn, error, pong.
 """
 from __future__ import annotations
 
 import json
 
 from reader.practice import online
+from reader.web import touchonly
 from reader.web.protocol import MAX_IN, _msg
 
 __all__ = ["VERSION", "SCHEMAS", "check", "decode", "encode"]
@@ -36,6 +38,7 @@ SCHEMAS: dict[str, dict] = {
                             "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
     "pick": _msg("pick", {"card": _CARD}, {"player": _PLAYER}),
     "send": _msg("send", {}),
+    **touchonly.SCHEMAS,  # ping (page → host), pong (host → page): the laptop's clock
     # host → page
     "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},
                                 "clip": {"type": "string"}, "segs": {"type": "array"},

@@ -4,6 +4,7 @@
 // practice session as every board), and sends the view this page draws.  Nothing from outside.
 import { Timeline } from "./timeline.js";
 import { clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound, playAt, stampOf } from "./device.js";
+import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
@@ -26,7 +27,7 @@ function send(msg) {
   // waits (sent on rejoining, before any frame heard since, which would close its read
   // first), and the frame heard is told again at the next tick
   const open = S.ws && S.ws.readyState === WebSocket.OPEN && (S.joined || msg.t === "hello");
-  if (open) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at") S.sent.push(msg); }
+  if (open) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at" && msg.t !== "ping") S.sent.push(msg); }
   else if (msg.t === "touch" || msg.t === "send" || msg.t === "pick") S.queue.push(msg);
 }
 
@@ -44,6 +45,7 @@ const HANDLERS = {
   welcome(m) {
     S.tries = 0;
     S.joined = true;
+    startSync(S, send);
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       const q = S.queue; S.queue = [];
@@ -61,6 +63,7 @@ const HANDLERS = {
   },
   error(m) { refuse(m.text); status(""); },
   warn(m) { status(m.text); },
+  pong(m) { onPong(S, m); },
   view(m) { S.view = m.view; draw(m.view); },
   go(m) {
     const tl = S.timeline;
@@ -243,7 +246,7 @@ function onCard(e, p, target) {
   if (f === null) return;  // nothing is being read yet
   p.done = true;
   const c = Number(card.dataset.card);
-  S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f });
+  S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f, laptop: laptopTimeOf(S, st.ms) });
   if (navigator.vibrate) navigator.vibrate(15);
   send({ t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad", player: p.player });
 }
