@@ -46,6 +46,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -296,6 +297,7 @@ def main() -> None:
 
     reads = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
     reads = [r for r in reads if "read" in r]
+    shutil.rmtree(tmp, ignore_errors=True)
     took = {}
     for r in reads:
         took[r["read"]] = r["took"]
