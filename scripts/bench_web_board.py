@@ -2,7 +2,7 @@
 """The practice board page's figures (issue 36's targets), in a real browser on this machine.
 
     python scripts/bench_web_board.py [--cards 6] [--seed 3] [--delay 80 --jitter 20]
-                                      [--cut 5] [--verbose]
+                                      [--cut 5] [--reads N] [--verbose] [--keep]
 
 ``karuta practice --web --vs human`` (two players at one tablet, the tone voice) serves a
 headless Chromium at 1024×1366 with touch emulation (Debian's, over its DevTools pipe) on
@@ -150,6 +150,8 @@ def main() -> None:
     ap.add_argument("--jitter", type=float, default=20.0, help="± this (ms)")
     ap.add_argument("--cut", type=float, default=5.0, help="the link lost this long (s; 0: no)")
     ap.add_argument("--verbose", action="store_true", help="a line for each read")
+    ap.add_argument("--keep", action="store_true",
+                    help="keep the temporary folder (the match's log, the browser's profile)")
     args = ap.parse_args()
 
     from testbed.ear import Ear
@@ -297,7 +299,10 @@ def main() -> None:
 
     reads = [json.loads(x) for x in log.read_text(encoding="utf-8").splitlines()]
     reads = [r for r in reads if "read" in r]
-    shutil.rmtree(tmp, ignore_errors=True)
+    if args.keep:
+        print(f"  (kept: {tmp})")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
     took = {}
     for r in reads:
         took[r["read"]] = r["took"]
