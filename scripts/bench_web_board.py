@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The practice board page's figures (issue 36's targets), in a real browser on this machine.
 
-    python scripts/bench_web_board.py [--cards 6] [--seed 3] [--delay 80 --jitter 20]
+    python scripts/bench_web_board.py [--cards 25] [--seed 3] [--delay 80 --jitter 20]
                                       [--cut 5] [--reads N] [--verbose] [--keep]
 
 ``karuta practice --web --vs human`` (two players at one tablet, the tone voice) serves a
