@@ -23,52 +23,16 @@ Needs: pulseaudio, pactl, chromium.
 from __future__ import annotations
 
 import argparse
-import re
+import json
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 
-KARUTA = str(Path(sys.executable).parent / "karuta")
-
-
-def epoch_minus_perf() -> float:
-    """time.time() - time.perf_counter(), from the narrowest of 50 pairings (s)."""
-    best = None
-    for _ in range(50):
-        a = time.perf_counter()
-        w = time.time()
-        b = time.perf_counter()
-        if best is None or b - a < best[0]:
-            best = (b - a, w - (a + b) / 2)
-    return best[1]
-
-
-def js_wait(b, expr: str, timeout: float = 30):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = b.js(expr)
-        if v:
-            return v
-        time.sleep(0.02)
-    raise TimeoutError(f"the page did not get to {expr}: " + b.js(
-        "JSON.stringify([karuta.phase, karuta.refused, document.getElementById('status')"
-        ".textContent, karuta.read, karuta.sent.slice(-3)])"))
-
-
-def spread(xs: list[float], within: float) -> str:
-    a = sorted(abs(x) for x in xs)
-    if not a:
-        return "no touches"
-    share = sum(x <= within for x in a) / len(a)
-    return (f"{share:.0%} within ±{within:g} ms · median {statistics.median(xs):+.2f} ms · "
-            f"90 % |err| {a[int(0.9 * (len(a) - 1))]:.2f} ms · worst {a[-1]:.2f} ms "
-            f"(n {len(a)})")
+from testbed.web import (WebApp, chromium_line, epoch_minus_perf, js_wait, load_average,
+                         onset_of, sleep_until_perf, spread, web_browser)
 
 
 def main() -> None:
@@ -78,7 +42,6 @@ def main() -> None:
     ap.add_argument("--verbose", action="store_true", help="a line for each touch")
     args = ap.parse_args()
 
-    from testbed.cdp import Browser
     from testbed.ear import Ear
     from testbed.sound import PulseServer
 
@@ -89,34 +52,17 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="karuta-bench-web-"))
     pulse = PulseServer(sink="bench", root=tmp / "pulse", keepalive=False)
     env = pulse.env
-    procs = []
-    browser = ear = None
+    app = browser = ear = None
     try:
         cards = ["--poems", "1-100", "--cards", str(args.cards), "--seed", str(args.seed),
                  "--take", "1", "--ma", "0.6"]
-        drill = subprocess.Popen(
-            [KARUTA, "drill", "speed", "--web", "--address", "127.0.0.1", "--port", "0",
-             "--voice", "tone", *cards],
-            env=dict(env, KARUTA_DATA_DIR=str(tmp / "data"),
-                     KARUTA_CONFIG_DIR=str(tmp / "config")),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            start_new_session=True)
-        procs.append(drill)
-        url = None
-        for line in drill.stdout:
-            m = re.search(r"same Wi-Fi\): (\S+)", line)
-            if m:
-                url = m.group(1).replace("127.0.0.1", "karuta.test")
-                break
-        if url is None:
-            sys.exit("karuta did not print its address")
-        threading.Thread(target=lambda: [None for _ in drill.stdout], daemon=True).start()
+        app = WebApp(["drill", "speed", "--voice", "tone", *cards],
+                     dict(env, KARUTA_DATA_DIR=str(tmp / "data"),
+                          KARUTA_CONFIG_DIR=str(tmp / "config")))
         ear = Ear("bench", env, 0.25)
         ear.listening.wait(10)
-        browser = Browser(tmp / "profile", ["--autoplay-policy=no-user-gesture-required",
-                                            "--host-resolver-rules=MAP karuta.test 127.0.0.1"],
-                          env=env)
-        browser.load(url, 390, 844, touch=True)
+        browser = web_browser(tmp / "profile", env)
+        browser.load(app.url, 390, 844, touch=True)
         js_wait(browser, "karuta.phase === 'join'")
         plan = drill_plan(ToneVoice(), args.seed, poems=list(range(1, 101)), cards=args.cards,
                           ma_ms=600, take_ms=1000)
@@ -131,21 +77,11 @@ def main() -> None:
         skipped = gapped = refused = 0
         starts: list[float] = []  # each 上の句's onset at the sink - where the page had it (ms)
         for i, seg in enumerate(kami):
-            # the ear's onset of this 上の句: the first after the page's own instant for it
-            # less 100 ms (which sound is which; a stall of the browser's sound moves it
-            # later, a dropout of the sink's stream makes an "onset" inside a sound)
-            want = js_wait(browser, f"karuta.timeline.instantOf({seg.start}) !== null && "
-                                    f"karuta.epochOfFrame({seg.start})") / 1000
-            want_perf = want - epoch_minus_perf()
-            try:
-                onset = ear.wait(1, after=want_perf - 0.1, timeout=30)
-            except TimeoutError:
-                onset = None
-            if onset is not None and onset - want_perf < 2.0:
+            onset, want_perf = onset_of(ear, browser, seg.start)
+            if onset is not None:
                 starts.append((onset - want_perf) * 1000)
             else:
                 skipped += 1  # (no onset heard within 2 s of it: no reference for this card)
-                onset = None
             delay = rng.uniform(0.15, 0.45)
             if onset is None:
                 base = want_perf
@@ -153,8 +89,7 @@ def main() -> None:
                 base = onset
             at_perf = base + delay
             at = at_perf + epoch_minus_perf()
-            while time.perf_counter() < at_perf + 0.002:
-                time.sleep(0.001)
+            sleep_until_perf(at_perf + 0.002)
             browser.touch(195, 420, at=at)
             try:
                 sent = js_wait(browser, f"(() => {{ const m = karuta.sent.find(m => m.t === "
@@ -172,8 +107,6 @@ def main() -> None:
                 refused += 1                     # thought it outside the card)
                 js_wait(browser, f"karuta.read > {i} || karuta.phase === 'end'", timeout=30)
                 continue
-            import json
-
             msg, dbg = json.loads(sent)[:2]
             browser.touch(*card)
             js_wait(browser, f"karuta.read > {i} || karuta.phase === 'end'")
@@ -200,10 +133,7 @@ def main() -> None:
                 f = anchor["frame"] + (t - anchor["at"]) * rate
                 errors[name].append((f - sink_frame) * 1000 / rate)
         print(f"bench_web: {len(kami)} touches, each 150-450 ms after a 上の句's onset at the "
-              f"sink (headless Chromium {browser.js('navigator.userAgent').split('Chrome/')[-1].split(' ')[0]}, "
-              f"AudioContext {browser.js('karuta.ctx.sampleRate')} Hz, "
-              f"baseLatency {browser.js('karuta.ctx.baseLatency') * 1000:.1f} ms, "
-              f"outputLatency {browser.js('karuta.ctx.outputLatency') * 1000:.1f} ms)")
+              f"sink ({chromium_line(browser)})")
         print(f"  touch frame - frame the sink played then (the page's fit): "
               f"{spread(errors['page'], 3.0)}")
         if errors["page"]:
@@ -216,7 +146,7 @@ def main() -> None:
               f"page's instant: not counted; {gapped} touches the page itself said were not "
               f"timed, its output clock having moved > 5 ms since the 上の句 began; {refused} "
               f"touches the host did not take (mapped outside their card))")
-        print(f"  load average during the run: {' '.join(open('/proc/loadavg').read().split()[:3])}")
+        print(f"  load average during the run: {load_average()}")
         for name in ("median", "p10", "min", "linear"):
             what = ("a straight line fitted to" if name == "linear"
                     else f"the {name} offset of")
@@ -232,12 +162,8 @@ def main() -> None:
             browser.close()
         if ear is not None:
             ear.close()
-        for p in procs:
-            p.terminate()
-            try:
-                p.wait(10)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        if app is not None:
+            app.end(0)
         pulse.close()
 
 

@@ -44,7 +44,7 @@ from reader.practice import view as V
 from reader.practice.local import Saver
 from reader.practice.session import PracticeSession, result_lines
 from reader.practice.table import SessionTable
-from reader.web import boardproto
+from reader.web import boardproto, touchonly
 from reader.web.page import PageHost, TapAlong
 
 __all__ = ["WebBoard", "MAX_WATCHERS", "QUIET_S"]
@@ -250,6 +250,8 @@ class WebBoard(SessionTable, PageHost):
         if page.quiet:
             page.quiet = False
             self._tell_others(page, f"{self._name(page)} is back")
+        if t == "ping":  # (the touch-only clock: answered at once, nothing else moves)
+            return [touchonly.pong(msg, now, self.clock.seconds())]
         out: list[dict] = []
         if t == "start":
             if self.session.phase in ("arrange", "memorize"):

@@ -5,13 +5,14 @@ the drill page's are (``protocol.MAX_IN`` bytes from the page).
 Page → host: hello (the code, the device's id, the seat's token when it has one), start
 (with the players' names, if given), calibrate and cal (the tap-along, before the reading), at
 (the plan frame the page hears now), touch (a card, the plan frame heard when it was touched),
-pick (a card to send), send (the highlighted send).  A touch, pick or send carries an ``id``
-(rising on each page): the host acknowledges it (``ack``: every id up to it), the page sends
-what was not acknowledged again after a rejoin, and the host takes each id once.
+pick (a card to send), send (the highlighted send), ping (``reader.web.touchonly``: the
+laptop's clock measured).  A touch, pick or send carries an ``id`` (rising on each page): the
+host acknowledges it (``ack``: every id up to it), the page sends what was not acknowledged
+again after a rejoin, and the host takes each id once.
 Host → page: welcome (the plan, whose seat the page is: ``you`` A, B or ``watch``, and the
 seat's ``token``), ack, clicks and calibrated (the tap-along), view
 (``reader.practice.view.to_json`` of the table's view, as this page's seat sees it), go (the
-reading starts, or goes on from a wait's end), over (the end lines), warn, error.
+reading starts, or goes on from a wait's end), over (the end lines), warn, error, pong.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import json
 
 from reader.practice import online
 from reader.web import protocol
+from reader.web import touchonly
 from reader.web.protocol import MAX_IN, _msg
 
 __all__ = ["VERSION", "SCHEMAS", "check", "decode", "encode"]
@@ -58,6 +60,7 @@ SCHEMAS: dict[str, dict] = {
                             "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
     "pick": _msg("pick", {"id": _ID, "card": _CARD}, {"player": _PLAYER}),
     "send": _msg("send", {"id": _ID}),
+    **touchonly.SCHEMAS,  # ping (page → host), pong (host → page): the laptop's clock
     # host → page
     "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},
                                 "clip": {"type": "string"}, "segs": {"type": "array"},

@@ -9,6 +9,8 @@
     testbed.relay         a TCP relay that delays, loses (resends) and cuts, as a link would
     testbed.onsets        when sounds begin on a sink's monitor; which onset a segment is
     testbed.board         where the practice window draws a card
+    testbed.web           ``karuta ... --web`` and a headless Chromium on a LAN-like origin;
+                          waiting on a page; an ear's onset of a page's frame; two pages' skew
     testbed.synth_clips   voice clips made ahead; a 上・下・下 pack with the truth known
     testbed.foreign_pack  packs by other readers (HTS, espeak-ng) with the truth known
 

@@ -7,6 +7,7 @@ import {
   askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound,
   playAt, stampOf, tapAlong, tapTouch,
 } from "./device.js";
+import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
@@ -37,7 +38,7 @@ function send(msg) {
   const open = S.ws && S.ws.readyState === WebSocket.OPEN && (S.joined || msg.t === "hello");
   if (!open) return;
   S.ws.send(JSON.stringify(msg));
-  if (msg.t !== "at" && !S.sentIds.has(msg.id)) { S.sent.push(msg); if (msg.id) S.sentIds.add(msg.id); }
+  if (msg.t !== "at" && msg.t !== "ping" && !S.sentIds.has(msg.id)) { S.sent.push(msg); if (msg.id) S.sentIds.add(msg.id); }
 }
 
 // the seat's token (the welcome's): shown in the hello to get the seat back after a sleep or
@@ -73,6 +74,7 @@ const HANDLERS = {
       }
       localStorage.setItem(key, m.token);
     } catch (e) { /* kept for this visit */ }
+    startSync(S, send);
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       for (const msg of S.unacked) send(msg);  // (in order; the laptop takes each once)
@@ -110,6 +112,7 @@ const HANDLERS = {
     $("far-name").hidden = m.view.seats.filter((s) => s.here).length < 2;  // two at one tablet
   },
   ack(m) { S.unacked = S.unacked.filter((x) => x.id > m.id); },
+  pong(m) { onPong(S, m); },
   go(m) {
     const tl = S.timeline;
     if (!S.ctx) return;  // (Start not pressed here yet: its own go comes then)
@@ -322,7 +325,7 @@ function onCard(e, p, target) {
   if (f === null) return;  // nothing is being read yet
   p.done = true;
   const c = Number(card.dataset.card);
-  S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f });
+  S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f, laptop: laptopTimeOf(S, st.ms) });
   if (navigator.vibrate) navigator.vibrate(15);
   send({ t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad", player: p.player });
 }
