@@ -22,7 +22,8 @@ from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.realtime
 
-QUICK = ("--no-joka", "--speed", "4", "--ma", "0.2", "--yoin", "0.2", "--take", "1")
+QUICK = ("--no-joka", "--speed", "4", "--ma", "0.2", "--yoin", "0.2", "--take", "1",
+         "--memorize", "0")
 
 
 class Board:

@@ -93,8 +93,8 @@ CHECKS = (
     Needs("--port", ("--host", "--web"),
           "it is the port a host listens on (a guest joins HOST:PORT)"),
     Needs("--address", ("--web",), "it is the address the page is served on"),
-    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--resume", "--memorize",
-                                   "--hints", "--device", "--fullscreen", "--backend"),
+    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--resume", "--device",
+                                   "--fullscreen", "--backend"),
              "the page plays against the --vs bot from the first read (its first slice)"),
     Needs("--code", ONLINE, "it is for online play"),
     Needs("--as", ONLINE, "it is for online play"),
@@ -193,7 +193,7 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @device_option("Sound device (window play; see karuta read --list-devices).")
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
 @click.option("--memorize", type=finite_range(0, 120), default=None,
-              help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5; "
+              help="Window and --web play: memorisation time, minutes (kyogi 15, goshiki 0.5; "
                    "--resume: 2, at most the rules').")
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")
@@ -266,7 +266,8 @@ def practice(**o):
         store = CalibrationStore(clock=env.clock)
         store.load()  # (an unreadable calibration file: one line now, not when a device joins)
         return run.play_web(env, m, log_file=o["log_file"], new_log=True,
-                            address=o["address"], port=o["port"], store=store)
+                            address=o["address"], port=o["port"], store=store,
+                            memorize=o["memorize"], hints=o["hints"])
     if run.has_player(m):
         if o["as_json"]:  # (a resumed match with a player)
             raise KarutaError("--json needs --bot-vs-bot: a window match shows its result")

@@ -459,14 +459,16 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
 
 
 def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port: int | None,
-             store=None):
+             store=None, memorize: float | None = None, hints: bool = False):
     """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot, or a
     second player at the same tablet's far half) served
     to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
     page plays the reading and takes the touches, this machine judges through the practice
     session and writes the log after every read.  ``store``: the devices' calibrations (the
-    speed drill's tap-along keeps them)."""
+    speed drill's tap-along keeps them); ``memorize``: minutes (``--memorize``; default the
+    rules'), counted down on the page, the cards dragged meanwhile; ``hints``: ``--hints``."""
     from reader.match import log as matchlog
+    from reader.practice.session import memorize_minutes
     from reader.web.board import WebBoard
     from reader.web.server import DEFAULT_PORT, qr_text, serve
 
@@ -479,7 +481,13 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
 
         headless.save(m, log_file)  # the deal is on disk before the first read
     board = WebBoard(m, m.voice, online.new_code(), log_file=log_file, store=store,
-                     clock=env.clock, echo=env.echo)
+                     clock=env.clock, echo=env.echo, hints=hints,
+                     memorize_s=60.0 * memorize_minutes(m.game, m.index, memorize))
+    import threading
+
+    # the cards' images drawn while the device joins (each is drawn once; the page asks for
+    # them as soon as it draws the board: scripts/bench_web_cards.py times it)
+    threading.Thread(target=board.images.render_all, name="karuta-cards", daemon=True).start()
     b = m.seats["B"]
     env.echo(f"practice on the web · {m.game.name} · " + (
         f"bot {b.level}" if b.kind == "bot" else "two players at one tablet"))

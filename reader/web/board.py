@@ -43,11 +43,17 @@ class WebBoard(SessionTable):
     protocol = boardproto
 
     def __init__(self, m, voice, code: str, *, log_file=None, store=None,
-                 clock: Clock = SYSTEM_CLOCK, echo: Callable[[str], None] = print):
+                 clock: Clock = SYSTEM_CLOCK, echo: Callable[[str], None] = print,
+                 memorize_s: float = 0.0, hints: bool = False):
         from reader.base import seeds
+        from reader.web.cards import WIDTHS, CardImages
 
-        session = PracticeSession(m, on_event=self._news, release=self._release)
+        session = PracticeSession(m, memorize_s=memorize_s, hints=hints, on_event=self._news,
+                                  release=self._release)
         super().__init__(session, here=session.humans, viewer="A")
+        self.hints = hints
+        # the torifuda as images (every card dealt: sends only move them between sides)
+        self.images = CardImages({c for h in m.deal.hands.values() for c in h}, WIDTHS)
         self.voice, self.code, self.store, self.clock, self.echo = voice, code, store, clock, echo
         self.gate = online.CodeGate(echo)
         self.digest = online.plan_digest(m.plan)
@@ -110,6 +116,23 @@ class WebBoard(SessionTable):
         self.step(self.clock.seconds(), frame)
         self.session.touch(player, card, frame - cal)
 
+    def arrange(self, player: str, poem: int, row: int, side: int, index: int) -> bool:
+        """``player`` dragged ``poem`` of their own side to a place (before the reading: while
+        arranging or memorising; the match keeps it and logs it)."""
+        from reader.practice import board as B
+
+        if self.session.phase not in ("arrange", "memorize") or player not in self.here:
+            return False
+        if not self.m.game.territories:
+            return False
+        t = self.m.layout()[player]
+        if poem not in t:
+            return False
+        self.m.arrange(player, B.move(t, poem, row, side, index))
+        self._moved()
+        self._events.append(V.Moved(poem, row, side, index))
+        return True
+
     # -- the transport's calls ------------------------------------------------------------------
     def drop(self, link: int) -> None:
         if link == self.link:
@@ -124,10 +147,17 @@ class WebBoard(SessionTable):
         if link != self.link:
             self.hangup = True
             return [{"t": "error", "text": "say hello with the code first"}]
-        if t == "start":
-            if self.session.phase in ("arrange", "memorize"):
-                self.session.start_reading()
+        if t == "start":  # (arranged: the memorisation; memorised or skipped: the reading)
+            s = self.session
+            if s.phase == "arrange" and s.memorize_s > 0:
+                s.start_memorize(now)
+                self.echo(f"memorisation: {s.memorize_s / 60:g} min on the device")
+            elif s.phase in ("arrange", "memorize"):
+                s.start_reading()
                 self.echo("the reading starts on the device")
+        elif t == "arrange":
+            self.arrange(msg.get("player", "A"), msg["card"], msg["row"], msg["side"],
+                         msg["index"])
         elif t == "at":
             self.step(now, msg["frame"])
         elif t == "touch":
@@ -198,7 +228,9 @@ class WebBoard(SessionTable):
                            int(s.wait), int(s.is_speech)] for s in self.m.plan.segments],
                  "from": self.anchor_frame if self.frame is None else self._resume_frame(),
                  "labels": {str(c): poems.poem(c).torifuda for c in sorted(cards)},
-                 "calibration": self.calibration_ms}] + self._out(now)
+                 "calibration": self.calibration_ms,
+                 "cards": f"/card/{self.token}/", "widths": list(self.images.widths),
+                 "ext": self.images.format}] + self._out(now)
 
     def _resume_frame(self) -> int:
         return int(self.anchor_frame)
@@ -225,6 +257,16 @@ class WebBoard(SessionTable):
         if not 0 <= index < len(segs) or not segs[index].is_speech:
             return "no such clip"
         return self.voice.samples(segs[index].speech)
+
+    def card(self, token: str, width: int, poem: int, ext: str):
+        """The torifuda of ``poem``, ``width`` px wide: (bytes, content type), or a line
+        saying why not."""
+        if not online.same_secret(token, self.token):
+            return "not this board's card"
+        if ext != self.images.format:
+            return f"the cards are {self.images.format}"
+        got = self.images.image(poem, width)
+        return got if isinstance(got, str) else (got, self.images.content_type)
 
     def click_track(self, token: str):
         return "calibrate with karuta drill speed --web (the tap-along is kept for the device)"

@@ -3,7 +3,8 @@ WebSocket, each checked against its schema (``online.check`` with this table) an
 the drill page's are (``protocol.MAX_IN`` bytes from the page).
 
 Page → host: hello, start, at (the plan frame the page hears now), touch (a card, the plan
-frame heard when it was touched), pick (a card to send), send (the highlighted send).
+frame heard when it was touched), pick (a card to send), send (the highlighted send), arrange
+(a card of the player's own side dragged to a place, before the first read).
 Host → page: welcome (the plan), view (``reader.practice.view.to_json`` of the table's view),
 go (the reading goes on from a wait's end), over (the end lines), warn, error.
 """
@@ -36,11 +37,17 @@ SCHEMAS: dict[str, dict] = {
                             "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
     "pick": _msg("pick", {"card": _CARD}, {"player": _PLAYER}),
     "send": _msg("send", {}),
+    "arrange": _msg("arrange", {"card": _CARD, "row": {"enum": [0, 1, 2]},
+                                "side": {"enum": [0, 1]},
+                                "index": {"type": "integer", "minimum": 0, "maximum": 60}},
+                    {"player": _PLAYER}),
     # host → page
     "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},
                                 "clip": {"type": "string"}, "segs": {"type": "array"},
                                 "from": _FRAME, "labels": {"type": "object"},
-                                "calibration": {"type": ["number", "null"]}}),
+                                "calibration": {"type": ["number", "null"]}},
+                   {"cards": {"type": "string"}, "widths": {"type": "array"},
+                    "ext": {"enum": ["png", "webp"]}}),
     "view": _msg("view", {"view": {"type": "object"}}),
     "go": _msg("go", {"frame": _FRAME}),
     "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),
