@@ -14,6 +14,8 @@ import io
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_web import browser, wait_js  # noqa: F401  (a fixture)
 from test_web_practice import QUICK, Board
 
@@ -257,7 +259,61 @@ def test_a_touch_off_every_card_is_marked_until_the_next_read_and_hints_dim(
         time.sleep(0.3)
         if browser.js("karuta.readNo") == read:
             assert browser.js("document.querySelectorAll('.dot').length") == 1
-        wait_js(browser, f"karuta.readNo > {read}", timeout=30, what="the next read")
+        end = time.monotonic() + 30
+        while browser.js("karuta.readNo") == read and time.monotonic() < end:
+            if browser.js("!document.getElementById('send').hidden"):  # (the bot faulted)
+                browser.touch(*_centre(browser, "#send"))
+            time.sleep(0.1)
+        wait_js(browser, f"karuta.readNo > {read}", timeout=1, what="the next read")
         assert browser.js("document.querySelectorAll('.dot').length") == 0
     finally:
         board.end()
+
+
+# ---------------------------------------------------------------- a phone's deal: 友札 kept
+def _unpaired(cards) -> list[int]:
+    """The cards with a 友札 among the 100 none of which is dealt (either way round)."""
+    from reader.memory.deck import tomofuda
+
+    rel = {c: {t for t in range(1, 101) if t != c and (t in tomofuda(c) or c in tomofuda(t))}
+           for c in cards}
+    return [c for c in cards if rel[c] and not rel[c] & set(cards)]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 50))
+def test_a_tomofuda_deal_keeps_every_card_with_its_tomofuda(seed, n):
+    """``--tomofuda``: 2N distinct cards, half each, and every card that has a 友札 among the
+    100 has one dealt too -- but for at most one (the last group drawn, cut to fit)."""
+    import random
+
+    from reader.practice.deal import deal
+
+    d = deal("kyogi", random.Random(seed), cards=n, tomo=True)
+    cards = d.hands["A"] + d.hands["B"]
+    assert len(d.hands["A"]) == len(d.hands["B"]) == n and len(set(cards)) == 2 * n
+    assert len(_unpaired(cards)) <= 1, _unpaired(cards)
+
+
+def test_a_short_tomofuda_match_deals_pairs_and_goshiki_refuses_it(tmp_path):
+    """Through the command: 8 a side with ``--tomofuda`` (the log's deal has at most one card
+    without its 友札; the same seed without it: several); goshiki refuses it in one line."""
+    import json
+
+    from cli_run import run_inproc
+
+    hands = {}
+    for flag in ("--tomofuda", None):
+        log = tmp_path / f"{flag}.jsonl"
+        r = run_inproc("practice", "--bot-vs-bot", "1,1", "--json", "--cards", "8",
+                       "--seed", "11", "--voice", "tone", "--log", str(log),
+                       *([flag] if flag else []), data_dir=tmp_path / "data")
+        assert r.returncode == 0, r.stderr
+        head = json.loads(log.read_text(encoding="utf-8").splitlines()[0])
+        hands[flag] = head["A"] + head["B"]
+    assert len(_unpaired(hands["--tomofuda"])) <= 1
+    assert len(_unpaired(hands[None])) >= 3, hands[None]
+    r = run_inproc("practice", "--rules", "goshiki", "--tomofuda", "--bot-vs-bot", "1,1",
+                   "--voice", "tone", data_dir=tmp_path / "data")
+    assert r.returncode == 1 and r.stderr.startswith("karuta: --tomofuda deals kyogi's cards")
+    assert len(r.stderr.strip().splitlines()) == 1

@@ -34,7 +34,7 @@ def _cards(ctx, param, value):
 
 #: the options a new match is made with: the host's or the log's when joining or resuming
 DEAL = ("--rules", "--cards", "--color", "--seed", "--joka", "--ma", "--yoin", "--speed",
-        "--take")
+        "--take", "--tomofuda")
 ONLINE = ("--host", "--join")
 #: how a needed option is named in a refusal
 SHOWN = {"--log": "--log FILE", "--code": "--code CODE", "--as": "--as bot:LEVEL"}
@@ -161,6 +161,9 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
                    "goshiki: your 10, the colour's other 10 are karafuda).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
+@click.option("--tomofuda", is_flag=True,
+              help="Kyogi: deal each card with its 友札 (the cards sharing its opening but the "
+                   "last sound): a short game (--cards 8 on a phone) stays hard to tell apart.")
 @click.option("--color", type=click.Choice(["blue", "pink", "yellow", "green", "orange"]),
               default=None, help="Goshiki colour (default: drawn from the seed).")
 @seed_option("Seed of the deal, the reading order and the bots (printed when not given).")
@@ -257,7 +260,7 @@ def practice(**o):
     m = run.new_or_resumed(env, rules=game.name, seats=seats, seed=o["seed"],
                            voice_spec=o["voice_spec"], cards=o["cards"], color=o["color"],
                            reading=reading, simultaneous=o["simultaneous"],
-                           log_file=o["log_file"], resume=o["resume"])
+                           log_file=o["log_file"], resume=o["resume"], tomo=o["tomofuda"])
     if o["host_mode"]:
         return _host(env, o, m)
     if o["web"]:

@@ -40,7 +40,8 @@ class Env:
 # --- the match --------------------------------------------------------------------------------
 
 def new_or_resumed(env: Env, *, rules: str, seats: dict | None, seed: int | None, voice_spec,
-                   cards, color, reading: dict, simultaneous: float, log_file, resume: bool):
+                   cards, color, reading: dict, simultaneous: float, log_file, resume: bool,
+                   tomo: bool = False):
     """The match to play: the one in ``log_file`` (``resume``; ``seats`` replace the logged
     seats when given), else a new one (a seed picked when none is given).  The log is checked
     (never a new one over a file; one karuta per log) before the voice is made."""
@@ -55,7 +56,7 @@ def new_or_resumed(env: Env, *, rules: str, seats: dict | None, seed: int | None
     if resume:
         return headless.resume(log_file, voice, seats)
     return headless.new_match(rules, seats, pick_seed(seed), voice, cards=cards, color=color,
-                              reading=reading or None,
+                              reading=reading or None, tomo=tomo,
                               settings=PracticeSettings(simultaneous_ms=simultaneous))
 
 
