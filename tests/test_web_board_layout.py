@@ -228,6 +228,29 @@ def test_the_board_fits_a_phone_and_a_tablet_both_ways_and_cards_are_dragged(
     print(kind, {f"{w}x{h}": f"{v:.0f} px" for (w, h), v in widths.items()})
 
 
+@pytest.mark.realtime
+def test_goshiki_fits_a_phone_both_ways(tmp_path, browser):  # noqa: F811
+    """Goshiki on a phone: each player's ten in two rows of five (the far side's turned),
+    measured as kyogi's at 390×844 and 844×390."""
+    board = Board(tmp_path, *QUICK, "--rules", "goshiki", "--vs", "bot:1", "--seed", "5",
+                  "--memorize", "1")
+    try:
+        browser.load(board.page, *SIZES["phone"][0], touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        browser.touch(*_centre(browser, "#start"))
+        wait_js(browser, "karuta.view && karuta.view.phase === 'memorize'", what="memorisation")
+        widths = {}
+        for size in SIZES["phone"]:
+            resize(browser, *size)
+            widths[size] = measure(browser, size, "phone")
+            assert browser.js("document.querySelectorAll('.card[data-card]').length") == 20
+            assert browser.js("document.querySelectorAll('.near .row').length") == 2
+            browser.screenshot_now(tmp_path / f"goshiki-{size[0]}x{size[1]}.png")
+    finally:
+        board.end()
+    print("goshiki", {f"{w}x{h}": f"{v:.0f} px" for (w, h), v in widths.items()})
+
+
 def _centre(b, selector):
     r = b.js(f"(() => {{ const r = document.querySelector({selector!r})"
              ".getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()")

@@ -135,13 +135,17 @@ function territory(el, t, b, far, owner) {
   }
 }
 
-function hand(el, cards, onBoard, b) {
-  // goshiki: a player's ten as laid out, those taken or gone to the 場 left as empty places
+function hand(el, cards, onBoard, b, far) {
+  // goshiki: a player's ten as laid out (two rows of five, the first five the front row, head
+  // to head with the other player's), those taken or gone to the 場 left as empty places
   el.innerHTML = "";
-  const row = document.createElement("div");
-  row.className = "row";
-  for (const c of cards) row.appendChild(cardEl(onBoard.includes(c) ? c : 0, b));
-  el.appendChild(row);
+  const front = cards.slice(0, 5), back = cards.slice(5);
+  for (const part of far ? [back, front] : [front, back]) {
+    const row = document.createElement("div");
+    row.className = "row five";
+    for (const c of far ? [...part].reverse() : part) row.appendChild(cardEl(onBoard.includes(c) ? c : 0, b));
+    el.appendChild(row);
+  }
 }
 
 const GAP = 3, CHROME = 34;  // (between cards; the two sides' borders, paddings and row gaps)
@@ -158,7 +162,7 @@ function fit() {
   body.toggle("playing", S.phase === "play");
   const b = v.board;
   let cols = 4, rows = 6;
-  if (!Object.keys(b.territories).length) { cols = 10; rows = b.ba.length ? 3 : 2; }
+  if (!Object.keys(b.territories).length) { cols = 5.5; rows = 5; }  // (goshiki: 2 + 2, the 場)
   else for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 0.5);
   S.cols = Math.max(S.cols || 0, cols);  // (never fewer: a card never moves under a finger)
   const pad = short ? 4 : 10;
@@ -181,8 +185,8 @@ function draw(v) {
   const b = v.board, me = v.viewer, other = me === "A" ? "B" : "A";
   document.body.classList.toggle("arranging", arranging());
   if (!Object.keys(b.territories).length) {  // goshiki: the hands and the 場
-    hand($("near"), b.hands[me] || [], b.on_board[me] || [], b);
-    hand($("far"), b.hands[other] || [], b.on_board[other] || [], b);
+    hand($("near"), b.hands[me] || [], b.on_board[me] || [], b, false);
+    hand($("far"), b.hands[other] || [], b.on_board[other] || [], b, true);
     $("ba").innerHTML = "";
     for (const c of b.ba) $("ba").appendChild(cardEl(c, b));
     drawRest(v, me, other);
@@ -200,7 +204,9 @@ function drawRest(v, me, other) {
   const name = (s) => s.kind === "human" ? (s.you ? "you" : `player ${s.player}`) : s.kind === "bot" ? `bot ${s.level}` : s.kind;
   $("score").textContent = `${name(seats[me])}: ${seats[me].count} · ${name(seats[other])}: ${seats[other].count} (${v.count_word})`;
   const memo = v.line && v.line.kind === "memorize";
-  $("line").textContent = memo ? "暗記 memorise · drag your cards" : v.line.kind === "arrange" ? "drag your cards, then Start" : v.line_text;
+  const drags = Object.keys(v.board.territories).length > 0;  // (goshiki's cards stay as dealt)
+  $("line").textContent = memo ? (drags ? "暗記 memorise · drag your cards" : "暗記 memorise")
+    : v.line.kind === "arrange" ? (drags ? "drag your cards, then Start" : "Start") : v.line_text;
   if (memo) {
     const end = performance.now() + v.line.left_s * 1000;
     if (S.memoEnd === undefined || Math.abs(S.memoEnd - end) > 1500) S.memoEnd = end;
