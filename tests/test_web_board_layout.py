@@ -231,7 +231,8 @@ def test_the_board_fits_a_phone_and_a_tablet_both_ways_and_cards_are_dragged(
 @pytest.mark.realtime
 def test_goshiki_fits_a_phone_both_ways(tmp_path, browser):  # noqa: F811
     """Goshiki on a phone: each player's ten in two rows of five (the far side's turned),
-    measured as kyogi's at 390×844 and 844×390."""
+    measured as kyogi's at 390×844 and 844×390; the page loaded again during the
+    memorisation goes on with it (its Start does not skip it)."""
     board = Board(tmp_path, *QUICK, "--rules", "goshiki", "--vs", "bot:1", "--seed", "5",
                   "--memorize", "1")
     try:
@@ -246,6 +247,16 @@ def test_goshiki_fits_a_phone_both_ways(tmp_path, browser):  # noqa: F811
             assert browser.js("document.querySelectorAll('.card[data-card]').length") == 20
             assert browser.js("document.querySelectorAll('.near .row').length") == 2
             browser.screenshot_now(tmp_path / f"goshiki-{size[0]}x{size[1]}.png")
+        # the page loaded again (a phone that slept) mid-memorisation: Start goes on counting
+        # it down, it does not skip it
+        browser.load(board.page, *SIZES["phone"][0], touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen again")
+        browser.touch(*_centre(browser, "#start"))
+        wait_js(browser, "karuta.begun && /^0:[0-5][0-9]$/.test(document.getElementById("
+                         "'countdown').textContent)", what="the countdown again")
+        time.sleep(0.5)
+        assert browser.js("karuta.view.phase") == "memorize"
+        assert not any(m.get("t") == "start" for m in browser.js("karuta.sent"))
     finally:
         board.end()
     print("goshiki", {f"{w}x{h}": f"{v:.0f} px" for (w, h), v in widths.items()})

@@ -357,7 +357,9 @@ async function begin() {
   prefetch(S.welcome.from);
   await Promise.all(speechFrom(S.welcome.from, 1).map(clip));
   S.begun = true;
-  send({ t: "start" });  // (arranged: the memorisation starts, or the reading if there is none)
+  // arranged: the memorisation starts (or the reading, if there is none); a page joined again
+  // during the memorisation goes on counting it down (a start then would skip the rest)
+  if (!S.view || S.view.phase === "arrange") send({ t: "start" });
   status("");
   maybeRead();
 }
