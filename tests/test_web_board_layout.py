@@ -138,6 +138,14 @@ MEASURE = """(() => {
 })()"""
 
 
+#: card -> [its side, its box] as drawn now
+BOXES = """Object.fromEntries([...document.querySelectorAll('.card[data-card]')].map(e => {
+  const r = e.getBoundingClientRect();
+  return [e.dataset.card, [e.closest('.far') ? 'far' : 'near',
+                           [r.left, r.top, r.right, r.bottom].map(Math.round)]];
+}))"""
+
+
 def measure(b, size, kind):
     """The page's card boxes at ``size``, checked; the smallest card width."""
     got = b.js(MEASURE)
@@ -273,7 +281,8 @@ def test_a_touch_off_every_card_is_marked_until_the_next_read_and_hints_dim(
         tmp_path, browser):  # noqa: F811
     """``--hints``, no memorisation: once a 上の句 is heard, ruled-out cards are dimmed on
     the page; a touch between the cards leaves a red dot ("touched but missed") that stays
-    while the read goes on and is gone when the next read begins."""
+    while the read goes on and is gone when the next read begins; no card that stayed on the
+    board moved (a card that left, taken or sent, left its place empty)."""
     board = Board(tmp_path, *QUICK, "--vs", "bot:1", "--cards", "25", "--seed", "5",
                   "--hints")
     try:
@@ -284,6 +293,7 @@ def test_a_touch_off_every_card_is_marked_until_the_next_read_and_hints_dim(
         wait_js(browser, "document.querySelectorAll('.card.dim').length > 0", timeout=30,
                 what="dimmed cards")
         read = browser.js("karuta.readNo")
+        before = browser.js(BOXES)
         # between the two sides: the middle bar's left end (no card there)
         x, y = browser.js("(() => { const r = document.getElementById('far')"
                           ".getBoundingClientRect(); return [r.x + 2, r.bottom - 1]; })()")
@@ -300,6 +310,12 @@ def test_a_touch_off_every_card_is_marked_until_the_next_read_and_hints_dim(
             time.sleep(0.1)
         wait_js(browser, f"karuta.readNo > {read}", timeout=1, what="the next read")
         assert browser.js("document.querySelectorAll('.dot').length") == 0
+        # no card moved: one that left (taken, sent) left its place empty
+        after = browser.js(BOXES)
+        stayed = [c for c in before if c in after and before[c][0] == after[c][0]]
+        assert len(stayed) >= len(before) - 2 and len(after) <= len(before), (before, after)
+        for c in stayed:
+            assert before[c] == after[c], (c, before[c], after[c])
     finally:
         board.end()
 

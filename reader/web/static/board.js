@@ -82,9 +82,10 @@ const HANDLERS = {
 // Each torifuda is an image the laptop drew with the project's card renderer (reader.ui.torifuda,
 // served by reader/web/cards.py), one <img> a card kept for the whole match (fetched once);
 // the far side's turned 180° by CSS.  A card's box is as wide as the screen allows
-// (fit()): the widest row's places (and one for the gap between its groups), six rows and the
-// middle bar in the height; the column count only grows, so a card never moves under a finger
-// (a card that leaves leaves its place empty; only its owner's own drag moves cards).
+// (fit()): the widest row's places (half a place for the gap between its groups, one to spare
+// for a card sent in), six rows and the middle bar in the height; the column count only grows,
+// so a card never moves under a finger (a card that leaves leaves its place empty; only its
+// owner's own drag moves cards; a second card beyond the widest row's end shrinks them all).
 const IMGS = new Map();  // card -> its <img>
 function imgOf(c) {
   let im = IMGS.get(c);
@@ -164,7 +165,11 @@ function fit() {
   let cols = 4, rows = 6;
   if (!Object.keys(b.territories).length) { cols = 5.5; rows = 5; }  // (goshiki: 2 + 2, the 場)
   else for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 0.5);
-  S.cols = Math.max(S.cols || 0, cols);  // (never fewer: a card never moves under a finger)
+  // never fewer, and one place to spare from the start: a card sent in beyond a row's end
+  // (no empty place there) fits in the gap between the groups, and no card moves or shrinks
+  // (goshiki: nothing is sent into a hand)
+  const spare = Object.keys(b.territories).length ? 1 : 0;
+  S.cols = Math.max(S.cols || cols + spare, cols);
   const pad = short ? 4 : 10;
   const mid = $("mid");
   const fixed = (short ? 0 : mid.offsetHeight + GAP) + (S.phase === "play" ? 0 : $("status").offsetHeight)
