@@ -190,3 +190,44 @@ def test_a_take_cut_in_flight_between_two_processes_is_judged_once_and_a_stall_i
     assert "the guest's link was silent for 3 s" in host_text, host_text
     assert "the link to the host was silent for 3 s: joining again" in text, text
     assert "Traceback" not in host_text + text
+
+
+def test_a_watcher_joins_sees_every_read_as_the_host_logs_it_and_a_second_is_refused(tmp_path):
+    """``--host --watchers 1``: a third process joins with ``--watch`` (no display: each read's
+    result printed, a copy of the log kept) and sees the match as the host logs it; a second
+    watcher is refused in one line; the watcher's presence changes nothing in the match."""
+    host = start("--host", "--port", "0", "--as", "bot:4", "--watchers", "1", "--log",
+                 "h.jsonl", *ARGS, tmp_path=tmp_path, name="host")
+    guest = watcher = None
+    try:
+        port, code = wait_for(lambda: listening_port(tmp_path), 60, "the host's code")
+        watcher = start("--join", f"127.0.0.1:{port}", "--code", code, "--watch", "--log",
+                        "w.jsonl", tmp_path=tmp_path, name="watcher")
+        guest = start("--join", f"127.0.0.1:{port}", "--code", code, "--as", "bot:3",
+                      tmp_path=tmp_path, name="guest")
+        wait_for(lambda: len(reads(tmp_path / "w.jsonl")) >= 2, 150, "two reads at the watcher")
+        r = run_karuta("practice", "--join", f"127.0.0.1:{port}", "--code", code, "--watch",
+                       home=tmp_path, timeout=60)
+        one_line_error(r, "no more watchers")
+    finally:
+        stop(*(p for p in (watcher, guest, host) if p is not None))
+    ref = headless.play(headless.new_match(
+        "kyogi", {"A": Seat("bot", 4), "B": Seat("bot", 3)}, 33, make_voice("tone"), cards=50,
+        reading=READING)).log_records()[1:3]
+    w = reads(tmp_path / "w.jsonl")
+    assert w[:2] == ref and reads(tmp_path / "h.jsonl")[:2] == ref
+    out = (tmp_path / "watcher.out").read_text()
+    took = {"A": "A took it", "B": "B took it"}
+    lines = out.splitlines()
+    for i, r_ in enumerate(ref):  # (each read's line: who took it, as the host logged)
+        assert any(x.startswith(f"read {i + 1}: ") and x.endswith(took[r_["took"]])
+                   for x in lines), out
+    assert "Traceback" not in (tmp_path / "watcher.err").read_text()
+
+
+def test_watch_options_refused_in_one_line():
+    one_line_error(run_inproc("practice", "--join", "h:1", "--code", "123456", "--watch",
+                              "--as", "bot:1"), "with --watch, leave out --as", "no seat")
+    one_line_error(run_inproc("practice", "--watch"), "--watch needs --join")
+    one_line_error(run_inproc("practice", "--watchers", "1"), "--watchers needs --host")
+    one_line_error(run_inproc("practice", "--host", "--watchers", "99"), "--watchers")

@@ -198,7 +198,7 @@ def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp
         wait_js(browser, "document.getElementById('status').textContent"
                          ".includes('joining again')", what="the page joining again")
         time.sleep(5)
-        assert browser.js("karuta.tries") >= 3 and browser.js("karuta.queue.length") == 1
+        assert browser.js("karuta.tries") >= 3 and browser.js("karuta.unacked.length") == 1
         browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
                      downloadThroughput=-1, uploadThroughput=-1)
         wait_js(browser, "karuta.over !== null", timeout=30, what="the end screen")
@@ -215,3 +215,129 @@ def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp
     a = [t for t in reads[0]["timing"]["touches"] if t["player"] == "A"]
     assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
     assert sum("a device joined" in ln for ln in board.lines) == 2, board.lines
+
+
+def test_a_phone_and_a_tablet_each_a_players_device_play_a_match_judged_by_frames(
+        tmp_path, browser, pulse_server):  # noqa: F811
+    """``--vs device``: the tablet (1024x1366) takes seat A, the phone (390x844, a browser of
+    its own) seat B; both press Start and play the reading.  A's card is read first (seed 23,
+    one card a side): the tablet touches it 400 ms after its 上の句 began as the tablet plays
+    it, and its link drops right after (before the ack: the page joins again with its seat's
+    token and sends the touch again, the laptop takes it once); the phone touches the same card
+    at 300 ms as the phone plays it, dispatched later: the earlier frame wins, B takes it from
+    A's side, sends the highlighted card from the phone, and wins.  The log has each page's
+    touch once, at its frame, and is what the one-machine session logs for those touches."""
+    from reader.practice import headless
+    from reader.practice.match import Seat
+    from reader.reading.voices import make_voice
+    from test_web import PHONE
+    from test_web_practice_table import one_machine
+    from testbed.cdp import Browser
+
+    board = Board(tmp_path, "--vs", "device", "--cards", "1", "--seed", "23", *QUICK)
+    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
+        phone.load(board.page, *PHONE, touch=True)
+        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'B'", what="seat B")
+        browser.touch(*centre(browser, "#start"))
+        wait_js(browser, "document.getElementById('status').textContent.includes("
+                         "\"waiting for B's device\")", what="A waiting for B")
+        phone.touch(*centre(phone, "#start"))
+        for b in (browser, phone):
+            wait_js(b, "karuta.view && karuta.timeline.anchors.length > 0",
+                    what="the board and the reading's start")
+        card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        for b in (browser, phone):
+            wait_js(b, f"karuta.heardNow() > {kami['start'] + 24000}", what="the 上の句")
+        # the tablet's link drops right after its touch is sent, before any ack can come
+        browser.js("document.addEventListener('pointerdown', () => queueMicrotask("
+                   "() => karuta.ws.close()), {once: true})")
+        at_a = browser.js(f"karuta.epochOfFrame({kami['start'] + 19200}) / 1000")  # +400 ms
+        browser.touch(*centre(browser, f".near .card[data-card='{card}']"), at=at_a)
+        at_b = phone.js(f"karuta.epochOfFrame({kami['start'] + 14400}) / 1000")  # +300 ms
+        phone.touch(*centre(phone, f".far .card[data-card='{card}']"), at=at_b)
+        wait_js(phone, "!document.getElementById('send').hidden", timeout=30,
+                what="the send owed by B, on B's phone")
+        assert browser.js("document.getElementById('send').hidden")
+        phone.screenshot_now(tmp_path / "phone-send.png")
+        phone.touch(*centre(phone, "#send"))
+        for b in (browser, phone):
+            wait_js(b, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = [b.js("document.getElementById('endlines').innerText") for b in (browser, phone)]
+        sent = {p: b.js("karuta.sent.filter(m => m.t === 'touch')")
+                for p, b in (("A", browser), ("B", phone))}
+        unacked = browser.js("karuta.unacked.length")
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        phone.close()
+        board.end()
+    assert "you lost by 1" in ends[0] and "you won by 1" in ends[1], ends
+    assert unacked == 0
+    assert [len(sent["A"]), len(sent["B"])] == [1, 1], sent
+    fa, fb = sent["A"][0]["frame"], sent["B"][0]["frame"]
+    # (each the frame its page played at the touch's instant: within ±5 ms on a quiet machine,
+    # test_a_tablet_plays_...; here the frames judge, whatever the load did to the mapping)
+    assert abs(fa - (kami["start"] + 19200)) < 48 * 30
+    assert abs(fb - (kami["start"] + 14400)) < 48 * 30
+    assert fb < fa
+    text = board.log.read_text(encoding="utf-8")
+    records = [json.loads(x) for x in text.splitlines()]
+    reads = [r for r in records if "read" in r]
+    assert len(reads) == 1 and reads[0]["took"] == "B" and reads[0]["send"], reads
+    touches = reads[0]["timing"]["touches"]
+    assert sorted((t["player"], t["ms"]) for t in touches) == [
+        ("A", pytest.approx(fa / 48.0, abs=0.1)), ("B", pytest.approx(fb / 48.0, abs=0.1))]
+    fresh = headless.resume_text(text.splitlines()[0] + "\n", "the match", make_voice("tone"))
+    humans = {"A": Seat("human"), "B": Seat("human")}
+    ref = one_machine(humans, [(0, "A", card, fa), (0, "B", card, fb)], m=fresh)
+    assert records == ref.log_records()
+    joined = [ln for ln in board.lines if "a device joined" in ln]
+    assert len(joined) == 3 and "seat A, again" in joined[2], joined
+    assert any("A's device is back" in ln for ln in board.lines), board.lines
+
+
+def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
+        tmp_path, browser, pulse_server):  # noqa: F811
+    """A second device with the code while the tablet holds the seat (``--vs bot:1``): it
+    watches -- its join screen says so, it plays the reading and draws the board; its touch
+    on the card is refused in a line on its page and judged nowhere; the tablet's take wins
+    the match and both end screens say it."""
+    from test_web import PHONE
+    from testbed.cdp import Browser
+
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
+    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
+        phone.load(board.page, *PHONE, touch=True)
+        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
+        assert phone.js("document.getElementById('seat').textContent").startswith("watching")
+        browser.touch(*centre(browser, "#start"))
+        phone.touch(*centre(phone, "#start"))
+        card = wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0 && "
+                       "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
+                       what="the board and the reading's start")
+        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(phone, f"karuta.heardNow() > {kami['start'] + 9600}", what="the watcher's 上の句")
+        phone.touch(*centre(phone, f".card[data-card='{card}']"))
+        wait_js(phone, "document.getElementById('status').textContent.includes("
+                       "\"you are watching: a watcher's touch is not taken\")",
+                what="the watcher's refusal")
+        wait_js(browser, f"karuta.heardNow() > {kami['start'] + 14400}", what="the 上の句")
+        browser.touch(*centre(browser, f".near .card[data-card='{card}']"))
+        for b in (browser, phone):
+            wait_js(b, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = [b.js("document.getElementById('endlines').innerText") for b in (browser, phone)]
+        assert board.end(wait=10) == 0, "\n".join(board.lines)
+    finally:
+        phone.close()
+        board.end()
+    assert "you won by 1" in ends[0] and "player A won by 1" in ends[1], ends
+    records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
+    touches = [t for r in records if "read" in r for t in r["timing"]["touches"]]
+    assert [t["player"] for t in touches if t["verdict"] == "take"] == ["A"], touches
+    assert any("a device joined from 127.0.0.1 (watching)" in ln for ln in board.lines)

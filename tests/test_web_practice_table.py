@@ -22,13 +22,15 @@ DEVICE = "ab" * 16
 SEATS = {"A": Seat("human"), "B": Seat("bot", 1)}
 
 
-def one_machine(seats, touches, rules="kyogi", **deal):
+def one_machine(seats, touches, rules="kyogi", m=None, **deal):
     """The same match on one machine with a perfect clock: the session ticked every 4 ms on
     a timeline that goes on from each kyogi wait the moment it is let go, the players' touches
-    ``(read, player, card, frame)`` given when their frame is heard."""
+    ``(read, player, card, frame)`` given when their frame is heard.  ``m``: the match (not
+    begun) to play; default seed 7's."""
     from reader.practice.session import PracticeSession
 
-    m = headless.new_match(rules, seats, 7, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
+    if m is None:
+        m = headless.new_match(rules, seats, 7, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
     let_go = []
     s = PracticeSession(m, release=lambda: let_go.append(True))
     s.start_reading()
@@ -59,26 +61,58 @@ def one_machine(seats, touches, rules="kyogi", **deal):
 
 
 class Page:
-    """The page: its own timeline and clock (= the host's here), the messages it is sent."""
+    """The page: its own timeline and clock (= the host's here, ``lag`` s behind it: the
+    instant it hears what a page with no lag hears now is ``lag`` later), the messages it is
+    sent.  ``others``: the other pages of the board (the messages ``pending`` gives for
+    them are theirs)."""
 
-    def __init__(self, board: WebBoard):
+    def __init__(self, board: WebBoard, link: int = 1, others=(), lag: float = 0.0):
         self.board = board
+        self.link = link
+        self.others = list(others)
+        self.lag = lag
         self.tl = None
         self.got: list[dict] = []
         self.now = 0.0
         self.touches: list[tuple] = []  # (read, player, card, frame) sent
+        self.ids = 0
+        self.token = None
+        self.you = None
 
-    def send(self, msg: dict) -> None:
+    def hello(self, device: str = DEVICE, **more) -> None:
+        self.send({"t": "hello", "v": boardproto.VERSION, "code": "314159", "device": device,
+                   **({"seat": self.token} if self.token else {}), **more})
+
+    def send(self, msg: dict, link: int | None = None) -> list[dict]:
+        """``msg`` sent (an input numbered as the page numbers it, unless it has its id);
+        what came back to this page."""
+        if msg["t"] in ("touch", "pick", "send") and "id" not in msg:
+            self.ids += 1
+            msg = {**msg, "id": self.ids}
         # (through the wire's checks both ways, as the transport does)
         msg = boardproto.decode(json.dumps(msg))
-        for out in self.board.receive(msg, self.now, 1, "10.0.0.2"):
+        got = self.board.receive(msg, self.now, self.link if link is None else link,
+                                 "10.0.0.2")
+        self.take(got)
+        pending = self.board.pending()
+        for page in [self, *self.others]:
+            page.take(pending.pop(page.link, []))
+        assert not pending, pending
+        return got
+
+    def take(self, msgs) -> None:
+        for out in msgs:
             out = json.loads(boardproto.encode(out))
             self.got.append(out)
             if out["t"] == "welcome":
-                self.tl = online.Timeline(self.board.m.plan)
+                if self.tl is None:  # (a page that joins again plays on: its own timeline)
+                    self.tl = online.Timeline(self.board.m.plan)
+                self.token, self.you = out["token"], out["you"]
+            elif out["t"] == "go" and out.get("first"):
+                self.tl.anchor(self.now + self.lag + 0.5, out["frame"])
             elif out["t"] == "go":
                 end = out["frame"]
-                at = max(self.now + 0.3, self.tl.instant_of(end) or self.now)
+                at = max(self.now + self.lag + 0.3, self.tl.instant_of(end) or self.now)
                 self.tl.anchor(at, end)
 
     # what the player at the page calls (test_table.Player's table)
@@ -104,10 +138,9 @@ def test_a_whole_match_runs_through_the_web_table_and_logs_what_one_machine_logs
     log = tmp_path / "m.jsonl"
     board = WebBoard(m, VOICE, "314159", log_file=log, echo=lambda line: None)
     page = Page(board)
-    page.send({"t": "hello", "v": 1, "code": "314159", "device": DEVICE})
+    page.hello()
     assert page.got[0]["t"] == "welcome" and page.got[1]["t"] == "view"
     page.send({"t": "start"})
-    page.tl.anchor(0.5, 0)
     player = Player("A", lambda: page, lambda f: page.tl.instant_of(f), AS_BOTS)
     while not board.over and page.now < 3600:
         page.now += 0.01
@@ -140,9 +173,10 @@ def test_a_touch_before_the_hello_or_with_a_wrong_code_is_refused_in_one_line():
     m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 1)}, 7, VOICE,
                            cards=3, reading=QUICK)
     board = WebBoard(m, VOICE, "314159", echo=lambda line: None)
-    out = board.receive({"t": "touch", "card": 5, "frame": 100, "stamp": "ok"}, 0.0, 1, "x")
+    out = board.receive({"t": "touch", "id": 1, "card": 5, "frame": 100, "stamp": "ok"},
+                        0.0, 1, "x")
     assert out == [{"t": "error", "text": "say hello with the code first"}] and board.hangup
-    out = board.receive({"t": "hello", "v": 1, "code": "000000", "device": DEVICE}, 0.0, 1, "x")
+    out = board.receive({"t": "hello", "v": 2, "code": "000000", "device": DEVICE}, 0.0, 1, "x")
     assert out[0]["t"] == "error" and "wrong code" in out[0]["text"]
     assert not m.closed and board.phase != "reading"
 
@@ -151,9 +185,8 @@ def _started(seats=SEATS, seed=7, rules="kyogi", **deal):
     m = headless.new_match(rules, seats, seed, VOICE, reading=QUICK, **(deal or ({"cards": 3} if rules == "kyogi" else {})))
     board = WebBoard(m, VOICE, "314159", echo=lambda line: None)
     page = Page(board)
-    page.send({"t": "hello", "v": 1, "code": "314159", "device": DEVICE})
+    page.hello()
     page.send({"t": "start"})
-    page.tl.anchor(0.5, 0)
     return m, board, page
 
 
@@ -208,6 +241,7 @@ def test_the_web_options_are_refused_in_one_line_where_they_do_not_go(tmp_path):
         (("--web", "--resume"), "with --web, leave out --resume"),
         (("--address", "127.0.0.1"), "--address needs --web"),
         (("--web", "--vs", "none", "--port", "0"), "--web plays a player at the page against a bot"),
+        (("--vs", "device"), "--vs device needs --web"),
     ]
     log = tmp_path / "m.jsonl"
     for args, said in cases:
@@ -261,3 +295,224 @@ def test_a_goshiki_match_runs_through_the_web_table_too():
     assert view["board"]["territories"] == {} and len(view["board"]["hands"]["A"]) == 10
     over = next(g for g in page.got if g["t"] == "over")
     assert re.match(r"you (won|lost|drew) \d+-\d+", over["lines"][0]), over
+
+
+# ---------------------------------------------------------------- a device for each player
+HUMANS = {"A": Seat("human"), "B": Seat("human")}
+DEVICE_B = "cd" * 16
+
+
+def _two_devices(seed=7, lag=0.07, watchers=8, echo=None, rules="kyogi"):
+    """``--vs device``: A's page (link 1) and B's (link 2, its reading ``lag`` s behind A's),
+    both joined and started."""
+    m = headless.new_match(rules, HUMANS, seed, VOICE, reading=QUICK,
+                           **({"cards": 3} if rules == "kyogi" else {}))
+    board = WebBoard(m, VOICE, "314159", devices=True, watchers=watchers,
+                     echo=echo or (lambda line: None))
+    a = Page(board, 1)
+    b = Page(board, 2, lag=lag)
+    a.others, b.others = [b], [a]
+    a.hello()
+    b.hello(DEVICE_B)
+    assert (a.you, b.you) == ("A", "B") and a.token != b.token
+    a.send({"t": "start"})
+    assert a.tl.anchors == [] and board.phase != "reading"  # (B has not pressed Start)
+    assert any("waiting for B's device" in g.get("text", "") for g in a.got), a.got
+    b.send({"t": "start"})
+    assert a.tl.anchors and b.tl.anchors and board.phase == "reading"
+    return m, board, a, b
+
+
+def _run(board, pages, players=(), until=None, limit=3600):
+    while not board.over and pages[0].now < limit and not (until and until()):
+        for p in pages:
+            p.now += 0.01
+        for pl in players:
+            pl(pages[0].now)
+        for p in pages:
+            f = p.tl.heard(p.now) if p.tl is not None else None
+            if f is not None and round(p.now * 100) % 5 == 0 and p.you != "gone":
+                p.send({"t": "at", "frame": round(f)})
+
+
+def test_a_device_for_each_player_plays_a_whole_match_and_logs_what_one_machine_logs():
+    """``--vs device``: A's page and B's (its reading 70 ms behind A's), each touching as bot
+    3 (A) and bot 2 (B) would on its own timeline, each sending the highlighted card from its
+    own page: the log is the one-machine match's for the same touches; each page sees its own
+    side near and its own result."""
+    m, board, a, b = _two_devices()
+    pa = Player("A", lambda: a, lambda f: a.tl.instant_of(f), {"A": Seat("bot", 3),
+                                                                "B": Seat("bot", 2)})
+    pb = Player("B", lambda: b, lambda f: b.tl.instant_of(f), {"A": Seat("bot", 3),
+                                                                "B": Seat("bot", 2)})
+    refused = []
+
+    def other_sends(now):  # (the page of the player who does not owe tries the send first)
+        owed = m.owed_send()
+        if owed is not None and not refused:
+            page = b if owed.sender == "A" else a
+            refused.append((owed.sender, page.send({"t": "send"})[1]))
+            assert m.owed_send() == owed
+
+    _run(board, [a, b], [other_sends, pa, pb])
+    assert board.over
+    who, said = refused[0]
+    assert said == {"t": "warn", "text": f"{who} owes the send: it is made on {who}'s device"}
+    touches = a.touches + b.touches
+    assert {p for _, p, _, _ in a.touches} == {"A"} and {p for _, p, _, _ in b.touches} == {"B"}
+    assert m.log_records() == one_machine(HUMANS, touches).log_records()
+    judged = [t for r in m.log_records()[1:] for t in r["timing"]["touches"]]
+    assert {t["player"] for t in judged} == {"A", "B"}
+    for page, me in ((a, "A"), (b, "B")):
+        views = [g["view"] for g in page.got if g["t"] == "view"]
+        assert views[-1]["viewer"] == me
+        assert [s["player"] for s in views[-1]["seats"] if s["you"]] == [me]
+        over = [g for g in page.got if g["t"] == "over"]
+        assert len(over) == 1 and re.match(r"you (won|lost) by \d+", over[0]["lines"][0]), over
+    gos = [g["frame"] for g in a.got if g["t"] == "go"]
+    assert gos == [g["frame"] for g in b.got if g["t"] == "go"] and len(gos) >= 2
+
+
+def test_the_later_device_holds_the_read_and_a_page_touches_for_its_own_seat_only():
+    """The session hears what both devices heard: with B's reading 0.8 s behind, no read
+    closes before B has heard its end; B's page cannot touch for A."""
+    m, board, a, b = _two_devices(lag=0.8)
+    first_wait = next(s for s in m.plan.segments if s.wait)
+    _run(board, [a, b], until=lambda: (a.tl.heard(a.now) or 0) >= first_wait.end)
+    assert b.tl.heard(b.now) < first_wait.end - 0.6 * m.plan.sample_rate
+    assert board.frame <= b.tl.heard(b.now) and not m.closed
+    out = b.send({"t": "touch", "card": 5, "frame": 100, "stamp": "ok", "player": "A"})
+    assert out[0]["t"] == "ack" and "this is B's device" in out[1]["text"]
+    assert not any(t.player == "A" for t in m._touches)
+
+
+def test_watchers_see_the_board_and_their_touches_are_refused_in_a_line():
+    """A third page with the code, the seats taken: it watches (its view, the reading's
+    go); its touch is refused in a line on its page, its frames move nothing; past the
+    watchers' number, a page is refused in one line."""
+    m, board, a, b = _two_devices(watchers=1)
+    w = Page(board, 3, others=[a, b])
+    a.others.append(w)
+    b.others.append(w)
+    w.hello("ef" * 16)
+    assert w.you == "watch" and w.got[1]["t"] == "view"
+    w.send({"t": "start"})
+    assert w.got[-1] == {"t": "go", "frame": 0, "first": True}
+    before = board.frame
+    w.send({"t": "at", "frame": 100_000})
+    assert board.frame == before
+    card = m.current().poem if m.current() else 1
+    out = w.send({"t": "touch", "card": card, "frame": 500, "stamp": "ok"})
+    assert out[0] == {"t": "ack", "id": 1}
+    assert out[1] == {"t": "warn", "text": "you are watching: a watcher's touch is not taken"}
+    assert m._touches == []
+    w2 = Page(board, 4)
+    w2.hello("01" * 16)
+    assert w2.got[-1]["t"] == "error" and "watchers" in w2.got[-1]["text"]
+
+
+def test_a_seat_comes_back_with_its_token_and_the_match_holds_until_it_does():
+    """B's device loses its link mid-read: A's page and the terminal are told, the match
+    holds (A's page runs to the end of the plan, nothing closes past B's frame); a page with
+    the code but not B's token only watches; B's page with its token gets seat B back, and
+    the match goes on."""
+    said = []
+    m, board, a, b = _two_devices(echo=said.append)
+    _run(board, [a, b], until=lambda: len(m.closed) >= 1 and m.current() is not None)
+    index, held = m.index, board.frame
+    board.drop(2)
+    b.you = "gone"  # (B's page says nothing now)
+    for _ in range(400):  # A's page plays on for 4 s, standing at each wait's end
+        a.now += 0.01
+        b.now += 0.01
+        f = a.tl.heard(a.now)
+        if round(a.now * 100) % 5 == 0:
+            a.send({"t": "at", "frame": round(f)})
+        board.tick(a.now)
+        a.take(board.pending().pop(1, []))
+    assert m.index == index and board.frame == held
+    line = "B's device stopped reporting (its link was lost): the match waits for it"
+    assert line in said and {"t": "warn", "text": line} in a.got
+    thief = Page(board, 5, others=[a, b])
+    a.others.append(thief)
+    b.others.append(thief)
+    thief.hello("99" * 16)
+    assert thief.you == "watch"
+    b.link = 6
+    b.hello(DEVICE_B)  # (with its token)
+    assert b.you == "B" and "B's device is back" in said
+    _run(board, [a, b, thief], until=lambda: m.index > index + 1)
+    assert m.index > index + 1  # (the match goes on, read after read)
+
+
+def test_a_touch_sent_again_after_a_rejoin_is_judged_once():
+    """A touch whose ack was lost with the link (sent into a dying link, the page joined
+    again with its token and sent it again, same id): acknowledged, judged once."""
+    m, board, page = _started()
+    first = next(s for s in m.plan.segments if s.kind == "kami" and isinstance(s.poem, int))
+    while (page.tl.heard(page.now) or 0) < first.start + 4800:
+        page.now += 0.01
+        if page.tl.heard(page.now) is not None:
+            page.send({"t": "at", "frame": round(page.tl.heard(page.now))})
+    touch = {"t": "touch", "id": 1, "card": first.poem, "frame": first.start + 4800,
+             "stamp": "ok"}
+    page.send(touch)
+    board.drop(1)
+    page.link = 2
+    page.hello()
+    assert page.you == "A"
+    out = page.send(touch)
+    assert out[0] == {"t": "ack", "id": 1} and len(out) <= 2
+    assert len([t for t in m._touches if t.player == "A"]) == 1
+
+
+def test_a_device_silent_on_an_open_link_is_said_on_the_other_page():
+    """B's page stops telling its frames (its link still open: a phone that froze): after
+    2 s the terminal and A's page say so, the match holds at B's frame; B's next message
+    says it is back."""
+    said = []
+    m, board, a, b = _two_devices(echo=said.append)
+    _run(board, [a, b], until=lambda: a.now > 2.0)
+    held = board.frame
+    for _ in range(250):  # 2.5 s: A reports, B says nothing
+        a.now += 0.01
+        b.now += 0.01
+        if round(a.now * 100) % 5 == 0:
+            a.send({"t": "at", "frame": round(a.tl.heard(a.now))})
+        board.tick(a.now)
+        a.take(board.pending().pop(1, []))
+    line = "B's device stopped reporting (nothing heard from it for 2 s): the match waits for it"
+    assert said.count(line) == 1 and {"t": "warn", "text": line} in a.got
+    assert board.frame == held
+    b.send({"t": "at", "frame": round(b.tl.heard(b.now))})
+    assert said[-1] == "B's device is back" and {"t": "warn", "text": said[-1]} in a.got
+
+
+def test_a_seat_joined_again_on_a_new_link_has_its_old_link_closed():
+    """A page that joins again while its old link still looks open (a half-dead link is
+    often noticed late; or a second tab of the same browser, with the same token): the seat
+    moves to the new link, the old one is to be closed with a line saying why (a page told
+    an error does not join again by itself: no two tabs taking the seat in turns), and a
+    message still coming on it is refused."""
+    m, board, page = _started()
+    page.link = 2
+    page.hello()
+    assert page.you == "A" and board.closing == [(1, {
+        "t": "error", "text": "this seat joined again from another page: this one is closed"})]
+    out = board.receive({"t": "start"}, 0.0, 1, "10.0.0.2")
+    assert out == [{"t": "error", "text": "say hello with the code first"}]
+
+
+def test_a_goshiki_match_on_two_devices_logs_what_one_machine_logs():
+    """Goshiki with a device each (B's reading 70 ms behind): each page draws its own ten
+    near, the log is the one-machine match's for the same touches."""
+    m, board, a, b = _two_devices(rules="goshiki")
+    as_bots = {"A": Seat("bot", 3), "B": Seat("bot", 2)}
+    players = [Player(p, lambda pg=pg: pg, lambda f, pg=pg: pg.tl.instant_of(f), as_bots)
+               for p, pg in (("A", a), ("B", b))]
+    _run(board, [a, b], players)
+    assert board.over and len(m.closed) >= 17
+    assert m.log_records() == one_machine(HUMANS, a.touches + b.touches, "goshiki").log_records()
+    for page, me in ((a, "A"), (b, "B")):
+        view = [g["view"] for g in page.got if g["t"] == "view"][-1]
+        assert view["viewer"] == me and len(view["board"]["hands"][me]) == 10

@@ -98,7 +98,10 @@ CHECKS = (
              "the page plays against the --vs bot from the first read (its first slice)"),
     Needs("--code", ONLINE, "it is for online play"),
     Needs("--as", ONLINE, "it is for online play"),
-    Needs("--sound", ("--as",), "the board window always reads aloud"),
+    Needs("--sound", ("--as", "--watch"), "the board window always reads aloud"),
+    Needs("--watchers", ("--host",), "it is how many more machines may watch a hosted match"),
+    Needs("--watch", ("--join",), "it watches a match another machine hosts"),
+    LeaveOut(("--watch",), ("--as",), "a watcher has no seat"),
     LeaveOut(("--host",), ("--join",), "one machine hosts, the other joins"),
     LeaveOut(ONLINE, ("--vs", "--bot-vs-bot", "--json"),
              "online, the other player is on the other machine"),
@@ -155,9 +158,10 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @click.option("--rules", type=click.Choice(list(GAMES)), default=None,
               help="kyogi (default): 25 cards a side, first to empty theirs wins; goshiki: one "
                    "colour's 20, 10 each, most taken after 17 reads wins.")
-@click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|none",
+@click.option("--vs", "vs", default=None, metavar="bot:LEVEL|human|device|none",
               help="Your opponent: a bot of level 1-5 (default bot:3), a second player on the "
-                   "same screen, or none (alone: all the cards on the board are yours; "
+                   "same screen, a second player on a phone or tablet of their own (device: "
+                   "--web only), or none (alone: all the cards on the board are yours; "
                    "goshiki: your 10, the colour's other 10 are karafuda).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
@@ -215,6 +219,12 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
                    "the LAN).")
 @click.option("--join", "join", default=None, metavar="HOST[:PORT]",
               help="Online: join the match hosted at HOST (with --code).")
+@click.option("--watchers", type=click.IntRange(0, online.MAX_WATCHERS), default=None,
+              help="Online, --host: this many more machines may watch the match (--join "
+                   "... --watch; default 0).")
+@click.option("--watch", is_flag=True,
+              help="Online, --join: watch the match, no seat: the board in a window (with "
+                   "no display: each read's result printed; --sound reads aloud).")
 @click.option("--code", default=None, metavar="CODE",
               help="Online: the code the host printed (--join); --host: use this code.")
 @click.option("--as", "as_seat", default=None, metavar="bot:LEVEL",
@@ -237,7 +247,9 @@ def practice(**o):
       karuta practice --bot-vs-bot 2,4 --seed 7 --log m.jsonl --json
       karuta practice --host                     # online: prints the code to join with
       karuta practice --web --vs bot:2           # on a tablet's browser (prints a QR code)
+      karuta practice --web --vs device          # a phone or tablet for each player
       karuta practice --join 192.168.1.20 --code 123456
+      karuta practice --join 192.168.1.20 --code 123456 --watch   # (host: --watchers 1)
     """
     ctx = click.get_current_context()
     game = GAMES[o["rules"] or KYOGI.name]
@@ -250,6 +262,12 @@ def practice(**o):
     env = _env()
     if o["join"] is not None:
         return _join(env, o)
+    devices = (o["vs"] or "").strip().lower() == "device"
+    if devices:  # (a player at each page: two human seats)
+        if not o["web"]:
+            raise KarutaError("--vs device needs --web: each player on a phone or tablet of "
+                              "their own")
+        o["vs"] = "human"
     seats = _seats(o)
     code = o["code"]
     if code is not None and not (4 <= len(code) <= 64 and code.isprintable() and " " not in code):
@@ -269,7 +287,7 @@ def practice(**o):
         store = CalibrationStore(clock=env.clock)
         store.load()  # (an unreadable calibration file: one line now, not when a device joins)
         return run.play_web(env, m, log_file=o["log_file"], new_log=True,
-                            address=o["address"], port=o["port"], store=store,
+                            address=o["address"], port=o["port"], store=store, devices=devices,
                             memorize=o["memorize"], hints=o["hints"])
     if run.has_player(m):
         if o["as_json"]:  # (a resumed match with a player)
@@ -355,22 +373,32 @@ def _host(env, o, m):
     code = o["code"] or online.new_code()
     port = o["port"] if o["port"] is not None else online.DEFAULT_PORT
     memorize_s = 60.0 * (o["memorize"] or 0.0)
+    watchers = o["watchers"] or 0
     if m.seats["A"].kind == "human":
         return run.host_window(env, m, code, port, o["log_file"], new_log=not o["resume"],
                                device=o["device"], fullscreen=o["fullscreen"],
                                show_kimariji=o["show_kimariji"], voice_spec=o["voice_spec"],
-                               hints=o["hints"], memorize_s=memorize_s)
+                               hints=o["hints"], memorize_s=memorize_s, watchers=watchers)
     return run.host(env, m, code, port, o["log_file"], new_log=not o["resume"],
                     device=o["device"] if o["sound"] else False, voice_spec=o["voice_spec"],
-                    memorize_s=memorize_s)
+                    memorize_s=memorize_s, watchers=watchers)
 
 
 def _join(env, o):
-    """``--join``: this machine's player at the window, or ``--as bot:N`` in the seat."""
+    """``--join``: this machine's player at the window, or ``--as bot:N`` in the seat, or a
+    watcher (``--watch``: the board window, or the reads printed with no display)."""
     from reader.practice import netplay, run
+    from reader.ui.window import display_available
 
-    local = _local_seat(o)
     address = netplay.parse_address(o["join"])
+    if o["watch"]:
+        if display_available() and not o["sound"]:
+            return run.join_window(env, address, o["code"], o["voice_spec"], o["log_file"],
+                                   device=o["device"], fullscreen=o["fullscreen"],
+                                   show_kimariji=o["show_kimariji"], hints=False, watch=True)
+        return run.join(env, address, o["code"], None, o["voice_spec"], o["log_file"],
+                        o["device"] if o["sound"] else False)
+    local = _local_seat(o)
     if local.kind == "human":
         return run.join_window(env, address, o["code"], o["voice_spec"], o["log_file"],
                                device=o["device"], fullscreen=o["fullscreen"],

@@ -48,7 +48,7 @@ from reader.base.errors import KarutaError
 
 __all__ = ["VERSION", "DEFAULT_PORT", "ProtocolError", "encode", "decode", "check",
            "Timeline", "ClockSync", "Host", "Guest", "plan_digest", "new_code", "match_of_log",
-           "CodeGate", "same_secret"]
+           "CodeGate", "same_secret", "Peer", "admit", "WATCH"]
 
 #: the protocol's version: a peer speaking another is refused in one line (2: touches carry an
 #: id and are acknowledged, the welcome gives a seat token that a rejoin must show)
@@ -133,6 +133,8 @@ _PLAYER = {"enum": ["A", "B"]}
 #: a welcome's ``you``: a player's seat, or a watcher's (``WATCH``: sees the match, touches
 #: nothing)
 WATCH = "watch"
+#: the most watchers a host lets in (each is a link the host tells everything)
+MAX_WATCHERS = 8
 _YOU = {"enum": ["A", "B", WATCH]}
 _TEXT = {"type": "string", "maxLength": 300}
 _TOUCHES = {"type": "array", "maxItems": 200, "items": {
@@ -493,7 +495,7 @@ class CodeGate:
 
 
 # ------------------------------------------------------------------------------- the host
-class _Peer(_Pinger):
+class Peer(_Pinger):
     """One remote seat at the host: a player's (``role`` A or B) or a watcher's (``WATCH``),
     with its link, its seat's token, its clock against the host's and what its lines
     vouch for."""
@@ -516,6 +518,60 @@ class _Peer(_Pinger):
     @property
     def player(self) -> bool:
         return self.role != WATCH
+
+    def fresh(self, touch_id: int) -> bool:
+        """A touch (or any input the seat numbers) with this id is new: taken in once; a
+        lower or equal id is a copy (sent again after a rejoin, or a line twice)."""
+        if touch_id <= self.touch_high:
+            return False
+        self.touch_high = touch_id
+        return True
+
+
+#: the refusals ``admit`` says, by what went wrong (a front end may say them its own way)
+ADMIT_TEXTS = {
+    "code": "wrong code: ask the host for the code it printed",
+    "taken": "the guest's seat is taken: only the player who took it can join again (its "
+             "karuta shows the seat's token)",
+    "watchers": "this match takes no more watchers",
+}
+
+
+def admit(peers: list, msg: dict, addr: str, now: float, *, code: str, gate: CodeGate,
+          watchers: int, make: Callable[[str], Peer] = Peer,
+          texts: dict[str, str] | None = None) -> tuple[Peer | None, str | None]:
+    """Who a ``hello`` is among the remote seats ``peers``: ``(peer, None)``, or ``(None,
+    the line that refuses it)``.  The one seat bookkeeping of every host (the online match's,
+    the web board's).  A seat's holder shows its token (``seat``: 128 bits, compared in
+    constant time) and gets that seat back, and is never held back by the wrong-code lock;
+    anyone else needs ``code`` (constant time; wrong tries counted and locked by ``gate``) and
+    gets the first player seat not taken, or, asking to watch (``watch``), a new watcher's
+    seat (``make(WATCH)``, appended to ``peers``; at most ``watchers``).  A seat given for
+    the first time gets its token."""
+    texts = {**ADMIT_TEXTS, **(texts or {})}
+    holder = next((p for p in peers if p.seat is not None and "seat" in msg
+                   and same_secret(msg["seat"], p.seat)), None)
+    locked = gate.locked(addr, now, holder is not None)
+    if locked is not None:
+        return None, locked
+    if not same_secret(msg["code"], code):
+        return None, gate.wrong(addr, now, texts["code"])
+    peer = holder
+    if peer is None and msg.get("watch"):
+        if sum(1 for p in peers if not p.player) >= watchers:
+            return None, texts["watchers"]
+        peer = make(WATCH)
+        peers.append(peer)
+    if peer is None:
+        peer = next((p for p in peers if p.player and p.seat is None), None)
+    if peer is None:  # the code, but not a seat's holder, and every seat taken
+        return None, gate.wrong(addr, now, texts["taken"], code=True)
+    if peer.seat is None:
+        from reader.base import seeds
+
+        peer.seat = f"{seeds.secret(2**128):032x}"
+    gate.forgive(addr)  # (the guest's own mistyped codes are forgiven)
+    return peer, None
 
 
 class Host:
@@ -548,7 +604,7 @@ class Host:
         self.watchers = int(watchers)
         #: the remote seats: the players' (in ``remotes``' order), then the watchers' as they
         #: join
-        self.peers = [_Peer(p) for p in self.remotes]
+        self.peers = [Peer(p) for p in self.remotes]
         self.memorize_s = float(memorize_s)
         self.notify = on_event or (lambda name, data: None)
         self.timeline = Timeline(m.plan)
@@ -590,7 +646,7 @@ class Host:
 
     # -- the first remote seat (one guest: the guest) --------------------------------------------
     @property
-    def _first(self) -> _Peer | None:
+    def _first(self) -> Peer | None:
         return self.peers[0] if self.peers else None
 
     @property
@@ -617,7 +673,7 @@ class Host:
         the seat is taken."""
         return None if self._first is None else self._first.seat
 
-    def _peer_at(self, link: int | None) -> _Peer | None:
+    def _peer_at(self, link: int | None) -> Peer | None:
         """The joined seat whose link is ``link``."""
         return next((p for p in self.peers if p.joined and p.link == link), None)
 
@@ -695,35 +751,11 @@ class Host:
             return [{"t": "error", "text": f"this host speaks protocol v{VERSION}, not "
                                            f"v{msg['v']}: use the same karuta on both machines"}]
         addr = self._addr.get(link, "?")
-        holder = next((p for p in self.peers if p.seat is not None and "seat" in msg
-                       and same_secret(msg["seat"], p.seat)), None)
-        locked = self.gate.locked(addr, now, holder is not None)
-        if locked is not None:
-            self.hangup = True
-            return [{"t": "error", "text": locked}]
-        if not same_secret(msg["code"], self.code):
-            self.hangup = True
-            return [{"t": "error", "text": self.gate.wrong(addr, now, "wrong code: ask the host "
-                                                                       "for the code it printed")}]
-        peer = holder
-        if peer is None and msg.get("watch"):
-            if sum(1 for p in self.peers if not p.player) >= self.watchers:
-                self.hangup = True
-                return [{"t": "error", "text": "this match takes no more watchers"}]
-            peer = _Peer(WATCH)
-            self.peers.append(peer)
+        peer, why = admit(self.peers, msg, addr, now, code=self.code, gate=self.gate,
+                          watchers=self.watchers)
         if peer is None:
-            peer = next((p for p in self.peers if p.player and p.seat is None), None)
-        if peer is None:  # the code, but not a seat's holder, and every seat taken
             self.hangup = True
-            return [{"t": "error", "text": self.gate.wrong(
-                addr, now, "the guest's seat is taken: only the player who took it can join "
-                           "again (its karuta shows the seat's token)", code=True)}]
-        if peer.seat is None:
-            from reader.base import seeds
-
-            peer.seat = f"{seeds.secret(2**128):032x}"
-        self.gate.forgive(addr)  # (the guest's own mistyped codes are forgiven)
+            return [{"t": "error", "text": why}]
         if peer.joined and peer.link != link and peer.link is not None:
             self.closing.append(peer.link)  # (its old link: the transport closes it)
         peer.link = link
@@ -737,15 +769,13 @@ class Host:
                  "plan": self.digest, "open": self._open, "seat": peer.seat}]
 
     # -- the guest's touches ---------------------------------------------------------------------
-    def _remote_touch(self, peer: _Peer, msg: dict, now: float) -> list[dict]:
+    def _remote_touch(self, peer: Peer, msg: dict, now: float) -> list[dict]:
         """A guest's touch: acknowledged (its id) whatever becomes of it, so the guest stops
         sending it; taken in once (a copy — sent again after a rejoin, or a line twice — is
         only acknowledged); refused at the door past ``MAX_TOUCHES`` on the host's read or
         outside the reading (``_outside``); else queued in frame order for the judge."""
-        high = peer.touch_high
-        if msg["id"] <= high:
-            return [{"t": "ack", "id": high}]
-        peer.touch_high = msg["id"]
+        if not peer.fresh(msg["id"]):
+            return [{"t": "ack", "id": peer.touch_high}]
         out = [{"t": "ack", "id": msg["id"]}]
         read, n = peer.touch_count
         n = n + 1 if read == self.m.index else 1

@@ -240,7 +240,7 @@ def _listening_line(port: int, code: str) -> str:
 
 
 def host(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device=False,
-         voice_spec=None, memorize_s: float = 0.0) -> None:
+         voice_spec=None, memorize_s: float = 0.0, watchers: int = 0) -> None:
     """``--host --as bot:N``: serve the match until it is over; the log is saved after every
     read."""
     from reader.match import log as matchlog
@@ -258,7 +258,7 @@ def host(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device=F
         elif name in ("tries", "silent", "refused"):  # wrong codes, a silent link, bad touches
             env.warn(data)
 
-    the_host = online.Host(m, code, on_event=event, memorize_s=memorize_s)
+    the_host = online.Host(m, code, on_event=event, memorize_s=memorize_s, watchers=watchers)
     sound = _sound_for(m, voice_spec, lambda: the_host.timeline, lambda: 0.0, device)
 
     def own_sound(now):  # this machine's sound stalled or heard a start too late: said
@@ -277,7 +277,8 @@ def host(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device=F
 
 
 def join(env: Env, address, code: str, local, voice_spec, log_file, device=False) -> None:
-    """``--join --as bot:N``: a bot plays the host's match in this machine's seat."""
+    """``--join --as bot:N``: a bot plays the host's match in this machine's seat; ``local``
+    None: this machine watches (``--watch`` with no window: each read's result printed)."""
     from reader.match import log as matchlog
     from reader.practice import headless
 
@@ -309,12 +310,14 @@ def join(env: Env, address, code: str, local, voice_spec, log_file, device=False
             raise s.error  # (the sound device would not open: one line, as on the host)
         return [] if s is None else guest.sound_status(s.underruns, s.cut_ms)
 
-    guest = online.Guest(code, _build_guest_match(voice_spec), on_event=event)
+    guest = online.Guest(code, _build_guest_match(voice_spec), on_event=event,
+                         watch=local is None)
     players = [status]
-    bot = online.GuestBot(guest, local.level,
-                          lambda m, seats: headless.resume_text(m.log_text(), "the match",
-                                                                m.voice, seats))
-    players.append(bot.tick)
+    if local is not None:
+        bot = online.GuestBot(guest, local.level,
+                              lambda m, seats: headless.resume_text(m.log_text(), "the match",
+                                                                    m.voice, seats))
+        players.append(bot.tick)
     try:
         _netplay().run(_netplay().run_guest(guest, address, players=players, warn=env.warn))
     finally:
@@ -370,7 +373,7 @@ def _end_window(env: Env, w, transport, sound) -> None:
 
 def host_window(env: Env, m, code: str, port: int, log_file, *, new_log: bool, device,
                 fullscreen: bool, show_kimariji: bool, voice_spec=None,
-                hints: bool = False, memorize_s: float = 0.0) -> None:
+                hints: bool = False, memorize_s: float = 0.0, watchers: int = 0) -> None:
     """``--host`` with this machine's player in the board window."""
     import threading
 
@@ -379,7 +382,7 @@ def host_window(env: Env, m, code: str, port: int, log_file, *, new_log: bool, d
 
     _window_ready(device)
     the_host = online.Host(m, code, ready=False,  # (ready once the window is open)
-                           memorize_s=memorize_s)
+                           memorize_s=memorize_s, watchers=watchers)
     sound = _sound_for(m, voice_spec, lambda: the_host.timeline, lambda: 0.0, device,
                        start=False)
     transport = None
@@ -413,8 +416,10 @@ def host_window(env: Env, m, code: str, port: int, log_file, *, new_log: bool, d
 
 
 def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
-                fullscreen: bool, show_kimariji: bool, hints: bool = False) -> None:
-    """``--join`` with this machine's player in the board window."""
+                fullscreen: bool, show_kimariji: bool, hints: bool = False,
+                watch: bool = False) -> None:
+    """``--join`` with this machine's player in the board window (``watch``: the board of a
+    match this machine watches, no seat)."""
     import threading
 
     from reader.practice.netwindow import Locked, OnlineWindow, Transport
@@ -422,7 +427,7 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
     _claim(env, log_file, new=True, hold=False)  # (held once the link is up: a refused join
     _window_ready()  # leaves nothing beside the log's name; the sound device once the host
     welcomed = threading.Event()  # has said yes: a refused join is that)
-    guest = online.Guest(code, _build_guest_match(voice_spec),
+    guest = online.Guest(code, _build_guest_match(voice_spec), watch=watch,
                          on_event=lambda name, data: welcomed.set() if name == "welcome" else None)
     guest.ready = False  # (ready once the window is open)
     lock = threading.Lock()
@@ -460,14 +465,17 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
 
 
 def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port: int | None,
-             store=None, memorize: float | None = None, hints: bool = False):
+             store=None, devices: bool = False, memorize: float | None = None,
+             hints: bool = False):
     """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot, or a
     second player at the same tablet's far half) served
     to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
     page plays the reading and takes the touches, this machine judges through the practice
     session and writes the log after every read.  ``store``: the devices' calibrations (the
-    speed drill's tap-along keeps them); ``memorize``: minutes (``--memorize``; default the
-    rules'), counted down on the page, the cards dragged meanwhile; ``hints``: ``--hints``."""
+    speed drill's tap-along keeps them); ``devices``: each player at a page of their own (two
+    phones or tablets: ``--vs device``); more pages watch; ``memorize``: minutes
+    (``--memorize``; default the rules'), counted down on the pages, the cards dragged
+    meanwhile; ``hints``: ``--hints``."""
     from reader.match import log as matchlog
     from reader.practice.session import memorize_minutes
     from reader.web.board import WebBoard
@@ -481,8 +489,8 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
         from reader.practice import headless
 
         headless.save(m, log_file)  # the deal is on disk before the first read
-    board = WebBoard(m, m.voice, online.new_code(), log_file=log_file, store=store,
-                     clock=env.clock, echo=env.echo, hints=hints,
+    board = WebBoard(m, m.voice, online.new_code(), devices=devices, log_file=log_file,
+                     store=store, clock=env.clock, echo=env.echo, hints=hints,
                      memorize_s=60.0 * memorize_minutes(m.game, m.index, memorize))
     import threading
 
@@ -491,11 +499,15 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
     threading.Thread(target=board.images.render_all, name="karuta-cards", daemon=True).start()
     b = m.seats["B"]
     env.echo(f"practice on the web · {m.game.name} · " + (
-        f"bot {b.level}" if b.kind == "bot" else "two players at one tablet"))
+        f"bot {b.level}" if b.kind == "bot" else "a device for each player" if devices
+        else "two players at one tablet"))
 
     def show(url):
         env.echo(qr_text(url))
         env.echo(f"open on the phone or tablet (same Wi-Fi): {url}")
+        if devices:
+            env.echo("each player opens it on a phone or tablet of their own (the first two "
+                     "take seats A and B); more pages watch")
         env.echo("Ctrl-C stops (the log is saved after every read: --resume goes on)")
 
     try:

@@ -13,6 +13,19 @@ touched); before it is judged the session is moved on to that frame (every bot t
 it delivered first: frames decide, not arrival).  The kyogi wait after a 上の句 stands on the
 page until the session lets the reading go on (``go``: the wait's end frame).
 
+Seats (``devices``): one page plays seat A (against a bot, or two players at one tablet: a
+touch is B's when it starts in the far half), or each player has a page of their own
+(``--vs device``: A's and B's, on two phones or tablets).  Who a page is comes from
+``online.admit``, the online match's seat bookkeeping: the first pages with the code take the
+free seats, each gets its seat's token (128 bits) in the welcome and shows it to get its seat
+back after a phone slept or the page was reloaded; a page without a token once the seats are
+taken watches (``MAX_WATCHERS``: sees the board, hears the reading, its touches refused in a
+line).  With two devices the session hears what both have heard: its ``heard`` is the least of
+the two pages' frames -- a read closes once both have heard its end, the kyogi wait holds
+until both stand in it, and a device that stops reporting holds the match (said on the other
+page and the terminal) until it is back.  A touch, pick or send carries an id: acknowledged,
+sent again by the page after a rejoin until it is, taken once.
+
 A device is known by the id its page keeps; its calibration is the one the speed drill's
 tap-along saved under ``web:<id>`` (subtracted from every touch's frame).  An uncalibrated
 device plays, its touches judged by their raw frames (said on the page and the terminal).
@@ -29,20 +42,48 @@ from reader.practice.session import PracticeSession, result_lines
 from reader.practice.table import SessionTable
 from reader.web import boardproto
 
-__all__ = ["WebBoard"]
+__all__ = ["WebBoard", "MAX_WATCHERS", "QUIET_S"]
+
+#: pages that may watch a board (beyond its players')
+MAX_WATCHERS = 8
+#: a player's page that said nothing this long (it says the frame it hears every 50 ms) has
+#: stopped: said on the other pages and the terminal (the match waits for it meanwhile) (s)
+QUIET_S = 2.0
+#: how the web board says ``online.admit``'s refusals
+_TEXTS = {"code": "wrong code: open the address the laptop shows, with its code",
+          "watchers": f"the seats are taken and this board has its {MAX_WATCHERS} watchers"}
+
+
+class _Page(online.Peer):
+    """One page at the board: a player's seat (``role`` A or B) or a watcher's
+    (``online.WATCH``), with what the web adds: its device, calibration, the frame it said it
+    hears, whether it pressed Start, the view it was last sent."""
+
+    def __init__(self, role: str):
+        super().__init__(role)
+        self.device: str | None = None
+        self.calibration_ms: float | None = None
+        self.frame: float | None = None
+        self.started = False
+        self.sent_view = None
+        self.quiet = False  # said to have stopped reporting (``QUIET_S``)
+
 
 
 class WebBoard(SessionTable):
-    """Match ``m`` played on one page: seat A the player at the page, B a bot or a second
-    player at the same tablet (the far half: a touch is B's when it starts there).
-    ``receive(msg, now, link, addr)`` / ``drop(link)``: as ``WebDrill``'s (the transport's
-    calls); ``log_file``: saved after every read (``LocalTable``'s saver); ``store``: a
-    ``CalibrationStore`` (None: no calibration)."""
+    """Match ``m`` played on pages: seat A the player at the page, B a bot or a second
+    player at the same tablet (the far half: a touch is B's when it starts there); with
+    ``devices`` each player at a page of their own.  ``watchers``: how many more pages may
+    watch.  ``receive(msg, now, link, addr)`` / ``drop(link)`` / ``tick(now)``: the
+    transport's calls; ``receive`` returns the messages for the page that sent, ``pending()``
+    those for the other pages (by link).  ``log_file``: saved after every read
+    (``LocalTable``'s saver); ``store``: a ``CalibrationStore`` (None: no calibration)."""
 
     page = "board.html"
     protocol = boardproto
 
-    def __init__(self, m, voice, code: str, *, log_file=None, store=None,
+    def __init__(self, m, voice, code: str, *, devices: bool = False,
+                 watchers: int = MAX_WATCHERS, log_file=None, store=None,
                  clock: Clock = SYSTEM_CLOCK, echo: Callable[[str], None] = print,
                  memorize_s: float = 0.0, hints: bool = False):
         from reader.base import seeds
@@ -55,21 +96,26 @@ class WebBoard(SessionTable):
         # the torifuda as images (every card dealt: sends only move them between sides)
         self.images = CardImages({c for h in m.deal.hands.values() for c in h}, WIDTHS)
         self.voice, self.code, self.store, self.clock, self.echo = voice, code, store, clock, echo
+        self.devices = bool(devices)
+        if self.devices and self.here != ("A", "B"):
+            raise ValueError("a device for each player needs two human seats")
+        self.watchers = int(watchers)
         self.gate = online.CodeGate(echo)
         self.digest = online.plan_digest(m.plan)
         self.token = f"{seeds.secret(2**128):032x}"
         self.rate = m.plan.sample_rate
         self.waits = [s for s in m.plan.segments if s.wait]
         self._saver = Saver(log_file)
-        self.device: str | None = None
-        self.link: int | None = None
-        self.calibration_ms: float | None = None
-        self.frame: float | None = None  # the plan frame the page said it hears
-        self.anchor_frame = 0  # the frame the page's reading last went on from
+        #: the pages: the players' (A; with ``devices`` A and B), then watchers' as they join
+        self.pages: list[_Page] = [_Page(r) for r in (("A", "B") if self.devices else ("A",))]
+        self.anchor_frame = 0  # the frame the pages' reading last went on from
         self._go = False
-        self._sent_view = None
+        self._outbox: dict[int, list[dict]] = {}
         self.over_told = False
         self.hangup = False
+        #: links the transport is to close, each with its last message (a seat's old link,
+        #: once a page joined again with the seat's token: that page, or another tab)
+        self.closing: list[tuple[int, dict]] = []
 
     # -- the table ----------------------------------------------------------------------------
     @property
@@ -88,32 +134,59 @@ class WebBoard(SessionTable):
     def _release(self) -> None:
         self._go = True
 
+    @property
+    def players(self) -> list[_Page]:
+        return [p for p in self.pages if p.player]
+
+    @property
+    def frame(self) -> float | None:
+        """The frame the session hears: the least the players' pages said they hear (``None``
+        until each has said one)."""
+        frames = [p.frame for p in self.players]
+        return None if any(f is None for f in frames) else min(frames)
+
     def heard(self, t: float) -> float | None:
         return self.frame
 
+    def plays(self, page: _Page) -> tuple[str, ...]:
+        """The seats ``page`` touches for (a watcher: none)."""
+        if not page.player:
+            return ()
+        return (page.role,) if self.devices else self.here
+
+    def _name(self, page: _Page) -> str:
+        if not page.player:
+            return "a watcher's device"
+        return f"{page.role}'s device" if self.devices else "the device"
+
+    def _wait_ahead(self):
+        return next((w for w in self.waits if w.end > self.anchor_frame), None)
+
     def waiting_on(self) -> int | None:
-        """The poem whose kyogi wait the page stands in (its reading went on from
-        ``anchor_frame``; it stands at the first wait's end after it)."""
-        if self.frame is None:
+        """The poem whose kyogi wait the pages stand in (their reading went on from
+        ``anchor_frame``; each stands at the first wait's end after it)."""
+        f = self.frame
+        if f is None:
             return None
-        w = next((w for w in self.waits if w.end > self.anchor_frame), None)
-        return w.poem if w is not None and self.frame >= w.start else None
+        w = self._wait_ahead()
+        return w.poem if w is not None and f >= w.start else None
 
-    def step(self, now: float, frame: float | None = None) -> None:
-        """The session moved on to ``now`` and the page's frame ``frame`` (never back)."""
-        if frame is not None:
-            if self.waits:  # (the page stands at the wait's end until ``go``)
-                w = next((w for w in self.waits if w.end > self.anchor_frame), None)
-                if w is not None:
-                    frame = min(frame, w.end)
-            self.frame = frame if self.frame is None else max(self.frame, frame)
-        finished = self.frame is not None and self.frame >= self.m.plan.frames
-        self.session.tick(now, self.frame, self.waiting_on(), finished=finished)
+    def step(self, now: float, page: _Page | None = None, frame: float | None = None) -> None:
+        """The session moved on to ``now``, ``page`` heard ``frame`` (never back)."""
+        if page is not None and frame is not None and page.player:
+            w = self._wait_ahead()
+            if w is not None:  # (the page stands at the wait's end until ``go``)
+                frame = min(frame, w.end)
+            page.frame = frame if page.frame is None else max(page.frame, frame)
+        f = self.frame
+        finished = f is not None and f >= self.m.plan.frames
+        self.session.tick(now, f, self.waiting_on(), finished=finished)
 
-    def touch_frame(self, player: str, card: int, frame: float) -> None:
-        """``player`` touched ``card`` at plan ``frame`` (as the page heard it)."""
-        cal = (self.calibration_ms or 0.0) * self.rate / 1000.0
-        self.step(self.clock.seconds(), frame)
+    def touch_frame(self, page: _Page, player: str, card: int, frame: float) -> None:
+        """``player`` touched ``card`` at plan ``frame`` as ``page`` heard it (its device's
+        calibration subtracted)."""
+        cal = (page.calibration_ms or 0.0) * self.rate / 1000.0
+        self.step(self.clock.seconds(), page, frame)
         self.session.touch(player, card, frame - cal)
 
     def arrange(self, player: str, poem: int, row: int, side: int, index: int) -> bool:
@@ -134,69 +207,178 @@ class WebBoard(SessionTable):
         return True
 
     # -- the transport's calls ------------------------------------------------------------------
+    def _page_at(self, link: int) -> _Page | None:
+        return next((p for p in self.pages if p.joined and p.link == link), None)
+
     def drop(self, link: int) -> None:
-        if link == self.link:
-            self.link = None
+        page = self._page_at(link)
+        if page is not None:
+            page.link, page.joined = None, False
+
+    def pending(self) -> dict[int, list[dict]]:
+        """The messages for pages other than the one a ``receive`` answered, by link."""
+        out, self._outbox = self._outbox, {}
+        return {k: v for k, v in out.items() if v}
+
+    def _tell(self, page: _Page, msgs: list[dict]) -> None:
+        if page.joined and msgs:
+            self._outbox.setdefault(page.link, []).extend(msgs)
+
+    def _tell_others(self, page: _Page | None, text: str) -> None:
+        self.echo(text)
+        for p in self.pages:
+            if p is not page:
+                self._tell(p, [{"t": "warn", "text": text[:400]}])
+
+    def tick(self, now: float) -> None:
+        """Every fraction of a second: a player's page that stopped reporting (its link lost,
+        or silent ``QUIET_S``) is said on the other pages and the terminal, once."""
+        if self.session.phase != "reading" or self.over_told:
+            return
+        for p in self.players:
+            if p.started and not p.quiet and (not p.joined or now - p.heard_at > QUIET_S):
+                p.quiet = True
+                why = "its link was lost" if not p.joined else \
+                    f"nothing heard from it for {QUIET_S:.0f} s"
+                self._tell_others(p, f"{self._name(p)} stopped reporting ({why}): the match "
+                                     "waits for it")
 
     def receive(self, msg: dict, now: float, link: int, addr: str) -> list[dict]:
         msg = boardproto.check(msg)
         self.hangup = False
         t = msg["t"]
         if t == "hello":
-            return self._hello(msg, now, link, addr)
-        if link != self.link:
+            out = self._hello(msg, now, link, addr)
+            self._out(now)
+            return out + self._outbox.pop(link, [])
+        page = self._page_at(link)
+        if page is None:
             self.hangup = True
             return [{"t": "error", "text": "say hello with the code first"}]
-        if t == "start":  # (arranged: the memorisation; memorised or skipped: the reading)
-            s = self.session
-            if s.phase == "arrange" and s.memorize_s > 0:
-                s.start_memorize(now)
-                self.echo(f"memorisation: {s.memorize_s / 60:g} min on the device")
-            elif s.phase in ("arrange", "memorize"):
-                s.start_reading()
-                self.echo("the reading starts on the device")
+        page.heard_at = now
+        if page.quiet:
+            page.quiet = False
+            self._tell_others(page, f"{self._name(page)} is back")
+        out: list[dict] = []
+        if t == "start":
+            out += self._start(page, now)
         elif t == "arrange":
-            self.arrange(msg.get("player", "A"), msg["card"], msg["row"], msg["side"],
-                         msg["index"])
+            player = msg.get("player", page.role)
+            if player in self.plays(page):  # (a device arranges its own seat's side)
+                self.arrange(player, msg["card"], msg["row"], msg["side"], msg["index"])
         elif t == "at":
-            self.step(now, msg["frame"])
-        elif t == "touch":
-            player = msg.get("player", "A")
-            if player in self.here:  # (a bot's half: nobody's touch)
-                self.touch_frame(player, msg["card"], msg["frame"])
-        elif t == "pick":
-            self.session.pick(msg.get("player", "A"), msg["card"])
-        elif t == "send":
-            self.session.send_default()
+            self.step(now, page, msg["frame"])
+        elif t in ("touch", "pick", "send"):
+            fresh = page.fresh(msg["id"])
+            out.append({"t": "ack", "id": page.touch_high})
+            if fresh:  # (a copy, sent again after a rejoin: acknowledged only)
+                out += self._input(page, msg)
         self.step(now)
-        return self._out(now)
+        self._out(now)
+        return out + self._outbox.pop(link, [])
 
-    def _out(self, now: float) -> list[dict]:
-        out = []
-        self.events()  # (the page draws the view; the events are for animating front ends)
-        v = self.view(now)
+    def _input(self, page: _Page, msg: dict) -> list[dict]:
+        """A page's touch, pick or send (the first time its id came)."""
+        t = msg["t"]
+        if not page.player:
+            return [{"t": "warn", "text": f"you are watching: a watcher's {t} is not taken"}]
+        plays = self.plays(page)
+        if t == "send":
+            owed = self.m.owed_send()
+            if owed is not None and owed.sender not in plays:
+                return [{"t": "warn", "text": f"{owed.sender} owes the send: it is made on "
+                                              f"{owed.sender}'s device"}]
+            self.session.send_default()
+            return []
+        player = msg.get("player", page.role)
+        if player not in plays:
+            if self.devices:
+                return [{"t": "warn", "text": f"this is {page.role}'s device: a touch for "
+                                              f"{player} is not taken"}]
+            return []  # (a bot's half: nobody's touch)
+        if t == "touch":
+            self.touch_frame(page, player, msg["card"], msg["frame"])
+        else:
+            self.session.pick(player, msg["card"])
+        return []
+
+    def _start(self, page: _Page, now: float) -> list[dict]:
+        """``page`` pressed Start: once every player's page has, the memorisation starts
+        (``memorize_s``; the pages count it down, the players drag their cards), and the
+        reading starts at its end -- a page's start then (its countdown at 0, or "start the
+        reading") -- or at once if there is none (each page told ``go`` from the first frame);
+        a page that starts later (a watcher, a page reloaded) goes on from the last wait's
+        end."""
+        page.started = True
+        s = self.session
+        if s.phase not in ("arrange", "memorize"):
+            return [{"t": "go", "frame": int(self.anchor_frame), "first": True}]
+        waiting = [p.role for p in self.players if not p.started]
+        if waiting:
+            return [{"t": "warn", "text": "waiting for " + " and ".join(
+                f"{r}'s device" for r in waiting) + " to join and press Start"}]
+        if s.phase == "arrange" and s.memorize_s > 0:
+            s.start_memorize(now)
+            self.echo(f"memorisation: {s.memorize_s / 60:g} min on the device"
+                      + ("s" if self.devices else ""))
+            return []
+        self.session.start_reading()
+        self.echo("the reading starts on the device" + ("s" if self.devices else ""))
+        for p in self.pages:
+            if p.started and p is not page:
+                self._tell(p, [{"t": "go", "frame": int(self.anchor_frame), "first": True}])
+        return [{"t": "go", "frame": int(self.anchor_frame), "first": True}]
+
+    def _view_of(self, page: _Page, now: float) -> dict:
+        """The view as ``page`` sees it (its seat near; a watcher: A's side near)."""
+        keep = self.here, self.viewer
+        self.here, self.viewer = self.plays(page), page.role if page.player else "A"
+        try:
+            v = self.view(now)
+        finally:
+            self.here, self.viewer = keep
         view = V.to_json(v)
         view["line_text"] = V.status_text(v.line, v.verdict)
-        if view != self._sent_view:
-            self._sent_view = view
-            out.append({"t": "view", "view": view})
+        return view
+
+    def _out(self, now: float) -> None:
+        """What each joined page is to be told now (its view if it changed, the reading's
+        going on, the end) into the outbox."""
+        self.events()  # (the pages draw the view; the events are for animating front ends)
+        go = None
         if self._go:
             self._go = False
-            w = next((w for w in self.waits if w.end > self.anchor_frame), None)
+            w = self._wait_ahead()
             if w is not None:
                 self.anchor_frame = w.end
-                out.append({"t": "go", "frame": int(w.end)})
-        if self.session.over and not self.over_told:
+                go = {"t": "go", "frame": int(w.end)}
+        over = self.session.over and not self.over_told
+        if over:
             self.over_told = True
             self._saver.close()
-            lines = result_lines(self.m, self.here)
-            for line in lines:
+            for line in result_lines(self.m, () if self.devices else self.here):
                 self.echo(line)
-            cal = ("calibration: none (touches judged by their raw frames)"
-                   if self.calibration_ms is None else
-                   f"calibration: {self.calibration_ms:+.1f} ms subtracted")
-            out.append({"t": "over", "lines": [s[:400] for s in [*lines, cal]]})
-        return out
+        for p in self.pages:
+            if not p.joined:
+                continue
+            msgs = []
+            view = self._view_of(p, now)
+            if view != p.sent_view:
+                p.sent_view = view
+                msgs.append({"t": "view", "view": view})
+            if go is not None and p.started:
+                msgs.append(go)
+            if over:
+                msgs.append({"t": "over", "lines": self._end_lines(p)})
+            self._tell(p, msgs)
+
+    def _end_lines(self, page: _Page) -> list[str]:
+        lines = result_lines(self.m, self.plays(page))
+        if page.player:
+            lines.append("calibration: none (touches judged by their raw frames)"
+                         if page.calibration_ms is None else
+                         f"calibration: {page.calibration_ms:+.1f} ms subtracted")
+        return [s[:400] for s in lines]
 
     def _hello(self, msg, now, link, addr) -> list[dict]:
         import poems
@@ -204,44 +386,52 @@ class WebBoard(SessionTable):
         self.hangup = True
         if msg["v"] != boardproto.VERSION:
             return [{"t": "error", "text": "this page is of another karuta: reload it"}]
-        locked = self.gate.locked(addr, now)
-        if locked is not None:
-            return [{"t": "error", "text": locked}]
-        if not online.same_secret(msg["code"], self.code):
-            return [{"t": "error", "text": self.gate.wrong(
-                addr, now, "wrong code: open the address the laptop shows, with its code")}]
-        if self.device is not None and msg["device"] != self.device:
-            return [{"t": "error", "text": "another device is playing this board"}]
-        self.gate.forgive(addr)
+        # a page without its seat's token once every seat is taken watches
+        holder = "seat" in msg and any(p.seat is not None and online.same_secret(
+            msg["seat"], p.seat) for p in self.pages)
+        free = any(p.player and p.seat is None for p in self.pages)
+        ask = {**msg, "watch": not holder and not free}
+        page, why = online.admit(self.pages, ask, addr, now, code=self.code, gate=self.gate,
+                                 watchers=self.watchers, make=_Page, texts=_TEXTS)
+        if page is None:
+            return [{"t": "error", "text": why}]
         self.hangup = False
-        self.device, self.link = msg["device"], link
-        self.calibration_ms = self._calibration()
-        self.echo(f"a device joined from {addr} (" + (
-            "not calibrated" if self.calibration_ms is None
-            else f"calibrated {self.calibration_ms:+.1f} ms") + ")")
-        self._sent_view = None
+        again = page.device is not None
+        if page.joined and page.link not in (None, link):
+            self.closing.append((page.link, {"t": "error", "text": (
+                "this seat joined again from another page: this one is closed")}))
+        page.link, page.joined, page.heard_at, page.sent_view = link, True, now, None
+        if page.device != msg["device"]:
+            page.device = msg["device"]
+            page.calibration_ms = self._calibration(page.device)
+        seat = ("watching" if not page.player else
+                f"seat {page.role}" if self.devices else "")
+        self.echo(f"a device joined from {addr} (" + ", ".join(x for x in (
+            seat, "again" if again else "",
+            "" if not page.player else "not calibrated" if page.calibration_ms is None
+            else f"calibrated {page.calibration_ms:+.1f} ms") if x) + ")")
+        if page.quiet:
+            page.quiet = False
+            self._tell_others(page, f"{self._name(page)} is back")
         cards = {c for t in self.m.layout().values() for c in
                  (t.cards if hasattr(t, "cards") else t)}
         return [{"t": "welcome", "v": boardproto.VERSION, "rate": self.rate,
                  "plan": self.digest, "clip": f"/clip/{self.token}/{self.digest}/",
                  "segs": [[s.kind, s.poem if isinstance(s.poem, int) else None, s.start, s.end,
                            int(s.wait), int(s.is_speech)] for s in self.m.plan.segments],
-                 "from": self.anchor_frame if self.frame is None else self._resume_frame(),
+                 "from": int(self.anchor_frame),
                  "labels": {str(c): poems.poem(c).torifuda for c in sorted(cards)},
-                 "calibration": self.calibration_ms,
+                 "calibration": page.calibration_ms, "you": page.role, "token": page.seat,
                  "cards": f"/card/{self.token}/", "widths": list(self.images.widths),
-                 "ext": self.images.format}] + self._out(now)
+                 "ext": self.images.format}]
 
-    def _resume_frame(self) -> int:
-        return int(self.anchor_frame)
-
-    def _calibration(self) -> float | None:
+    def _calibration(self, device: str) -> float | None:
         if self.store is None:
             return None
         from reader.drills.calibrate import CalibrationError
 
         try:
-            c = self.store.get(f"web:{self.device}")
+            c = self.store.get(f"web:{device}")
         except CalibrationError as e:
             self.echo(f"karuta: {e}")
             return None

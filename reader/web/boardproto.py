@@ -2,11 +2,16 @@
 WebSocket, each checked against its schema (``online.check`` with this table) and bounded as
 the drill page's are (``protocol.MAX_IN`` bytes from the page).
 
-Page → host: hello, start, at (the plan frame the page hears now), touch (a card, the plan
-frame heard when it was touched), pick (a card to send), send (the highlighted send), arrange
-(a card of the player's own side dragged to a place, before the first read).
-Host → page: welcome (the plan), view (``reader.practice.view.to_json`` of the table's view),
-go (the reading goes on from a wait's end), over (the end lines), warn, error.
+Page → host: hello (the code, the device's id, the seat's token when it has one), start, at
+(the plan frame the page hears now), touch (a card, the plan frame heard when it was touched),
+pick (a card to send), send (the highlighted send), arrange (a card of the player's own side
+dragged to a place, before the first read).  A touch, pick or send carries an ``id``
+(rising on each page): the host acknowledges it (``ack``: every id up to it), the page sends
+what was not acknowledged again after a rejoin, and the host takes each id once.
+Host → page: welcome (the plan, whose seat the page is: ``you`` A, B or ``watch``, and the
+seat's ``token``, where the cards' images are), ack, view (``reader.practice.view.to_json``
+of the table's view, as this page's seat sees it), go (the reading starts, or goes on from a
+wait's end), over (the end lines), warn, error.
 """
 from __future__ import annotations
 
@@ -17,7 +22,8 @@ from reader.web.protocol import MAX_IN, _msg
 
 __all__ = ["VERSION", "SCHEMAS", "check", "decode", "encode"]
 
-VERSION = 1
+#: 2: touches, picks and sends carry an id and are acknowledged; the welcome gives a seat token
+VERSION = 2
 
 _INT = {"type": "integer", "minimum": 0, "maximum": 2**31}
 _FRAME = {"type": "integer", "minimum": -2**40, "maximum": 2**40}
@@ -26,17 +32,21 @@ _TEXT = {"type": "string", "maxLength": 400}
 _DEVICE = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
 #: whose touch (two players at one tablet: the half it started in; default A)
 _PLAYER = {"enum": ["A", "B"]}
+#: a seat's token (the welcome's; a rejoin shows it)
+_SEAT = {"type": "string", "pattern": "^[0-9a-f]{32}$"}
+#: a touch's, pick's or send's number on its page (acknowledged, taken once)
+_ID = {"type": "integer", "minimum": 1, "maximum": 2**31}
 
 SCHEMAS: dict[str, dict] = {
     # page → host
     "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64},
-                            "device": _DEVICE}),
+                            "device": _DEVICE}, {"seat": _SEAT}),
     "start": _msg("start", {}),
     "at": _msg("at", {"frame": _FRAME}),
-    "touch": _msg("touch", {"card": _CARD, "frame": _FRAME,
+    "touch": _msg("touch", {"id": _ID, "card": _CARD, "frame": _FRAME,
                             "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
-    "pick": _msg("pick", {"card": _CARD}, {"player": _PLAYER}),
-    "send": _msg("send", {}),
+    "pick": _msg("pick", {"id": _ID, "card": _CARD}, {"player": _PLAYER}),
+    "send": _msg("send", {"id": _ID}),
     "arrange": _msg("arrange", {"card": _CARD, "row": {"enum": [0, 1, 2]},
                                 "side": {"enum": [0, 1]},
                                 "index": {"type": "integer", "minimum": 0, "maximum": 60}},
@@ -45,11 +55,13 @@ SCHEMAS: dict[str, dict] = {
     "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},
                                 "clip": {"type": "string"}, "segs": {"type": "array"},
                                 "from": _FRAME, "labels": {"type": "object"},
-                                "calibration": {"type": ["number", "null"]}},
+                                "calibration": {"type": ["number", "null"]},
+                                "you": {"enum": ["A", "B", online.WATCH]}, "token": _SEAT},
                    {"cards": {"type": "string"}, "widths": {"type": "array"},
                     "ext": {"enum": ["png", "webp"]}}),
+    "ack": _msg("ack", {"id": {"type": "integer", "minimum": 0, "maximum": 2**31}}),
     "view": _msg("view", {"view": {"type": "object"}}),
-    "go": _msg("go", {"frame": _FRAME}),
+    "go": _msg("go", {"frame": _FRAME}, {"first": {"type": "boolean"}}),
     "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),
     "warn": _msg("warn", {"text": _TEXT}),
     "error": _msg("error", {"text": _TEXT}),

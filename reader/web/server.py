@@ -39,6 +39,8 @@ DEFAULT_PORT = 47_101
 MAX_RATE = 100
 #: how long the host stays up after the drill is over, for the page to get its end screen (s)
 LINGER_S = 1.0
+#: how often a board's own turn comes (``tick``: a page that stopped reporting) (s)
+TICK_S = 0.25
 
 _TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
           ".css": "text/css; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
@@ -111,6 +113,7 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
     done = asyncio.Event()
     links = [0]
     sockets: set = set()  # the open WebSockets (closed when the drill is over)
+    by_link: dict = {}  # link number -> its WebSocket (a board's messages for other pages)
     clips: dict = {}
     loop = asyncio.get_running_loop()
 
@@ -170,6 +173,39 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
         body, ctype = got
         return web.Response(body=body, headers={"Content-Type": ctype})
 
+    async def others():
+        """A board's messages for its other pages (another seat's, the watchers'); the
+        links it left (a seat's page that joined again on a new one) closed."""
+        pending = getattr(drill, "pending", None)
+        if pending is None:
+            return
+        closing = getattr(drill, "closing", [])
+        while closing:
+            number, last = closing.pop()
+            ws = by_link.get(number)
+            if ws is not None and not ws.closed:
+                try:
+                    await ws.send_str(proto.encode(last))
+                except ConnectionError:
+                    pass
+                await ws.close()
+        for number, msgs in pending().items():
+            ws = by_link.get(number)
+            if ws is None or ws.closed:
+                continue
+            try:
+                for msg in msgs:
+                    await ws.send_str(proto.encode(msg))
+            except ConnectionError:  # (that link is going: its own handler ends it)
+                pass
+
+    async def ticker():
+        """A board's own turn (a page that stopped reporting is said to the others)."""
+        while True:
+            await asyncio.sleep(TICK_S)
+            drill.tick(clock.seconds())
+            await others()
+
     async def socket(request):
         origin = request.headers.get("Origin")
         own = f"http://{request.host}"
@@ -187,6 +223,8 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
         async def send(msgs):
             for msg in msgs:
                 await ws.send_str(proto.encode(msg))
+
+        by_link[link.number] = ws
 
         try:
             async for m in ws:
@@ -213,12 +251,14 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
                     break
                 out = drill.receive(msg, now, link.number, addr)
                 await send(out)
+                await others()
                 if drill.over:
                     done.set()
                 if drill.hangup:
                     break
         finally:
             sockets.discard(ws)
+            by_link.pop(link.number, None)
             drill.drop(link.number)
             if ws.close_code is None and not ws.closed:
                 code = WSCloseCode.MESSAGE_TOO_BIG if ws.exception() is not None and \
@@ -251,10 +291,13 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
     bound = runner.addresses[0][1] if runner.addresses else port
     shown = show_host or (lan_address() if host in ("0.0.0.0", "") else host)
     on_url(f"http://{shown}:{bound}/#{drill.code}")
+    ticking = asyncio.create_task(ticker()) if hasattr(drill, "tick") else None
     try:
         await done.wait()
         await asyncio.sleep(LINGER_S)
     finally:
+        if ticking is not None:
+            ticking.cancel()
         for ws in list(sockets):
             await ws.close()
         await runner.cleanup()

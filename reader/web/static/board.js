@@ -9,12 +9,15 @@ const LEAD_S = 0.5;      // silence before the first sound is due (it is never c
 const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
 const AHEAD = 6;         // speech clips fetched ahead
 const AT_MS = 50;        // the frame heard is told to the laptop this often
+const PROTOCOL = 2;      // the board's messages (boardproto.VERSION)
+const INPUTS = new Set(["touch", "pick", "send"]);  // numbered, acknowledged, sent again
 
 const $ = (id) => document.getElementById(id);
 const S = {              // the page's state (window.karuta, for the tests)
   ws: null, welcome: null, timeline: null, ctx: null, clock: null, phase: "connecting",
   clips: new Map(), played: new Set(), sent: [], refused: null, view: null, over: null,
-  touches: [], cut: 0, tries: 0, queue: [],
+  touches: [], cut: 0, tries: 0,
+  you: null, nextId: 0, unacked: [], sentIds: new Set(), begun: false,
 };
 window.karuta = S;
 
@@ -22,17 +25,30 @@ function refuse(text) { S.refused = text; $("refusal").textContent = text; $("re
 function status(text) { $("status").textContent = text; }
 function show(id) { for (const s of ["join", "play", "end"]) $(s).hidden = s !== id; S.phase = id; }
 function send(msg) {
-  // until the laptop has welcomed this link, only the hello goes out: a touch made meanwhile
-  // waits (sent on rejoining, before any frame heard since, which would close its read
-  // first), and the frame heard is told again at the next tick
+  // a touch, pick or send is numbered and kept until the laptop acknowledges it: sent again
+  // after a rejoin (one sent into a link that was dying is not lost; the laptop takes each
+  // number once).  Until the laptop has welcomed this link only the hello goes out: a touch
+  // made meanwhile waits (sent on rejoining, before any frame heard since, which would close
+  // its read first), and the frame heard is told again at the next tick
+  if (INPUTS.has(msg.t) && !msg.id) { S.nextId += 1; msg.id = S.nextId; S.unacked.push(msg); }
   const open = S.ws && S.ws.readyState === WebSocket.OPEN && (S.joined || msg.t === "hello");
-  if (open) { S.ws.send(JSON.stringify(msg)); if (msg.t !== "at") S.sent.push(msg); }
-  else if (msg.t === "touch" || msg.t === "send" || msg.t === "pick") S.queue.push(msg);
+  if (!open) return;
+  S.ws.send(JSON.stringify(msg));
+  if (msg.t !== "at" && !S.sentIds.has(msg.id)) { S.sent.push(msg); if (msg.id) S.sentIds.add(msg.id); }
+}
+
+// the seat's token (the welcome's): shown in the hello to get the seat back after a sleep or
+// a reload (kept for this address's code in the device's storage)
+const seatKey = (code) => `karuta-seat-${code}`;
+function hello(code) {
+  let seat = S.token || null;
+  if (!seat) { try { seat = localStorage.getItem(seatKey(code)); } catch (e) { /* private mode */ } }
+  return seat && /^[0-9a-f]{32}$/.test(seat) ? { v: PROTOCOL, seat } : { v: PROTOCOL };
 }
 
 
 
-function connect() { link(S, { handlers: HANDLERS, send, refuse, status }); }
+function connect() { link(S, { handlers: HANDLERS, send, refuse, status, hello }); }
 const sound = () => openSound(S);
 const clip = (i) => clipOf(S, i, refuse);
 const play = (i, when) => playAt(S, i, when, refuse);
@@ -44,10 +60,20 @@ const HANDLERS = {
   welcome(m) {
     S.tries = 0;
     S.joined = true;
+    S.you = m.you;
+    S.token = m.token;
+    try {  // (this run's token; those of earlier runs, other codes, are done with)
+      const key = seatKey(decodeURIComponent(location.hash.slice(1)));
+      for (let i = localStorage.length - 1; i >= 0; i--) {
+        const k = localStorage.key(i);
+        if (k && k.startsWith("karuta-seat-") && k !== key) localStorage.removeItem(k);
+      }
+      localStorage.setItem(key, m.token);
+    } catch (e) { /* kept for this visit */ }
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
-      const q = S.queue; S.queue = [];
-      for (const msg of q) send(msg);
+      for (const msg of S.unacked) send(msg);  // (in order; the laptop takes each once)
+      if (S.begun && !S.timeline.anchors.length && !memorising()) send({ t: "start" });  // (its go was lost)
       return;
     }
     S.welcome = m;
@@ -56,14 +82,25 @@ const HANDLERS = {
     $("calib").textContent = m.calibration === null
       ? "this device is not calibrated: its touches are judged by their raw time (calibrate with karuta drill speed --web)"
       : `this device: calibrated ${m.calibration >= 0 ? "+" : ""}${m.calibration.toFixed(1)} ms`;
+    $("seat").textContent = m.you === "watch"
+      ? "watching: the players' seats are taken (you see the board and hear the reading; touches are not taken here)"
+      : `your seat: ${m.you}`;
     status("joined");
     show("join");
   },
   error(m) { refuse(m.text); status(""); },
   warn(m) { status(m.text); },
   view(m) { S.view = m.view; draw(m.view); },
+  ack(m) { S.unacked = S.unacked.filter((x) => x.id > m.id); },
   go(m) {
     const tl = S.timeline;
+    if (!S.ctx) return;  // (Start not pressed here yet: its own go comes then)
+    if (!tl.anchors.length) {  // the reading starts (every player pressed Start)
+      status("");
+      $("countdown").textContent = "";
+      anchor(S.ctx.currentTime + LEAD_S, m.frame);
+      return;
+    }
     const due = tl.instantOf(m.frame);
     anchor(Math.max(S.ctx.currentTime + GO_S, due === null ? 0 : due), m.frame);
   },
@@ -224,8 +261,8 @@ function drawRest(v, me, other) {
   const read = v.line && (v.line.kind === "counter" || v.line.kind === "read-over") ? v.line.read : null;
   if (read !== null && v.line.kind === "counter" && read !== S.readNo) clearMarks();
   if (read !== null) S.readNo = read;
-  maybeRead();
 }
+function memorising() { return !!(S.view && S.view.phase === "memorize"); }
 
 // the memorisation's countdown, on the page's own clock from the laptop's "left"; at 0 (or
 // "start the reading") the page asks for the reading
@@ -362,19 +399,11 @@ async function begin() {
   prefetch(S.welcome.from);
   await Promise.all(speechFrom(S.welcome.from, 1).map(clip));
   S.begun = true;
-  // arranged: the memorisation starts (or the reading, if there is none); a page joined again
-  // during the memorisation goes on counting it down (a start then would skip the rest)
-  if (!S.view || S.view.phase === "arrange") send({ t: "start" });
-  status("");
-  maybeRead();
-}
-
-function maybeRead() {
-  // the reading starts once the laptop's view says so (after the memorisation, or at once)
-  if (!S.begun || S.reading || !S.view || S.view.phase === "arrange" || S.view.phase === "memorize") return;
-  S.reading = true;
-  $("countdown").textContent = "";
-  anchor(S.ctx.currentTime + LEAD_S, S.welcome.from);
+  // arranged: the memorisation starts once every player's page has pressed Start (or the
+  // reading, if there is none: the laptop says go); a page joined again during the
+  // memorisation goes on counting it down (a start then would skip the rest)
+  if (!memorising()) { status("waiting for the reading to start…"); send({ t: "start" }); }
+  else status("");
   setInterval(tick, AT_MS);
 }
 

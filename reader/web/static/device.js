@@ -33,7 +33,8 @@ export function connect(S, ui) {
   const ws = new WebSocket(`ws://${location.host}/ws`);
   S.ws = ws;
   S.joined = false;  // (until this link's welcome)
-  ws.onopen = () => ui.send({ t: "hello", v: PROTOCOL, code, device: deviceId() });
+  // (ui.hello: what the page adds to its hello -- the board's protocol version, its seat token)
+  ws.onopen = () => ui.send({ t: "hello", v: PROTOCOL, code, device: deviceId(), ...(ui.hello ? ui.hello(code) : {}) });
   ws.onmessage = (e) => {
     let msg;
     try { msg = JSON.parse(e.data); } catch (err) { return; }
