@@ -289,7 +289,7 @@ def test_a_touch_off_every_card_is_marked_until_the_next_read_and_hints_dim(
         browser.load(board.page, 1024, 1366, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
         browser.touch(*_centre(browser, "#start"))
-        wait_js(browser, "karuta.reading && karuta.readNo >= 1", timeout=30, what="read 1")
+        wait_js(browser, "karuta.timeline.anchors.length > 0 && karuta.readNo >= 1", timeout=30, what="read 1")
         wait_js(browser, "document.querySelectorAll('.card.dim').length > 0", timeout=30,
                 what="dimmed cards")
         read = browser.js("karuta.readNo")
