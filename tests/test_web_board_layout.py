@@ -38,8 +38,10 @@ def _board(**kw):
     m = new_match("kyogi", seats, 7, ToneVoice(), cards=5,
                   reading={"joka": False, "take_ms": 1000})
     board = WebBoard(m, m.voice, "123456", echo=lambda s: None, **kw)
-    out = board.receive({"t": "hello", "v": 1, "code": "123456", "device": "a" * 32}, 0.0, 1,
-                        "1.2.3.4")
+    from reader.web.boardproto import VERSION
+
+    out = board.receive({"t": "hello", "v": VERSION, "code": "123456", "device": "a" * 32},
+                        0.0, 1, "1.2.3.4")
     return m, board, out
 
 
