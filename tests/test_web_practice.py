@@ -20,7 +20,8 @@ from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.realtime
 
-QUICK = ("--no-joka", "--speed", "4", "--ma", "0.2", "--yoin", "0.2", "--take", "1")
+QUICK = ("--no-joka", "--speed", "4", "--ma", "0.2", "--yoin", "0.2", "--take", "1",
+         "--memorize", "0")
 
 
 class Board(WebApp):
@@ -159,7 +160,7 @@ def test_a_match_stopped_after_a_read_goes_on_with_resume_and_is_won(tmp_path,
         board.end()
     first = reads(board.log)
     assert len(first) == 1 and first[0]["took"] is None, first  # (a karafuda: nobody's)
-    again = Board(tmp_path, "--resume")
+    again = Board(tmp_path, "--resume", "--memorize", "0")  # (else 2 min, as on the laptop)
     try:
         browser.load(again.page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")

@@ -260,7 +260,7 @@ def test_the_web_options_are_refused_in_one_line_where_they_do_not_go(tmp_path):
 
     cases = [
         (("--web", "--host"), "with --web, leave out --host"),
-        (("--web", "--memorize", "1"), "with --web, leave out --memorize"),
+        (("--web", "--fullscreen"), "with --web, leave out --fullscreen"),
         (("--address", "127.0.0.1"), "--address needs --web"),
         (("--web", "--vs", "none", "--port", "0"), "--web plays a player at the page against a bot"),
         (("--vs", "device"), "--vs device needs --web"),

@@ -286,3 +286,32 @@ def test_a_name_is_taken_exactly_when_it_is_short_printable_and_not_blank(name):
     except ProtocolError:
         taken = False
     assert taken == fits, repr(name)
+
+
+def test_a_resumed_web_match_counts_its_memorisation_down_only_once_the_player_starts(tmp_path):
+    """A resumed match's board shows its cards and waits: its memorisation (``memorize_s``,
+    2 min by default on resuming) starts when the player presses Start, not at the first
+    message after the welcome (a page's ``at`` before it, as from a second device, must not
+    start it); the reading starts at its end."""
+    log = tmp_path / "m.jsonl"
+    m = headless.new_match("kyogi", SEATS, 7, VOICE, cards=3, reading=QUICK)
+    board, page = joined(m, tmp_path, log)
+    start(page)
+    play(page, board, until=a_took_one)
+    board.close()
+    m2 = headless.resume(log, VOICE)
+    board2 = WebBoard(m2, VOICE, CODE, log_file=log, memorize_s=30.0, echo=lambda line: None)
+    page2 = Page(board2)
+    page2.send({"t": "hello", "v": boardproto.VERSION, "code": CODE, "device": DEVICE})
+    assert page2.got[0]["t"] == "welcome"
+    page2.now += 5.0
+    page2.send({"t": "at", "frame": 0})  # (not started here yet: nothing counts down)
+    assert board2.session.phase == "memorize" and not board2.session.memorize_started
+    n = len(page2.got)
+    page2.send({"t": "start"})
+    assert board2.session.memorize_started and "go" not in [g["t"] for g in page2.got[n:]]
+    assert board2.session.memorize_left(page2.now) == pytest.approx(30.0)
+    page2.now += 31.0
+    n = len(page2.got)
+    page2.send({"t": "start"})  # (the page's countdown at 0 asks for the reading)
+    assert board2.session.phase == "reading" and "go" in [g["t"] for g in page2.got[n:]]

@@ -35,7 +35,7 @@ def _cards(ctx, param, value):
 
 #: the options a new match is made with: the host's or the log's when joining or resuming
 DEAL = ("--rules", "--cards", "--color", "--seed", "--joka", "--ma", "--yoin", "--speed",
-        "--take")
+        "--take", "--tomofuda")
 ONLINE = ("--host", "--join")
 #: how a needed option is named in a refusal
 SHOWN = {"--log": "--log FILE", "--code": "--code CODE", "--as": "--as bot:LEVEL"}
@@ -94,10 +94,10 @@ CHECKS = (
     Needs("--port", ("--host", "--web"),
           "it is the port a host listens on (a guest joins HOST:PORT)"),
     Needs("--address", ("--web",), "it is the address the page is served on"),
-    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--memorize", "--hints",
-                                   "--device", "--fullscreen", "--backend"),
-             "the page plays a player against the --vs bot or a second player (its first "
-             "slices)"),
+    LeaveOut(("--web",), ONLINE + ("--bot-vs-bot", "--json", "--device", "--fullscreen",
+                                   "--backend"),
+             "the page plays a player against the --vs bot, a second player at the same "
+             "tablet or on a device of their own"),
     Needs("--code", ONLINE, "it is for online play"),
     Needs("--as", ONLINE, "it is for online play"),
     Needs("--sound", ("--as", "--watch"), "the board window always reads aloud"),
@@ -167,6 +167,9 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
                    "goshiki: your 10, the colour's other 10 are karafuda).")
 @click.option("--cards", type=int, default=None, callback=_cards,
               help="Kyogi: cards a side (1-50, default 25); the rest are karafuda.")
+@click.option("--tomofuda", is_flag=True,
+              help="Kyogi: deal each card with its 友札 (the cards sharing its opening but the "
+                   "last sound): a short game (--cards 8 on a phone) stays hard to tell apart.")
 @click.option("--color", type=click.Choice(["blue", "pink", "yellow", "green", "orange"]),
               default=None, help="Goshiki colour (default: drawn from the seed).")
 @seed_option("Seed of the deal, the reading order and the bots (printed when not given).")
@@ -199,7 +202,7 @@ def _reading(rules: str, joka, ma, yoin, speed, take) -> dict:
 @device_option("Sound device (window play; see karuta read --list-devices).")
 @click.option("--fullscreen", is_flag=True, help="Window play: full screen.")
 @click.option("--memorize", type=finite_range(0, 120), default=None,
-              help="Window play: memorisation time, minutes (kyogi 15, goshiki 0.5; "
+              help="Window and --web play: memorisation time, minutes (kyogi 15, goshiki 0.5; "
                    "--resume: 2, at most the rules').")
 @click.option("--show-kimariji", is_flag=True,
               help="Window play: print each card's kimariji on it (for beginners).")
@@ -275,7 +278,7 @@ def practice(**o):
     m = run.new_or_resumed(env, rules=game.name, seats=seats, seed=o["seed"],
                            voice_spec=o["voice_spec"], cards=o["cards"], color=o["color"],
                            reading=reading, simultaneous=o["simultaneous"],
-                           log_file=o["log_file"], resume=o["resume"])
+                           log_file=o["log_file"], resume=o["resume"], tomo=o["tomofuda"])
     if o["host_mode"]:
         return _host(env, o, m)
     if o["web"]:
@@ -284,7 +287,8 @@ def practice(**o):
         store = CalibrationStore(clock=env.clock)
         store.load()  # (an unreadable calibration file: one line now, not when a device joins)
         return run.play_web(env, m, log_file=o["log_file"], new_log=not o["resume"],
-                            address=o["address"], port=o["port"], store=store, devices=devices)
+                            address=o["address"], port=o["port"], store=store, devices=devices,
+                            memorize=o["memorize"], hints=o["hints"])
     if run.has_player(m):
         if o["as_json"]:  # (a resumed match with a player)
             raise KarutaError("--json needs --bot-vs-bot: a window match shows its result")

@@ -8,6 +8,12 @@
 - goshiki alone (``solo``): A gets the 10 A would get against an opponent; the colour's other
   10 are read but lie nowhere (karafuda).
 
+- kyogi with 友札 together (``tomo``, ``--tomofuda``: a short game on a phone that stays as hard
+  as a full one to tell apart): the cards are drawn a group at a time -- a card, and with it
+  its 友札 among the 100 (``reader.memory.deck.tomofuda``: the poems sharing its opening up to
+  the last sound of its kimariji) not drawn yet, as many as still fit -- then shuffled
+  and dealt half each, so each pair lies on the board (on one side or across).
+
 The reading order is not part of the deal: it comes from the reading plan (``reader.reading.engine``).
 """
 from __future__ import annotations
@@ -17,7 +23,7 @@ from dataclasses import dataclass
 
 from reader.practice.games import MAX_KYOGI_CARDS, Game, game
 
-__all__ = ["Deal", "deal", "from_hands", "MAX_KYOGI_CARDS"]
+__all__ = ["Deal", "deal", "from_hands", "tomo_draw", "MAX_KYOGI_CARDS"]
 
 
 @dataclass(frozen=True)
@@ -59,10 +65,38 @@ class Deal:
 
 
 def deal(rules: str, rng: random.Random, cards: int | None = None,
-         color: str | None = None, solo: bool = False) -> Deal:
-    """A random deal for ``rules`` (``kyogi`` / ``goshiki``); ``solo``: alone (B dealt nothing)."""
+         color: str | None = None, solo: bool = False, tomo: bool = False) -> Deal:
+    """A random deal for ``rules`` (``kyogi`` / ``goshiki``); ``solo``: alone (B dealt
+    nothing); ``tomo``: kyogi's cards drawn with their 友札 (the module doc)."""
+    if tomo:
+        from reader.base.errors import KarutaError
+
+        if "cards" not in game(rules).deal_options:
+            raise KarutaError(f"--tomofuda deals kyogi's cards: {rules} deals its own")
+        from reader.match.rules import kyogi
+
+        n = kyogi.HAND if cards is None else cards
+        drawn = tomo_draw(rng, n if solo else 2 * n)
+        return from_hands(rules, drawn[:n], () if solo else drawn[n:])
     a, b, color = game(rules).deal_hands(rng, cards, color, solo)
     return from_hands(rules, a, b, color=color)
+
+
+def tomo_draw(rng: random.Random, count: int) -> list[int]:
+    """``count`` of the 100 poems, each drawn with its 友札 (as many of them as fit), in a
+    random order."""
+    from reader.memory.deck import tomofuda
+
+    picked: list[int] = []
+    for c in rng.sample(range(1, 101), 100):
+        if len(picked) >= count:
+            break
+        if c in picked:
+            continue
+        group = [c, *(t for t in tomofuda(c) if t not in picked)]
+        picked += group[:count - len(picked)]
+    rng.shuffle(picked)
+    return picked
 
 
 def from_hands(rules: str, a, b, color: str | None = None) -> Deal:

@@ -60,7 +60,7 @@ def plan_for(rules: str, seed: int, voice, deal: Deal, reading: dict | None = No
 
 def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: int | None = None,
               color: str | None = None, deal: Deal | None = None, reading: dict | None = None,
-              settings: PracticeSettings | None = None) -> PracticeMatch:
+              settings: PracticeSettings | None = None, tomo: bool = False) -> PracticeMatch:
     """A fresh match: the deal from ``seeds.rng(seed, "deal")`` (unless given), the plan
     from ``seed``, the bots' stream from ``seeds.rng(seed, "bots")``.  An empty seat at B
     (``none``) is a match alone: kyogi, all the cards are A's; goshiki, A's 10 (``deal``'s
@@ -68,7 +68,7 @@ def new_match(rules: str, seats: dict[str, Seat], seed: int, voice, *, cards: in
     if deal is None:
         solo = seats["B"].kind == "none"
         deal = draw_deal(rules, seeds.rng(seed, "deal"), cards=cards, color=color,
-                         solo=solo)
+                         solo=solo, tomo=tomo)
     plan = plan_for(rules, seed, voice, deal, reading)
     settings = settings or PracticeSettings()
     extra = {"seed": seed, "practice": {

@@ -40,7 +40,8 @@ class Env:
 # --- the match --------------------------------------------------------------------------------
 
 def new_or_resumed(env: Env, *, rules: str, seats: dict | None, seed: int | None, voice_spec,
-                   cards, color, reading: dict, simultaneous: float, log_file, resume: bool):
+                   cards, color, reading: dict, simultaneous: float, log_file, resume: bool,
+                   tomo: bool = False):
     """The match to play: the one in ``log_file`` (``resume``; ``seats`` replace the logged
     seats when given), else a new one (a seed picked when none is given).  The log is checked
     (never a new one over a file; one karuta per log) before the voice is made."""
@@ -55,7 +56,7 @@ def new_or_resumed(env: Env, *, rules: str, seats: dict | None, seed: int | None
     if resume:
         return headless.resume(log_file, voice, seats)
     return headless.new_match(rules, seats, pick_seed(seed), voice, cards=cards, color=color,
-                              reading=reading or None,
+                              reading=reading or None, tomo=tomo,
                               settings=PracticeSettings(simultaneous_ms=simultaneous))
 
 
@@ -480,7 +481,8 @@ def join_window(env: Env, address, code: str, voice_spec, log_file, *, device,
 
 
 def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port: int | None,
-             store=None, devices: bool = False):
+             store=None, devices: bool = False, memorize: float | None = None,
+             hints: bool = False):
     """``--web``: the match (seat A: the player at a phone's or tablet's page, B: a bot, or a
     second player at the same tablet's far half) served
     to one browser page over the LAN (``reader.web``): the address and a QR code printed, the
@@ -489,8 +491,11 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
     go into the stats database under their name.  ``store``: the devices' calibrations (the
     pages' tap-along keeps them); ``devices``: each player at a page of their own (two
     phones or tablets: ``--vs device``); more pages watch.  ``new_log`` False: a resumed
-    match (``--resume``), played on from the 間 before its current read."""
+    match (``--resume``), played on from the 間 before its current read.  ``memorize``:
+    minutes (``--memorize``; default the rules'), counted down on the pages, the cards
+    dragged meanwhile; ``hints``: ``--hints``."""
     from reader.match import log as matchlog
+    from reader.practice.session import memorize_minutes
     from reader.web.board import WebBoard
     from reader.web.server import DEFAULT_PORT, qr_text, serve
 
@@ -507,7 +512,13 @@ def play_web(env: Env, m, *, log_file, new_log: bool, address: str | None, port:
 
         headless.save(m, log_file)  # the deal is on disk before the first read
     board = WebBoard(m, m.voice, online.new_code(), devices=devices, log_file=log_file,
-                     store=store, clock=env.clock, echo=env.echo)
+                     store=store, clock=env.clock, echo=env.echo, hints=hints,
+                     memorize_s=60.0 * memorize_minutes(m.game, m.index, memorize))
+    import threading
+
+    # the cards' images drawn while the device joins (each is drawn once; the page asks for
+    # them as soon as it draws the board: scripts/bench_web_cards.py times it)
+    threading.Thread(target=board.images.render_all, name="karuta-cards", daemon=True).start()
     b = m.seats["B"]
     env.echo(f"practice on the web · {m.game.name} · " + (
         f"bot {b.level}" if b.kind == "bot" else "a device for each player" if devices

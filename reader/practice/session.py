@@ -208,10 +208,17 @@ class PracticeSession:
         self.on_event("phase", phase)
 
     def start_memorize(self, now: float) -> None:
-        """The board is arranged: the memorisation countdown starts at ``now``."""
-        if self.phase == "arrange":
+        """The board is arranged (or a resumed match's board is up): the memorisation
+        countdown starts at ``now``."""
+        if self.phase == "arrange" or (self.phase == "memorize" and self._memo_end is None):
             self._memo_end = now + self.memorize_s
             self._set_phase("memorize")
+
+    @property
+    def memorize_started(self) -> bool:
+        """The memorisation countdown runs (or ran): a resumed match's starts at its first
+        tick, or at ``start_memorize``."""
+        return self._memo_end is not None
 
     def start_reading(self) -> None:
         """Memorisation over (or skipped): the reading begins."""

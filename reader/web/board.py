@@ -99,11 +99,17 @@ class WebBoard(SessionTable, PageHost):
 
     def __init__(self, m, voice, code: str, *, devices: bool = False,
                  watchers: int = MAX_WATCHERS, log_file=None, store=None,
-                 clock: Clock = SYSTEM_CLOCK, echo: Callable[[str], None] = print):
+                 clock: Clock = SYSTEM_CLOCK, echo: Callable[[str], None] = print,
+                 memorize_s: float = 0.0, hints: bool = False):
         from reader.base import seeds
+        from reader.web.cards import WIDTHS, CardImages
 
-        session = PracticeSession(m, on_event=self._news, release=self._release)
+        session = PracticeSession(m, memorize_s=memorize_s, hints=hints, on_event=self._news,
+                                  release=self._release)
         super().__init__(session, here=session.humans, viewer="A")
+        self.hints = hints
+        # the torifuda as images (every card dealt: sends only move them between sides)
+        self.images = CardImages({c for h in m.deal.hands.values() for c in h}, WIDTHS)
         self.voice, self.code, self.store, self.clock, self.echo = voice, code, store, clock, echo
         self.devices = bool(devices)
         if self.devices and self.here != ("A", "B"):
@@ -188,9 +194,12 @@ class WebBoard(SessionTable, PageHost):
             if w is not None:  # (the page stands at the wait's end until ``go``)
                 frame = min(frame, w.end)
             page.frame = frame if page.frame is None else max(page.frame, frame)
+        s = self.session
+        if s.phase == "memorize" and not s.memorize_started:
+            return  # (a resumed match: its countdown starts once every player pressed Start)
         f = self.frame
         finished = f is not None and f >= self.m.plan.frames
-        self.session.tick(now, f, self.waiting_on(), finished=finished)
+        s.tick(now, f, self.waiting_on(), finished=finished)
 
     def touch_frame(self, page: _Page, player: str, card: int, frame: float) -> None:
         """``player`` touched ``card`` at plan ``frame`` as ``page`` heard it (its device's
@@ -202,6 +211,23 @@ class WebBoard(SessionTable, PageHost):
         if player in self.names:
             note["name"] = self.names[player]
         self.session.touch(player, card, frame - cal, note)
+
+    def arrange(self, player: str, poem: int, row: int, side: int, index: int) -> bool:
+        """``player`` dragged ``poem`` of their own side to a place (before the reading: while
+        arranging or memorising; the match keeps it and logs it)."""
+        from reader.practice import board as B
+
+        if self.session.phase not in ("arrange", "memorize") or player not in self.here:
+            return False
+        if not self.m.game.territories:
+            return False
+        t = self.m.layout()[player]
+        if poem not in t:
+            return False
+        self.m.arrange(player, B.move(t, poem, row, side, index))
+        self._moved()
+        self._events.append(V.Moved(poem, row, side, index))
+        return True
 
     # -- the transport's calls (``PageHost.receive``: checked, the hello answered) ----------------
     def _page_at(self, link: int) -> _Page | None:
@@ -258,7 +284,7 @@ class WebBoard(SessionTable, PageHost):
                 for p, name in msg.get("names", {}).items():
                     if p in self.plays(page) and name.strip():
                         self.names[p] = " ".join(name.split())
-            out += self._start(page)
+            out += self._start(page, now)
         elif t in ("calibrate", "cal"):  # the tap-along, before the reading
             got = None
             if self.session.phase in ("arrange", "memorize") and page.player:
@@ -270,6 +296,10 @@ class WebBoard(SessionTable, PageHost):
                     page.calibration_ms = self._calibration(page.device)
             return [got] if got is not None else [
                 {"t": "warn", "text": "calibrate before the reading starts: ignored"}]
+        elif t == "arrange":
+            player = msg.get("player", page.role)
+            if player in self.plays(page):  # (a device arranges its own seat's side)
+                self.arrange(player, msg["card"], msg["row"], msg["side"], msg["index"])
         elif t == "at":
             self.step(now, page, msg["frame"])
         elif t in ("touch", "pick", "send"):
@@ -306,17 +336,26 @@ class WebBoard(SessionTable, PageHost):
             self.session.pick(player, msg["card"])
         return []
 
-    def _start(self, page: _Page) -> list[dict]:
-        """``page`` pressed Start: the reading starts once every player's page has (each
-        page told ``go`` from the first frame); a page that starts later (a watcher, a page
-        reloaded) goes on from the last wait's end."""
+    def _start(self, page: _Page, now: float) -> list[dict]:
+        """``page`` pressed Start: once every player's page has, the memorisation starts
+        (``memorize_s``; the pages count it down, the players drag their cards), and the
+        reading starts at its end -- a page's start then (its countdown at 0, or "start the
+        reading") -- or at once if there is none (each page told ``go`` from the first frame);
+        a page that starts later (a watcher, a page reloaded) goes on from the last wait's
+        end."""
         page.started = True
-        if self.session.phase not in ("arrange", "memorize"):
+        s = self.session
+        if s.phase not in ("arrange", "memorize"):
             return [{"t": "go", "frame": int(self.anchor_frame), "first": True}]
         waiting = [p.role for p in self.players if not p.started]
         if waiting:
             return [{"t": "warn", "text": "waiting for " + " and ".join(
                 f"{r}'s device" for r in waiting) + " to join and press Start"}]
+        if s.memorize_s > 0 and not s.memorize_started:  # (new, or resumed)
+            s.start_memorize(now)
+            self.echo(f"memorisation: {s.memorize_s / 60:g} min on the device"
+                      + ("s" if self.devices else ""))
+            return []
         self.session.start_reading()
         self.echo("the reading starts on the device" + ("s" if self.devices else "") + "".join(
             f" · {p}: {n}" for p, n in sorted(self.names.items())))
@@ -423,7 +462,9 @@ class WebBoard(SessionTable, PageHost):
                            int(s.wait), int(s.is_speech)] for s in self.m.plan.segments],
                  "from": int(self.anchor_frame),
                  "labels": {str(c): poems.poem(c).torifuda for c in sorted(cards)},
-                 "calibration": page.calibration_ms, "you": page.role, "token": page.seat}]
+                 "calibration": page.calibration_ms, "you": page.role, "token": page.seat,
+                 "cards": f"/card/{self.token}/", "widths": list(self.images.widths),
+                 "ext": self.images.format}]
 
     def _calibration(self, device: str) -> float | None:
         c = TapAlong(self.store, self.rate, self.token, self.echo).stored(device)
@@ -439,6 +480,16 @@ class WebBoard(SessionTable, PageHost):
         if not 0 <= index < len(segs) or not segs[index].is_speech:
             return "no such clip"
         return self.voice.samples(segs[index].speech)
+
+    def card(self, token: str, width: int, poem: int, ext: str):
+        """The torifuda of ``poem``, ``width`` px wide: (bytes, content type), or a line
+        saying why not."""
+        if not online.same_secret(token, self.token):
+            return "not this board's card"
+        if ext != self.images.format:
+            return f"the cards are {self.images.format}"
+        got = self.images.image(poem, width)
+        return got if isinstance(got, str) else (got, self.images.content_type)
 
     def click_track(self, token: str):
         """A page's tap-along clicks (each page has its own tap-along and token)."""

@@ -5,14 +5,15 @@ the drill page's are (``protocol.MAX_IN`` bytes from the page).
 Page → host: hello (the code, the device's id, the seat's token when it has one), start
 (with the players' names, if given), calibrate and cal (the tap-along, before the reading), at
 (the plan frame the page hears now), touch (a card, the plan frame heard when it was touched),
-pick (a card to send), send (the highlighted send), ping (``reader.web.touchonly``: the
-laptop's clock measured).  A touch, pick or send carries an ``id`` (rising on each page): the
-host acknowledges it (``ack``: every id up to it), the page sends what was not acknowledged
-again after a rejoin, and the host takes each id once.
+pick (a card to send), send (the highlighted send), arrange (a card of the player's own side
+dragged to a place, before the first read), ping (``reader.web.touchonly``: the laptop's clock
+measured).  A touch, pick or send carries an ``id`` (rising on each page): the host
+acknowledges it (``ack``: every id up to it), the page sends what was not acknowledged again
+after a rejoin, and the host takes each id once.
 Host → page: welcome (the plan, whose seat the page is: ``you`` A, B or ``watch``, and the
-seat's ``token``), ack, clicks and calibrated (the tap-along), view
-(``reader.practice.view.to_json`` of the table's view, as this page's seat sees it), go (the
-reading starts, or goes on from a wait's end), over (the end lines), warn, error, pong.
+seat's ``token``, where the cards' images are), ack, clicks and calibrated (the tap-along),
+view (``reader.practice.view.to_json`` of the table's view, as this page's seat sees it), go
+(the reading starts, or goes on from a wait's end), over (the end lines), warn, error, pong.
 """
 from __future__ import annotations
 
@@ -61,12 +62,18 @@ SCHEMAS: dict[str, dict] = {
     "pick": _msg("pick", {"id": _ID, "card": _CARD}, {"player": _PLAYER}),
     "send": _msg("send", {"id": _ID}),
     **touchonly.SCHEMAS,  # ping (page → host), pong (host → page): the laptop's clock
+    "arrange": _msg("arrange", {"card": _CARD, "row": {"enum": [0, 1, 2]},
+                                "side": {"enum": [0, 1]},
+                                "index": {"type": "integer", "minimum": 0, "maximum": 60}},
+                    {"player": _PLAYER}),
     # host → page
     "welcome": _msg("welcome", {"v": _INT, "rate": _INT, "plan": {"type": "string"},
                                 "clip": {"type": "string"}, "segs": {"type": "array"},
                                 "from": _FRAME, "labels": {"type": "object"},
                                 "calibration": {"type": ["number", "null"]},
-                                "you": {"enum": ["A", "B", online.WATCH]}, "token": _SEAT}),
+                                "you": {"enum": ["A", "B", online.WATCH]}, "token": _SEAT},
+                   {"cards": {"type": "string"}, "widths": {"type": "array"},
+                    "ext": {"enum": ["png", "webp"]}}),
     "ack": _msg("ack", {"id": {"type": "integer", "minimum": 0, "maximum": 2**31}}),
     "view": _msg("view", {"view": {"type": "object"}}),
     "go": _msg("go", {"frame": _FRAME}, {"first": {"type": "boolean"}}),

@@ -7,6 +7,8 @@ What it serves, and nothing else (any other path: 404 with one line):
     /clip/<token>/<plan>/<i>.wav   speech segment i of the plan, 16-bit WAV (the token from the
                                    welcome; the plan's digest must be this drill's)
     /clicks/<token>/<n>.wav        the tap-along's clicks
+    /card/<token>/<w>/<poem>.<ext> the board page's torifuda, ``w`` px wide (``reader.web.cards``;
+                                   only this match's cards, only its sizes)
     /ws                            the WebSocket: its ``Origin`` must be this host's own address
                                    (a page from anywhere else is refused at the upgrade); each
                                    frame at most ``protocol.MAX_IN`` bytes (aiohttp closes the
@@ -162,6 +164,15 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
         got = await loop.run_in_executor(None, drill.click_track, request.match_info["token"])
         return await wav(got, drill.rate)
 
+    async def card(request):
+        m = request.match_info
+        got = await loop.run_in_executor(None, drill.card, m["token"], int(m["w"]),
+                                         int(m["poem"]), m["ext"])
+        if isinstance(got, str):
+            return refuse(404, got)
+        body, ctype = got
+        return web.Response(body=body, headers={"Content-Type": ctype})
+
     async def others():
         """A board's messages for its other pages (another seat's, the watchers'); the
         links it left (a seat's page that joined again on a new one) closed."""
@@ -259,6 +270,9 @@ async def _serve(drill, host: str, port: int, *, clock: Clock, echo: Callable[[s
     app.router.add_get("/ws", socket)
     app.router.add_get(r"/clip/{token:[0-9a-f]{32}}/{digest:[0-9a-f]{16}}/{index}.wav", clip)
     app.router.add_get(r"/clicks/{token:[0-9a-f]{32}}/{n:\d{1,4}}.wav", clicks)
+    if hasattr(drill, "card"):  # (the board page's torifuda)
+        app.router.add_get(r"/card/{token:[0-9a-f]{32}}/{w:\d{2,3}}/{poem:\d{1,3}}.{ext:png|webp}",
+                           card)
     app.router.add_get("/", page)
     app.router.add_get(r"/{name:[A-Za-z0-9_.-]{1,64}}", page)
 

@@ -78,7 +78,7 @@ const HANDLERS = {
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       for (const msg of S.unacked) send(msg);  // (in order; the laptop takes each once)
-      if (S.begun && !S.timeline.anchors.length) send({ t: "start" });  // (its go was lost)
+      if (S.begun && !S.timeline.anchors.length && !memorising()) send({ t: "start" });  // (its go was lost)
       return;
     }
     S.welcome = m;
@@ -118,6 +118,7 @@ const HANDLERS = {
     if (!S.ctx) return;  // (Start not pressed here yet: its own go comes then)
     if (!tl.anchors.length) {  // the reading starts (every player pressed Start)
       status("");
+      $("countdown").textContent = "";
       anchor(S.ctx.currentTime + LEAD_S, m.frame);
       return;
     }
@@ -136,18 +137,40 @@ const HANDLERS = {
 };
 
 // ---------------------------------------------------------------- the board
-function cardEl(c, b) {
+// Each torifuda is an image the laptop drew with the project's card renderer (reader.ui.torifuda,
+// served by reader/web/cards.py), one <img> a card kept for the whole match (fetched once);
+// the far side's turned 180° by CSS.  A card's box is as wide as the screen allows
+// (fit()): the widest row's places (half a place for the gap between its groups, one to spare
+// for a card sent in), six rows and the middle bar in the height; the column count only grows,
+// so a card never moves under a finger (a card that leaves leaves its place empty; only its
+// owner's own drag moves cards; a second card beyond the widest row's end shrinks them all).
+const IMGS = new Map();  // card -> its <img>
+function imgOf(c) {
+  let im = IMGS.get(c);
+  const w = S.welcome;
+  if (!w.cards) return null;
+  const need = (S.cw || 60) * (window.devicePixelRatio || 1);
+  const width = w.widths.find((x) => x >= need) || w.widths[w.widths.length - 1];
+  const src = `${w.cards}${width}/${c}.${w.ext}`;
+  if (!im) { im = document.createElement("img"); im.alt = w.labels[String(c)] || String(c); im.draggable = false; IMGS.set(c, im); }
+  if (im.getAttribute("src") !== src) im.src = src;
+  return im;
+}
+
+function cardEl(c, b, where) {
   const d = document.createElement("div");
   d.className = "card";
+  if (where) { d.dataset.owner = where.owner; d.dataset.row = String(where.row); d.dataset.side = String(where.side); d.dataset.index = String(where.index); }
   if (c === 0) { d.classList.add("hole"); return d; }
   d.dataset.card = String(c);
-  d.textContent = S.welcome.labels[String(c)] || String(c);
+  const im = imgOf(c);
+  if (im) d.appendChild(im); else d.textContent = S.welcome.labels[String(c)] || String(c);
   if (b.dim.includes(c)) d.classList.add("dim");
   if (b.marks[String(c)]) d.classList.add(b.marks[String(c)]);
   return d;
 }
 
-function territory(el, t, b, far) {
+function territory(el, t, b, far, owner) {
   el.innerHTML = "";
   if (!t) return;
   // rows 0 上段 .. 2 下段 (nearest its player); left/right as its player sees them, each
@@ -157,54 +180,204 @@ function territory(el, t, b, far) {
     const [left, right] = t.rows[r];
     const row = document.createElement("div");
     row.className = "row";
+    row.dataset.owner = owner; row.dataset.row = String(r);
     const gl = document.createElement("div"), gr = document.createElement("div");
     gl.className = gr.className = "group";
+    // (screen-left group: the near player's left, the far player's right)
+    const [sa, sz] = far ? [1, 0] : [0, 1];
     const [a, z] = far ? [right, left] : [left, right];
-    for (const c of a) gl.appendChild(cardEl(c, b));
-    for (const c of [...z].reverse()) gr.appendChild(cardEl(c, b));
+    gl.dataset.side = String(sa); gr.dataset.side = String(sz);
+    a.forEach((c, i) => gl.appendChild(cardEl(c, b, { owner, row: r, side: sa, index: i })));
+    [...z].reverse().forEach((c, k) => gr.appendChild(cardEl(c, b, { owner, row: r, side: sz, index: z.length - 1 - k })));
     row.append(gl, gr);
     el.appendChild(row);
   }
 }
 
-function hand(el, cards, onBoard, b) {
-  // goshiki: a player's ten as laid out, those taken or gone to the 場 left as empty places
+function hand(el, cards, onBoard, b, far) {
+  // goshiki: a player's ten as laid out (two rows of five, the first five the front row, head
+  // to head with the other player's), those taken or gone to the 場 left as empty places
   el.innerHTML = "";
-  const row = document.createElement("div");
-  row.className = "row";
-  for (const c of cards) row.appendChild(cardEl(onBoard.includes(c) ? c : 0, b));
-  el.appendChild(row);
+  const front = cards.slice(0, 5), back = cards.slice(5);
+  for (const part of far ? [back, front] : [front, back]) {
+    const row = document.createElement("div");
+    row.className = "row five";
+    for (const c of far ? [...part].reverse() : part) row.appendChild(cardEl(onBoard.includes(c) ? c : 0, b));
+    el.appendChild(row);
+  }
 }
+
+const GAP = 3, CHROME = 34;  // (between cards; the two sides' borders, paddings and row gaps)
+function fit() {
+  // the card width (--cw) for this screen: the widest row across, the rows down.  A phone on
+  // its side (landscape, short) moves the middle bar to a column at the right.
+  const v = S.view;
+  if (!v) return;
+  const W = innerWidth, H = innerHeight;
+  const land = W > H, short = land && H < 600;
+  const body = document.body.classList;
+  body.toggle("landscape", land);
+  body.toggle("short", short);
+  body.toggle("playing", S.phase === "play");
+  const b = v.board;
+  let cols = 4, rows = 6;
+  if (!Object.keys(b.territories).length) { cols = 5.5; rows = 5; }  // (goshiki: 2 + 2, the 場)
+  else for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 0.5);
+  // never fewer, and one place to spare from the start: a card sent in beyond a row's end
+  // (no empty place there) fits in the gap between the groups, and no card moves or shrinks
+  // (goshiki: nothing is sent into a hand)
+  const spare = Object.keys(b.territories).length ? 1 : 0;
+  S.cols = Math.max(S.cols || cols + spare, cols);
+  const pad = short ? 4 : 10;
+  const mid = $("mid");
+  const fixed = (short ? 0 : mid.offsetHeight + GAP) + (S.phase === "play" ? 0 : $("status").offsetHeight)
+    + ($("refusal").hidden ? 0 : $("refusal").offsetHeight);
+  const across = W - 2 * 10 - 10 - (short ? mid.offsetWidth + 6 : 0);
+  const byW = (across - (Math.ceil(S.cols) - 1) * GAP) / S.cols;
+  const byH = ((H - fixed - 2 * pad - CHROME - Math.max(0, rows - 6) * GAP) / rows) * 52 / 73;
+  const cw = Math.max(16, Math.floor(Math.min(byW, byH, 150)));
+  if (cw !== S.cw) {
+    S.cw = cw;
+    document.documentElement.style.setProperty("--cw", `${cw}px`);
+    for (const c of IMGS.keys()) imgOf(c);  // (a sharper size for a bigger box)
+  }
+}
+window.addEventListener("resize", () => { fit(); });
 
 function draw(v) {
   const b = v.board, me = v.viewer, other = me === "A" ? "B" : "A";
+  document.body.classList.toggle("arranging", arranging());
   if (!Object.keys(b.territories).length) {  // goshiki: the hands and the 場
-    document.documentElement.style.setProperty("--cols", "11");
-    hand($("near"), b.hands[me] || [], b.on_board[me] || [], b);
-    hand($("far"), b.hands[other] || [], b.on_board[other] || [], b);
+    hand($("near"), b.hands[me] || [], b.on_board[me] || [], b, false);
+    hand($("far"), b.hands[other] || [], b.on_board[other] || [], b, true);
     $("ba").innerHTML = "";
     for (const c of b.ba) $("ba").appendChild(cardEl(c, b));
-    return drawRest(v, me, other);
+    drawRest(v, me, other);
+    return fit();
   }
   $("ba").innerHTML = "";
-  let cols = 4;  // the widest row of either side (its places, and one for the gap)
-  for (const t of Object.values(b.territories)) for (const [l, r] of t.rows) cols = Math.max(cols, l.length + r.length + 1);
-  document.documentElement.style.setProperty("--cols", String(cols));
-  territory($("near"), b.territories[me], b, false);
-  territory($("far"), b.territories[other], b, true);
+  territory($("near"), b.territories[me], b, false, me);
+  territory($("far"), b.territories[other], b, true, other);
   drawRest(v, me, other);
+  fit();
 }
 
 function drawRest(v, me, other) {
   const seats = Object.fromEntries(v.seats.map((s) => [s.player, s]));
   const name = (s) => s.kind === "human" ? (s.you ? "you" : `player ${s.player}`) : s.kind === "bot" ? `bot ${s.level}` : s.kind;
   $("score").textContent = `${name(seats[me])}: ${seats[me].count} · ${name(seats[other])}: ${seats[other].count} (${v.count_word})`;
-  $("line").textContent = v.line_text;
-  $("countdown").textContent = v.countdown || "";
+  const memo = v.line && v.line.kind === "memorize";
+  const drags = Object.keys(v.board.territories).length > 0;  // (goshiki's cards stay as dealt)
+  $("line").textContent = memo ? (drags ? "暗記 memorise · drag your cards" : "暗記 memorise")
+    : v.line.kind === "arrange" ? (drags ? "drag your cards, then Start" : "Start") : v.line_text;
+  if (memo) {
+    const end = performance.now() + v.line.left_s * 1000;
+    if (S.memoEnd === undefined || Math.abs(S.memoEnd - end) > 1500) S.memoEnd = end;
+  }
+  $("skip").hidden = !(memo && S.begun);
+  if (!memo) $("countdown").textContent = v.countdown || "";
   const owes = v.owed && seats[v.owed[0]] && seats[v.owed[0]].here;  // (a player at this page)
   $("send").hidden = !owes;
   if (owes) for (const c of v.owed[2]) { const el = document.querySelector(`.card[data-card="${c}"]`); if (el) el.classList.add("pick"); }
+  const read = v.line && (v.line.kind === "counter" || v.line.kind === "read-over") ? v.line.read : null;
+  if (read !== null && v.line.kind === "counter" && read !== S.readNo) clearMarks();
+  if (read !== null) S.readNo = read;
 }
+// the memorisation's countdown runs (a resumed match's view says "memorize" before it does)
+function memorising() { return !!(S.view && S.view.phase === "memorize" && S.view.line && S.view.line.kind === "memorize"); }
+
+// the memorisation's countdown, on the page's own clock from the laptop's "left"; at 0 (or
+// "start the reading") the page asks for the reading
+setInterval(() => {
+  const v = S.view;
+  if (!v || !v.line || v.line.kind !== "memorize" || S.memoEnd === undefined) return;
+  const left = Math.max(0, (S.memoEnd - performance.now()) / 1000);
+  $("countdown").textContent = `${Math.floor(left / 60)}:${String(Math.floor(left % 60)).padStart(2, "0")}`;
+  if (left <= 0 && S.begun && !S.askedRead) { S.askedRead = true; send({ t: "start" }); }
+}, 250);
+
+// ---------------------------------------------------------------- marks where touches landed
+// A dot where each touch landed, kept until the next read begins ("I touched but missed"):
+// gold on a card, red off every card.
+function markTouch(e) {
+  const dot = document.createElement("div");
+  dot.className = "dot";
+  if (!(e.target.closest && e.target.closest(".card[data-card]"))) dot.classList.add("off");
+  dot.style.left = `${e.clientX}px`; dot.style.top = `${e.clientY}px`;
+  document.body.appendChild(dot);
+  S.marks = (S.marks || 0) + 1;
+}
+function clearMarks() { for (const d of document.querySelectorAll(".dot")) d.remove(); }
+
+// ---------------------------------------------------------------- arranging (memorisation)
+// Before the first read (arranging, memorising) a player drags the cards of their own side:
+// the card follows the finger; let go on a place (a card, or an empty place) it goes there
+// (reader.practice.board.move: the group's cards pushed inwards up to the next empty place),
+// on the bare row it goes to the inner end of that row's nearer group.  The laptop's table
+// (its arrange) moves it, and the view it sends back draws it.
+function arranging() { return !!(S.view && (S.view.phase === "arrange" || S.view.phase === "memorize") && S.phase === "play"); }
+function mine(owner) { return !!(S.view && S.view.seats.some((s) => s.player === owner && s.here)); }
+function dragDown(e) {
+  if (!arranging()) return;
+  const el = e.target.closest && e.target.closest(".card[data-card]");
+  if (!el || !el.dataset.owner || !mine(el.dataset.owner)) return;
+  e.stopPropagation();  // (not a touch of a card: the reading has not begun)
+  S.drag = { id: e.pointerId, el, x0: e.clientX, y0: e.clientY, card: Number(el.dataset.card), owner: el.dataset.owner };
+  el.classList.add("lifted");
+}
+function dragMove(e) {
+  const d = S.drag;
+  if (!d || d.id !== e.pointerId) return;
+  d.el.style.setProperty("--dx", `${e.clientX - d.x0}px`);
+  d.el.style.setProperty("--dy", `${e.clientY - d.y0}px`);
+}
+function dropAt(d, x, y) {
+  const under = document.elementsFromPoint(x, y).filter((n) => n !== d.el && !d.el.contains(n));
+  const place = under.find((n) => n.classList && n.classList.contains("card") && n.dataset.owner === d.owner);
+  if (place) return { row: Number(place.dataset.row), side: Number(place.dataset.side), index: Number(place.dataset.index) };
+  const row = under.find((n) => n.classList && n.classList.contains("row") && n.dataset.owner === d.owner);
+  if (!row) return null;
+  const [g0, g1] = row.children;
+  const r0 = g0.getBoundingClientRect(), r1 = g1.getBoundingClientRect();
+  const g = Math.abs(x - r0.right) <= Math.abs(x - r1.left) ? g0 : g1;
+  return { row: Number(row.dataset.row), side: Number(g.dataset.side), index: g.children.length };
+}
+function dragUp(e) {
+  const d = S.drag;
+  if (!d || d.id !== e.pointerId) return;
+  S.drag = null;
+  const to = e.type === "pointerup" ? dropAt(d, e.clientX, e.clientY) : null;
+  d.el.classList.remove("lifted");
+  d.el.style.removeProperty("--dx"); d.el.style.removeProperty("--dy");
+  if (to) {
+    const msg = { t: "arrange", card: d.card, ...to };
+    if (d.owner !== "A") msg.player = d.owner;
+    send(msg);
+    S.arranged = (S.arranged || 0) + 1;
+  }
+}
+$("play").addEventListener("pointerdown", dragDown);
+$("play").addEventListener("pointermove", dragMove);
+$("play").addEventListener("pointerup", dragUp);
+$("play").addEventListener("pointercancel", dragUp);
+
+// ---------------------------------------------------------------- keeping the screen on
+// Wake Lock needs a secure context (https, or 127.0.0.1): on a LAN's plain http it is not
+// there, and the page says so (the player turns Auto-Lock off).
+async function keepAwake() {
+  const say = (text) => { S.wake = text; $("wake").textContent = text; };
+  if (!("wakeLock" in navigator)) {
+    say(window.isSecureContext ? "this browser cannot keep the screen on: turn Auto-Lock off"
+      : "the screen may turn off: plain http cannot keep it on (turn Auto-Lock off)");
+    return;
+  }
+  try {
+    const lock = await navigator.wakeLock.request("screen");
+    say("the screen is kept on");
+    lock.addEventListener("release", () => { if (document.visibilityState !== "visible") S.wake = "released"; });
+  } catch (err) { say(`the screen may turn off (${String(err && err.name || err).slice(0, 60)}): turn Auto-Lock off`); }
+}
+document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible" && S.begun && S.wake === "released") keepAwake(); });
 
 // ---------------------------------------------------------------- sound (as the drill page)
 
@@ -262,15 +435,22 @@ function names() {
 async function begin() {
   const who = names();
   show("play");
+  fit();
+  requestAnimationFrame(fit);  // (once the middle bar has its size)
   status("get ready…");
   $("start").disabled = true;
+  keepAwake();
   await sound();
   prefetch(S.welcome.from);
   await Promise.all(speechFrom(S.welcome.from, 1).map(clip));
   S.begun = true;
-  status("waiting for the reading to start…");
-  // (the laptop says go once every player's page has pressed Start)
-  send(Object.keys(who).length ? { t: "start", names: who } : { t: "start" });
+  // arranged: the memorisation starts once every player's page has pressed Start (or the
+  // reading, if there is none: the laptop says go); a page joined again during the
+  // memorisation goes on counting it down (a start then would skip the rest)
+  if (!memorising()) {
+    status("waiting for the reading to start…");
+    send(Object.keys(who).length ? { t: "start", names: who } : { t: "start" });
+  } else status("");
   setInterval(tick, AT_MS);
 }
 
@@ -298,11 +478,7 @@ function ownerOf(e) {
 function onDown(e) {
   if (tapTouch(S, e, TAPS)) return;  // a tap of the tap-along
   if (S.phase !== "play" || S.over) return;
-  const dot = document.createElement("div");  // where the touch landed ("I touched but missed")
-  dot.className = "dot";
-  dot.style.left = `${e.clientX}px`; dot.style.top = `${e.clientY}px`;
-  document.body.appendChild(dot);
-  setTimeout(() => dot.remove(), 1500);
+  markTouch(e);  // where the touch landed ("I touched but missed"), until the next read
   if (e.target.closest && e.target.closest("#send")) { send({ t: "send" }); return; }
   const p = { player: ownerOf(e), done: false };
   pointers.set(e.pointerId, p);
@@ -336,4 +512,5 @@ for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end,
 $("start").addEventListener("click", () => begin());
 $("calibrate").addEventListener("click", () => calibrate());
 try { $("name").value = localStorage.getItem("karuta-name") || ""; } catch (e) { /* private mode */ }
+$("skip").addEventListener("click", () => { if (!S.askedRead) { S.askedRead = true; send({ t: "start" }); } });
 connect();
