@@ -54,15 +54,27 @@ def test_a_tablet_plays_a_match_against_a_bot_to_its_end(tmp_path, browser):  # 
         "seed 23: the player's card is read first"
     assert len(sent) == 1 and sent[0]["card"] == card
     # the page's frame: 300 ms after the 上の句's start, to the page's own output-clock fit
-    assert abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    heard_at(sent[0], kami["start"] + 14400)
     records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
     reads = [r for r in records if "read" in r]
     assert len(reads) == 1 and reads[0]["took"] == "A"
     touches = reads[0]["timing"]["touches"]
     a = [t for t in touches if t["player"] == "A"]
     assert len(a) == 1 and a[0]["card"] == card and a[0]["verdict"] == "take"
+    assert ("gap_ms" in a[0]) == ("gap_ms" in sent[0])  # (the log says the sound had a gap)
     assert a[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)  # (no calibration)
     assert any("you won by 1" in line for line in board.lines), board.lines
+
+
+def heard_at(touch: dict, frame: int) -> None:
+    """The page mapped ``touch`` to within 5 ms of plan ``frame`` -- or said its sound had a
+    gap since the 上の句 began (``gap_ms``: a busy machine's browser stalls its sound, and the
+    page cannot then know which frame was heard: the touch is judged by its frame but its time
+    is not trusted, kept out of stats; ``scripts/bench_web_board.py`` measures how often)."""
+    if "gap_ms" in touch:
+        assert abs(touch["gap_ms"]) > 5, touch
+        return
+    assert abs(touch["frame"] - frame) < 48 * 5, touch
 
 
 def touch_the_first_card(browser, tmp_path) -> tuple[int, dict, str, list]:
@@ -214,7 +226,7 @@ def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(
         board.end()
     assert "B (far side) won by 1" in ends, ends
     assert len(sent) == 1 and sent[0]["player"] == "B" and sent[0]["card"] == card, sent
-    assert abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    heard_at(sent[0], kami["start"] + 14400)
     records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
     reads = [r for r in records if "read" in r]
     assert len(reads) == 1 and reads[0]["took"] == "B" and reads[0]["send"], reads
@@ -273,7 +285,8 @@ def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp
     finally:
         board.end()
     assert "you won by 1" in ends, ends
-    assert len(sent) == 1 and abs(sent[0]["frame"] - (kami["start"] + 14400)) < 48 * 5, sent
+    assert len(sent) == 1, sent
+    heard_at(sent[0], kami["start"] + 14400)
     records = [json.loads(x) for x in board.log.read_text(encoding="utf-8").splitlines()]
     reads = [r for r in records if "read" in r]
     assert len(reads) == 1 and reads[0]["took"] == "A"

@@ -315,3 +315,30 @@ def test_a_resumed_web_match_counts_its_memorisation_down_only_once_the_player_s
     n = len(page2.got)
     page2.send({"t": "start"})  # (the page's countdown at 0 asks for the reading)
     assert board2.session.phase == "reading" and "go" in [g["t"] for g in page2.got[n:]]
+
+
+def test_a_touch_made_after_the_pages_sound_had_a_gap_is_judged_but_not_timed(tmp_path):
+    """A page that says its sound had a gap since the 上の句 began (``gap_ms``: a stalled
+    output clock, so the frame it maps a touch to may be off) still has its touch judged by
+    that frame -- the match needs a verdict -- but the log says so and the stats database
+    takes no reaction time from it."""
+    from reader.drills.stats import StatsDB
+
+    store = store_in(tmp_path)
+    m = headless.new_match("kyogi", SEATS, 23, VOICE, cards=3, reading=QUICK)  # (A's read first)
+    board, page = joined(m, tmp_path, None, store)
+    assert tap_along(page, board, 20.0)["offset_ms"] is not None  # (calibrated: only the gap)
+    start(page)
+    cur = m.current()
+    kami = next(s for s in m.plan.segments if s.kind == "kami" and s.poem == cur.poem)
+    while page.tl.heard(page.now) is None or page.tl.heard(page.now) < kami.start + 24000:
+        page.now += 0.01
+        page.tell_heard()
+    page.send({"t": "touch", "id": 1, "card": cur.poem, "frame": kami.start + 24000,
+               "stamp": "ok", "gap_ms": 37.5})
+    play(page, board, until=lambda m_: bool(m_.closed))
+    touch = next(t for t in m.log_records()[1]["timing"]["touches"] if t["player"] == "A")
+    assert touch["gap_ms"] == 37.5 and touch["verdict"] == "take"
+    with StatsDB(tmp_path / "stats.sqlite3") as db:
+        assert board.record_players(db, TS) == 1
+        assert [t.reaction_ms for t in db.taps()] == [None]

@@ -41,8 +41,12 @@ def first_counted(closed, player: str):
 
 def timed(j) -> bool:
     """The touch has a reaction time to learn from: not one of a device that was not
-    calibrated (a page's touch notes its device's ``calibration_ms``; null: none)."""
-    return not (j.note and "calibration_ms" in j.note and j.note["calibration_ms"] is None)
+    calibrated (a page's touch notes its device's ``calibration_ms``; null: none), nor one
+    made after the page's sound had a gap (its ``gap_ms``)."""
+    if not j.note:
+        return True
+    return not (("calibration_ms" in j.note and j.note["calibration_ms"] is None)
+                or "gap_ms" in j.note)
 
 
 def record_read(db, session: str, m, closed, ts: datetime, players=None, deck=None) -> int:

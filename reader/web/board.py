@@ -201,13 +201,17 @@ class WebBoard(SessionTable, PageHost):
         finished = f is not None and f >= self.m.plan.frames
         s.tick(now, f, self.waiting_on(), finished=finished)
 
-    def touch_frame(self, page: _Page, player: str, card: int, frame: float) -> None:
+    def touch_frame(self, page: _Page, player: str, card: int, frame: float,
+                    gap_ms: float | None = None) -> None:
         """``player`` touched ``card`` at plan ``frame`` as ``page`` heard it (its device's
         calibration subtracted; the touch logged with the calibration it had -- null: not
-        calibrated, not timed -- and the player's name if the page gave one)."""
+        calibrated, not timed -- the player's name if the page gave one, and ``gap_ms`` if the
+        page's sound had a gap since the 上の句 began: judged by its frame, not timed)."""
         cal = (page.calibration_ms or 0.0) * self.rate / 1000.0
         self.step(self.clock.seconds(), page, frame)
         note = {"calibration_ms": page.calibration_ms}
+        if gap_ms is not None:
+            note["gap_ms"] = gap_ms
         if player in self.names:
             note["name"] = self.names[player]
         self.session.touch(player, card, frame - cal, note)
@@ -331,7 +335,7 @@ class WebBoard(SessionTable, PageHost):
                                               f"{player} is not taken"}]
             return []  # (a bot's half: nobody's touch)
         if t == "touch":
-            self.touch_frame(page, player, msg["card"], msg["frame"])
+            self.touch_frame(page, player, msg["card"], msg["frame"], msg.get("gap_ms"))
         else:
             self.session.pick(player, msg["card"])
         return []

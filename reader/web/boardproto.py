@@ -57,8 +57,11 @@ SCHEMAS: dict[str, dict] = {
     "calibrate": protocol.SCHEMAS["calibrate"],
     "cal": protocol.SCHEMAS["cal"],
     "at": _msg("at", {"frame": _FRAME}),
+    # (``gap_ms``: the page's output clock moved this much since the 上の句 began: its sound
+    # had a gap, the touch's time is not trusted)
     "touch": _msg("touch", {"id": _ID, "card": _CARD, "frame": _FRAME,
-                            "stamp": {"enum": ["ok", "bad"]}}, {"player": _PLAYER}),
+                            "stamp": {"enum": ["ok", "bad"]}},
+                  {"player": _PLAYER, "gap_ms": protocol.SCHEMAS["touch"]["properties"]["gap_ms"]}),
     "pick": _msg("pick", {"id": _ID, "card": _CARD}, {"player": _PLAYER}),
     "send": _msg("send", {"id": _ID}),
     **touchonly.SCHEMAS,  # ping (page → host), pong (host → page): the laptop's clock

@@ -5,7 +5,7 @@
 import { Timeline } from "./timeline.js";
 import {
   askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound,
-  playAt, stampOf, tapAlong, tapTouch,
+  GAP_MS, playAt, stampOf, tapAlong, tapTouch,
 } from "./device.js";
 import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
 
@@ -458,6 +458,12 @@ function tick() {
   if (S.over) return;
   const f = heardNow();
   if (f === null) return;
+  // the output clock as each 上の句 began: a touch made after it moved more than GAP_MS (the
+  // sound had a gap: a busy device's stalls) says so, its frame kept but its time not trusted
+  const segs = S.timeline.segs;
+  let k = -1;
+  for (let i = 0; i < segs.length && segs[i].start <= f; i++) if (segs[i].kind === "kami") k = i;
+  if (k !== S.sinceSeg) { S.sinceSeg = k; S.since = S.clock.offset(); }
   send({ t: "at", frame: Math.round(f) });
   prefetch(f);
 }
@@ -503,7 +509,10 @@ function onCard(e, p, target) {
   const c = Number(card.dataset.card);
   S.touches.push({ card: c, player: p.player, stamp: st.ms, frame: f, laptop: laptopTimeOf(S, st.ms) });
   if (navigator.vibrate) navigator.vibrate(15);
-  send({ t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad", player: p.player });
+  const msg = { t: "touch", card: c, frame: Math.round(f), stamp: st.ok ? "ok" : "bad", player: p.player };
+  const gap = S.since === undefined ? 0 : (S.clock.offset() - S.since) * 1000;
+  if (Math.abs(gap) > GAP_MS) msg.gap_ms = Math.round(gap * 10) / 10;
+  send(msg);
 }
 
 document.addEventListener("pointerdown", onDown, { passive: true });
