@@ -342,6 +342,10 @@ def _two_devices(seed=7, lag=0.07, watchers=8, echo=None, rules="kyogi"):
     assert any("waiting for B's device" in g.get("text", "") for g in a.got), a.got
     b.send({"t": "start"})
     assert a.tl.anchors and b.tl.anchors and board.phase == "reading"
+    # both told one instant on the laptop's clock to start at (each page plays the first
+    # frame then, as it measured that clock): not each on its go's arrival
+    go_a, go_b = ([g for g in p.got if g["t"] == "go"] for p in (a, b))
+    assert len(go_a) == len(go_b) == 1 and go_a[0]["at"] == go_b[0]["at"] > 0
     return m, board, a, b
 
 
@@ -419,7 +423,9 @@ def test_watchers_see_the_board_and_their_touches_are_refused_in_a_line():
     w.hello("ef" * 16)
     assert w.you == "watch" and w.got[1]["t"] == "view"
     w.send({"t": "start"})
-    assert w.got[-1] == {"t": "go", "frame": 0, "first": True}
+    go = w.got[-1]
+    assert {k: go[k] for k in ("t", "frame", "first")} == {"t": "go", "frame": 0, "first": True}
+    assert go["at"] > 0  # (the instant on the laptop's clock it is to be played at)
     before = board.frame
     w.send({"t": "at", "frame": 100_000})
     assert board.frame == before

@@ -54,6 +54,12 @@ MAX_WATCHERS = online.MAX_WATCHERS
 #: a player's page that said nothing this long (it says the frame it hears every 50 ms) has
 #: stopped: said on the other pages and the terminal (the match waits for it meanwhile) (s)
 QUIET_S = 2.0
+#: a ``go``'s instant on this machine's clock is this far ahead of when it is sent (the
+#: reading's start, s: every page has its clips; after a kyogi wait: ahead of a slow link's
+#: delay): each page measures this clock (``touchonly``'s ping) and plays the frame at that
+#: instant, so two devices read together (a page without the measure plays it on arrival)
+START_LEAD_S = 0.8
+GO_LEAD_S = 0.3
 #: how the web board says ``online.admit``'s refusals
 _TEXTS = {"code": "wrong code: open the address the laptop shows, with its code",
           "watchers": f"the seats are taken and this board has its {MAX_WATCHERS} watchers"}
@@ -350,7 +356,7 @@ class WebBoard(SessionTable, PageHost):
         page.started = True
         s = self.session
         if s.phase not in ("arrange", "memorize"):
-            return [{"t": "go", "frame": int(self.anchor_frame), "first": True}]
+            return [self._first_go(now)]
         waiting = [p.role for p in self.players if not p.started]
         if waiting:
             return [{"t": "warn", "text": "waiting for " + " and ".join(
@@ -363,10 +369,17 @@ class WebBoard(SessionTable, PageHost):
         self.session.start_reading()
         self.echo("the reading starts on the device" + ("s" if self.devices else "") + "".join(
             f" · {p}: {n}" for p, n in sorted(self.names.items())))
+        go = self._first_go(now)
         for p in self.pages:
             if p.started and p is not page:
-                self._tell(p, [{"t": "go", "frame": int(self.anchor_frame), "first": True}])
-        return [{"t": "go", "frame": int(self.anchor_frame), "first": True}]
+                self._tell(p, [go])
+        return [go]
+
+    def _first_go(self, now: float) -> dict:
+        """The reading starts (or, for a page that starts later, goes on) from
+        ``anchor_frame`` at ``START_LEAD_S`` from ``now`` on this machine's clock."""
+        return {"t": "go", "frame": int(self.anchor_frame), "first": True,
+                "at": round(self.clock.seconds() + START_LEAD_S, 6)}
 
     def _view_of(self, page: _Page, now: float) -> dict:
         """The view as ``page`` sees it (its seat near; a watcher: A's side near)."""
@@ -390,7 +403,8 @@ class WebBoard(SessionTable, PageHost):
             w = self._wait_ahead()
             if w is not None:
                 self.anchor_frame = w.end
-                go = {"t": "go", "frame": int(w.end)}
+                go = {"t": "go", "frame": int(w.end),
+                      "at": round(self.clock.seconds() + GO_LEAD_S, 6)}
         over = self.session.over and not self.over_told
         if over:
             self.over_told = True

@@ -79,7 +79,9 @@ SCHEMAS: dict[str, dict] = {
                     "ext": {"enum": ["png", "webp"]}}),
     "ack": _msg("ack", {"id": {"type": "integer", "minimum": 0, "maximum": 2**31}}),
     "view": _msg("view", {"view": {"type": "object"}}),
-    "go": _msg("go", {"frame": _FRAME}, {"first": {"type": "boolean"}}),
+    # (``at``: the instant on the laptop's clock the frame is to be played at, s)
+    "go": _msg("go", {"frame": _FRAME}, {"first": {"type": "boolean"},
+                                         "at": {"type": "number", "minimum": 0, "maximum": 1e10}}),
     "clicks": protocol.SCHEMAS["clicks"],
     "calibrated": protocol.SCHEMAS["calibrated"],
     "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),

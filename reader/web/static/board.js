@@ -116,14 +116,17 @@ const HANDLERS = {
   go(m) {
     const tl = S.timeline;
     if (!S.ctx) return;  // (Start not pressed here yet: its own go comes then)
+    // the go's instant on the laptop's clock, on this page's audio clock (the laptop's clock
+    // measured by the pings): every device plays the frame at the same instant
+    const at = ctxOfLaptop(m.at);
     if (!tl.anchors.length) {  // the reading starts (every player pressed Start)
       status("");
       $("countdown").textContent = "";
-      anchor(S.ctx.currentTime + LEAD_S, m.frame);
+      anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame);
       return;
     }
     const due = tl.instantOf(m.frame);
-    anchor(Math.max(S.ctx.currentTime + GO_S, due === null ? 0 : due), m.frame);
+    anchor(Math.max(S.ctx.currentTime + GO_S, due === null ? 0 : due, at === null ? 0 : at), m.frame);
   },
   over(m) {
     S.over = m.lines;
@@ -452,6 +455,13 @@ async function begin() {
     send(Object.keys(who).length ? { t: "start", names: who } : { t: "start" });
   } else status("");
   setInterval(tick, AT_MS);
+}
+
+// a laptop instant (s, its clock) on this page's audio context clock, or null (not measured)
+function ctxOfLaptop(at) {
+  if (typeof at !== "number" || !S.sync || S.sync.offset === null || !S.clock) return null;
+  const t = S.clock.ctxOf((at - S.sync.offset) * 1000);
+  return t === null || !Number.isFinite(t) ? null : t;
 }
 
 function tick() {
