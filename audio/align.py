@@ -38,6 +38,10 @@ the text costs clearly less (ratio <= ~0.4 for this voice itself, <= ~0.69 for H
 ~0.75-0.91 for espeak-ng); another text read by another voice ~0.86 or more, noise or a
 tone more.  It is lowered by the share of morae the path squeezed under a quarter or spread
 over four times their expected length (a path forced through a text not said).
+``karuta voice add`` weighs a timeline of another voice whose ratio is ``COMPETITORS_ABOVE``
+or more against the neighbouring poems' texts instead (``with_competitors``: how much better
+its own text fits, by "fit", the DTW cost after the speaker map): for a chanting human the
+ratio alone tells its text from a neighbour's too little.
 
 Without a usable reference (no synthesizer), ``proportional`` spreads the reference layout
 over the clip linearly and reports confidence 0 with method "proportional".
@@ -49,8 +53,8 @@ from dataclasses import dataclass
 from audio.voice import Layout, Mora
 
 __all__ = ["Timeline", "features", "cepstra", "dtw", "dtw_cost", "align", "align_detail", "proportional", "ku_sizes", "OWN_KIN",
-           "sounds_like", "text_ratios", "both_halves_agree", "with_competitors", "SWAP_MARGIN", "SWAP_CHECK_BELOW",
-           "LOW_CONFIDENCE", "SAME_VOICE"]
+           "sounds_like", "text_ratios", "both_halves_agree", "with_competitors", "COMPETITOR_SURE",
+           "COMPETITORS_ABOVE", "SWAP_MARGIN", "SWAP_CHECK_BELOW", "LOW_CONFIDENCE", "SAME_VOICE"]
 
 #: timelines below this are reported by ``karuta voice check``
 LOW_CONFIDENCE = 0.5
@@ -528,13 +532,17 @@ def align_detail(recording, rate: int, reference, ref_layout: Layout, *, ku_size
         ratio = ratio_of(B)
     conf = float(np.clip((_RATIO_NONE - ratio) / (_RATIO_NONE - _RATIO_SURE), 0.0, 1.0))
     pace = _even_pace(onsets, frames, ref_layout)
+    # how well this text fits, to weigh against other texts (``with_competitors``): the DTW
+    # cost itself with the recording's features as finally mapped, each mora squeezed or
+    # spread counted against it
+    fit = part_cost(B0 if kin < OWN_KIN else B) + FIT_PACE * (1.0 - pace)
     conf *= pace
     dtw_onsets = list(onsets)
     if not same:
         onsets = _snapped(recording, rate, [m.kana for m in ref_layout.morae], onsets)
     t = Timeline(_morae_from_onsets([m.kana for m in ref_layout.morae], onsets, frames), conf, "dtw")
     return t, {"ratio": ratio, "pace": pace, "bounds": bounds, "voice": voice, "same_voice": same, "kin": kin,
-               "even": [] if same else onsets_even, "dtw_onsets": dtw_onsets}
+               "even": [] if same else onsets_even, "dtw_onsets": dtw_onsets, "fit": float(fit)}
 
 
 #: the share of its ku a reader's last mora of each ku is held for, tried in turn (the one
@@ -752,10 +760,11 @@ SWAP_MARGIN = 0.03
 SWAP_CHECK_BELOW = 0.1
 
 
-def text_ratios(recording, rate: int, candidates: dict) -> dict:
+def text_ratios(recording, rate: int, candidates: dict, *, fits: dict | None = None) -> dict:
     """The recording's cost ratio (``align_detail``'s "ratio") against each candidate text:
     key -> ratio, for ``candidates`` as ``sounds_like`` takes them (a key whose reference
-    cannot speak it is left out)."""
+    cannot speak it is left out).  ``fits``, when given, is filled with each one's "fit"
+    (what ``with_competitors`` weighs)."""
     out = {}
     for key, (samples, layout, sizes) in candidates.items():
         try:
@@ -764,18 +773,21 @@ def text_ratios(recording, rate: int, candidates: dict) -> dict:
             continue
         if detail.get("ratio") is not None:
             out[key] = float(detail["ratio"])
+            if fits is not None and detail.get("fit") is not None:
+                fits[key] = float(detail["fit"])
     return out
 
 
-def sounds_like(recording, rate: int, own_ratio: float, candidates: dict, *, ratios: dict | None = None):
+def sounds_like(recording, rate: int, own_ratio: float, candidates: dict, *, ratios: dict | None = None,
+                fits: dict | None = None):
     """Which other text the recording says, if one fits clearly better than its own: the key
     in ``candidates`` (key -> (reference samples, reference layout, ku sizes or None)) whose
     cost ratio (``align_detail``'s "ratio") is lowest, if it is at least ``SWAP_MARGIN`` under
     ``own_ratio``; else None.  One alignment a candidate (1-3 s for a 上の句): ``karuta voice
     add`` asks it only of timelines under ``SWAP_CHECK_BELOW``, with the neighbouring poems
     (two files swapped or misnumbered by one).  ``ratios``, when given, is filled with each
-    candidate's ratio (``text_ratios``)."""
-    got = text_ratios(recording, rate, candidates)
+    candidate's ratio (``text_ratios``), ``fits`` with its fit."""
+    got = text_ratios(recording, rate, candidates, fits=fits)
     if ratios is not None:
         ratios.update(got)
     best_key, best = None, float(own_ratio) - SWAP_MARGIN
@@ -799,21 +811,36 @@ def both_halves_agree(named: str, other_own_ratio: float, other_named_ratio: flo
     return other_named_ratio <= other_own_ratio - SWAP_MARGIN
 
 
-#: a timeline whose own text fits better than every competitor's (the neighbouring poems')
-#: by this much cost ratio is as confident as its pace allows (half as much: 0.5)
-COMPETITOR_SURE = 0.1
+#: a timeline of another voice whose own text's fit (``align_detail``'s "fit": the DTW cost
+#: with the recording's features as finally mapped, plus ``FIT_PACE`` times the share of morae
+#: squeezed or spread) is under every competitor's (the neighbouring poems') by this much is as
+#: confident as its pace allows (half as much: 0.5).  Measured on a human reader's set
+#: (35 of its even poems, each aligned with 4 texts): own texts' margins median 0.64, 10 %
+#: 0.24; a wrong text weighed against two other wrong texts came out confident in 8 of 105
+COMPETITOR_SURE = 0.4
+#: a timeline of another voice whose cost ratio is under this is confident on that alone, not
+#: weighed against other texts (two alignments saved): on the human set no other poem's text
+#: came under 0.80 (106 tried), its own texts 0.68-0.93; HTS voices read their own ~0.58-0.67
+COMPETITORS_ABOVE = 0.70
+#: the fit's cost of a pace factor of 0 (every mora squeezed or spread), in DTW cost per frame
+#: (a text's cost on the human set: ~1.5-1.9 its own, ~1.8-2.6 another's)
+FIT_PACE = 1.0
 
 
-def with_competitors(confidence: float, pace: float, own_ratio: float, ratios: dict) -> float:
-    """A timeline's confidence given its recording's cost ratio against other poems' texts
-    (``ratios``: key -> ratio, ``text_ratios``): 0 when one of them fits at least as well as
-    its own; else the larger of ``confidence`` and the margin to the best of them over
-    ``COMPETITOR_SURE``, times the pace factor (squeezed or spread morae still count against
-    the timing).  A chanting human's own text can cost nearly as much as its morae shuffled
-    (a ratio over 0.875: low on its own) and still fit clearly better than any other poem."""
-    if not ratios:
+def with_competitors(confidence: float, pace: float, own_fit: float, fits: dict) -> float:
+    """A timeline's confidence given its recording's fit (``align_detail``'s "fit") against
+    other poems' texts (``fits``: key -> fit, from ``text_ratios``): 0 when one of them fits
+    at least as well as its own; else the margin to the best of them over
+    ``COMPETITOR_SURE`` (at most 1), times the pace factor.  No competitors: ``confidence``.
+
+    The cost ratio (own text against its morae shuffled) alone does not tell a chanting
+    human's text from its neighbours': on a human reader's set it left 4 of 35 recordings
+    confident with a neighbouring poem's text (ratios 0.80-0.85), and flagged a fifth of the
+    right ones low (ratios over 0.875).  Against the neighbours' texts a wrong text loses
+    to the right one, which is among them; a right text wins by a margin."""
+    if not fits:
         return confidence
-    margin = min(ratios.values()) - float(own_ratio)
+    margin = min(fits.values()) - float(own_fit)
     if margin <= 0:
         return 0.0
-    return max(float(confidence), min(1.0, margin / COMPETITOR_SURE) * float(pace))
+    return min(1.0, margin / COMPETITOR_SURE) * float(pace)

@@ -581,6 +581,28 @@ def test_foreign_one_file_pack_split_and_aligned(tmp_path, synth_cache):
         assert t.method == "dtw" and t.confidence >= LOW_CONFIDENCE, (k, t.method, t.confidence)
 
 
+@pytest.mark.skipif(importlib.util.find_spec("pyworld") is None, reason="needs pyworld")
+def test_a_neighbours_reading_is_low_though_its_cost_ratio_says_confident(tmp_path, synth_cache):
+    """Issue 32: another voice (HTS) in a human reader's rhythm (quick morae, each ku's last
+    held for half of it); 048 holds poem 49's 上の句, as a misnumbered file would.  Against
+    poem 48's text its cost ratio alone gives it 0.70 (a chanting reading fits a wrong text
+    about as well as its own morae shuffled; on a human set 4 of 35 recordings did so with a
+    neighbour's text); weighed against the neighbouring poems' texts (47, 49: its own among
+    them) by fit it is 0, so ``voice check`` says it is low.  049, the same reading under its
+    own number, stays confident."""
+    fp = _foreign()
+    src = tmp_path / "src" / "rhythm"
+    r = fp.HtsReader(seed=3).read("49")
+    y, _ = fp.in_readers_rhythm(r, quick_s=0.15, hold_share=0.5)
+    for n in (48, 49):
+        write(src / f"{n:03d}_1.wav", y, r.rate)
+    made_ahead(synth_cache, ["47", "48", "49", "50"])
+    pack = import_pack(src)
+    assert pack.timeline("48", "kami").confidence < LOW_CONFIDENCE, pack.timeline("48", "kami").confidence
+    assert pack.timeline("49", "kami").confidence >= LOW_CONFIDENCE, pack.timeline("49", "kami").confidence
+    assert "48 kami" in {p.clip for p in pack.problems() if p.kind == "low confidence"}
+
+
 _ESPEAK: list = []  # (the pack made once in a test process, for both tests that read it)
 
 

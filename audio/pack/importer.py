@@ -224,7 +224,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
     import numpy as np
     import soundfile as sf
 
-    from audio.align import (LOW_CONFIDENCE, SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes,
+    from audio.align import (COMPETITORS_ABOVE, SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes,
                              proportional, sounds_like, text_ratios, with_competitors)
     from audio.decode import decode, trim_silence
     from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
@@ -417,6 +417,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 pass
 
         ratios: dict[str, dict[str, float]] = {}  # clip -> {poem: its cost ratio against that poem's text}
+        fits: dict[str, dict[str, float]] = {}  # clip -> {poem: its fit to that poem's text (with_competitors)}
 
         def timeline(job):
             store_, k = job
@@ -430,15 +431,19 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                                              ku_sizes=ku_sizes(SpeechItem(key, part), lay))
                     if "ratio" in detail and store_ is clips:
                         ratios[k] = {key: float(detail["ratio"])}
+                        fits[k] = {key: float(detail["fit"])}
                     if t.confidence < SWAP_CHECK_BELOW and key.isdigit() and "ratio" in detail:
-                        t = _swapped(t, x, detail["ratio"], key, part, ratios.get(k))
-                    if t.confidence < LOW_CONFIDENCE and key.isdigit() and k in ratios:
-                        # low on its own: does its text fit clearly better than the neighbours'?
-                        seen = ratios[k]
+                        t = _swapped(t, x, detail["ratio"], key, part, ratios.get(k), fits.get(k))
+                    if (key.isdigit() and k in ratios and not detail.get("same_voice")
+                            and detail["ratio"] >= COMPETITORS_ABOVE):
+                        # another voice: does its text fit clearly better than the neighbours'?
+                        # (the cost ratio alone let a human reader's neighbouring texts through)
+                        seen, fit = ratios[k], fits[k]
                         near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
-                        seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in seen], part)))
-                        conf = with_competitors(t.confidence, detail["pace"], detail["ratio"],
-                                                {o: r for o, r in seen.items() if o != key})
+                        seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in fit], part),
+                                                fits=fit))
+                        conf = with_competitors(t.confidence, detail["pace"], detail["fit"],
+                                                {o: f for o, f in fit.items() if o != key})
                         t = dataclasses.replace(t, confidence=conf)
                     return k, t
                 except Exception as e:  # the reference cannot speak this one: estimate
@@ -457,11 +462,11 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                     pass
             return cands
 
-        def _swapped(t, x, own_ratio, key, part, seen):
+        def _swapped(t, x, own_ratio, key, part, seen, seen_fits):
             """``t`` naming the neighbouring poem whose text the clip fits clearly better
-            (``seen``, when given, gets each neighbour's cost ratio)."""
+            (``seen``, when given, gets each neighbour's cost ratio, ``seen_fits`` its fit)."""
             near = [o for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
-            like = sounds_like(x, PACK_RATE, own_ratio, _cands(near, part), ratios=seen)
+            like = sounds_like(x, PACK_RATE, own_ratio, _cands(near, part), ratios=seen, fits=seen_fits)
             return dataclasses.replace(t, sounds_like=like) if like else t
 
         def _one_file_swaps():
