@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from reader.base.clock import SYSTEM_CLOCK, Clock
-from reader.practice import board as B
 from reader.practice import view as V
 from reader.practice.session import PracticeSession, memorize_minutes
 from reader.practice.table import SessionTable
@@ -216,18 +215,6 @@ class LocalTable(SessionTable):
     def skip(self) -> None:
         """The reading starts now (the memorisation skipped; a test: the arrangement too)."""
         self.session.start_reading()
-
-    def arrange(self, player: str, poem: int, row: int, side: int, index: int) -> bool:
-        """``player`` dragged ``poem`` of their own side to a place (before the reading)."""
-        if self.session.phase != "arrange" or player not in self.here:
-            return False
-        t = self.m.layout()[player]
-        if poem not in t:
-            return False
-        self.m.arrange(player, B.move(t, poem, row, side, index))
-        self._moved()
-        self._events.append(V.Moved(poem, row, side, index))
-        return True
 
     # -- the loop -----------------------------------------------------------------------------
     def tick(self, now: float) -> tuple[V.TableView, list[V.Event]]:

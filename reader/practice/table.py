@@ -118,6 +118,27 @@ class SessionTable:
             self._moved()
         self.on_news(name, data)
 
+    #: the session's phases in which a player may drag their own cards (``arrange``)
+    arrange_phases: tuple[str, ...] = ("arrange",)
+
+    def arrange(self, player: str, poem: int, row: int, side: int, index: int) -> bool:
+        """``player`` dragged ``poem`` of their own side to a place (before the reading: in
+        ``arrange_phases``; the match keeps it and logs it).  False if it was not theirs to
+        move then."""
+        from reader.practice import board as B
+
+        if self.session.phase not in self.arrange_phases or player not in self.here:
+            return False
+        if not self.m.game.territories:
+            return False
+        t = self.m.layout()[player]
+        if poem not in t:
+            return False
+        self.m.arrange(player, B.move(t, poem, row, side, index))
+        self._moved()
+        self._events.append(V.Moved(poem, row, side, index))
+        return True
+
     def _moved(self) -> None:
         """The cards' places changed."""
         self._board = board_state(self.m)

@@ -222,22 +222,8 @@ class WebBoard(SessionTable, PageHost):
             note["name"] = self.names[player]
         self.session.touch(player, card, frame - cal, note)
 
-    def arrange(self, player: str, poem: int, row: int, side: int, index: int) -> bool:
-        """``player`` dragged ``poem`` of their own side to a place (before the reading: while
-        arranging or memorising; the match keeps it and logs it)."""
-        from reader.practice import board as B
-
-        if self.session.phase not in ("arrange", "memorize") or player not in self.here:
-            return False
-        if not self.m.game.territories:
-            return False
-        t = self.m.layout()[player]
-        if poem not in t:
-            return False
-        self.m.arrange(player, B.move(t, poem, row, side, index))
-        self._moved()
-        self._events.append(V.Moved(poem, row, side, index))
-        return True
+    #: a card is dragged while arranging and while the memorisation is counted down
+    arrange_phases = ("arrange", "memorize")
 
     # -- the transport's calls (``PageHost.receive``: checked, the hello answered) ----------------
     def _page_at(self, link: int) -> _Page | None:
