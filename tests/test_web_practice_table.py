@@ -62,7 +62,8 @@ def one_machine(seats, touches, rules="kyogi", m=None, **deal):
 
 def noted(records: list[dict], here=("A",)) -> list[dict]:
     """A web match's log records without what the page adds to each of its touches (the
-    device's ``calibration_ms``, the player's ``name``): the one-machine match's then.  Every
+    device's ``calibration_ms``, the player's ``name``, a gap in its sound ``gap_ms``): the
+    one-machine match's then.  Every
     touch of a player at the page (``here``) has its ``calibration_ms`` (null: not
     calibrated); a bot's has none."""
     out = []
@@ -72,7 +73,8 @@ def noted(records: list[dict], here=("A",)) -> list[dict]:
             touches = []
             for t in timing["touches"]:
                 assert ("calibration_ms" in t) == (t["player"] in here), t
-                touches.append({k: v for k, v in t.items() if k not in ("calibration_ms", "name")})
+                touches.append({k: v for k, v in t.items()
+                                if k not in ("calibration_ms", "name", "gap_ms")})
             r = {**r, "timing": {**timing, "touches": touches}}
         out.append(r)
     return out

@@ -103,6 +103,30 @@ def test_the_board_page_calibrates_its_device_and_every_touch_is_logged_with_it(
     assert page2.got[0]["calibration"] == board.pages[0].calibration_ms
 
 
+def test_a_device_calibrated_meanwhile_brings_its_calibration_when_it_joins_again(tmp_path):
+    """A page joined uncalibrated; its device is calibrated meanwhile (the drill page's
+    tap-along, in another tab): when the page joins again (a reload, a new link) the board
+    reads the calibration again -- the welcome says it, the touches are logged with it (a hog
+    run's browser test: reloaded after the store had it, the match still said "none")."""
+    from reader.drills.calibrate import CalibrationResult
+
+    store = store_in(tmp_path)
+    m = headless.new_match("kyogi", SEATS, 7, VOICE, cards=3, reading=QUICK)
+    board, page = joined(m, tmp_path, None, store)
+    assert page.got[0]["calibration"] is None
+    store.save(f"web:{DEVICE}", CalibrationResult(12.5, 8, 0, 0.5, clicks=8), input="web touch")
+    board.drop(page.link)
+    page.link += 10
+    page.got.clear()
+    page.hello()
+    assert page.got[0]["t"] == "welcome" and page.got[0]["calibration"] == 12.5
+    start(page)
+    play(page, board)
+    touches = [t for r in m.log_records()[1:] for t in r["timing"]["touches"]
+               if t["player"] == "A"]
+    assert touches and all(t["calibration_ms"] == 12.5 for t in touches)
+
+
 def test_an_uncalibrated_device_is_said_so_and_its_touches_logged_as_not_calibrated(tmp_path):
     m = headless.new_match("kyogi", SEATS, 7, VOICE, cards=3, reading=QUICK)
     board, page = joined(m, tmp_path, None, store_in(tmp_path))

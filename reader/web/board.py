@@ -446,9 +446,10 @@ class WebBoard(SessionTable, PageHost):
             self.closing.append((page.link, {"t": "error", "text": (
                 "this seat joined again from another page: this one is closed")}))
         page.link, page.joined, page.heard_at, page.sent_view = link, True, now, None
-        if page.device != msg["device"]:
-            page.device = msg["device"]
-            page.calibration_ms = self._calibration(page.device)
+        # (read again at every hello: a device calibrated meanwhile -- by the drill's page,
+        # or another match's -- brings its calibration when it joins again)
+        page.device = msg["device"]
+        page.calibration_ms = self._calibration(page.device)
         seat = ("watching" if not page.player else
                 f"seat {page.role}" if self.devices else "")
         self.echo(f"a device joined from {addr} (" + ", ".join(x for x in (

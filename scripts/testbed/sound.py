@@ -115,14 +115,31 @@ class PulseServer:
         self._start(keepalive=True)
 
     def listen(self, seconds: float) -> np.ndarray:
-        """What the sink plays for the next ``seconds`` (its monitor, int16 mono): an ear on
-        the room, for "is anything being heard now"."""
-        out = subprocess.run(["timeout", "--signal=INT", str(seconds), "parec", "-d",
-                              f"{self.sink}.monitor", "--raw", "--format=s16le",
-                              f"--rate={RATE}", "--channels=1", "--latency-msec=50"],
-                             env=self.env, capture_output=True, timeout=seconds + 10).stdout
-        got = np.frombuffer(out[: len(out) // 2 * 2], dtype=np.int16)
-        assert got.shape[0] > RATE * seconds / 2, "the sink's monitor could not be recorded"
+        """What the sink plays for the next ``seconds`` of its monitor (int16 mono), from when
+        the recorder is up: an ear on the room, for "is anything being heard now".  (Counted in
+        samples, not wall time: a recorder that a busy machine starts late still hears
+        ``seconds`` of the sink; at load 20 a wall-time window got less than half of them.)"""
+        import select
+
+        want = int(RATE * seconds) * 2
+        p = subprocess.Popen(["parec", "-d", f"{self.sink}.monitor", "--raw",
+                              "--format=s16le", f"--rate={RATE}", "--channels=1",
+                              "--latency-msec=50"], env=self.env, stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL)
+        buf = bytearray()
+        end = time.monotonic() + seconds + 20
+        try:
+            while len(buf) < want and time.monotonic() < end:
+                ready, _, _ = select.select([p.stdout], [], [], 0.5)
+                if ready:
+                    chunk = os.read(p.stdout.fileno(), 65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+        finally:
+            stop_process(p)
+        got = np.frombuffer(bytes(buf[: min(len(buf), want) // 2 * 2]), dtype=np.int16)
+        assert got.shape[0] * 2 >= want, "the sink's monitor could not be recorded"
         return got
 
     def trouble(self, answer_s: float | None = None) -> str | None:
