@@ -16,7 +16,7 @@ import time
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_web import browser, wait_js  # noqa: F401  (a fixture)
+from test_web import browser, press_start, wait_js  # noqa: F401  (a fixture)
 from test_web_practice import QUICK, Board
 
 from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
@@ -202,7 +202,7 @@ def test_the_board_fits_a_phone_and_a_tablet_both_ways_and_cards_are_dragged(
         w, h = SIZES[kind][0]
         browser.load(board.page, w, h, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*_centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "karuta.view && karuta.view.phase === 'memorize'", what="memorisation")
         wait_js(browser, "/^[01]:[0-5][0-9]$/.test(document.getElementById('countdown')"
                          ".textContent)", what="the countdown")
@@ -248,7 +248,7 @@ def test_goshiki_fits_a_phone_both_ways(tmp_path, browser):  # noqa: F811
     try:
         browser.load(board.page, *SIZES["phone"][0], touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*_centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "karuta.view && karuta.view.phase === 'memorize'", what="memorisation")
         widths = {}
         for size in SIZES["phone"]:
@@ -261,7 +261,7 @@ def test_goshiki_fits_a_phone_both_ways(tmp_path, browser):  # noqa: F811
         # it down, it does not skip it
         browser.load(board.page, *SIZES["phone"][0], touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen again")
-        browser.touch(*_centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "karuta.begun && /^0:[0-5][0-9]$/.test(document.getElementById("
                          "'countdown').textContent)", what="the countdown again")
         time.sleep(0.5)
@@ -290,7 +290,7 @@ def test_a_touch_off_every_card_is_marked_until_the_next_read_and_hints_dim(
     try:
         browser.load(board.page, 1024, 1366, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*_centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "karuta.timeline.anchors.length > 0 && karuta.readNo >= 1", timeout=30, what="read 1")
         wait_js(browser, "document.querySelectorAll('.card.dim').length > 0", timeout=30,
                 what="dimmed cards")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from cli_run import karuta_argv, karuta_env
 from testbed.apps import WebApp, reads
-from test_web import FLAGS, TABLET, browser, centre, tap_along, wait_js  # noqa: F401  (a fixture)
+from test_web import FLAGS, TABLET, browser, centre, press_start, tap_along, wait_js  # noqa: F401  (a fixture)
 
 from audio_fixtures import pulse_server  # noqa: F401  (a fixture)
 
@@ -81,7 +81,7 @@ def touch_the_first_card(browser, tmp_path) -> tuple[int, dict, str, list]:
     """Start; the player's one card (seed 23: read first) touched 300 ms after its 上の句
     began as the page plays it; the end screen.  (card, its 上の句 segment, the end lines,
     the touches the page sent)."""
-    browser.touch(*centre(browser, "#start"))
+    press_start(browser)
     wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
             what="the board and the reading's start")
     mine = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)")
@@ -164,7 +164,7 @@ def test_a_match_stopped_after_a_read_goes_on_with_resume_and_is_won(tmp_path,
     try:
         browser.load(board.page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*centre(browser, "#start"))
+        press_start(browser)
         end = time.monotonic() + 60
         while not reads(board.log) and time.monotonic() < end:
             time.sleep(0.1)
@@ -202,7 +202,7 @@ def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(
     try:
         browser.load(board.page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
                 what="the board and the reading's start")
         card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
@@ -258,7 +258,7 @@ def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp
     try:
         browser.load(board.page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join'", what="the join screen")
-        browser.touch(*centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0",
                 what="the board and the reading's start")
         card = browser.js("karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]")
@@ -319,10 +319,10 @@ def test_a_phone_and_a_tablet_each_a_players_device_play_a_match_judged_by_frame
         wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
         phone.load(board.page, *PHONE, touch=True)
         wait_js(phone, "karuta.phase === 'join' && karuta.you === 'B'", what="seat B")
-        browser.touch(*centre(browser, "#start"))
+        press_start(browser)
         wait_js(browser, "document.getElementById('status').textContent.includes("
                          "\"waiting for B's device\")", what="A waiting for B")
-        phone.touch(*centre(phone, "#start"))
+        press_start(phone)
         for b in (browser, phone):
             wait_js(b, "karuta.view && karuta.timeline.anchors.length > 0",
                     what="the board and the reading's start")
@@ -398,8 +398,8 @@ def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
         phone.load(board.page, *PHONE, touch=True)
         wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
         assert phone.js("document.getElementById('seat').textContent").startswith("watching")
-        browser.touch(*centre(browser, "#start"))
-        phone.touch(*centre(phone, "#start"))
+        press_start(browser)
+        press_start(phone)
         card = wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0 && "
                        "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
                        what="the board and the reading's start")
