@@ -131,6 +131,8 @@ class WebBoard(SessionTable, PageHost):
         self.pages: list[_Page] = [_Page(r) for r in (("A", "B") if self.devices else ("A",))]
         self.anchor_frame = m.first_frame()  # where the pages' reading last went on from
         self.names: dict[str, str] = {}  # seat -> the name its player gave on the page
+        #: the reading the pages were told: the last go's instant (this clock) and frame
+        self._schedule: tuple[float, int] | None = None
         self._go = False
         self._outbox: dict[int, list[dict]] = {}
         self.over_told = False
@@ -363,9 +365,24 @@ class WebBoard(SessionTable, PageHost):
 
     def _first_go(self, now: float) -> dict:
         """The reading starts (or, for a page that starts later, goes on) from
-        ``anchor_frame`` at ``START_LEAD_S`` from ``now`` on this machine's clock."""
-        return {"t": "go", "frame": int(self.anchor_frame), "first": True,
-                "at": round(self.clock.seconds() + START_LEAD_S, 6)}
+        ``anchor_frame``: at ``START_LEAD_S`` from now on this machine's clock, or at the
+        instant the pages were told already if it is still ahead (both players' countdowns
+        ended: one instant for both)."""
+        return {**self._go_at(self.anchor_frame, START_LEAD_S), "first": True}
+
+    def _go_at(self, frame: int, lead: float) -> dict:
+        """``go`` on from plan ``frame`` at an instant of this machine's clock: where the
+        reading the pages were told would reach ``frame`` (``_schedule``: the last go's
+        instant and frame), but at least ``lead`` from now; that instant is the schedule from
+        then on.  Every page plays ``frame`` at it as it measured this clock, so two devices
+        stay together after a kyogi wait even if one of them ran late before it."""
+        t = self.clock.seconds()
+        at = t + lead
+        if self._schedule is not None:
+            t0, f0 = self._schedule
+            at = max(at, t0 + (frame - f0) / self.rate)
+        self._schedule = (at, int(frame))
+        return {"t": "go", "frame": int(frame), "at": round(at, 6)}
 
     def _view_of(self, page: _Page, now: float) -> dict:
         """The view as ``page`` sees it (its seat near; a watcher: A's side near)."""
@@ -389,8 +406,7 @@ class WebBoard(SessionTable, PageHost):
             w = self._wait_ahead()
             if w is not None:
                 self.anchor_frame = w.end
-                go = {"t": "go", "frame": int(w.end),
-                      "at": round(self.clock.seconds() + GO_LEAD_S, 6)}
+                go = self._go_at(w.end, GO_LEAD_S)
         over = self.session.over and not self.over_told
         if over:
             self.over_told = True

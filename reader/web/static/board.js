@@ -125,8 +125,11 @@ const HANDLERS = {
       anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame);
       return;
     }
+    // on at the laptop's instant (every device at the same one, a page that ran late before
+    // included); unmeasured, at the page's own instant for the frame
+    if (at !== null) { anchor(Math.max(S.ctx.currentTime + 0.02, at), m.frame); return; }
     const due = tl.instantOf(m.frame);
-    anchor(Math.max(S.ctx.currentTime + GO_S, due === null ? 0 : due, at === null ? 0 : at), m.frame);
+    anchor(Math.max(S.ctx.currentTime + GO_S, due === null ? 0 : due), m.frame);
   },
   over(m) {
     S.over = m.lines;
