@@ -1,42 +1,46 @@
 #!/usr/bin/env python3
-"""The practice board page's figures (issue 36's targets), in a real browser on this machine.
+"""The practice board page's figures (issue 36's targets), in real browsers on this machine.
 
     python scripts/bench_web_board.py [--cards 25] [--seed 3] [--delay 80 --jitter 20]
-                                      [--cut 5] [--reads N] [--verbose] [--keep]
+                                      [--cut 5] [--reads N] [--one-tablet] [--verbose] [--keep]
 
-``karuta practice --web --vs human`` (two players at one tablet, the tone voice) serves a
-headless Chromium at 1024×1366 with touch emulation (Debian's, over its DevTools pipe) on
-``http://karuta.test:PORT`` (an insecure origin, as a LAN address is), through
-``testbed.relay.Relay`` holding every chunk ``delay ± jitter`` ms each way (the page's link:
-its WebSocket and its clips).  The page plays into this bench's own PulseAudio null sink; an
-ear on the sink's monitor (``testbed.ear.Ear``: onsets placed by the capture's ADC times)
-hears each 上の句 begin.  Reads whose card is on the board take turns:
+``karuta practice --web --vs device`` (a device for each player, the tone voice) serves two
+headless Chromiums with touch emulation (Debian's, over their DevTools pipes) on
+``http://karuta.test:PORT`` (an insecure origin, as a LAN address is): a tablet at 1024×1366
+(it joins first: seat A) and a phone at 390×844 (seat B), each a browser of its own.  Each
+page has its own link, a ``testbed.relay.Relay`` holding every chunk ``delay ± jitter`` ms
+each way (its WebSocket and its clips), and plays into its own PulseAudio server's null sink,
+heard by its own ear on that sink's monitor (``testbed.ear.Ear``: onsets placed by the
+capture's ADC times).  Every 上の句 is heard at both sinks; reads whose card is on the board
+take turns:
 
-(a) **one touch**: the card touched at an instant 150-450 ms after its 上の句's onset at the
-    sink (``Input.dispatchTouchEvent`` with that ``timestamp``); the page's frame for it
-    (``pointerdown``'s ``timeStamp`` → its output-clock fit → plan frame) against the frame
-    the sink played then.  Target ±3 ms (a constant is calibration's).
-(c) **two touches 10 ms apart**: the card's own side's player touches it directly, the other
-    player swipes onto it from their half (stamped when the finger reaches it), one of them
-    10 ms earlier (by turns), dispatched in that order or the later first (by turns).  Target:
-    the earlier wins N of N.  Today both players are at one tablet (one page, one link: the
-    relay's jitter delays both alike); "the later first" is as two devices whose links
-    reorder them.
-(d) **the link lost for 5 s**: once, as a 上の句 begins, the relay cuts the link and refuses
-    it ``--cut`` s; the card is touched meanwhile (the page queues it); the page joins again
-    by itself: how long after the link is back, and the pending read judged by the frame
-    touched offline (the take the touch made), the match going on after it.
+(a) **one touch**, on the tablet and the phone by turns: the card touched at an instant
+    150-450 ms after its 上の句's onset at that page's sink (``Input.dispatchTouchEvent`` with
+    that ``timestamp``); the page's frame for it (``pointerdown``'s ``timeStamp`` → its
+    output-clock fit → plan frame) against the frame its sink played then.  Target ±3 ms (a
+    constant is calibration's).
+(b) **two pages start the same 上の句**: each 上の句's onset at the phone's sink minus at the
+    tablet's (``testbed.web.start_skew``'s rule: the first onset after the page's instant less
+    100 ms), over every read; beside it the pages' own instants for it (each page's
+    ``epochOfFrame``: what each scheduled).  Target within 5 ms.
+(c) **the same card on both devices, 10 ms apart in plan frames**: each device touches at the
+    instant its own sink played frame F (one) and F + 10 ms (the other), which one by turns,
+    dispatched in that order or the later first (by turns), each across its own link.  Target:
+    the earlier wins N of N.
+(d) **the link lost for 5 s**: once, as a 上の句 begins, the tablet's relay cuts its link and
+    refuses it ``--cut`` s; the card is touched on the tablet meanwhile (the page keeps it
+    unacknowledged); the page joins again by itself: how long after the link is back, and
+    the pending read judged by the frame touched offline, the match going on after it.
 
 (touch-only) the touch-only mode's clock: each touch's instant on the laptop's clock, as the
     page's ClockSync (static/clocksync.js, pinging over the same link) gives it, against the
-    true instant (the page and the laptop share CLOCK_MONOTONIC here), and the bound it
+    true instant (the pages and the laptop share CLOCK_MONOTONIC here), and the bound it
     states (half the sync's width).
 
-(b) two browsers starting the same 上の句 within 5 ms needs two pages of one match: today's
-    board takes one device ("another device is playing this board": checked here with a second
-    page), so it is reported as not measurable yet.  The measurement is built for any pages
-    (``testbed.web.start_skew``: each page's sink heard by its own ear, each 上の句's onset,
-    the difference); run here on the one page heard by two ears, it gives its own floor.
+``--one-tablet``: ``--vs human``, both players at one tablet (one page, one link, one sink):
+(c) is then the card's own side's player touching it and the other swiping onto it from
+their half (one page's link delays both alike; "the later first" stands for two links that
+reorder them), and (b) is the measurement's floor (the one page heard by two ears).
 
 The table at the end gives each figure, the target, the load average and the command line.
 Needs: pulseaudio, pactl, chromium.
@@ -181,6 +185,8 @@ def main() -> None:
     app = ear2 = None
     skew: list[float] = []         # (b) B's onset - A's (two devices), or the floor (ms)
     planned: list[float] = []      # (b) B's page's instant for it - A's (two devices; ms)
+    on_time: list[float] = []      # (b) the reads both sinks played within 10 ms of their
+    #                                  page's instant: the onsets' difference (ms)
     single: list[float] = []       # (a) page frame - sink frame (ms)
     late: list[float] = []         # the same touches' 上の句: onset at the sink - page's instant
     starts: list[float] = []       # each 上の句's onset at a sink - its page's instant (ms)
@@ -245,10 +251,15 @@ def main() -> None:
                     planned.append((wb - wa) * 1000)
                     if oa is not None and ob is not None:
                         skew.append((ob - oa) * 1000)
+                        if abs(oa - wa) <= 0.010 and abs(ob - wb) <= 0.010:
+                            on_time.append(skew[-1])  # (neither page's sound stalled)
                     if args.verbose:
                         print(f"  (b) {poem}'s 上の句: the phone's instant − the tablet's "
                               f"{planned[-1]:+.2f} ms, heard "
-                              + ("-" if oa is None or ob is None else f"{skew[-1]:+.2f} ms"))
+                              + ("-" if oa is None or ob is None else f"{skew[-1]:+.2f} ms")
+                              + "; at each sink − its page's instant: " + ", ".join(
+                                  "-" if o is None else f"{(o - w) * 1000:+.1f} ms"
+                                  for o, w in ((oa, wa), (ob, wb))))
                 if side is None:
                     continue  # (a karafuda: the reading goes on after its wait by itself)
                 for pg in pages:
@@ -400,7 +411,8 @@ def main() -> None:
     else:
         b_row = ("(b) the phone's onset − the tablet's, each 上の句 at its own sink",
                  "within 5 ms", spread(skew, 5.0) + " · the pages' own instants for it: "
-                 + spread(planned, 5.0))
+                 + spread(planned, 5.0) + " · the reads both sinks played within 10 ms of "
+                 "their page's instant: " + spread(on_time, 5.0))
         c_what = "(c) 10 ms earlier touch wins (one on each device, two links)"
     rows = [("(a) touch frame − frame the sink played then", "±3 ms",
              spread(single, 3.0)),
