@@ -398,12 +398,12 @@ def main() -> None:
                   f"({'later sent first' if p['reverse'] else 'in order'}): took {p['took']}")
     wins = [p for p in pairs if p["took"] == p["early"]]
     rev = [p for p in pairs if p["reverse"]]
-    where = ("two players at one tablet (1024×1366), --vs human; the link" if args.one_tablet
+    where = ("two players at one tablet (1024×1366), --vs human" if args.one_tablet
              else "--vs device: a tablet (1024×1366, seat A) and a phone (390×844, seat B), "
-                  "each its own browser, null sink, ear and link,")
-    print(f"bench_web_board: kyogi, {where} {args.cards} a side, seed {args.seed}; "
-          f"{args.delay:g} ± {args.jitter:g} ms each way (testbed.relay); {version}; "
-          f"karuta exited {rc}")
+                  "each its own browser, null sink, ear and link")
+    print(f"bench_web_board: kyogi, {where}; {args.cards} a side, seed {args.seed}; "
+          f"{'the link' if args.one_tablet else 'each link'} {args.delay:g} ± {args.jitter:g} "
+          f"ms each way (testbed.relay); {version}; karuta exited {rc}")
     if args.one_tablet:
         b_row = ("(b) the measurement's floor: one page heard by two ears", "within 5 ms",
                  spread(skew, 5.0))
