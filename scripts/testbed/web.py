@@ -140,8 +140,9 @@ def onset_of(ear, b, frame: int, timeout: float = 30) -> tuple[float | None, flo
     want = js_wait(b, f"karuta.timeline.instantOf({frame}) !== null && "
                       f"karuta.epochOfFrame({frame})", timeout) / 1000
     want_perf = want - epoch_minus_perf()
-    try:
-        onset = ear.wait(1, after=want_perf - 0.1, timeout=timeout)
+    try:  # (waited for no longer than it could count: a page that plays nothing costs 2.5 s)
+        onset = ear.wait(1, after=want_perf - 0.1,
+                         timeout=max(0.5, min(timeout, want_perf + 2.5 - time.perf_counter())))
     except TimeoutError:
         return None, want_perf
     return (onset if onset - want_perf < 2.0 else None), want_perf
