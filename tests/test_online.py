@@ -702,3 +702,31 @@ def test_a_take_that_settles_past_its_wait_is_closed_as_on_one_machine():
         "kyogi", {"A": Seat("bot", 3), "B": Seat("bot", 2)}, 25, VOICE, cards=50,
         reading=QUICK)).log_records()[1:10]
     assert ref[7]["took"] == "A" and m.log_records()[1:10] == ref
+
+
+def test_a_seat_whose_welcome_was_lost_goes_to_the_guest_joining_again_without_its_token():
+    """A guest that gave up on a slow host before its welcome came (a hog run: "the link to
+    the host was silent for 3 s: joining again", then "the guest's seat is taken") joins again
+    with the code but no token: the seat is its again (a new token) while nobody has shown
+    the token it was given -- from the same address, or once the old link is gone; a guest
+    that said ``ready`` holds it (the code alone is refused then)."""
+    from reader.practice.online import CodeGate, Peer, admit
+
+    gate = CodeGate(lambda line: None)
+    peers = [Peer("B")]
+    hello = {"t": "hello", "v": online.VERSION, "code": "123456"}
+    p, why = admit(peers, hello, "10.0.0.2", 0.0, code="123456", gate=gate, watchers=0)
+    assert p is peers[0] and why is None
+    first = p.seat
+    p.link, p.joined = 1, True  # (the welcome went out on link 1; the guest never read it)
+    other, why = admit(peers, hello, "10.0.0.9", 1.0, code="123456", gate=gate, watchers=0)
+    assert other is None and "seat is taken" in why  # (another address, the link still up)
+    again, why = admit(peers, hello, "10.0.0.2", 4.0, code="123456", gate=gate, watchers=0)
+    assert again is p and why is None and p.seat != first
+    p.claimed = True  # (it said ready: it has the token)
+    p.joined = False
+    late, why = admit(peers, hello, "10.0.0.2", 9.0, code="123456", gate=gate, watchers=0)
+    assert late is None and "seat is taken" in why
+    back, why = admit(peers, {**hello, "seat": p.seat}, "10.0.0.2", 9.5, code="123456",
+                      gate=gate, watchers=0)
+    assert back is p and why is None

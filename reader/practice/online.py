@@ -507,6 +507,11 @@ class Peer(_Pinger):
         self.joined = False
         self.ready = False  # its board is up (``ready``)
         self.seat: str | None = None  # the seat's token (its first welcome's)
+        #: its guest has shown it holds the token (``ready`` after a welcome; a page's first
+        #: line after its welcome): before, a welcome lost on a link that broke (a guest that
+        #: gave up on a slow host) leaves the seat to the next hello with the code
+        self.claimed = False
+        self.addr: str | None = None  # where its latest hello came from
         self.synced_at = 0  # clock samples when it (re)joined
         self.synced_at_t = 0.0  # and the instant
         self.guest_at: float | None = None  # its clock in its latest line (s)
@@ -564,12 +569,19 @@ def admit(peers: list, msg: dict, addr: str, now: float, *, code: str, gate: Cod
         peers.append(peer)
     if peer is None:
         peer = next((p for p in peers if p.player and p.seat is None), None)
+    if peer is None:  # a seat whose welcome never reached its guest (its link gone, or the
+        # same address joining again): given again, with a new token
+        peer = next((p for p in peers if p.player and not p.claimed
+                     and (not p.joined or p.addr == addr)), None)
+        if peer is not None:
+            peer.seat = None
     if peer is None:  # the code, but not a seat's holder, and every seat taken
         return None, gate.wrong(addr, now, texts["taken"], code=True)
     if peer.seat is None:
         from reader.base import seeds
 
         peer.seat = f"{seeds.secret(2**128):032x}"
+    peer.addr = addr
     gate.forgive(addr)  # (the guest's own mistyped codes are forgiven)
     return peer, None
 
@@ -720,7 +732,7 @@ class Host:
             peer.guest_at = msg["a"] if t == "ping" else msg["c"]
             return peer._pong(msg, now)
         if t == "ready":
-            peer.ready = True
+            peer.ready = peer.claimed = True
             return []
         if t in ("touch", "send") and not peer.player:
             return [{"t": "warn", "text": f"a watcher does not {t} (ignored)"}]

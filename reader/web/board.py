@@ -271,6 +271,7 @@ class WebBoard(SessionTable, PageHost):
         page = self._page_at(link)
         t = msg["t"]
         page.heard_at = now
+        page.claimed = True  # (a page says nothing but its hello until it is welcomed)
         if page.quiet:
             page.quiet = False
             self._tell_others(page, f"{self._name(page)} is back")

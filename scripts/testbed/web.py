@@ -10,15 +10,13 @@ state, the wall clock against ``perf_counter`` (the ear's clock), and the spread
 """
 from __future__ import annotations
 
-import re
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
-from testbed.apps import Unavailable, end_app, start_app
+from testbed import apps
+from testbed.apps import Unavailable
 
 KARUTA = str(Path(sys.executable).parent / "karuta")
 #: the page's host: mapped to 127.0.0.1, an insecure origin as a phone's LAN address is
@@ -70,50 +68,26 @@ def load_average() -> str:
     return " ".join(open("/proc/loadavg").read().split()[:3])
 
 
-class WebApp:
+class WebApp(apps.WebApp):
     """``karuta ARGS --web --address 127.0.0.1 --port 0`` in a process group of its own
-    (``env``: its sound server, data and config folders); ``url``: the address it printed,
-    on ``HOST``; ``lines``: everything it printed so far."""
+    (``env``: its sound server, data and config folders): ``testbed.apps.WebApp`` (the tests'
+    one), with ``url`` on ``HOST`` and a process that never printed its address a benchmark's
+    ``Unavailable``."""
 
     def __init__(self, args: list[str], env: dict, timeout: float = 60):
-        self.proc = start_app([KARUTA, *args, "--web", "--address", "127.0.0.1", "--port", "0"],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self.lines: list[str] = []
-        self._got = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        m = self.wait_for(r"same Wi-Fi\): (\S+)", timeout)
-        self.url = m.group(1).replace("127.0.0.1", HOST)
-        self.port = int(re.search(r":(\d+)/", self.url).group(1))
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.append(line.decode("utf-8", "replace").rstrip("\n")
-                              if isinstance(line, bytes) else line.rstrip("\n"))
-
-    def wait_for(self, pattern: str, timeout: float = 60):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            for ln in list(self.lines):
-                m = re.search(pattern, ln)
-                if m:
-                    return m
-            if self.proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise Unavailable(f"no line like {pattern!r} from karuta: " + " | ".join(self.lines[-5:]))
+        try:
+            super().__init__([KARUTA, *args, "--web", "--address", "127.0.0.1", "--port", "0"],
+                             env, timeout)
+        except AssertionError as e:
+            raise Unavailable(str(e).splitlines()[0]) from None
+        self.url = self.page
 
     def via(self, port: int) -> str:
         """The page's address through another port (a relay's in front of this one)."""
         return self.url.replace(f":{self.port}/", f":{port}/")
 
     def end(self, wait: float = 10.0) -> int | None:
-        try:
-            self.proc.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            pass
-        rc = self.proc.poll()
-        end_app(self.proc)
-        return rc
+        return super().end(wait)
 
 
 def web_browser(profile: Path, env: dict, flags: list[str] = ()):
