@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import sys
+
 import click
 
 from reader.base import seeds
@@ -95,11 +97,11 @@ def memory(count, mode, n_choices, due_only, max_new, color, seed, window):
             db, deck, plan, sid, rng, modes=MODES if mode == "mix" else (mode,),
             n_choices=n_choices, universe=poems_of(color),
         )
-        out = click.get_text_stream("stdout")
+        out = sys.stdout  # (click.get_text_stream is deprecated in click 8.3)
         if window:
             run_window(session, clock, out)
         else:
-            run_terminal(session, clock, click.get_text_stream("stdin"), out)
+            run_terminal(session, clock, sys.stdin, out)
         click.echo(session.summary() + "; " + deck.due_counts(clock.now(), color).describe())
 
 
