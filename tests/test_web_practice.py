@@ -423,3 +423,52 @@ def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
     touches = [t for r in records if "read" in r for t in r["timing"]["touches"]]
     assert [t["player"] for t in touches if t["verdict"] == "take"] == ["A"], touches
     assert any("a device joined from 127.0.0.1 (watching)" in ln for ln in board.lines)
+
+
+def test_a_page_reloaded_mid_read_catches_up_on_the_schedule_at_once(tmp_path,
+                                                                     browser):  # noqa: F811
+    """Seed 23, three a side against bot 1, read at speed 1 (a 下の句 of 4.2 s, a 1 s 間): the
+    page is reloaded as read 1's 下の句 begins.  Its Start is answered with the frame the
+    schedule every page shares has reached (not the last kyogi wait's end, as before): it plays
+    on part-way into the segment being read, says so, and plays a later frame (read 2's 上の句)
+    at the instant the page before the reload was to play it -- or, had it come back past that
+    上の句's decisive onset, sounds nothing before the next read and says that."""
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "3", "--seed", "23", "--no-joka",
+                  "--speed", "1", "--ma", "1", "--yoin", "0.2", "--take", "1", "--memorize", "0")
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        press_start(browser)
+        segs = browser.js("karuta.timeline.segs")
+        shimo = next(s for s in segs if s["kind"] == "shimo")
+        k = next(i for i, s in enumerate(segs) if s["kind"] == "kami" and s["start"] > shimo["start"])
+        kami = segs[k]
+        wait_js(browser, f"karuta.heardNow() > {shimo['start']}", timeout=30, what="read 1's 下の句")
+        frame = kami["start"] + 4800  # (0.1 s into read 2's 上の句)
+        before = browser.js(f"karuta.epochOfFrame({frame})")
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen again")
+        assert browser.js("karuta.welcome.from") < shimo["start"] + 48  # (the last wait's end)
+        press_start(browser)
+        late = wait_js(browser, "karuta.timeline.anchors.length > 0 && karuta.late",
+                       what="the reading caught up")
+        line = browser.js("document.getElementById('status').textContent")
+        played = browser.js("[...karuta.played]")
+        after = browser.js(f"karuta.epochOfFrame({frame})")
+        browser.screenshot_now(tmp_path / "tablet-reloaded.png")
+    finally:
+        board.end()
+    assert late["frame"] > shimo["start"] + 48 * 300, late  # (not from the wait's end)
+    if late["quiet"] is None:
+        assert line == "you came back mid-read: the reading plays on from where it is now"
+        here = next(i for i, s in enumerate(segs) if s["start"] <= late["frame"] < s["end"])
+        assert here in played or not segs[here]["kind"] in ("shimo", "kami"), (here, played)
+        assert k in played
+    else:
+        assert line.startswith("you came back after this read's decisive sound")
+        assert k not in played
+    # the reloaded page plays read 2's 上の句 when the page before the reload was to
+    # (each on the laptop's clock as it measured it): within 20 ms, as two devices' starts
+    assert abs(after - before) < 20, (before, after)
+    print(f"reloaded: went on from frame {late['frame']} (quiet {late['quiet']}), read 2's "
+          f"上の句 {after - before:+.1f} ms from where the page before the reload had it")

@@ -4,7 +4,7 @@
 // practice session as every board), and sends the view this page draws.  Nothing from outside.
 import { Timeline } from "./timeline.js";
 import {
-  askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound,
+  askCalibration, calibrationLine, clip as clipOf, connect as link, deviceId, epochOfFrame, heardNow as heard, openSound,
   GAP_MS, playAt, stampOf, tapAlong, tapTouch,
 } from "./device.js";
 import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
@@ -55,7 +55,7 @@ function hello(code) {
 function connect() { link(S, { handlers: HANDLERS, send, refuse, status, hello }); }
 const sound = () => openSound(S);
 const clip = (i) => clipOf(S, i, refuse);
-const play = (i, when) => playAt(S, i, when, refuse);
+const play = (i, when, offset) => playAt(S, i, when, refuse, offset);
 const heardNow = () => heard(S);
 S.epochOfFrame = (f) => epochOfFrame(S, f);
 S.heardNow = heardNow;
@@ -64,8 +64,10 @@ const HANDLERS = {
   welcome(m) {
     S.tries = 0;
     S.joined = true;
+    const took = S.you === "watch" && m.you !== "watch";  // (this page took a seat over)
     S.you = m.you;
     S.token = m.token;
+    $("takeover").hidden = true;
     try {  // (this run's token; those of earlier runs, other codes, are done with)
       const key = seatKey(decodeURIComponent(location.hash.slice(1)));
       for (let i = localStorage.length - 1; i >= 0; i--) {
@@ -75,6 +77,9 @@ const HANDLERS = {
       localStorage.setItem(key, m.token);
     } catch (e) { /* kept for this visit */ }
     startSync(S, send);
+    // a watcher that was playing took a seat over: the page starts again as the seat's (its
+    // token kept above), and its Start plays the pending read
+    if (took && S.ctx) { location.reload(); return; }
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       for (const msg of S.unacked) send(msg);  // (in order; the laptop takes each once)
@@ -112,6 +117,12 @@ const HANDLERS = {
     $("far-name").hidden = m.view.seats.filter((s) => s.here).length < 2;  // two at one tablet
   },
   ack(m) { S.unacked = S.unacked.filter((x) => x.id > m.id); },
+  vacant(m) {  // seats whose devices never came back: this watcher may take one over
+    S.vacant = m.seats;
+    const b = $("takeover");
+    b.hidden = !m.seats.length || S.you !== "watch";
+    if (m.seats.length) b.textContent = `take over seat ${m.seats[0]} (its device has been gone a minute)`;
+  },
   pong(m) { onPong(S, m); },
   go(m) {
     const tl = S.timeline;
@@ -120,9 +131,15 @@ const HANDLERS = {
     // measured by the pings): every device plays the frame at the same instant
     const at = ctxOfLaptop(m.at);
     if (!tl.anchors.length) {  // the reading starts (every player pressed Start)
-      status("");
+      // (a page that starts late -- reloaded mid-read, a watcher -- is told the frame the
+      // schedule every page shares reaches at `at`: it catches up at once; `quiet`: it came
+      // back past the read's decisive part, and sounds nothing before the next read)
+      S.late = m.frame > S.welcome.from ? { frame: m.frame, quiet: m.quiet ?? null } : null;
+      status(!S.late ? "" : S.late.quiet !== null
+        ? "you came back after this read's decisive sound: the reading goes on here from the next read"
+        : "you came back mid-read: the reading plays on from where it is now");
       $("countdown").textContent = "";
-      anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame);
+      anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame, m.quiet);
       return;
     }
     // on at the laptop's instant (every device at the same one, a page that ran late before
@@ -400,16 +417,18 @@ function prefetch(frame) {
 }
 
 
-function anchor(at, frame) {
+function anchor(at, frame, quiet = null) {
   // every speech segment from `frame` up to the next kyogi wait, each at its frame's instant
+  // (one `frame` falls in: from that point of it, at `at`); none before `quiet`
   const tl = S.timeline;
   tl.anchor(at, frame);
   const w = tl.waitAfter(frame);
   const top = w ? w.end : tl.frames;
   tl.segs.forEach((s, i) => {
-    if (S.speech[i] && s.start >= frame && s.start < top && !S.played.has(i)) {
+    if (S.speech[i] && s.end > frame && s.start < top && !S.played.has(i) && (quiet === null || s.start >= quiet)) {
       S.played.add(i);
-      play(i, at + (s.start - frame) / tl.rate);
+      if (s.start >= frame) play(i, at + (s.start - frame) / tl.rate);
+      else play(i, at, (frame - s.start) / tl.rate);
     }
   });
   prefetch(frame);
@@ -532,6 +551,10 @@ document.addEventListener("pointerdown", onDown, { passive: true });
 document.addEventListener("pointermove", onMove, { passive: true });
 for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, (e) => pointers.delete(e.pointerId), { passive: true });
 $("start").addEventListener("click", () => begin());
+$("takeover").addEventListener("click", () => {  // (the code again, not this watcher's token)
+  if (!S.vacant || !S.vacant.length) return;
+  send({ t: "hello", v: PROTOCOL, code: decodeURIComponent(location.hash.slice(1)), device: deviceId(), take: S.vacant[0] });
+});
 $("calibrate").addEventListener("click", () => calibrate());
 try { $("name").value = localStorage.getItem("karuta-name") || ""; } catch (e) { /* private mode */ }
 $("skip").addEventListener("click", () => { if (!S.askedRead) { S.askedRead = true; send({ t: "start" }); } });

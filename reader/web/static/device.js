@@ -89,15 +89,16 @@ export function clip(S, i, refuse) {
   return S.clips.get(i);
 }
 
-// segment i started at context time `when` (sample-exact); a start already past is cut by
-// as much, and the most cut is kept (S.cut)
-export async function playAt(S, i, when, refuse) {
+// segment i started at context time `when` (sample-exact), from `offset` s into it (a page
+// catching up mid-segment); a start already past is cut by as much, and the most cut is kept
+// (S.cut)
+export async function playAt(S, i, when, refuse, offset = 0) {
   const buf = await clip(S, i, refuse);
   const src = S.ctx.createBufferSource();
   src.buffer = buf;
   src.connect(S.ctx.destination);
   const late = S.ctx.currentTime - when;
-  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, late); } else src.start(when);
+  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, offset + late); } else src.start(when, offset);
 }
 
 // the plan frame heard now (null before the output clock and the timeline are known), and
