@@ -472,3 +472,80 @@ def test_a_page_reloaded_mid_read_catches_up_on_the_schedule_at_once(tmp_path,
     assert abs(after - before) < 20, (before, after)
     print(f"reloaded: went on from frame {late['frame']} (quiet {late['quiet']}), read 2's "
           f"上の句 {after - before:+.1f} ms from where the page before the reload had it")
+
+
+def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_back(
+        tmp_path, browser, pulse_server, monkeypatch):  # noqa: F811
+    """The board served in this process (``TAKEOVER_S`` cut to 3 s; a club's is 60 s): the
+    tablet plays seat A against bot 1, and goes offline for good as the reading starts.  A
+    phone opens the address with the code: it watches, and once A has been gone 3 s it is
+    offered "take over seat A"; touched, it is seat A, Start reads the pending read, the card
+    touched wins the match.  The tablet, back online with its old token, only watches, with
+    a line saying why."""
+    import threading
+
+    from reader.practice import headless
+    from reader.practice.match import Seat
+    from reader.reading.voices import make_voice
+    from reader.web import board as webboard
+    from reader.web.server import serve
+    from test_web import PHONE
+    from testbed.cdp import Browser
+
+    monkeypatch.setattr(webboard, "TAKEOVER_S", 3.0)
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 1)}, 23,
+                           make_voice("tone"), cards=1, reading={
+                               "joka": False, "speed": 4.0, "ma_ms": 200, "yoin_ms": 200,
+                               "take_ms": 1000})
+    said, urls = [], []
+    board = webboard.WebBoard(m, m.voice, "314159", log_file=tmp_path / "m.jsonl",
+                              echo=said.append)
+    threading.Thread(target=serve, args=(board, "127.0.0.1", 0), daemon=True,
+                     kwargs={"echo": said.append, "on_url": urls.append}).start()
+    end = time.monotonic() + 20
+    while not urls and time.monotonic() < end:
+        time.sleep(0.05)
+    page = urls[0].replace("127.0.0.1", "karuta.test")
+    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    try:
+        browser.load(page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
+        press_start(browser)
+        wait_js(browser, "karuta.timeline.anchors.length > 0", what="the reading's start")
+        browser.call("Network.enable")
+        browser.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        browser.js("karuta.ws.close()")
+        phone.load(page, *PHONE, touch=True)
+        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
+        assert phone.js("document.getElementById('takeover').hidden")
+        wait_js(phone, "!document.getElementById('takeover').hidden", timeout=20,
+                what="the seat offered")
+        assert phone.js("document.getElementById('takeover').textContent") == \
+            "take over seat A: its device is gone"
+        phone.screenshot_now(tmp_path / "phone-takeover.png")
+        phone.touch(*centre(phone, "#takeover"))
+        wait_js(phone, "karuta.you === 'A' && karuta.phase === 'join'", what="seat A taken")
+        assert phone.js("document.getElementById('seat').textContent") == "your seat: A"
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        wait_js(browser, "karuta.you === 'watch' && document.getElementById('status')"
+                         ".textContent.includes('was taken over by another device')",
+                timeout=20, what="the old tablet watching")
+        press_start(phone)
+        card = wait_js(phone, "karuta.view && karuta.timeline.anchors.length > 0 && "
+                       "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
+                       what="the reading on the phone")
+        kami = phone.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        wait_js(phone, f"karuta.heardNow() > {kami['start'] + 14400}", what="the 上の句")
+        phone.touch(*centre(phone, f".near .card[data-card='{card}']"))
+        wait_js(phone, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = phone.js("document.getElementById('endlines').innerText")
+        old = browser.js("karuta.you")
+    finally:
+        phone.close()
+    assert "you won by 1" in ends and old == "watch", ends
+    assert any(re.fullmatch(r"seat A was taken over by a device from 127\.0\.0\.1 \(its "
+                            r"device was gone \d+ s\)", s) for s in said), said
+    records = [json.loads(x) for x in (tmp_path / "m.jsonl").read_text("utf-8").splitlines()]
+    assert [r["took"] for r in records if "read" in r] == ["A"]

@@ -121,7 +121,7 @@ const HANDLERS = {
     S.vacant = m.seats;
     const b = $("takeover");
     b.hidden = !m.seats.length || S.you !== "watch";
-    if (m.seats.length) b.textContent = `take over seat ${m.seats[0]} (its device has been gone a minute)`;
+    if (m.seats.length) b.textContent = `take over seat ${m.seats[0]}: its device is gone`;
   },
   pong(m) { onPong(S, m); },
   go(m) {
