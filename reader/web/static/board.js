@@ -3,10 +3,7 @@
 // touch of a card to the plan frame it was playing; the laptop judges by frames (the same
 // practice session as every board), and sends the view this page draws.  Nothing from outside.
 import { Timeline } from "./timeline.js";
-import {
-  askCalibration, calibrationLine, clip as clipOf, connect as link, deviceId, epochOfFrame, heardNow as heard, openSound,
-  GAP_MS, playAt, stampOf, tapAlong, tapTouch,
-} from "./device.js";
+import { askCalibration, bind, calibrationLine, deviceId, GAP_MS, stampOf, tapAlong, tapTouch } from "./device.js";
 import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
@@ -51,14 +48,9 @@ function hello(code) {
 }
 
 
-
-function connect() { link(S, { handlers: HANDLERS, send, refuse, status, hello }); }
-const sound = () => openSound(S);
-const clip = (i) => clipOf(S, i, refuse);
-const play = (i, when, offset) => playAt(S, i, when, refuse, offset);
-const heardNow = () => heard(S);
-S.epochOfFrame = (f) => epochOfFrame(S, f);
-S.heardNow = heardNow;
+const { connect, sound, clip, play, heardNow } = bind(S, {
+  get handlers() { return HANDLERS; }, send, refuse, status, hello,
+});
 
 const HANDLERS = {
   welcome(m) {

@@ -9,6 +9,21 @@ export const PROTOCOL = 1;
 export const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
 const SETTLE_MS = 3000;          // the output clock's fit is waited for at most this long
 
+// the device functions a page calls, bound to its state S and its parts ui ({handlers, send,
+// refuse, status, hello?}: see connect): the drill page's and the board page's, one binding
+export function bind(S, ui) {
+  const heard = () => heardNow(S);
+  S.epochOfFrame = (f) => epochOfFrame(S, f);  // (tests, benchmarks)
+  S.heardNow = heard;
+  return {
+    connect: () => connect(S, ui),
+    sound: () => openSound(S),
+    clip: (i) => clip(S, i, ui.refuse),
+    play: (i, when, offset = 0) => playAt(S, i, when, ui.refuse, offset),
+    heardNow: heard,
+  };
+}
+
 export function deviceId() {
   let id = null;
   try { id = localStorage.getItem("karuta-device"); } catch (e) { /* private mode */ }
