@@ -234,6 +234,14 @@ def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(
     assert b[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
 
 
+def a_card_and_its_kami(b) -> tuple[int, dict]:
+    """Once the page's reading started: the first card on A's side, and its 上の句 segment."""
+    card = wait_js(b, "karuta.view && karuta.timeline.anchors.length > 0 && "
+                   "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
+                   what="the board and the reading's start")
+    return card, b.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+
+
 def swipe(b, start, end, t0: float, t1: float) -> None:
     """A finger down at ``start`` at instant ``t0`` (s since the epoch), moved in a few steps
     to ``end``, arriving at instant ``t1``, then lifted."""
@@ -400,10 +408,7 @@ def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
         assert phone.js("document.getElementById('seat').textContent").startswith("watching")
         press_start(browser)
         press_start(phone)
-        card = wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0 && "
-                       "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
-                       what="the board and the reading's start")
-        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        card, kami = a_card_and_its_kami(browser)
         wait_js(phone, f"karuta.heardNow() > {kami['start'] + 9600}", what="the watcher's 上の句")
         phone.touch(*centre(phone, f".card[data-card='{card}']"))
         wait_js(phone, "document.getElementById('status').textContent.includes("
@@ -533,10 +538,7 @@ def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_ba
                          ".textContent.includes('was taken over by another device')",
                 timeout=20, what="the old tablet watching")
         press_start(phone)
-        card = wait_js(phone, "karuta.view && karuta.timeline.anchors.length > 0 && "
-                       "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
-                       what="the reading on the phone")
-        kami = phone.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        card, kami = a_card_and_its_kami(phone)
         wait_js(phone, f"karuta.heardNow() > {kami['start'] + 14400}", what="the 上の句")
         phone.touch(*centre(phone, f".near .card[data-card='{card}']"))
         wait_js(phone, "karuta.over !== null", timeout=30, what="the end screen")
