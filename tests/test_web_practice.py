@@ -484,8 +484,9 @@ def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_ba
     """The board served in this process (``TAKEOVER_S`` cut to 3 s; a club's is 60 s): the
     tablet plays seat A against bot 1, and goes offline for good as the reading starts.  A
     phone opens the address with the code: it watches, and once A has been gone 3 s it is
-    offered "take over seat A"; touched, it is seat A, Start reads the pending read, the card
-    touched wins the match.  The tablet, back online with its old token, only watches, with
+    offered "take over seat A" (it pressed Start as a watcher: its page is playing); touched,
+    the page starts again as seat A's, its Start reads the pending read, the card touched wins
+    the match.  The tablet, back online with its old token, only watches, with
     a line saying why."""
     import threading
 
@@ -524,6 +525,8 @@ def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_ba
         phone.load(page, *PHONE, touch=True)
         wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
         assert phone.js("document.getElementById('takeover').hidden")
+        press_start(phone)  # (it watches, hearing the reading: the match holds for A)
+        wait_js(phone, "karuta.timeline.anchors.length > 0", what="the watcher's reading")
         wait_js(phone, "!document.getElementById('takeover').hidden", timeout=20,
                 what="the seat offered")
         assert phone.js("document.getElementById('takeover').textContent") == \
@@ -532,6 +535,7 @@ def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_ba
         phone.touch(*centre(phone, "#takeover"))
         wait_js(phone, "karuta.you === 'A' && karuta.phase === 'join'", what="seat A taken")
         assert phone.js("document.getElementById('seat').textContent") == "your seat: A"
+        assert phone.js("performance.getEntriesByType('navigation')[0].type") == "reload"
         browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
                      downloadThroughput=-1, uploadThroughput=-1)
         wait_js(browser, "karuta.you === 'watch' && document.getElementById('status')"

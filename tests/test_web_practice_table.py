@@ -600,6 +600,9 @@ def test_a_seat_whose_device_never_comes_back_is_taken_over_with_the_code():
                                             "ago): a seat is taken over only once its device "
                                             f"has been gone {TAKEOVER_S:.0f} s"), thief.got
     assert not [g for g in w.got if g["t"] == "vacant"]
+    w.hello("ef" * 16, take="B")  # (a watcher asking too early is told so, and watches on)
+    assert w.got[-1]["t"] == "warn" and w.got[-1]["text"].startswith("seat B is still played")
+    assert w.you == "watch" and not board.hangup
     tries = board.gate.tried
     thief.send({"t": "hello", "v": boardproto.VERSION, "code": "271828", "device": "99" * 16,
                 "take": "B"})

@@ -541,6 +541,10 @@ class WebBoard(SessionTable, PageHost):
                                  watchers=self.watchers, make=_Page, texts=_TEXTS,
                                  takeover_s=TAKEOVER_S)
         if page is None:
+            asker = self._page_at(link)
+            if "take" in msg and asker is not None and not asker.player:
+                self.hangup = False  # (a watcher refused a seat watches on)
+                return [{"t": "warn", "text": why}]
             return [{"t": "error", "text": why}]
         self.hangup = False
         taken = "take" in msg and not seated
