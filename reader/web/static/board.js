@@ -106,6 +106,7 @@ const HANDLERS = {
   view(m) {
     S.view = m.view;
     draw(m.view);
+    smallHint(m.view);
     $("far-name").hidden = m.view.seats.filter((s) => s.here).length < 2;  // two at one tablet
   },
   ack(m) { S.unacked = S.unacked.filter((x) => x.id > m.id); },
@@ -298,6 +299,20 @@ function drawRest(v, me, other) {
   if (read !== null && v.line.kind === "counter" && read !== S.readNo) clearMarks();
   if (read !== null) S.readNo = read;
 }
+// a phone dealt a tablet's match (more than PHONE_CARDS a side): its cards are small, and the
+// join screen says how the laptop deals fewer with the 友札 kept (docs/web.md)
+const PHONE_SIDE = 600, PHONE_CARDS = 12;  // (CSS px: a screen's short side under it is a phone's)
+function smallHint(v) {
+  const t = v.board.territories[v.viewer];
+  const n = t ? t.rows.flat(2).filter((c) => c > 0).length : 0;
+  const small = Math.min(innerWidth, innerHeight) < PHONE_SIDE && n > PHONE_CARDS && S.phase === "join";
+  $("small").hidden = !small;
+  if (small) {
+    $("small").textContent = `${n} cards a side are ${S.cw} px wide on this phone: for a phone the laptop `
+      + "deals fewer with the 友札 kept (karuta practice --web --cards 8 --tomofuda)";
+  }
+}
+
 // the memorisation's countdown runs (a resumed match's view says "memorize" before it does)
 function memorising() { return !!(S.view && S.view.phase === "memorize" && S.view.line && S.view.line.kind === "memorize"); }
 
