@@ -11,6 +11,7 @@ far side's turned 180°, every card's image loaded at a size at least its box's.
 from __future__ import annotations
 
 import io
+import re
 import time
 
 import pytest
@@ -201,7 +202,8 @@ def test_the_board_fits_a_phone_and_a_tablet_both_ways_and_cards_are_dragged(
     try:
         w, h = SIZES[kind][0]
         browser.load(board.page, w, h, touch=True)
-        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        wait_js(browser, "karuta.phase === 'join' && karuta.view", what="the join screen")
+        assert browser.js("document.getElementById('small').hidden")  # (a phone's 8, a tablet)
         press_start(browser)
         wait_js(browser, "karuta.view && karuta.view.phase === 'memorize'", what="memorisation")
         wait_js(browser, "/^[01]:[0-5][0-9]$/.test(document.getElementById('countdown')"
@@ -236,6 +238,27 @@ def test_the_board_fits_a_phone_and_a_tablet_both_ways_and_cards_are_dragged(
     finally:
         board.end()
     print(kind, {f"{w}x{h}": f"{v:.0f} px" for (w, h), v in widths.items()})
+
+
+@pytest.mark.realtime
+def test_a_phone_dealt_25_a_side_says_on_its_join_screen_how_to_deal_fewer(
+        tmp_path, browser):  # noqa: F811
+    """A phone-sized page (390x844) joining a 25-a-side match: its cards would be about 22 px
+    wide, and the join screen says so and how the laptop deals fewer with the 友札 kept."""
+    board = Board(tmp_path, *QUICK, "--vs", "bot:1", "--cards", "25", "--seed", "5")
+    try:
+        browser.load(board.page, *SIZES["phone"][0], touch=True)
+        line = wait_js(browser, "karuta.phase === 'join' && karuta.view && "
+                       "!document.getElementById('small').hidden && "
+                       "document.getElementById('small').textContent", what="the hint")
+        browser.screenshot_now(tmp_path / "phone-25-join.png")
+    finally:
+        board.end()
+    m = re.fullmatch(r"25 cards a side are (\d+) px wide on this phone: for a phone the laptop "
+                     r"deals fewer with the 友札 kept \(karuta practice --web --cards 8 "
+                     r"--tomofuda\)", line)
+    assert m and int(m.group(1)) < 40, line
+    print(line)
 
 
 @pytest.mark.realtime

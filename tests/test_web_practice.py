@@ -234,6 +234,14 @@ def test_two_players_at_one_tablet_a_swipe_from_the_far_half_is_the_far_players(
     assert b[0]["ms"] == pytest.approx(sent[0]["frame"] / 48.0, abs=0.1)
 
 
+def a_card_and_its_kami(b) -> tuple[int, dict]:
+    """Once the page's reading started: the first card on A's side, and its 上の句 segment."""
+    card = wait_js(b, "karuta.view && karuta.timeline.anchors.length > 0 && "
+                   "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
+                   what="the board and the reading's start")
+    return card, b.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+
+
 def swipe(b, start, end, t0: float, t1: float) -> None:
     """A finger down at ``start`` at instant ``t0`` (s since the epoch), moved in a few steps
     to ``end``, arriving at instant ``t1``, then lifted."""
@@ -400,10 +408,7 @@ def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
         assert phone.js("document.getElementById('seat').textContent").startswith("watching")
         press_start(browser)
         press_start(phone)
-        card = wait_js(browser, "karuta.view && karuta.timeline.anchors.length > 0 && "
-                       "karuta.view.board.territories.A.rows.flat(2).filter(c => c > 0)[0]",
-                       what="the board and the reading's start")
-        kami = browser.js(f"karuta.timeline.segs.find(s => s.kind === 'kami' && s.poem === {card})")
+        card, kami = a_card_and_its_kami(browser)
         wait_js(phone, f"karuta.heardNow() > {kami['start'] + 9600}", what="the watcher's 上の句")
         phone.touch(*centre(phone, f".card[data-card='{card}']"))
         wait_js(phone, "document.getElementById('status').textContent.includes("
@@ -423,3 +428,130 @@ def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
     touches = [t for r in records if "read" in r for t in r["timing"]["touches"]]
     assert [t["player"] for t in touches if t["verdict"] == "take"] == ["A"], touches
     assert any("a device joined from 127.0.0.1 (watching)" in ln for ln in board.lines)
+
+
+def test_a_page_reloaded_mid_read_catches_up_on_the_schedule_at_once(tmp_path,
+                                                                     browser):  # noqa: F811
+    """Seed 23, three a side against bot 1, read at speed 1 (a 下の句 of 4.2 s, a 1 s 間): the
+    page is reloaded as read 1's 下の句 begins.  Its Start is answered with the frame the
+    schedule every page shares has reached (not the last kyogi wait's end, as before): it plays
+    on part-way into the segment being read, says so, and plays a later frame (read 2's 上の句)
+    at the instant the page before the reload was to play it -- or, had it come back past that
+    上の句's decisive onset, sounds nothing before the next read and says that."""
+    board = Board(tmp_path, "--vs", "bot:1", "--cards", "3", "--seed", "23", "--no-joka",
+                  "--speed", "1", "--ma", "1", "--yoin", "0.2", "--take", "1", "--memorize", "0")
+    try:
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen")
+        press_start(browser)
+        segs = browser.js("karuta.timeline.segs")
+        shimo = next(s for s in segs if s["kind"] == "shimo")
+        k = next(i for i, s in enumerate(segs) if s["kind"] == "kami" and s["start"] > shimo["start"])
+        kami = segs[k]
+        wait_js(browser, f"karuta.heardNow() > {shimo['start']}", timeout=30, what="read 1's 下の句")
+        frame = kami["start"] + 4800  # (0.1 s into read 2's 上の句)
+        before = browser.js(f"karuta.epochOfFrame({frame})")
+        browser.load(board.page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join'", what="the join screen again")
+        assert browser.js("karuta.welcome.from") < shimo["start"] + 48  # (the last wait's end)
+        press_start(browser)
+        late = wait_js(browser, "karuta.timeline.anchors.length > 0 && karuta.late",
+                       what="the reading caught up")
+        line = browser.js("document.getElementById('status').textContent")
+        played = browser.js("[...karuta.played]")
+        after = browser.js(f"karuta.epochOfFrame({frame})")
+        browser.screenshot_now(tmp_path / "tablet-reloaded.png")
+    finally:
+        board.end()
+    assert late["frame"] > shimo["start"] + 48 * 300, late  # (not from the wait's end)
+    if late["quiet"] is None:
+        assert line == "you came back mid-read: the reading plays on from where it is now"
+        here = next(i for i, s in enumerate(segs) if s["start"] <= late["frame"] < s["end"])
+        assert here in played or not segs[here]["kind"] in ("shimo", "kami"), (here, played)
+        assert k in played
+    else:
+        assert line.startswith("you came back after this read's decisive sound")
+        assert k not in played
+    # the reloaded page plays read 2's 上の句 when the page before the reload was to
+    # (each on the laptop's clock as it measured it): within 20 ms, as two devices' starts
+    assert abs(after - before) < 20, (before, after)
+    print(f"reloaded: went on from frame {late['frame']} (quiet {late['quiet']}), read 2's "
+          f"上の句 {after - before:+.1f} ms from where the page before the reload had it")
+
+
+def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_back(
+        tmp_path, browser, pulse_server, monkeypatch):  # noqa: F811
+    """The board served in this process (``TAKEOVER_S`` cut to 3 s; a club's is 60 s): the
+    tablet plays seat A against bot 1, and goes offline for good as the reading starts.  A
+    phone opens the address with the code: it watches, and once A has been gone 3 s it is
+    offered "take over seat A" (it pressed Start as a watcher: its page is playing); touched,
+    the page starts again as seat A's, its Start reads the pending read, the card touched wins
+    the match.  The tablet, back online with its old token, only watches, with
+    a line saying why."""
+    import threading
+
+    from reader.practice import headless
+    from reader.practice.match import Seat
+    from reader.reading.voices import make_voice
+    from reader.web import board as webboard
+    from reader.web.server import serve
+    from test_web import PHONE
+    from testbed.cdp import Browser
+
+    monkeypatch.setattr(webboard, "TAKEOVER_S", 3.0)
+    m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 1)}, 23,
+                           make_voice("tone"), cards=1, reading={
+                               "joka": False, "speed": 4.0, "ma_ms": 200, "yoin_ms": 200,
+                               "take_ms": 1000})
+    said, urls = [], []
+    board = webboard.WebBoard(m, m.voice, "314159", log_file=tmp_path / "m.jsonl",
+                              echo=said.append)
+    threading.Thread(target=serve, args=(board, "127.0.0.1", 0), daemon=True,
+                     kwargs={"echo": said.append, "on_url": urls.append}).start()
+    end = time.monotonic() + 20
+    while not urls and time.monotonic() < end:
+        time.sleep(0.05)
+    page = urls[0].replace("127.0.0.1", "karuta.test")
+    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    try:
+        browser.load(page, *TABLET, touch=True)
+        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
+        press_start(browser)
+        wait_js(browser, "karuta.timeline.anchors.length > 0", what="the reading's start")
+        browser.call("Network.enable")
+        browser.call("Network.emulateNetworkConditions", offline=True, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        browser.js("karuta.ws.close()")
+        phone.load(page, *PHONE, touch=True)
+        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
+        assert phone.js("document.getElementById('takeover').hidden")
+        press_start(phone)  # (it watches, hearing the reading: the match holds for A)
+        wait_js(phone, "karuta.timeline.anchors.length > 0", what="the watcher's reading")
+        wait_js(phone, "!document.getElementById('takeover').hidden", timeout=20,
+                what="the seat offered")
+        assert phone.js("document.getElementById('takeover').textContent") == \
+            "take over seat A: its device is gone"
+        phone.screenshot_now(tmp_path / "phone-takeover.png")
+        phone.touch(*centre(phone, "#takeover"))
+        wait_js(phone, "karuta.you === 'A' && karuta.phase === 'join'", what="seat A taken")
+        assert phone.js("document.getElementById('seat').textContent") == "your seat: A"
+        assert phone.js("performance.getEntriesByType('navigation')[0].type") == "reload"
+        browser.call("Network.emulateNetworkConditions", offline=False, latency=0,
+                     downloadThroughput=-1, uploadThroughput=-1)
+        wait_js(browser, "karuta.you === 'watch' && document.getElementById('status')"
+                         ".textContent.includes('was taken over by another device')",
+                timeout=20, what="the old tablet watching")
+        press_start(phone)
+        card, kami = a_card_and_its_kami(phone)
+        wait_js(phone, f"karuta.heardNow() > {kami['start'] + 14400}", what="the 上の句")
+        phone.touch(*centre(phone, f".near .card[data-card='{card}']"))
+        wait_js(phone, "karuta.over !== null", timeout=30, what="the end screen")
+        ends = phone.js("document.getElementById('endlines').innerText")
+        old = browser.js("karuta.you")
+    finally:
+        phone.close()
+    assert "you won by 1" in ends and old == "watch", ends
+    assert any(re.fullmatch(r"seat A was taken over by a device from 127\.0\.0\.1 \(its "
+                            r"device was gone \d+ s\)", s) for s in said), said
+    records = [json.loads(x) for x in (tmp_path / "m.jsonl").read_text("utf-8").splitlines()]
+    assert [r["took"] for r in records if "read" in r] == ["A"]

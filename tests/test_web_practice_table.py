@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 from reader.practice import headless, online
 from reader.practice.match import Seat
 from reader.web import boardproto
@@ -467,7 +469,8 @@ def test_a_seat_comes_back_with_its_token_and_the_match_holds_until_it_does():
         a.take(board.pending().pop(1, []))
     assert m.index == index and board.frame == held
     line = "B's device stopped reporting (its link was lost): the match waits for it"
-    assert line in said and {"t": "warn", "text": line} in a.got
+    assert line in said, said[5:]
+    assert {"t": "warn", "text": line} in a.got
     thief = Page(board, 5, others=[a, b])
     a.others.append(thief)
     b.others.append(thief)
@@ -551,3 +554,124 @@ def test_a_goshiki_match_on_two_devices_logs_what_one_machine_logs():
     for page, me in ((a, "A"), (b, "B")):
         view = [g["view"] for g in page.got if g["t"] == "view"][-1]
         assert view["viewer"] == me and len(view["board"]["hands"][me]) == 10
+
+
+def test_a_seat_whose_device_never_comes_back_is_taken_over_with_the_code():
+    """B's device goes mid-read and never comes back: the match holds.  Before
+    ``TAKEOVER_S`` a page with the code asking for seat B is refused in a line (a live seat is
+    never taken), as is one with a wrong code (counted by the lock); a page with neither the
+    code nor B's token gets nothing.  Once B has been gone ``TAKEOVER_S`` the watchers are told
+    the seat is vacant; a watcher's page takes it over with the code, gets a new token, starts,
+    and the reading goes on from the pending read (the 間 before its 上の句), read after read;
+    B's old token, if it ever returns, only watches, with a line saying why."""
+    from reader.web.board import TAKEOVER_S
+
+    said = []
+    m, board, a, b = _two_devices(echo=said.append)
+    w = Page(board, 3, others=[a, b])
+    a.others.append(w)
+    b.others.append(w)
+    w.hello("ef" * 16)
+    assert w.you == "watch"
+    _run(board, [a, b], until=lambda: len(m.closed) >= 1 and m.current() is not None)
+    index, held, old = m.index, board.frame, b.token
+    pending = m.current().poem
+    board.drop(2)
+    b.you = "gone"
+    gone_at = b.now
+
+    def wait(seconds):  # A's page plays on (standing at the wait's end), B says nothing
+        end = a.now + seconds
+        while a.now < end:
+            a.now = b.now = w.now = round(a.now + 0.05, 2)
+            a.send({"t": "at", "frame": round(a.tl.heard(a.now))})
+            board.tick(a.now)
+            out = board.pending()
+            for p in (a, w):
+                p.take(out.pop(p.link, []))
+
+    wait(TAKEOVER_S - 5)
+    assert m.index == index and board.frame == held
+    thief = Page(board, 5, others=[a, w])
+    thief.now = a.now
+    thief.hello("99" * 16, take="B")
+    assert thief.you is None and thief.got[-1]["t"] == "error"
+    assert thief.got[-1]["text"].startswith("seat B is still played (its device was heard 55 s "
+                                            "ago): a seat is taken over only once its device "
+                                            f"has been gone {TAKEOVER_S:.0f} s"), thief.got
+    assert not [g for g in w.got if g["t"] == "vacant"]
+    w.hello("ef" * 16, take="B")  # (a watcher asking too early is told so, and watches on)
+    assert w.got[-1]["t"] == "warn" and w.got[-1]["text"].startswith("seat B is still played")
+    assert w.you == "watch" and not board.hangup
+    tries = board.gate.tried
+    thief.send({"t": "hello", "v": boardproto.VERSION, "code": "271828", "device": "99" * 16,
+                "take": "B"})
+    assert thief.got[-1]["t"] == "error" and "wrong code" in thief.got[-1]["text"]
+    assert board.gate.tried == tries + 1 and board.hangup
+    wait(6)
+    assert a.now - gone_at >= TAKEOVER_S
+    assert {"t": "vacant", "seats": ["B"]} in w.got
+    assert any("seat B: its device has been gone 60 s" in s for s in said), said
+    w.token = None  # (the page asks with the code alone)
+    w.hello("ef" * 16, take="B")
+    assert w.you == "B" and w.token not in (None, old)
+    line = next((s for s in said if re.fullmatch(r"seat B was taken over by a device from "
+                                                 r"10\.0\.0\.2 \(its device was gone 6\d s\)", s)),
+                None)
+    assert line is not None, said[5:]
+    assert {"t": "warn", "text": line} in a.got
+    assert [p.role for p in board.pages] == ["A", "B"]  # (its watcher's place given up)
+    assert m.index == index and m.current().poem == pending
+    kami = next(s for s in m.plan.segments if s.kind == "kami" and s.poem == pending)
+    w.send({"t": "start"})
+    go = [g for g in w.got if g["t"] == "go"][-1]
+    assert go["first"] and go["frame"] < kami.start  # (the pending read, from its 間)
+    _run(board, [a, w], until=lambda: m.index > index + 1)
+    assert m.index > index + 1  # (the match goes on, read after read)
+    b.link, b.token, b.you = 7, old, None
+    b.others = [a, w]
+    b.hello(DEVICE_B)  # (B's old device comes back with its old token)
+    assert b.you == "watch"
+    assert {"t": "warn", "text": "seat B was taken over by another device while this one was "
+                                 "gone (over 60 s): you are watching"} in b.got
+
+
+def test_a_page_that_starts_mid_read_goes_on_from_the_schedules_frame_or_the_next_read():
+    """The reading's first go is at laptop instant t0 from frame 0: a page that starts later
+    (reloaded, or a watcher) is told the frame the schedule reaches at its own go's instant,
+    0.8 s on -- part-way into the first 上の句 before its decisive onset: played from there;
+    past that onset: silent (``quiet``) up to the kyogi wait's end, its reading going on from
+    the next read; in the wait: standing just before its end.  Its first go while t0 is still
+    ahead is that very go."""
+    from fakes import FakeClock
+
+    clock = FakeClock(t=100.0)
+    m = headless.new_match("kyogi", SEATS, 28, VOICE, cards=3,  # (decisive 1.5 s in)
+                           reading={**QUICK, "speed": 1.0})
+    board = WebBoard(m, VOICE, "314159", echo=lambda line: None, clock=clock)
+    page = Page(board)
+    page.hello()
+    page.send({"t": "start"})
+    first = [g for g in page.got if g["t"] == "go"][-1]
+    assert (first["frame"], first["at"]) == (0, 100.8)
+    kami = next(s for s in m.plan.segments if s.kind == "kami")
+    wait = next(s for s in m.plan.segments if s.wait)
+    rate = m.plan.sample_rate
+
+    def late_go(t):
+        clock.t = t
+        w = Page(board, link=10 + len(board.pages))
+        w.hello(("%02x" % len(board.pages)) * 16)
+        w.send({"t": "start"})
+        return [g for g in w.got if g["t"] == "go"][-1]
+
+    assert late_go(100.1) == first  # (the go told is still ahead)
+    before = kami.decisive - rate // 2  # (read 0.8 s from now: 0.5 s before the onset)
+    go = late_go(100.8 + before / rate - 0.8)
+    assert go == {"t": "go", "frame": before, "at": pytest.approx(100.8 + before / rate),
+                  "first": True}
+    past = kami.decisive + 480
+    go = late_go(100.8 + past / rate - 0.8)
+    assert (go["frame"], go["quiet"]) == (past, wait.end)
+    go = late_go(100.8 + (wait.end + rate) / rate - 0.8)
+    assert (go["frame"], go["quiet"]) == (wait.end - 1, wait.end)

@@ -4,6 +4,7 @@ of test_web_practice_table (its own timeline, ``at`` every 50 ms, touches at the
 would touch), every message through the protocol's checks both ways."""
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from datetime import datetime, timezone
@@ -366,3 +367,41 @@ def test_a_touch_made_after_the_pages_sound_had_a_gap_is_judged_but_not_timed(tm
     with StatsDB(tmp_path / "stats.sqlite3") as db:
         assert board.record_players(db, TS) == 1
         assert [t.reaction_ms for t in db.taps()] == [None]
+
+
+def test_stats_json_has_an_object_per_player_beside_the_poems_ones(tmp_path):
+    """``karuta stats --json``: after the per-poem objects (each with its ``poem``), one object
+    per player of the matches on a page (``player``: the name), with the figures of the text's
+    per-player line -- the same numbers the text prints."""
+    from cli_run import run_inproc
+
+    from reader.drills.stats import StatsDB
+    from reader.practice.match import Seat
+
+    seats = {"A": Seat("human"), "B": Seat("human")}
+    m = headless.new_match("kyogi", seats, 7, VOICE, cards=3, reading=QUICK)
+    board, page = joined(m, tmp_path, None)
+    start(page, {"A": "Hana", "B": "Ken"})
+    play(page, board, as_bots={"A": Seat("bot", 3), "B": Seat("bot", 2)}, here=("A", "B"))
+    data = tmp_path / "data"
+    data.mkdir()
+    with StatsDB(data / "stats.sqlite3") as db:
+        board.record_players(db, TS)
+        want = {p.name: p for p in db.per_player()}
+    r = run_inproc("stats", "--json", data_dir=data)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    poems = [o for o in got if "poem" in o]
+    players = [o for o in got if "player" in o]
+    assert poems and got == poems + players  # (the poems first, as before; then the players)
+    assert [o["player"] for o in players] == ["Hana", "Ken"]
+    for o in players:
+        p = want[o["player"]]
+        assert o == {"player": p.name, "taps": p.taps, "takes": p.takes, "faults": p.faults,
+                     "median_reaction_ms": p.median_reaction_ms, "timed": p.timed,
+                     "uncalibrated": p.uncalibrated}
+        assert o["taps"] > 0
+    text = run_inproc("stats", data_dir=data).stdout
+    for o in players:
+        line = next(ln for ln in text.splitlines() if ln.strip().startswith(o["player"]))
+        assert f"{o['taps']} taps · {o['takes']} taken · {o['faults']} faults" in line

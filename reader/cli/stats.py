@@ -54,6 +54,13 @@ def _players(players) -> str:
     return "\n".join(out)
 
 
+def _player_json(p) -> dict:
+    """A player's figures for ``--json``, beside the poems' objects: ``{"player": name, "taps",
+    "takes", "faults", "median_reaction_ms", "timed", "uncalibrated"}`` (the text line's)."""
+    d = p.to_dict()
+    return {"player": d.pop("name"), **d}
+
+
 def _japanese_font() -> None:
     """Japanese labels on a fresh machine: matplotlib-fontja's IPAex Gothic, else the system's."""
     try:
@@ -182,7 +189,9 @@ def plot(rows, path: Path, sessions=()) -> None:
 
 
 @click.command("stats")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per poem).")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print JSON: one object per poem (\"poem\": its number), then one per "
+                   "player of the matches on a phone or tablet (\"player\": the name).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Draw reaction times and memory stability per poem, and progress over "
                    "sessions (reaction, accuracy), to FILE.png.")
@@ -224,7 +233,7 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
         # read is shown, and the command ends with that one line and exit 1
         damaged = db.notice
         rows = db.per_poem(only_with_data=not all_poems)
-        players = db.per_player() if not (export or as_json or plot_path) else []
+        players = db.per_player() if as_json or not (export or plot_path) else []
         sessions = db.per_session() if plot_path is not None else ()
         if export == "csv":
             if out is None:
@@ -244,7 +253,8 @@ def stats(as_json, plot_path, export, out, all_poems, replace):
     if export or (plot_path and not as_json):
         pass
     elif as_json:
-        click.echo(json.dumps([r.to_dict() for r in rows], ensure_ascii=False, indent=1))
+        click.echo(json.dumps([r.to_dict() for r in rows] + [_player_json(p) for p in players],
+                              ensure_ascii=False, indent=1))
     elif rows:
         click.echo(_table(rows))
         if players:

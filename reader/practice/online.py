@@ -507,6 +507,7 @@ class Peer(_Pinger):
         self.joined = False
         self.ready = False  # its board is up (``ready``)
         self.seat: str | None = None  # the seat's token (its first welcome's)
+        self.retired: list[str] = []  # its tokens before it was taken over (``take_over``)
         #: its guest has shown it holds the token (``ready`` after a welcome; a page's first
         #: line after its welcome): before, a welcome lost on a link that broke (a guest that
         #: gave up on a slow host) leaves the seat to the next hello with the code
@@ -524,6 +525,24 @@ class Peer(_Pinger):
     def player(self) -> bool:
         return self.role != WATCH
 
+    def gone(self, now: float, after: float) -> bool:
+        """A player's seat given out whose guest has said nothing for ``after`` s (its link
+        closed, or open but silent: a guest pings every 0.1 s): it may be taken over."""
+        return self.player and self.seat is not None and now - self.heard_at >= after
+
+    def take_over(self) -> None:
+        """The seat goes to another device (``admit``'s ``take``): its token is retired (a
+        hello showing it is not the holder's any more), what its guest sent is forgotten."""
+        self.retired.append(self.seat)
+        self.seat = None
+        self.claimed = self.ready = False
+        self.touch_high = 0
+        self.touch_count = (0, 0)
+
+    def retired_token(self, token: str) -> bool:
+        """``token`` held this seat before it was taken over."""
+        return any(same_secret(token, t) for t in self.retired)
+
     def fresh(self, touch_id: int) -> bool:
         """A touch (or any input the seat numbers) with this id is new: taken in once; a
         lower or equal id is a copy (sent again after a rejoin, or a line twice)."""
@@ -539,12 +558,16 @@ ADMIT_TEXTS = {
     "taken": "the guest's seat is taken: only the player who took it can join again (its "
              "karuta shows the seat's token)",
     "watchers": "this match takes no more watchers",
+    "live": "seat {role} is still played (its device was heard {ago:.0f} s ago): a seat is "
+            "taken over only once its device has been gone {after:.0f} s",
+    "no-take": "seat {role} cannot be taken over here",
 }
 
 
 def admit(peers: list, msg: dict, addr: str, now: float, *, code: str, gate: CodeGate,
           watchers: int, make: Callable[[str], Peer] = Peer,
-          texts: dict[str, str] | None = None) -> tuple[Peer | None, str | None]:
+          texts: dict[str, str] | None = None,
+          takeover_s: float | None = None) -> tuple[Peer | None, str | None]:
     """Who a ``hello`` is among the remote seats ``peers``: ``(peer, None)``, or ``(None,
     the line that refuses it)``.  The one seat bookkeeping of every host (the online match's,
     the web board's).  A seat's holder shows its token (``seat``: 128 bits, compared in
@@ -552,7 +575,13 @@ def admit(peers: list, msg: dict, addr: str, now: float, *, code: str, gate: Cod
     anyone else needs ``code`` (constant time; wrong tries counted and locked by ``gate``) and
     gets the first player seat not taken, or, asking to watch (``watch``), a new watcher's
     seat (``make(WATCH)``, appended to ``peers``; at most ``watchers``).  A seat given for
-    the first time gets its token."""
+    the first time gets its token.
+
+    ``takeover_s`` (None: never): a player seat whose guest has said nothing for this long
+    (``Peer.gone``: its device never came back) goes to a hello with the code that asks for it
+    (``take``: the seat's role), with a new token -- the old one is ``retired`` and no longer
+    holds the seat.  A seat heard from within ``takeover_s`` is never taken (refused in a
+    line, not counted as a wrong try: the code was right)."""
     texts = {**ADMIT_TEXTS, **(texts or {})}
     holder = next((p for p in peers if p.seat is not None and "seat" in msg
                    and same_secret(msg["seat"], p.seat)), None)
@@ -562,6 +591,14 @@ def admit(peers: list, msg: dict, addr: str, now: float, *, code: str, gate: Cod
     if not same_secret(msg["code"], code):
         return None, gate.wrong(addr, now, texts["code"])
     peer = holder
+    if msg.get("take") and (peer is None or not peer.player):  # (a watcher may ask too)
+        peer = next((p for p in peers if p.player and p.role == msg["take"]), None)
+        if peer is None or takeover_s is None or peer.seat is None:
+            return None, texts["no-take"].format(role=msg["take"])
+        if not peer.gone(now, takeover_s):
+            return None, texts["live"].format(role=peer.role, ago=now - peer.heard_at,
+                                              after=takeover_s)
+        peer.take_over()
     if peer is None and msg.get("watch"):
         if sum(1 for p in peers if not p.player) >= watchers:
             return None, texts["watchers"]

@@ -47,7 +47,7 @@ from reader.practice.table import SessionTable
 from reader.web import boardproto, touchonly
 from reader.web.page import PageHost, TapAlong
 
-__all__ = ["WebBoard", "MAX_WATCHERS", "QUIET_S"]
+__all__ = ["WebBoard", "MAX_WATCHERS", "QUIET_S", "TAKEOVER_S"]
 
 #: pages that may watch a board (beyond its players'): as many as an online host lets in
 MAX_WATCHERS = online.MAX_WATCHERS
@@ -60,6 +60,10 @@ QUIET_S = 2.0
 #: instant, so two devices read together (a page without the measure plays it on arrival)
 START_LEAD_S = 0.8
 GO_LEAD_S = 0.3
+#: a player's seat whose device has said nothing this long (its link gone, or silent: a page
+#: pings every 0.1 s) is offered to a page that joins with the code ("take over seat A"): the
+#: device never came back, and the club takes the seat over (s)
+TAKEOVER_S = 60.0
 #: how the web board says ``online.admit``'s refusals
 _TEXTS = {"code": "wrong code: open the address the laptop shows, with its code",
           "watchers": f"the seats are taken and this board has its {MAX_WATCHERS} watchers"}
@@ -126,6 +130,7 @@ class WebBoard(SessionTable, PageHost):
         self.token = f"{seeds.secret(2**128):032x}"
         self.rate = m.plan.sample_rate
         self.waits = [s for s in m.plan.segments if s.wait]
+        self.kamis = [s for s in m.plan.segments if s.kind == "kami"]
         self._saver = Saver(log_file)
         #: the pages: the players' (A; with ``devices`` A and B), then watchers' as they join
         self.pages: list[_Page] = [_Page(r) for r in (("A", "B") if self.devices else ("A",))]
@@ -137,6 +142,7 @@ class WebBoard(SessionTable, PageHost):
         self._outbox: dict[int, list[dict]] = {}
         self.over_told = False
         self.hangup = False
+        self._vacant: list[str] = []  # the seats the watchers were last told may be taken over
         #: links the transport is to close, each with its last message (a seat's old link,
         #: once a page joined again with the seat's token: that page, or another tab)
         self.closing: list[tuple[int, dict]] = []
@@ -254,10 +260,27 @@ class WebBoard(SessionTable, PageHost):
             if p is not page:
                 self._tell(p, [{"t": "warn", "text": text[:400]}])
 
+    def vacant(self, now: float) -> list[str]:
+        """The players' seats that may be taken over (their device gone ``TAKEOVER_S``)."""
+        return [p.role for p in self.players if p.gone(now, TAKEOVER_S)]
+
     def tick(self, now: float) -> None:
         """Every fraction of a second: a player's page that stopped reporting (its link lost,
-        or silent ``QUIET_S``) is said on the other pages and the terminal, once."""
-        if self.session.phase != "reading" or self.over_told:
+        or silent ``QUIET_S``) is said on the other pages and the terminal, once; the watchers
+        are told when a seat may be taken over (``vacant``), and when it may not any more."""
+        if self.over_told:
+            return
+        vacant = self.vacant(now)
+        if vacant != self._vacant:
+            self._vacant = vacant
+            if vacant:
+                self.echo(" and ".join(f"seat {r}" for r in vacant) + f": its device has been "
+                          f"gone {TAKEOVER_S:.0f} s -- a device that joins with the code may "
+                          "take it over")
+            for p in self.pages:
+                if not p.player:
+                    self._tell(p, [{"t": "vacant", "seats": vacant}])
+        if self.session.phase != "reading":
             return
         for p in self.players:
             if p.started and not p.quiet and (not p.joined or now - p.heard_at > QUIET_S):
@@ -345,7 +368,7 @@ class WebBoard(SessionTable, PageHost):
         page.started = True
         s = self.session
         if s.phase not in ("arrange", "memorize"):
-            return [self._first_go(now)]
+            return [self._late_go(page)]
         waiting = [p.role for p in self.players if not p.started]
         if waiting:
             return [{"t": "warn", "text": "waiting for " + " and ".join(
@@ -371,6 +394,38 @@ class WebBoard(SessionTable, PageHost):
         ended: one instant for both)."""
         return {**self._go_at(self.anchor_frame, START_LEAD_S), "first": True}
 
+    def _late_go(self, page: _Page) -> dict:
+        """A page that starts once the reading is under way (reloaded mid-read, a watcher
+        come late) catches up at once: it plays on from the frame the shared schedule
+        (``_schedule``: what every page was told) reaches at ``START_LEAD_S`` from now, at that
+        instant, part-way into a segment if need be.  If that frame is past the decisive onset
+        of the 上の句 being read (the page would hear only the end of its kimariji) or in the
+        kyogi wait after it, the page keeps its timeline but sounds nothing before the wait's
+        end (``quiet``): its reading goes on from the next read, and it says so.  No schedule
+        (the reading's first go not sent yet, or restarted by a take-over): ``_first_go``."""
+        if self._schedule is None:
+            return self._first_go(0.0)
+        t0, f0 = self._schedule
+        t = self.clock.seconds()
+        if t0 - t >= GO_LEAD_S:  # (the go told is still far enough ahead: that go)
+            return {"t": "go", "frame": int(f0), "at": round(t0, 6), "first": True}
+        at = t + START_LEAD_S
+        frame = f0 + round((at - t0) * self.rate)
+        go = {"t": "go", "first": True, "at": round(at, 6)}
+        w = self._wait_ahead()
+        if w is None:
+            return {**go, "frame": int(min(frame, self.m.plan.frames))}
+        kami = next((g for g in reversed(self.kamis) if g.start < w.start), None)
+        decisive = None if kami is None else kami.decisive if kami.decisive is not None \
+            else kami.end
+        if frame >= w.end:  # (standing in the wait: just before its end, it stands there)
+            frame = w.end - 1
+        if decisive is not None and frame > decisive:
+            go["quiet"] = int(w.end)
+        self.echo(f"{self._name(page)} plays on from the reading's now (frame {frame}"
+                  + (", silent until the next read" if "quiet" in go else "") + ")")
+        return {**go, "frame": int(frame)}
+
     def _go_at(self, frame: int, lead: float) -> dict:
         """``go`` on from plan ``frame`` at an instant of this machine's clock: where the
         reading the pages were told would reach ``frame`` (``_schedule``: the last go's
@@ -384,6 +439,31 @@ class WebBoard(SessionTable, PageHost):
             at = max(at, t0 + (frame - f0) / self.rate)
         self._schedule = (at, int(frame))
         return {"t": "go", "frame": int(frame), "at": round(at, 6)}
+
+    def _take_over(self, page: _Page, addr: str, gone_s: float) -> None:
+        """``page``'s seat was taken over by a device from ``addr`` (its own was gone
+        ``gone_s``): said on the pages and the terminal; the reading the match held for it
+        starts again at the pending read (the 間 before its 上の句), on the new device's Start."""
+        page.quiet = False  # (not "back": another device)
+        page.tap = None
+        self._vacant = [r for r in self._vacant if r != page.role]
+        self._tell_others(page, f"seat {page.role} was taken over by a device from {addr} "
+                                f"(its device was gone {gone_s:.0f} s)")
+        for p in self.pages:
+            if not p.player and p is not page:
+                self._tell(p, [{"t": "vacant", "seats": self._vacant}])
+        cur = self.m.current() if self.session.phase == "reading" else None
+        w = self._wait_ahead()
+        if cur is None or w is None:
+            return
+        segs = self.m.plan.segments
+        k = next((i for i, s in enumerate(segs) if s.kind == "kami" and s.poem == cur.poem), None)
+        if k is None:
+            return
+        start = segs[k - 1].start if k > 0 and segs[k - 1].kind == "ma" else segs[k].start
+        if self.anchor_frame <= start < w.end:
+            self.anchor_frame = start
+            self._schedule = None  # (the next Start goes from there, and sets the schedule)
 
     def _view_of(self, page: _Page, now: float) -> dict:
         """The view as ``page`` sees it (its seat near; a watcher: A's side near)."""
@@ -448,20 +528,36 @@ class WebBoard(SessionTable, PageHost):
         self.hangup = True
         if msg["v"] != boardproto.VERSION:
             return [{"t": "error", "text": "this page is of another karuta: reload it"}]
-        # a page without its seat's token once every seat is taken watches
+        # a page without its seat's token once every seat is taken watches (or asks to take
+        # over a seat whose device has been gone ``TAKEOVER_S``: ``take``)
         holder = "seat" in msg and any(p.seat is not None and online.same_secret(
             msg["seat"], p.seat) for p in self.pages)
+        seated = holder and any(p.player and p.seat is not None and online.same_secret(
+            msg["seat"], p.seat) for p in self.pages)
         free = any(p.player and p.seat is None for p in self.pages)
-        ask = {**msg, "watch": not holder and not free}
+        ask = {**msg, "watch": not holder and not free and "take" not in msg}
+        gone = {p.role: now - p.heard_at for p in self.players}
         page, why = online.admit(self.pages, ask, addr, now, code=self.code, gate=self.gate,
-                                 watchers=self.watchers, make=_Page, texts=_TEXTS)
+                                 watchers=self.watchers, make=_Page, texts=_TEXTS,
+                                 takeover_s=TAKEOVER_S)
         if page is None:
+            asker = self._page_at(link)
+            if "take" in msg and asker is not None and not asker.player:
+                self.hangup = False  # (a watcher refused a seat watches on)
+                return [{"t": "warn", "text": why}]
             return [{"t": "error", "text": why}]
         self.hangup = False
-        again = page.device is not None
+        taken = "take" in msg and not seated
+        again = page.device is not None and not taken
         if page.joined and page.link not in (None, link):
             self.closing.append((page.link, {"t": "error", "text": (
-                "this seat joined again from another page: this one is closed")}))
+                f"seat {page.role} was taken over by another device: this one is closed"
+                if taken else "this seat joined again from another page: this one is closed")}))
+        if taken:  # (a watcher's page taking the seat: its watcher's place is given up)
+            self.pages = [p for p in self.pages if p is page or p.link != link]
+            self._take_over(page, addr, gone[page.role])
+        retired = [p.role for p in self.players if page is not p and not seated
+                   and "seat" in msg and p.retired_token(msg["seat"])]
         page.link, page.joined, page.heard_at, page.sent_view = link, True, now, None
         # (read again at every hello: a device calibrated meanwhile -- by the drill's page,
         # or another match's -- brings its calibration when it joins again)
@@ -473,6 +569,13 @@ class WebBoard(SessionTable, PageHost):
             seat, "again" if again else "",
             "" if not page.player else "not calibrated" if page.calibration_ms is None
             else f"calibrated {page.calibration_ms:+.1f} ms") if x) + ")")
+        more = []
+        if retired:
+            more.append({"t": "warn", "text": (
+                f"seat {retired[0]} was taken over by another device while this one was gone "
+                f"(over {TAKEOVER_S:.0f} s): you are watching")})
+        if not page.player and self.vacant(now):
+            more.append({"t": "vacant", "seats": self.vacant(now)})
         if page.quiet:
             page.quiet = False
             self._tell_others(page, f"{self._name(page)} is back")
@@ -486,7 +589,7 @@ class WebBoard(SessionTable, PageHost):
                  "labels": {str(c): poems.poem(c).torifuda for c in sorted(cards)},
                  "calibration": page.calibration_ms, "you": page.role, "token": page.seat,
                  "cards": f"/card/{self.token}/", "widths": list(self.images.widths),
-                 "ext": self.images.format}]
+                 "ext": self.images.format}] + more
 
     def _calibration(self, device: str) -> float | None:
         c = TapAlong(self.store, self.rate, self.token, self.echo).stored(device)

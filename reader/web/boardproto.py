@@ -2,7 +2,8 @@
 WebSocket, each checked against its schema (``online.check`` with this table) and bounded as
 the drill page's are (``protocol.MAX_IN`` bytes from the page).
 
-Page → host: hello (the code, the device's id, the seat's token when it has one), start
+Page → host: hello (the code, the device's id, the seat's token when it has one, or ``take``: a
+seat whose device has been gone ``board.TAKEOVER_S``, asked for with the code), start
 (with the players' names, if given), calibrate and cal (the tap-along, before the reading), at
 (the plan frame the page hears now), touch (a card, the plan frame heard when it was touched),
 pick (a card to send), send (the highlighted send), arrange (a card of the player's own side
@@ -13,7 +14,9 @@ after a rejoin, and the host takes each id once.
 Host → page: welcome (the plan, whose seat the page is: ``you`` A, B or ``watch``, and the
 seat's ``token``, where the cards' images are), ack, clicks and calibrated (the tap-along),
 view (``reader.practice.view.to_json`` of the table's view, as this page's seat sees it), go
-(the reading starts, or goes on from a wait's end), over (the end lines), warn, error, pong.
+(the reading starts, or goes on from a wait's end; a page that starts late: from the frame the
+shared schedule reaches, ``quiet`` until the next read if it came back past the decisive part),
+vacant (to watchers: the seats they may take over), over (the end lines), warn, error, pong.
 """
 from __future__ import annotations
 
@@ -51,7 +54,7 @@ _NAMES = {"type": "object", "properties": {"A": NAME, "B": NAME}, "additionalPro
 SCHEMAS: dict[str, dict] = {
     # page → host
     "hello": _msg("hello", {"v": _INT, "code": {"type": "string", "maxLength": 64},
-                            "device": _DEVICE}, {"seat": _SEAT}),
+                            "device": _DEVICE}, {"seat": _SEAT, "take": _PLAYER}),
     "start": _msg("start", {}, {"names": _NAMES}),
     # the tap-along (the drill page's: ``reader.web.page.TapAlong``), before the reading
     "calibrate": protocol.SCHEMAS["calibrate"],
@@ -80,8 +83,13 @@ SCHEMAS: dict[str, dict] = {
     "ack": _msg("ack", {"id": {"type": "integer", "minimum": 0, "maximum": 2**31}}),
     "view": _msg("view", {"view": {"type": "object"}}),
     # (``at``: the instant on the laptop's clock the frame is to be played at, s)
+    # (``quiet``: a page that came back past the decisive part of the read sounds nothing
+    # before this frame, the wait's end: its reading goes on from the next read)
     "go": _msg("go", {"frame": _FRAME}, {"first": {"type": "boolean"},
-                                         "at": {"type": "number", "minimum": 0, "maximum": 1e10}}),
+                                         "at": {"type": "number", "minimum": 0, "maximum": 1e10},
+                                         "quiet": _FRAME}),
+    # (the players' seats a watcher may take over: their devices gone ``board.TAKEOVER_S``)
+    "vacant": _msg("vacant", {"seats": {"type": "array", "items": _PLAYER, "maxItems": 2}}),
     "clicks": protocol.SCHEMAS["clicks"],
     "calibrated": protocol.SCHEMAS["calibrated"],
     "over": _msg("over", {"lines": {"type": "array", "items": _TEXT}}),

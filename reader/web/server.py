@@ -49,14 +49,30 @@ _CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'
         "frame-ancestors 'none'")
 
 
+#: the first line of a page's body (``static/board.html``, ``index.html``): its title, style
+#: sheet and script; the rest is put in ``static/_shell.html`` (the head, the refusal and
+#: status lines, the end screen: one for both pages)
+_PAGE = re.compile(r"<!-- karuta page: ([^·<>]+) · ([\w.-]+) · ([\w.-]+) [^\n]*-->\n")
+
+
 def page_files() -> dict[str, tuple[bytes, str]]:
-    """The page's own files: name → (bytes, content type), read once from the package."""
+    """The page's own files: name → (bytes, content type), read once from the package; a
+    page's body put in the shell (``_PAGE``; the shell itself is not served)."""
     out = {}
-    for f in resources.files("reader.web").joinpath("static").iterdir():
+    static = resources.files("reader.web").joinpath("static")
+    shell = static.joinpath("_shell.html").read_text("utf-8")
+    for f in static.iterdir():
         name = f.name
         suffix = name[name.rfind("."):] if "." in name else ""
-        if f.is_file() and suffix in _TYPES:
-            out[name] = (f.read_bytes(), _TYPES[suffix])
+        if f.is_file() and suffix in _TYPES and f.name != "_shell.html":
+            data = f.read_bytes()
+            m = _PAGE.match(data.decode("utf-8")) if suffix == ".html" else None
+            if m:
+                title, style, script = (x.strip() for x in m.groups())
+                body = data.decode("utf-8")[m.end():].rstrip("\n")
+                data = shell.format(title=title, style=style, script=script,
+                                    body=body).encode("utf-8")
+            out[name] = (data, _TYPES[suffix])
     return out
 
 

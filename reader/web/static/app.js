@@ -3,8 +3,7 @@
 // playing; the laptop judges by that frame and records.  No library, nothing from outside.
 import { Timeline } from "./timeline.js";
 import {
-  askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, GAP_MS, heardNow as heard,
-  openSound, playAt, stampOf, tapAlong as tapAlongOf, tapTouch,
+  askCalibration, bind, calibrationLine, GAP_MS, stampOf, tapAlong as tapAlongOf, tapTouch,
 } from "./device.js";
 
 const LEAD_S = 0.5;     // silence before the first sound is due (it is never cut)
@@ -37,14 +36,9 @@ function send(msg) {
 }
 
 
-
-function connect() { link(S, { handlers: HANDLERS, send, refuse, status }); }
-const sound = () => openSound(S);
-const clip = (i) => clipOf(S, i, refuse);
-const play = (i, when) => playAt(S, i, when, refuse);
-const heardNow = () => heard(S);
-S.epochOfFrame = (f) => epochOfFrame(S, f);
-S.heardNow = heardNow;
+const { connect, sound, clip, play, heardNow } = bind(S, {
+  get handlers() { return HANDLERS; }, send, refuse, status,
+});
 
 const HANDLERS = {
   welcome(m) {

@@ -3,10 +3,7 @@
 // touch of a card to the plan frame it was playing; the laptop judges by frames (the same
 // practice session as every board), and sends the view this page draws.  Nothing from outside.
 import { Timeline } from "./timeline.js";
-import {
-  askCalibration, calibrationLine, clip as clipOf, connect as link, epochOfFrame, heardNow as heard, openSound,
-  GAP_MS, playAt, stampOf, tapAlong, tapTouch,
-} from "./device.js";
+import { askCalibration, bind, calibrationLine, deviceId, GAP_MS, stampOf, tapAlong, tapTouch } from "./device.js";
 import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
@@ -51,21 +48,18 @@ function hello(code) {
 }
 
 
-
-function connect() { link(S, { handlers: HANDLERS, send, refuse, status, hello }); }
-const sound = () => openSound(S);
-const clip = (i) => clipOf(S, i, refuse);
-const play = (i, when) => playAt(S, i, when, refuse);
-const heardNow = () => heard(S);
-S.epochOfFrame = (f) => epochOfFrame(S, f);
-S.heardNow = heardNow;
+const { connect, sound, clip, play, heardNow } = bind(S, {
+  get handlers() { return HANDLERS; }, send, refuse, status, hello,
+});
 
 const HANDLERS = {
   welcome(m) {
     S.tries = 0;
     S.joined = true;
+    const took = S.you === "watch" && m.you !== "watch";  // (this page took a seat over)
     S.you = m.you;
     S.token = m.token;
+    $("takeover").hidden = true;
     try {  // (this run's token; those of earlier runs, other codes, are done with)
       const key = seatKey(decodeURIComponent(location.hash.slice(1)));
       for (let i = localStorage.length - 1; i >= 0; i--) {
@@ -75,6 +69,9 @@ const HANDLERS = {
       localStorage.setItem(key, m.token);
     } catch (e) { /* kept for this visit */ }
     startSync(S, send);
+    // a watcher that was playing took a seat over: the page starts again as the seat's (its
+    // token kept above), and its Start plays the pending read
+    if (took && S.ctx) { location.reload(); return; }
     if (S.ctx && S.welcome && S.welcome.plan === m.plan) {  // joined again while playing
       status("");
       for (const msg of S.unacked) send(msg);  // (in order; the laptop takes each once)
@@ -109,9 +106,16 @@ const HANDLERS = {
   view(m) {
     S.view = m.view;
     draw(m.view);
+    smallHint(m.view);
     $("far-name").hidden = m.view.seats.filter((s) => s.here).length < 2;  // two at one tablet
   },
   ack(m) { S.unacked = S.unacked.filter((x) => x.id > m.id); },
+  vacant(m) {  // seats whose devices never came back: this watcher may take one over
+    S.vacant = m.seats;
+    const b = $("takeover");
+    b.hidden = !m.seats.length || S.you !== "watch";
+    if (m.seats.length) b.textContent = `take over seat ${m.seats[0]}: its device is gone`;
+  },
   pong(m) { onPong(S, m); },
   go(m) {
     const tl = S.timeline;
@@ -120,9 +124,15 @@ const HANDLERS = {
     // measured by the pings): every device plays the frame at the same instant
     const at = ctxOfLaptop(m.at);
     if (!tl.anchors.length) {  // the reading starts (every player pressed Start)
-      status("");
+      // (a page that starts late -- reloaded mid-read, a watcher -- is told the frame the
+      // schedule every page shares reaches at `at`: it catches up at once; `quiet`: it came
+      // back past the read's decisive part, and sounds nothing before the next read)
+      S.late = m.frame > S.welcome.from ? { frame: m.frame, quiet: m.quiet ?? null } : null;
+      status(!S.late ? "" : S.late.quiet !== null
+        ? "you came back after this read's decisive sound: the reading goes on here from the next read"
+        : "you came back mid-read: the reading plays on from where it is now");
       $("countdown").textContent = "";
-      anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame);
+      anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame, m.quiet);
       return;
     }
     // on at the laptop's instant (every device at the same one, a page that ran late before
@@ -289,6 +299,20 @@ function drawRest(v, me, other) {
   if (read !== null && v.line.kind === "counter" && read !== S.readNo) clearMarks();
   if (read !== null) S.readNo = read;
 }
+// a phone dealt a tablet's match (more than PHONE_CARDS a side): its cards are small, and the
+// join screen says how the laptop deals fewer with the 友札 kept (docs/web.md)
+const PHONE_SIDE = 600, PHONE_CARDS = 12;  // (CSS px: a screen's short side under it is a phone's)
+function smallHint(v) {
+  const t = v.board.territories[v.viewer];
+  const n = t ? t.rows.flat(2).filter((c) => c > 0).length : 0;
+  const small = Math.min(innerWidth, innerHeight) < PHONE_SIDE && n > PHONE_CARDS && S.phase === "join";
+  $("small").hidden = !small;
+  if (small) {
+    $("small").textContent = `${n} cards a side are ${S.cw} px wide on this phone: for a phone the laptop `
+      + "deals fewer with the 友札 kept (karuta practice --web --cards 8 --tomofuda)";
+  }
+}
+
 // the memorisation's countdown runs (a resumed match's view says "memorize" before it does)
 function memorising() { return !!(S.view && S.view.phase === "memorize" && S.view.line && S.view.line.kind === "memorize"); }
 
@@ -400,16 +424,18 @@ function prefetch(frame) {
 }
 
 
-function anchor(at, frame) {
+function anchor(at, frame, quiet = null) {
   // every speech segment from `frame` up to the next kyogi wait, each at its frame's instant
+  // (one `frame` falls in: from that point of it, at `at`); none before `quiet`
   const tl = S.timeline;
   tl.anchor(at, frame);
   const w = tl.waitAfter(frame);
   const top = w ? w.end : tl.frames;
   tl.segs.forEach((s, i) => {
-    if (S.speech[i] && s.start >= frame && s.start < top && !S.played.has(i)) {
+    if (S.speech[i] && s.end > frame && s.start < top && !S.played.has(i) && (quiet === null || s.start >= quiet)) {
       S.played.add(i);
-      play(i, at + (s.start - frame) / tl.rate);
+      if (s.start >= frame) play(i, at + (s.start - frame) / tl.rate);
+      else play(i, at, (frame - s.start) / tl.rate);
     }
   });
   prefetch(frame);
@@ -532,6 +558,10 @@ document.addEventListener("pointerdown", onDown, { passive: true });
 document.addEventListener("pointermove", onMove, { passive: true });
 for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, (e) => pointers.delete(e.pointerId), { passive: true });
 $("start").addEventListener("click", () => begin());
+$("takeover").addEventListener("click", () => {  // (the code again, not this watcher's token)
+  if (!S.vacant || !S.vacant.length) return;
+  send({ t: "hello", v: PROTOCOL, code: decodeURIComponent(location.hash.slice(1)), device: deviceId(), take: S.vacant[0] });
+});
 $("calibrate").addEventListener("click", () => calibrate());
 try { $("name").value = localStorage.getItem("karuta-name") || ""; } catch (e) { /* private mode */ }
 $("skip").addEventListener("click", () => { if (!S.askedRead) { S.askedRead = true; send({ t: "start" }); } });

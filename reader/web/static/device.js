@@ -9,6 +9,21 @@ export const PROTOCOL = 1;
 export const REJOIN_TRIES = 120; // a lost link is tried again every second, this many times
 const SETTLE_MS = 3000;          // the output clock's fit is waited for at most this long
 
+// the device functions a page calls, bound to its state S and its parts ui ({handlers, send,
+// refuse, status, hello?}: see connect): the drill page's and the board page's, one binding
+export function bind(S, ui) {
+  const heard = () => heardNow(S);
+  S.epochOfFrame = (f) => epochOfFrame(S, f);  // (tests, benchmarks)
+  S.heardNow = heard;
+  return {
+    connect: () => connect(S, ui),
+    sound: () => openSound(S),
+    clip: (i) => clip(S, i, ui.refuse),
+    play: (i, when, offset = 0) => playAt(S, i, when, ui.refuse, offset),
+    heardNow: heard,
+  };
+}
+
 export function deviceId() {
   let id = null;
   try { id = localStorage.getItem("karuta-device"); } catch (e) { /* private mode */ }
@@ -89,15 +104,16 @@ export function clip(S, i, refuse) {
   return S.clips.get(i);
 }
 
-// segment i started at context time `when` (sample-exact); a start already past is cut by
-// as much, and the most cut is kept (S.cut)
-export async function playAt(S, i, when, refuse) {
+// segment i started at context time `when` (sample-exact), from `offset` s into it (a page
+// catching up mid-segment); a start already past is cut by as much, and the most cut is kept
+// (S.cut)
+export async function playAt(S, i, when, refuse, offset = 0) {
   const buf = await clip(S, i, refuse);
   const src = S.ctx.createBufferSource();
   src.buffer = buf;
   src.connect(S.ctx.destination);
   const late = S.ctx.currentTime - when;
-  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, late); } else src.start(when);
+  if (late > 0) { S.cut = Math.max(S.cut, late); src.start(S.ctx.currentTime, offset + late); } else src.start(when, offset);
 }
 
 // the plan frame heard now (null before the output clock and the timeline are known), and
