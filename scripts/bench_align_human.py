@@ -123,8 +123,11 @@ def one(args):
             named = sounds_like(x, RATE, dw["ratio"], {str(n): (samples, lay, sizes)})
         cw = weighed(cw, dw, w)
         swapped.append((w, cw, named))
+    extra = {"x": np.asarray(x, np.float32), "kanas": [m.kana for m in lay.morae],
+             "dtw_onsets": list(d.get("dtw_onsets") or [m.start for m in t.morae]),
+             "dtw_conf": t.confidence, "sizes": sizes}
     return (n, s / RATE, [(s + m.start) / RATE for m in t.morae], conf, swapped,
-            (d["ratio"], d["pace"]))
+            (d["ratio"], d["pace"]), extra)
 
 
 _V = None
@@ -147,32 +150,13 @@ def _poems(spec: str) -> list[int]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("folder", type=Path)
-    ap.add_argument("--poems", default="1-100")
-    ap.add_argument("--labels", type=Path, default=LABELS)
-    ap.add_argument("--swap", type=int, default=0, metavar="N",
-                    help="also align the first N labelled poems with the next poem's text")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--no-competitors", dest="competitors", action="store_false",
-                    help="confidence from the cost ratio alone (voice add also aligns each timeline with "
-                         "the neighbouring poems' texts: with_competitors)")
-    args = ap.parse_args()
+def report(rows, labels, took, workers, title):
+    """Print the figures of one way of aligning (``rows`` as ``one`` returns them)."""
     from audio.align import LOW_CONFIDENCE
     from poems.kimariji import kimariji_length
 
-    labels = read_labels(args.labels)
-    poems = [n for n in _poems(args.poems) if _file(args.folder, n)]
-    if not poems:
-        print(f"bench_align_human: no NNN.* files in {args.folder}", file=sys.stderr)
-        return 1
-    swap_set = set(sorted(n for n in labels if n in poems)[: args.swap])
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as ex:
-        rows = list(ex.map(one, [(args.folder, n, n in swap_set, args.competitors) for n in poems]))
-    took = time.perf_counter() - t0
     kl = kimariji_length(range(1, 101))
+    print(f"== {title}")
     conf = {n: c for n, _, _, c, *_ in rows}
     errs, off = [], []
     for n, _, on, c, *_ in rows:
@@ -183,7 +167,7 @@ def main() -> int:
             if abs(err) > 25:
                 off.append(f"{n}:{err:+.0f}ms@{c:.2f}")
     low = sum(1 for c in conf.values() if c < LOW_CONFIDENCE)
-    print(f"上の句 aligned: {len(rows)} in {took:.0f} s ({args.workers} workers); "
+    print(f"上の句 aligned: {len(rows)} in {took:.0f} s ({workers} workers); "
           f"flagged low (< {LOW_CONFIDENCE}): {low} of {len(rows)}; median confidence "
           f"{np.median(list(conf.values())):.2f}")
     if errs:
@@ -208,15 +192,113 @@ def main() -> int:
         fig = (f"decisive ({len(ee)}) median {np.median(ee):.0f} ms, 90% {np.percentile(ee, 90):.0f} ms, "
                f"max {ee.max():.0f} ms" if len(ee) else "no decisive labels")
         print(f"  {name}: flagged low {lo} of {len(sub)}; {fig}; wrong > 100 ms while confident {len(ws)}")
-    why = [f"{n}:{c:.2f}({ratio:.3f},{pace:.2f})" for n, _, _, c, _, (ratio, pace) in rows
+    why = [f"{n}:{c:.2f}({ratio:.3f},{pace:.2f})" for n, _, _, c, _, (ratio, pace), *_ in rows
            if c < LOW_CONFIDENCE]
-    print(f"flagged low (poem:confidence(cost ratio, pace factor)): {' '.join(why) or 'none'}")
-    sw = [(n, w, c, named) for n, _, _, _, s, _ in rows for w, c, named in s]
+    print(f"flagged low (poem:confidence({'margin' if 'HMM' in title else 'cost ratio'}, pace factor)): "
+          f"{' '.join(why) or 'none'}")
+    sw = [(n, w, c, named) for n, _, _, _, s, *_ in rows for w, c, named in s]
     if sw:
         sure = [f"{n}as{w}" for n, w, c, _ in sw if c >= LOW_CONFIDENCE]
         right = sum(1 for n, _, _, named in sw if named == str(n))
         print(f"swapped (上の句 of N aligned with N+1's text): {len(sw)}; confident {len(sure)} "
               f"{' '.join(sure)}; 'sounds like poem N' named rightly {right} of {len(sw)}")
+
+
+def hmm_rows(rows, swap_set):
+    """The same 上の句 aligned by the reader's own model (``audio.align_hmm``) trained on all
+    of them, as ``voice add`` does for a pack big enough: (rows as ``one`` returns them,
+    seconds to train, seconds to align and weigh)."""
+    from audio.align_hmm import clip_features, competitor_texts, confidence, margin, onsets, quiet_frames, train
+
+    t0 = time.perf_counter()
+    texts = {r[0]: r[6]["kanas"] for r in rows}
+    for k in range(1, 101):
+        if k not in texts:
+            texts[k] = _kanas(k)
+    feats = {r[0]: clip_features(r[6]["x"], RATE) for r in rows}
+    hop = RATE // 100
+
+    def comps(k):
+        return competitor_texts(texts[k], [texts[o] for o in (k - 1, k + 1) if 1 <= o <= 100])
+
+    clips, cps = [], []
+    for r in rows:
+        n, F = r[0], feats[r[0]]
+        on = [min(len(F) - 1, int(round(o / hop))) for o in r[6]["dtw_onsets"]]
+        clips.append((F, texts[n], on, quiet_frames(r[6]["x"], RATE)[:len(F)]))
+        cps.append(comps(n))
+    model = train(clips, competitors=cps)
+    took_train = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    out = []
+    for r in rows:
+        n, F, x = r[0], feats[r[0]], r[6]["x"]
+        final = [round((o - r[1]) * RATE) for o in r[2]]  # the DTW's onsets, repaired and snapped
+        got = onsets(model, x, RATE, texts[n], final, F=F)
+        m = margin(model, F, texts[n], comps(n))
+        swapped = []
+        if n in swap_set:
+            w = n % 100 + 1
+            swapped.append((w, confidence(margin(model, F, texts[w], comps(w))), None))
+        out.append((n, r[1], [r[1] + o / RATE for o in got], confidence(m), swapped, (m, 1.0), r[6]))
+    # every 上の句 weighed as if read for the next poem (a wrong text costs no synthesis here)
+    wrong = [margin(model, feats[r[0]], texts[r[0] % 100 + 1], comps(r[0] % 100 + 1)) for r in rows]
+    print(f"every 上の句 N weighed as N+1's text (reader's model): confident "
+          f"{sum(1 for w in wrong if confidence(w) >= 0.5)} of {len(wrong)}, margins max {max(wrong):.2f} "
+          f"(own texts' min {min(confidence_margin for confidence_margin in (o[5][0] for o in out)):.2f}); "
+          f"model trained on {model.clips} clips")
+    return out, took_train, time.perf_counter() - t1
+
+
+def _kanas(k):
+    from audio.voice import SpeechItem
+
+    return [m.kana for m in _voice().layout(SpeechItem(str(k), "kami")).morae]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--poems", default="1-100")
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--swap", type=int, default=0, metavar="N",
+                    help="also align the first N labelled poems with the next poem's text")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-competitors", dest="competitors", action="store_false",
+                    help="confidence from the cost ratio alone (voice add also aligns each timeline with "
+                         "the neighbouring poems' texts: with_competitors)")
+    ap.add_argument("--cache", type=Path, help="keep the DTW pass's results in this file (read back if "
+                                               "it exists: the reader's-model pass alone is run again)")
+    ap.add_argument("--no-hmm", dest="hmm", action="store_false",
+                    help="the DTW alone (no reader's model: what a pack too small to train gets)")
+    args = ap.parse_args()
+
+    labels = read_labels(args.labels)
+    poems = [n for n in _poems(args.poems) if _file(args.folder, n)]
+    if not poems:
+        print(f"bench_align_human: no NNN.* files in {args.folder}", file=sys.stderr)
+        return 1
+    swap_set = set(sorted(n for n in labels if n in poems)[: args.swap])
+    t0 = time.perf_counter()
+    if args.cache and args.cache.exists():
+        import pickle
+
+        rows, took = pickle.loads(args.cache.read_bytes())
+        rows = [r for r in rows if r[0] in poems]
+    else:
+        with ProcessPoolExecutor(max_workers=args.workers) as ex:
+            rows = list(ex.map(one, [(args.folder, n, n in swap_set, args.competitors) for n in poems]))
+        took = time.perf_counter() - t0
+        if args.cache:
+            import pickle
+
+            args.cache.write_bytes(pickle.dumps((rows, took)))
+    report(rows, labels, took, args.workers, "DTW against the built-in voice (audio.align)")
+    if args.hmm:
+        hrows, t_train, t_align = hmm_rows(rows, swap_set)
+        report(hrows, labels, t_train + t_align, 1,
+               f"the reader's own model (audio.align_hmm): trained in {t_train:.1f} s, "
+               f"aligned and weighed in {t_align:.1f} s")
     return 0
 
 
