@@ -194,7 +194,7 @@ def report(rows, labels, took, workers, title):
         print(f"  {name}: flagged low {lo} of {len(sub)}; {fig}; wrong > 100 ms while confident {len(ws)}")
     why = [f"{n}:{c:.2f}({ratio:.3f},{pace:.2f})" for n, _, _, c, _, (ratio, pace), *_ in rows
            if c < LOW_CONFIDENCE]
-    print(f"flagged low (poem:confidence({'margin' if 'HMM' in title else 'cost ratio'}, pace factor)): "
+    print(f"flagged low (poem:confidence({'fit ratio, margin' if 'own model' in title else 'cost ratio, pace factor'})): "
           f"{' '.join(why) or 'none'}")
     sw = [(n, w, c, named) for n, _, _, _, s, *_ in rows for w, c, named in s]
     if sw:
@@ -208,7 +208,7 @@ def hmm_rows(rows, swap_set):
     """The same 上の句 aligned by the reader's own model (``audio.align_hmm``) trained on all
     of them, as ``voice add`` does for a pack big enough: (rows as ``one`` returns them,
     seconds to train, seconds to align and weigh)."""
-    from audio.align_hmm import clip_features, competitor_texts, confidence, margin, onsets, quiet_frames, train
+    from audio.align_hmm import clip_features, competitor_texts, onsets, quiet_frames, train, weigh
 
     t0 = time.perf_counter()
     texts = {r[0]: r[6]["kanas"] for r in rows}
@@ -235,18 +235,24 @@ def hmm_rows(rows, swap_set):
         n, F, x = r[0], feats[r[0]], r[6]["x"]
         final = [round((o - r[1]) * RATE) for o in r[2]]  # the DTW's onsets, repaired and snapped
         got = onsets(model, x, RATE, texts[n], final, F=F)
-        m = margin(model, F, texts[n], comps(n))
+        conf, ratio, m = weigh(model, F, texts[n], comps(n))
         swapped = []
         if n in swap_set:
             w = n % 100 + 1
-            swapped.append((w, confidence(margin(model, F, texts[w], comps(w))), None))
-        out.append((n, r[1], [r[1] + o / RATE for o in got], confidence(m), swapped, (m, 1.0), r[6]))
-    # every 上の句 weighed as if read for the next poem (a wrong text costs no synthesis here)
-    wrong = [margin(model, feats[r[0]], texts[r[0] % 100 + 1], comps(r[0] % 100 + 1)) for r in rows]
-    print(f"every 上の句 N weighed as N+1's text (reader's model): confident "
-          f"{sum(1 for w in wrong if confidence(w) >= 0.5)} of {len(wrong)}, margins max {max(wrong):.2f} "
-          f"(own texts' min {min(confidence_margin for confidence_margin in (o[5][0] for o in out)):.2f}); "
-          f"model trained on {model.clips} clips")
+            swapped.append((w, weigh(model, F, texts[w], comps(w))[0], None))
+        out.append((n, r[1], [r[1] + o / RATE for o in got], conf, swapped, (ratio, m), r[6]))
+    # every 上の句 weighed as if read for another poem (a wrong text costs no synthesis here):
+    # the next one, two on, five on
+    own_max = max(o[5][0] for o in out)
+    for off in (1, 2, 5):
+        wrong = [(r[0], weigh(model, feats[r[0]], texts[(r[0] - 1 + off) % 100 + 1],
+                              comps((r[0] - 1 + off) % 100 + 1))) for r in rows]
+        sure = [n for n, (c, _, _) in wrong if c >= 0.5]
+        print(f"every 上の句 N weighed as N+{off}'s text (reader's model): confident {len(sure)} of {len(wrong)} "
+              f"{' '.join(map(str, sure))} (even {sum(1 for n in sure if n % 2 == 0)}, odd held out "
+              f"{sum(1 for n in sure if n % 2)}); fit ratios min {min(w[1] for _, w in wrong):.2f} (own texts' "
+              f"max {own_max:.2f}), margins max {max(w[2] for _, w in wrong):.2f}")
+    print(f"reader's model trained on {model.clips} of {len(rows)} clips")
     return out, took_train, time.perf_counter() - t1
 
 

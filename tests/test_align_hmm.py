@@ -13,8 +13,8 @@ import zlib
 import numpy as np
 import pytest
 
-from audio.align_hmm import (MIN_CLIPS, clip_features, onset_sample, competitor_texts, confidence, force_align, margin,
-                             phones, quiet_frames, train)
+from audio.align_hmm import (MIN_CLIPS, clip_features, competitor_texts, force_align, onset_sample, phones,
+                             quiet_frames, train, weigh)
 
 RATE = 16000
 _FORMANTS = {"a": (800, 1300), "i": (300, 2300), "u": (350, 1300), "e": (500, 1900), "o": (500, 900),
@@ -156,10 +156,31 @@ def test_own_text_confident_and_a_neighbours_text_not(pack):
     """Every clip weighed against its neighbouring poems' texts and its morae shuffled: its
     own text confident; read as the next poem's (a misnumbered file), never."""
     keys, clips, truth, texts, feats, comps, model = pack
-    own = {k: confidence(margin(model, feats[k], texts[k], comps(k))) for k in keys}
+    own = {k: weigh(model, feats[k], texts[k], comps(k))[0] for k in keys}
     assert min(own.values()) >= 0.5, own
-    wrong = {k: confidence(margin(model, feats[k], texts[k + 1], comps(k + 1))) for k in keys}
+    wrong = {k: weigh(model, feats[k], texts[k + 1], comps(k + 1))[0] for k in keys}
     assert max(wrong.values()) < 0.5, wrong
+
+
+def test_a_text_several_poems_off_is_not_confident(pack):
+    """Read as a poem's text two or five poems on, a clip's competitors (that poem's
+    neighbours, its morae shuffled) are as wrong as it is: the margin alone can call it
+    confident (7 of these 48 fit better than their competitors); measured against the best
+    path of any phones
+    (``weigh``'s fit ratio) none is confident."""
+    keys, clips, truth, texts, feats, comps, model = pack
+    texts = dict(texts)
+    for k in range(27, 30):
+        texts[k] = [m for ku in _kus(k) for m in ku]
+    sure = []
+    for off in (2, 5):
+        for k in keys:
+            w = (k - 1 + off) % 29 + 1
+            others = [texts[o] for o in (w - 1, w + 1) if o in texts]
+            conf, ratio, m = weigh(model, feats[k], texts[w], competitor_texts(texts[w], others))
+            if conf >= 0.5:
+                sure.append((k, w, round(conf, 2), round(ratio, 2), round(m, 2)))
+    assert sure == []
 
 
 def test_too_few_clips_train_no_model(pack):

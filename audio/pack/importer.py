@@ -226,6 +226,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
 
     from audio.align import (COMPETITORS_ABOVE, SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes,
                              proportional, sounds_like, text_ratios, with_competitors)
+    from audio.align import LOW_CONFIDENCE
     from audio.align import _morae_from_onsets as _morae
     from audio.align_hmm import MIN_CLIPS
     from audio.decode import decode, trim_silence
@@ -491,12 +492,12 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
         def _own_model(tls):
             """The reader's own model (``audio.align_hmm``) trained on every clip the DTW
             aligned (``tls``: clip -> its DTW timeline), and each of them aligned with it:
-            onsets where both agree, confidence from the own text's margin over the
-            neighbouring poems' texts (the same part) and its own morae shuffled.  None when
+            onsets where both agree, confidence from how much better its own text fits
+            than the neighbouring poems' texts (the same part) and its own morae shuffled,
+            measured against any phones (``audio.align_hmm.weigh``).  None when
             it cannot be trained."""
             from audio.align import _HOP, _FEAT_RATE
-            from audio.align_hmm import (clip_features, competitor_texts, confidence, margin, onsets,
-                                         quiet_frames, train)
+            from audio.align_hmm import clip_features, competitor_texts, onsets, quiet_frames, train, weigh
 
             hop = PACK_RATE * _HOP / _FEAT_RATE
             data, order = [], []
@@ -523,9 +524,11 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 F, kanas = data[i][0], data[i][1]
                 t = tls[k]
                 on = onsets(model, x, PACK_RATE, kanas, [m.start for m in t.morae], F=F)
-                conf = confidence(margin(model, F, kanas, comps))
+                conf = weigh(model, F, kanas, comps)[0]
+                # its own text fits it clearly: no "sounds like poem N" from the DTW's weaker test
+                like = t.sounds_like if conf < LOW_CONFIDENCE else None
                 return k, dataclasses.replace(t, morae=_morae(kanas, on, clips[k]["frames"]), confidence=conf,
-                                              method="reader")
+                                              method="reader", sounds_like=like)
 
             with ThreadPoolExecutor(max_workers=nworkers) as ex2:
                 return dict(ex2.map(one_clip, range(len(order))))
