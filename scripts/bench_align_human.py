@@ -23,10 +23,17 @@ the importer's splitting), aligns it with the built-in voice's reading of the sa
 * with ``--swap N``: N 上の句 aligned with the next poem's text (as if two files were swapped):
   how many come out confident, and how many ``sounds_like`` names rightly.
 
+Then the same figures for the reader's own model (``audio.align_hmm``), as ``voice add`` times
+a pack of 20 or more poems: trained on all the 上の句 from the DTW's onsets, every 上の句
+aligned with it (onsets where it agrees with the DTW's within 100 ms), confidence from the fit
+ratio (``weigh``); every 上の句 is also weighed as the text of poem N+1, N+2 and N+5 (a
+misnumbered file), and the seconds to train and to align are printed (``--no-hmm``: the DTW
+alone; ``--cache FILE`` keeps the DTW pass, which takes most of the time, for the next run).
+
 The recordings are third-party: only the labels (numbers) are kept in the project.
 
     python scripts/bench_align_human.py /path/to/reader/audio [--poems 1-100] [--swap 10]
-        [--workers 2] [--labels FILE]
+        [--workers 2] [--labels FILE] [--cache FILE] [--no-hmm]
 
 Goals (issue 32): decisive onsets p90 <= 25 ms, <= 10 of 100 上の句 flagged low, none wrong
 by more than 100 ms while confident.
