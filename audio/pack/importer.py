@@ -583,7 +583,10 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                                        [(clips, k) for k in sorted(clips)] + [(again, k) for k in sorted(again)]):
                 got[id(store_), k] = (store_, t)
         if use_model:
-            mended = _own_model({k: t for (sid, k), (st, t) in got.items() if st is clips and k in dtw_at})
+            try:
+                mended = _own_model({k: t for (sid, k), (st, t) in got.items() if st is clips and k in dtw_at})
+            except Exception:  # never a traceback at import: the DTW's timelines stand
+                mended = None
             if mended is None:  # too few clips fit their texts to learn from: the DTW's weighing
                 with ThreadPoolExecutor(max_workers=nworkers) as ex:
                     mended = dict(zip(dtw_at, ex.map(lambda k: _weighed(k, got[id(clips), k][1]), list(dtw_at))))
