@@ -246,21 +246,24 @@ def hmm_rows(rows, swap_set):
         swapped = []
         if n in swap_set:
             w = n % 100 + 1
-            swapped.append((w, weigh(model, F, texts[w], comps(w))[0], None))
+            cw = weigh(model, F, texts[w], comps(w))[0]
+            named = r[4][0][2] if r[4] else None  # the DTW's, kept where the model is not confident
+            swapped.append((w, cw, named if cw < 0.5 else None))
         out.append((n, r[1], [r[1] + o / RATE for o in got], conf, swapped, (ratio, m), r[6]))
     # every 上の句 weighed as if read for another poem (a wrong text costs no synthesis here):
     # the next one, two on, five on
     own_max = max(o[5][0] for o in out)
+    notes = []
     for off in (1, 2, 5):
         wrong = [(r[0], weigh(model, feats[r[0]], texts[(r[0] - 1 + off) % 100 + 1],
                               comps((r[0] - 1 + off) % 100 + 1))) for r in rows]
         sure = [n for n, (c, _, _) in wrong if c >= 0.5]
-        print(f"every 上の句 N weighed as N+{off}'s text (reader's model): confident {len(sure)} of {len(wrong)} "
+        notes.append(f"every 上の句 N weighed as N+{off}'s text (reader's model): confident {len(sure)} of {len(wrong)} "
               f"{' '.join(map(str, sure))} (even {sum(1 for n in sure if n % 2 == 0)}, odd held out "
               f"{sum(1 for n in sure if n % 2)}); fit ratios min {min(w[1] for _, w in wrong):.2f} (own texts' "
               f"max {own_max:.2f}), margins max {max(w[2] for _, w in wrong):.2f}")
-    print(f"reader's model trained on {model.clips} of {len(rows)} clips")
-    return out, took_train, time.perf_counter() - t1
+    notes.append(f"reader's model trained on {model.clips} of {len(rows)} clips")
+    return out, took_train, time.perf_counter() - t1, notes
 
 
 def _kanas(k):
@@ -308,10 +311,11 @@ def main() -> int:
             args.cache.write_bytes(pickle.dumps((rows, took)))
     report(rows, labels, took, args.workers, "DTW against the built-in voice (audio.align)")
     if args.hmm:
-        hrows, t_train, t_align = hmm_rows(rows, swap_set)
+        hrows, t_train, t_align, notes = hmm_rows(rows, swap_set)
         report(hrows, labels, t_train + t_align, 1,
                f"the reader's own model (audio.align_hmm): trained in {t_train:.1f} s, "
                f"aligned and weighed in {t_align:.1f} s")
+        print("\n".join(notes))
     return 0
 
 
