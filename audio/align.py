@@ -42,6 +42,9 @@ over four times their expected length (a path forced through a text not said).
 or more against the neighbouring poems' texts instead (``with_competitors``: how much better
 its own text fits, by "fit", the DTW cost after the speaker map): for a chanting human the
 ratio alone tells its text from a neighbour's too little.
+A pack of ``audio.align_hmm.MIN_CLIPS`` (20) poems or more goes further: its reader's own
+phone models are trained on these timelines and time and weigh every clip (``align_hmm``);
+``with_competitors`` is then only the fallback when no model can be trained.
 
 Without a usable reference (no synthesizer), ``proportional`` spreads the reference layout
 over the clip linearly and reports confidence 0 with method "proportional".

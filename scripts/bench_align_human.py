@@ -23,10 +23,17 @@ the importer's splitting), aligns it with the built-in voice's reading of the sa
 * with ``--swap N``: N 上の句 aligned with the next poem's text (as if two files were swapped):
   how many come out confident, and how many ``sounds_like`` names rightly.
 
+Then the same figures for the reader's own model (``audio.align_hmm``), as ``voice add`` times
+a pack of 20 or more poems: trained on all the 上の句 from the DTW's onsets, every 上の句
+aligned with it (onsets where it agrees with the DTW's within 100 ms), confidence from the fit
+ratio (``weigh``); every 上の句 is also weighed as the text of poem N+1, N+2 and N+5 (a
+misnumbered file), and the seconds to train and to align are printed (``--no-hmm``: the DTW
+alone; ``--cache FILE`` keeps the DTW pass, which takes most of the time, for the next run).
+
 The recordings are third-party: only the labels (numbers) are kept in the project.
 
     python scripts/bench_align_human.py /path/to/reader/audio [--poems 1-100] [--swap 10]
-        [--workers 2] [--labels FILE]
+        [--workers 2] [--labels FILE] [--cache FILE] [--no-hmm]
 
 Goals (issue 32): decisive onsets p90 <= 25 ms, <= 10 of 100 上の句 flagged low, none wrong
 by more than 100 ms while confident.
@@ -123,8 +130,11 @@ def one(args):
             named = sounds_like(x, RATE, dw["ratio"], {str(n): (samples, lay, sizes)})
         cw = weighed(cw, dw, w)
         swapped.append((w, cw, named))
+    extra = {"x": np.asarray(x, np.float32), "kanas": [m.kana for m in lay.morae],
+             "dtw_onsets": list(d.get("dtw_onsets") or [m.start for m in t.morae]),
+             "dtw_conf": t.confidence, "sizes": sizes}
     return (n, s / RATE, [(s + m.start) / RATE for m in t.morae], conf, swapped,
-            (d["ratio"], d["pace"]))
+            (d["ratio"], d["pace"]), extra)
 
 
 _V = None
@@ -147,32 +157,13 @@ def _poems(spec: str) -> list[int]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("folder", type=Path)
-    ap.add_argument("--poems", default="1-100")
-    ap.add_argument("--labels", type=Path, default=LABELS)
-    ap.add_argument("--swap", type=int, default=0, metavar="N",
-                    help="also align the first N labelled poems with the next poem's text")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--no-competitors", dest="competitors", action="store_false",
-                    help="confidence from the cost ratio alone (voice add also aligns each timeline with "
-                         "the neighbouring poems' texts: with_competitors)")
-    args = ap.parse_args()
+def report(rows, labels, took, workers, title):
+    """Print the figures of one way of aligning (``rows`` as ``one`` returns them)."""
     from audio.align import LOW_CONFIDENCE
     from poems.kimariji import kimariji_length
 
-    labels = read_labels(args.labels)
-    poems = [n for n in _poems(args.poems) if _file(args.folder, n)]
-    if not poems:
-        print(f"bench_align_human: no NNN.* files in {args.folder}", file=sys.stderr)
-        return 1
-    swap_set = set(sorted(n for n in labels if n in poems)[: args.swap])
-    t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=args.workers) as ex:
-        rows = list(ex.map(one, [(args.folder, n, n in swap_set, args.competitors) for n in poems]))
-    took = time.perf_counter() - t0
     kl = kimariji_length(range(1, 101))
+    print(f"== {title}")
     conf = {n: c for n, _, _, c, *_ in rows}
     errs, off = [], []
     for n, _, on, c, *_ in rows:
@@ -183,7 +174,7 @@ def main() -> int:
             if abs(err) > 25:
                 off.append(f"{n}:{err:+.0f}ms@{c:.2f}")
     low = sum(1 for c in conf.values() if c < LOW_CONFIDENCE)
-    print(f"上の句 aligned: {len(rows)} in {took:.0f} s ({args.workers} workers); "
+    print(f"上の句 aligned: {len(rows)} in {took:.0f} s ({workers} workers); "
           f"flagged low (< {LOW_CONFIDENCE}): {low} of {len(rows)}; median confidence "
           f"{np.median(list(conf.values())):.2f}")
     if errs:
@@ -208,15 +199,123 @@ def main() -> int:
         fig = (f"decisive ({len(ee)}) median {np.median(ee):.0f} ms, 90% {np.percentile(ee, 90):.0f} ms, "
                f"max {ee.max():.0f} ms" if len(ee) else "no decisive labels")
         print(f"  {name}: flagged low {lo} of {len(sub)}; {fig}; wrong > 100 ms while confident {len(ws)}")
-    why = [f"{n}:{c:.2f}({ratio:.3f},{pace:.2f})" for n, _, _, c, _, (ratio, pace) in rows
+    why = [f"{n}:{c:.2f}({ratio:.3f},{pace:.2f})" for n, _, _, c, _, (ratio, pace), *_ in rows
            if c < LOW_CONFIDENCE]
-    print(f"flagged low (poem:confidence(cost ratio, pace factor)): {' '.join(why) or 'none'}")
-    sw = [(n, w, c, named) for n, _, _, _, s, _ in rows for w, c, named in s]
+    print(f"flagged low (poem:confidence({'fit ratio, margin' if 'own model' in title else 'cost ratio, pace factor'})): "
+          f"{' '.join(why) or 'none'}")
+    sw = [(n, w, c, named) for n, _, _, _, s, *_ in rows for w, c, named in s]
     if sw:
         sure = [f"{n}as{w}" for n, w, c, _ in sw if c >= LOW_CONFIDENCE]
         right = sum(1 for n, _, _, named in sw if named == str(n))
         print(f"swapped (上の句 of N aligned with N+1's text): {len(sw)}; confident {len(sure)} "
               f"{' '.join(sure)}; 'sounds like poem N' named rightly {right} of {len(sw)}")
+
+
+def hmm_rows(rows, swap_set):
+    """The same 上の句 aligned by the reader's own model (``audio.align_hmm``) trained on all
+    of them, as ``voice add`` does for a pack big enough: (rows as ``one`` returns them,
+    seconds to train, seconds to align and weigh)."""
+    from audio.align_hmm import clip_features, competitor_texts, onsets, quiet_frames, train, weigh
+
+    t0 = time.perf_counter()
+    texts = {r[0]: r[6]["kanas"] for r in rows}
+    for k in range(1, 101):
+        if k not in texts:
+            texts[k] = _kanas(k)
+    feats = {r[0]: clip_features(r[6]["x"], RATE) for r in rows}
+    hop = RATE // 100
+
+    def comps(k):
+        return competitor_texts(texts[k], [texts[o] for o in (k - 1, k + 1) if 1 <= o <= 100])
+
+    clips, cps = [], []
+    for r in rows:
+        n, F = r[0], feats[r[0]]
+        on = [min(len(F) - 1, int(round(o / hop))) for o in r[6]["dtw_onsets"]]
+        clips.append((F, texts[n], on, quiet_frames(r[6]["x"], RATE)[:len(F)]))
+        cps.append(comps(n))
+    model = train(clips, competitors=cps)
+    took_train = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    out = []
+    for r in rows:
+        n, F, x = r[0], feats[r[0]], r[6]["x"]
+        final = [round((o - r[1]) * RATE) for o in r[2]]  # the DTW's onsets, repaired and snapped
+        got = onsets(model, x, RATE, texts[n], final, F=F)
+        conf, ratio, m = weigh(model, F, texts[n], comps(n))
+        swapped = []
+        if n in swap_set:
+            w = n % 100 + 1
+            cw = weigh(model, F, texts[w], comps(w))[0]
+            named = r[4][0][2] if r[4] else None  # the DTW's, kept where the model is not confident
+            swapped.append((w, cw, named if cw < 0.5 else None))
+        out.append((n, r[1], [r[1] + o / RATE for o in got], conf, swapped, (ratio, m), r[6]))
+    # every 上の句 weighed as if read for another poem (a wrong text costs no synthesis here):
+    # the next one, two on, five on
+    own_max = max(o[5][0] for o in out)
+    notes = []
+    for off in (1, 2, 5):
+        wrong = [(r[0], weigh(model, feats[r[0]], texts[(r[0] - 1 + off) % 100 + 1],
+                              comps((r[0] - 1 + off) % 100 + 1))) for r in rows]
+        sure = [n for n, (c, _, _) in wrong if c >= 0.5]
+        notes.append(f"every 上の句 N weighed as N+{off}'s text (reader's model): confident {len(sure)} of {len(wrong)} "
+              f"{' '.join(map(str, sure))} (even {sum(1 for n in sure if n % 2 == 0)}, odd held out "
+              f"{sum(1 for n in sure if n % 2)}); fit ratios min {min(w[1] for _, w in wrong):.2f} (own texts' "
+              f"max {own_max:.2f}), margins max {max(w[2] for _, w in wrong):.2f}")
+    notes.append(f"reader's model trained on {model.clips} of {len(rows)} clips")
+    return out, took_train, time.perf_counter() - t1, notes
+
+
+def _kanas(k):
+    from audio.voice import SpeechItem
+
+    return [m.kana for m in _voice().layout(SpeechItem(str(k), "kami")).morae]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("--poems", default="1-100")
+    ap.add_argument("--labels", type=Path, default=LABELS)
+    ap.add_argument("--swap", type=int, default=0, metavar="N",
+                    help="also align the first N labelled poems with the next poem's text")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--no-competitors", dest="competitors", action="store_false",
+                    help="confidence from the cost ratio alone (voice add also aligns each timeline with "
+                         "the neighbouring poems' texts: with_competitors)")
+    ap.add_argument("--cache", type=Path, help="keep the DTW pass's results in this file (read back if "
+                                               "it exists: the reader's-model pass alone is run again)")
+    ap.add_argument("--no-hmm", dest="hmm", action="store_false",
+                    help="the DTW alone (no reader's model: what a pack too small to train gets)")
+    args = ap.parse_args()
+
+    labels = read_labels(args.labels)
+    poems = [n for n in _poems(args.poems) if _file(args.folder, n)]
+    if not poems:
+        print(f"bench_align_human: no NNN.* files in {args.folder}", file=sys.stderr)
+        return 1
+    swap_set = set(sorted(n for n in labels if n in poems)[: args.swap])
+    t0 = time.perf_counter()
+    if args.cache and args.cache.exists():
+        import pickle
+
+        rows, took = pickle.loads(args.cache.read_bytes())
+        rows = [r for r in rows if r[0] in poems]
+    else:
+        with ProcessPoolExecutor(max_workers=args.workers) as ex:
+            rows = list(ex.map(one, [(args.folder, n, n in swap_set, args.competitors) for n in poems]))
+        took = time.perf_counter() - t0
+        if args.cache:
+            import pickle
+
+            args.cache.write_bytes(pickle.dumps((rows, took)))
+    report(rows, labels, took, args.workers, "DTW against the built-in voice (audio.align)")
+    if args.hmm:
+        hrows, t_train, t_align, notes = hmm_rows(rows, swap_set)
+        report(hrows, labels, t_train + t_align, 1,
+               f"the reader's own model (audio.align_hmm): trained in {t_train:.1f} s, "
+               f"aligned and weighed in {t_align:.1f} s")
+        print("\n".join(notes))
     return 0
 
 

@@ -78,7 +78,7 @@ _EXCLUSIVE_MODULES = {"test_taps.py", "test_calibrate.py", "test_output.py",
                       "test_window_taps.py"}
 _MODULE_FIXTURE_MODULES = {"test_tournament_pages.py", "test_voice_acoustics.py",
                            "test_practice_bots.py", "test_practice_golden.py", "test_torifuda.py",
-                           "test_web_clocksync.py"}
+                           "test_web_clocksync.py", "test_align_hmm.py"}
 
 
 def xdist_unit(nodeid: str) -> str:

@@ -226,6 +226,9 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
 
     from audio.align import (COMPETITORS_ABOVE, SWAP_CHECK_BELOW, align_detail, both_halves_agree, ku_sizes,
                              proportional, sounds_like, text_ratios, with_competitors)
+    from audio.align import LOW_CONFIDENCE
+    from audio.align import _morae_from_onsets as _morae
+    from audio.align_hmm import MIN_CLIPS
     from audio.decode import decode, trim_silence
     from audio.loudness import CEILING_DBTP, TARGET_LUFS, integrated_lufs, true_peak_db
 
@@ -416,6 +419,11 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             except Exception:
                 pass
 
+        # a pack big enough gets its reader's own model (audio.align_hmm): its confidence is
+        # weighed against the neighbouring texts there, not by DTW
+        use_model = sum(1 for k in aligned if k.split(".")[0].isdigit()) >= MIN_CLIPS
+        dtw_at: dict[str, list[int]] = {}  # clip -> the DTW's onsets (samples), the model's start
+        dinfo: dict[str, dict] = {}  # clip -> what its DTW measured (align_detail)
         ratios: dict[str, dict[str, float]] = {}  # clip -> {poem: its cost ratio against that poem's text}
         fits: dict[str, dict[str, float]] = {}  # clip -> {poem: its fit to that poem's text (with_competitors)}
 
@@ -434,8 +442,11 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                         fits[k] = {key: float(detail["fit"])}
                     if t.confidence < SWAP_CHECK_BELOW and key.isdigit() and "ratio" in detail:
                         t = _swapped(t, x, detail["ratio"], key, part, ratios.get(k), fits.get(k))
+                    if "dtw_onsets" in detail and store_ is clips:
+                        dtw_at[k] = list(detail["dtw_onsets"])
+                        dinfo[k] = detail
                     if (key.isdigit() and k in ratios and not detail.get("same_voice")
-                            and detail["ratio"] >= COMPETITORS_ABOVE):
+                            and detail["ratio"] >= COMPETITORS_ABOVE and not use_model):
                         # another voice: does its text fit clearly better than the neighbours'?
                         # (the cost ratio alone let a human reader's neighbouring texts through)
                         seen, fit = ratios[k], fits[k]
@@ -450,6 +461,77 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                     t = proportional(c["frames"], lay)
                     return k, type(t)(t.morae, 0.0, f"proportional ({' '.join(str(e).split())[:60]})")
             return k, proportional(c["frames"], lay)
+
+        def _texts(key, part):
+            """The kana of ``key``'s ``part`` (None if the reference cannot say it)."""
+            try:
+                return [m.kana for m in _ref_layout(ref, key, part).morae]
+            except Exception:
+                return None
+
+        def _weighed(k, t):
+            """``t``'s confidence weighed against its neighbours' texts by DTW (a pack too
+            small, or too ill-fitting, for a reader's model)."""
+            key, part = k.split(".")
+            if not key.isdigit() or k not in ratios or k not in dtw_at:
+                return t
+            detail = dinfo[k]
+            if detail.get("same_voice") or detail["ratio"] < COMPETITORS_ABOVE:
+                return t
+            try:
+                x, _ = sf.read(str(tmp / clips[k]["file"]), dtype="float32")
+                seen, fit = ratios[k], fits[k]
+                near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
+                seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in fit], part), fits=fit))
+                conf = with_competitors(t.confidence, detail["pace"], detail["fit"],
+                                        {o: f for o, f in fit.items() if o != key})
+                return dataclasses.replace(t, confidence=conf)
+            except Exception:
+                return t
+
+        def _own_model(tls):
+            """The reader's own model (``audio.align_hmm``) trained on every clip the DTW
+            aligned (``tls``: clip -> its DTW timeline), and each of them aligned with it:
+            onsets where both agree, confidence from how much better its own text fits
+            than the neighbouring poems' texts (the same part) and its own morae shuffled,
+            measured against any phones (``audio.align_hmm.weigh``).  None when
+            it cannot be trained."""
+            from audio.align import _HOP, _FEAT_RATE
+            from audio.align_hmm import clip_features, competitor_texts, onsets, quiet_frames, train, weigh
+
+            hop = PACK_RATE * _HOP / _FEAT_RATE
+            data, order = [], []
+            for k in sorted(tls):
+                key, part = k.split(".")
+                kanas = [m.kana for m in tls[k].morae]
+                try:
+                    x, _ = sf.read(str(tmp / clips[k]["file"]), dtype="float32")
+                except Exception:
+                    continue
+                F = clip_features(x, PACK_RATE)
+                near = [_texts(str(o), part) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100] \
+                    if key.isdigit() else []
+                comps = competitor_texts(kanas, [t_ for t_ in near if t_])
+                init = [min(len(F) - 1, int(round(o / hop))) for o in dtw_at[k]]
+                data.append((F, kanas, init, quiet_frames(x, PACK_RATE)[:len(F)]))
+                order.append((k, x, comps))
+            model = train(data, competitors=[c for _, _, c in order])
+            if model is None:
+                return None
+
+            def one_clip(i):
+                k, x, comps = order[i]
+                F, kanas = data[i][0], data[i][1]
+                t = tls[k]
+                on = onsets(model, x, PACK_RATE, kanas, [m.start for m in t.morae], F=F)
+                conf = weigh(model, F, kanas, comps)[0]
+                # its own text fits it clearly: no "sounds like poem N" from the DTW's weaker test
+                like = t.sounds_like if conf < LOW_CONFIDENCE else None
+                return k, dataclasses.replace(t, morae=_morae(kanas, on, clips[k]["frames"]), confidence=conf,
+                                              method="reader", sounds_like=like)
+
+            with ThreadPoolExecutor(max_workers=nworkers) as ex2:
+                return dict(ex2.map(one_clip, range(len(order))))
 
         def _cands(keys, part):
             cands = {}
@@ -495,10 +577,23 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                         continue
                 t.pop("sounds_like", None)
 
+        got: dict = {}
         with ThreadPoolExecutor(max_workers=nworkers) as ex:
             for store_, k, t in ex.map(lambda j: (j[0],) + timeline(j),
                                        [(clips, k) for k in sorted(clips)] + [(again, k) for k in sorted(again)]):
-                store_[k]["timeline"] = t.to_json()
+                got[id(store_), k] = (store_, t)
+        if use_model:
+            try:
+                mended = _own_model({k: t for (sid, k), (st, t) in got.items() if st is clips and k in dtw_at})
+            except Exception:  # never a traceback at import: the DTW's timelines stand
+                mended = None
+            if mended is None:  # too few clips fit their texts to learn from: the DTW's weighing
+                with ThreadPoolExecutor(max_workers=nworkers) as ex:
+                    mended = dict(zip(dtw_at, ex.map(lambda k: _weighed(k, got[id(clips), k][1]), list(dtw_at))))
+            for k, t in mended.items():
+                got[id(clips), k] = (clips, t)
+        for (_, k), (store_, t) in got.items():
+            store_[k]["timeline"] = t.to_json()
         _one_file_swaps()
         if ref is not None and hasattr(ref, "close") and reference is None:
             ref.close()
