@@ -303,6 +303,24 @@ def test_a_page_that_loses_its_link_for_5_s_joins_again_and_its_touch_counts(tmp
     assert sum("a device joined" in ln for ln in board.lines) == 2, board.lines
 
 
+def a_phone(tmp_path, pulse_server):
+    """A phone-sized browser of its own (its own profile), its sound to the tests' sink;
+    the caller closes it."""
+    from testbed.cdp import Browser
+
+    return Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+
+
+def tablet_then_phone(browser, phone, page: str, phone_is: str) -> None:
+    """The tablet opens the page first and is seat A; then the phone, seated as ``phone_is``."""
+    from test_web import PHONE
+
+    browser.load(page, *TABLET, touch=True)
+    wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
+    phone.load(page, *PHONE, touch=True)
+    wait_js(phone, f"karuta.phase === 'join' && karuta.you === '{phone_is}'", what=f"the phone as {phone_is}")
+
+
 def test_a_phone_and_a_tablet_each_a_players_device_play_a_match_judged_by_frames(
         tmp_path, browser, pulse_server):  # noqa: F811
     """``--vs device``: the tablet (1024x1366) takes seat A, the phone (390x844, a browser of
@@ -316,17 +334,12 @@ def test_a_phone_and_a_tablet_each_a_players_device_play_a_match_judged_by_frame
     from reader.practice import headless
     from reader.practice.match import Seat
     from reader.reading.voices import make_voice
-    from test_web import PHONE
     from test_web_practice_table import noted, one_machine
-    from testbed.cdp import Browser
 
     board = Board(tmp_path, "--vs", "device", "--cards", "1", "--seed", "23", *QUICK)
-    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    phone = a_phone(tmp_path, pulse_server)
     try:
-        browser.load(board.page, *TABLET, touch=True)
-        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
-        phone.load(board.page, *PHONE, touch=True)
-        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'B'", what="seat B")
+        tablet_then_phone(browser, phone, board.page, "B")
         press_start(browser)
         wait_js(browser, "document.getElementById('status').textContent.includes("
                          "\"waiting for B's device\")", what="A waiting for B")
@@ -395,16 +408,10 @@ def test_a_watcher_sees_the_board_hears_the_reading_and_its_touch_is_refused(
     watches -- its join screen says so, it plays the reading and draws the board; its touch
     on the card is refused in a line on its page and judged nowhere; the tablet's take wins
     the match and both end screens say it."""
-    from test_web import PHONE
-    from testbed.cdp import Browser
-
     board = Board(tmp_path, "--vs", "bot:1", "--cards", "1", "--seed", "23", *QUICK)
-    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    phone = a_phone(tmp_path, pulse_server)
     try:
-        browser.load(board.page, *TABLET, touch=True)
-        wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
-        phone.load(board.page, *PHONE, touch=True)
-        wait_js(phone, "karuta.phase === 'join' && karuta.you === 'watch'", what="a watcher")
+        tablet_then_phone(browser, phone, board.page, "watch")
         assert phone.js("document.getElementById('seat').textContent").startswith("watching")
         press_start(browser)
         press_start(phone)
@@ -496,7 +503,6 @@ def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_ba
     from reader.web import board as webboard
     from reader.web.server import serve
     from test_web import PHONE
-    from testbed.cdp import Browser
 
     monkeypatch.setattr(webboard, "TAKEOVER_S", 3.0)
     m = headless.new_match("kyogi", {"A": Seat("human"), "B": Seat("bot", 1)}, 23,
@@ -512,7 +518,7 @@ def test_a_page_with_the_code_takes_over_the_seat_of_a_device_that_never_came_ba
     while not urls and time.monotonic() < end:
         time.sleep(0.05)
     page = urls[0].replace("127.0.0.1", "karuta.test")
-    phone = Browser(tmp_path / "phone-profile", FLAGS, env=karuta_env(pulse_server.env))
+    phone = a_phone(tmp_path, pulse_server)
     try:
         browser.load(page, *TABLET, touch=True)
         wait_js(browser, "karuta.phase === 'join' && karuta.you === 'A'", what="seat A")
