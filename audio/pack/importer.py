@@ -445,17 +445,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                     if "dtw_onsets" in detail and store_ is clips:
                         dtw_at[k] = list(detail["dtw_onsets"])
                         dinfo[k] = detail
-                    if (key.isdigit() and k in ratios and not detail.get("same_voice")
-                            and detail["ratio"] >= COMPETITORS_ABOVE and not use_model):
-                        # another voice: does its text fit clearly better than the neighbours'?
-                        # (the cost ratio alone let a human reader's neighbouring texts through)
-                        seen, fit = ratios[k], fits[k]
-                        near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
-                        seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in fit], part),
-                                                fits=fit))
-                        conf = with_competitors(t.confidence, detail["pace"], detail["fit"],
-                                                {o: f for o, f in fit.items() if o != key})
-                        t = dataclasses.replace(t, confidence=conf)
+                    if not use_model:
+                        t = _weighed_by_dtw(k, t, x, detail)
                     return k, t
                 except Exception as e:  # the reference cannot speak this one: estimate
                     t = proportional(c["frames"], lay)
@@ -469,23 +460,29 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             except Exception:
                 return None
 
-        def _weighed(k, t):
-            """``t``'s confidence weighed against its neighbours' texts by DTW (a pack too
-            small, or too ill-fitting, for a reader's model)."""
+        def _weighed_by_dtw(k, t, x, detail):
+            """Another voice's timeline ``t`` of clip ``k`` (samples ``x``): its confidence
+            weighed by how much better its own text fits than the neighbouring poems' texts
+            (DTW; the cost ratio alone let a human reader's neighbouring texts through)."""
             key, part = k.split(".")
-            if not key.isdigit() or k not in ratios or k not in dtw_at:
+            if not (key.isdigit() and k in ratios and not detail.get("same_voice")
+                    and detail["ratio"] >= COMPETITORS_ABOVE):
                 return t
-            detail = dinfo[k]
-            if detail.get("same_voice") or detail["ratio"] < COMPETITORS_ABOVE:
+            seen, fit = ratios[k], fits[k]
+            near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
+            seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in fit], part), fits=fit))
+            conf = with_competitors(t.confidence, detail["pace"], detail["fit"],
+                                    {o: f for o, f in fit.items() if o != key})
+            return dataclasses.replace(t, confidence=conf)
+
+        def _weighed(k, t):
+            """``_weighed_by_dtw`` afterwards, for a pack whose reader's model could not be
+            trained; a clip it cannot weigh keeps ``t``."""
+            if k not in dtw_at:
                 return t
             try:
                 x, _ = sf.read(str(tmp / clips[k]["file"]), dtype="float32")
-                seen, fit = ratios[k], fits[k]
-                near = [str(o) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100]
-                seen.update(text_ratios(x, PACK_RATE, _cands([o for o in near if o not in fit], part), fits=fit))
-                conf = with_competitors(t.confidence, detail["pace"], detail["fit"],
-                                        {o: f for o, f in fit.items() if o != key})
-                return dataclasses.replace(t, confidence=conf)
+                return _weighed_by_dtw(k, t, x, dinfo[k])
             except Exception:
                 return t
 
