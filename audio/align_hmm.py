@@ -129,6 +129,15 @@ def onset_sample(frame: int, rate: int) -> int:
     return int(round(frame * _HOP * rate / _FEAT_RATE))
 
 
+def onset_frames(onsets, rate: int, n_frames: int) -> list[int]:
+    """Onsets in samples (e.g. the DTW's) as the feature frames they fall in, the last frame
+    at most: where ``train`` starts a clip's path from."""
+    from audio.align import _FEAT_RATE, _HOP
+
+    hop = rate * _HOP / _FEAT_RATE
+    return [min(n_frames - 1, int(round(o / hop))) for o in onsets]
+
+
 @dataclass
 class Model:
     """State models of one reader: state name ("k0", "a1", "sil0") -> row of ``mean``/``var``."""

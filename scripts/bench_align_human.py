@@ -215,7 +215,7 @@ def hmm_rows(rows, swap_set):
     """The same 上の句 aligned by the reader's own model (``audio.align_hmm``) trained on all
     of them, as ``voice add`` does for a pack big enough: (rows as ``one`` returns them,
     seconds to train, seconds to align and weigh)."""
-    from audio.align_hmm import clip_features, competitor_texts, onsets, quiet_frames, train, weigh
+    from audio.align_hmm import clip_features, competitor_texts, onset_frames, onsets, quiet_frames, train, weigh
 
     t0 = time.perf_counter()
     texts = {r[0]: r[6]["kanas"] for r in rows}
@@ -223,7 +223,6 @@ def hmm_rows(rows, swap_set):
         if k not in texts:
             texts[k] = _kanas(k)
     feats = {r[0]: clip_features(r[6]["x"], RATE) for r in rows}
-    hop = RATE // 100
 
     def comps(k):
         return competitor_texts(texts[k], [texts[o] for o in (k - 1, k + 1) if 1 <= o <= 100])
@@ -231,7 +230,7 @@ def hmm_rows(rows, swap_set):
     clips, cps = [], []
     for r in rows:
         n, F = r[0], feats[r[0]]
-        on = [min(len(F) - 1, int(round(o / hop))) for o in r[6]["dtw_onsets"]]
+        on = onset_frames(r[6]["dtw_onsets"], RATE, len(F))
         clips.append((F, texts[n], on, quiet_frames(r[6]["x"], RATE)[:len(F)]))
         cps.append(comps(n))
     model = train(clips, competitors=cps)

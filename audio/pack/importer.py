@@ -493,10 +493,8 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
             than the neighbouring poems' texts (the same part) and its own morae shuffled,
             measured against any phones (``audio.align_hmm.weigh``).  None when
             it cannot be trained."""
-            from audio.align import _HOP, _FEAT_RATE
-            from audio.align_hmm import clip_features, competitor_texts, onsets, quiet_frames, train, weigh
+            from audio.align_hmm import clip_features, competitor_texts, onset_frames, onsets, quiet_frames, train, weigh
 
-            hop = PACK_RATE * _HOP / _FEAT_RATE
             data, order = [], []
             for k in sorted(tls):
                 key, part = k.split(".")
@@ -509,7 +507,7 @@ def _import_pack(src, dest_dir=None, *, name: str | None = None, reference=None,
                 near = [_texts(str(o), part) for o in (int(key) - 1, int(key) + 1) if 1 <= o <= 100] \
                     if key.isdigit() else []
                 comps = competitor_texts(kanas, [t_ for t_ in near if t_])
-                init = [min(len(F) - 1, int(round(o / hop))) for o in dtw_at[k]]
+                init = onset_frames(dtw_at[k], PACK_RATE, len(F))
                 data.append((F, kanas, init, quiet_frames(x, PACK_RATE)[:len(F)]))
                 order.append((k, x, comps))
             model = train(data, competitors=[c for _, _, c in order])
