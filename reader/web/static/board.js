@@ -8,6 +8,7 @@ import { laptopTimeOf, onPong, startSync } from "./touchonly.js";
 
 const LEAD_S = 0.5;      // silence before the first sound is due (it is never cut)
 const GO_S = 0.3;        // after a kyogi wait, the reading goes on at least this far ahead
+const SYNC_WAIT_MS = 3000;  // a page starting late waits this long at most for the laptop's clock
 const AHEAD = 6;         // speech clips fetched ahead
 const AT_MS = 50;        // the frame heard is told to the laptop this often
 const PROTOCOL = 2;      // the board's messages (boardproto.VERSION)
@@ -18,7 +19,7 @@ const S = {              // the page's state (window.karuta, for the tests)
   ws: null, welcome: null, timeline: null, ctx: null, clock: null, phase: "connecting",
   clips: new Map(), played: new Set(), sent: [], refused: null, view: null, over: null,
   touches: [], cut: 0, tries: 0,
-  you: null, nextId: 0, unacked: [], sentIds: new Set(), begun: false,
+  you: null, nextId: 0, unacked: [], sentIds: new Set(), begun: false, firstGo: null,
 };
 window.karuta = S;
 
@@ -132,7 +133,8 @@ const HANDLERS = {
         ? "you came back after this read's decisive sound: the reading goes on here from the next read"
         : "you came back mid-read: the reading plays on from where it is now");
       $("countdown").textContent = "";
-      anchor(at !== null && at > S.ctx.currentTime + 0.05 ? at : S.ctx.currentTime + LEAD_S, m.frame, m.quiet);
+      S.firstGo = m;
+      startOn(m, performance.now());
       return;
     }
     // on at the laptop's instant (every device at the same one, a page that ran late before
@@ -423,6 +425,23 @@ function prefetch(frame) {
   for (const i of [...S.clips.keys()]) if (S.timeline.segs[i].end < frame) S.clips.delete(i);
 }
 
+
+// The reading's first go on this page: at the laptop's instant for its frame.  A page that
+// starts late (reloaded mid-read, a watcher) and has not measured the laptop's clock yet waits
+// for it (up to SYNC_WAIT_MS: then on at its own instant); one whose instant has passed (a
+// busy page) plays on from the frame the schedule every page shares reaches a moment from
+// now.  The match's first go is never cut: late, it starts LEAD_S from now.
+function startOn(m, since) {
+  if (S.firstGo !== m || S.timeline.anchors.length) return;  // (another go came first)
+  const at = ctxOfLaptop(m.at), now = S.ctx.currentTime;
+  if (at === null && S.late && performance.now() - since < SYNC_WAIT_MS) {
+    setTimeout(() => startOn(m, since), 50);
+    return;
+  }
+  if (at !== null && at > now + 0.05) anchor(at, m.frame, m.quiet);
+  else if (at !== null && S.late) anchor(now + 0.05, m.frame + Math.round((now + 0.05 - at) * S.timeline.rate), m.quiet);
+  else anchor(now + LEAD_S, m.frame, m.quiet);
+}
 
 function anchor(at, frame, quiet = null) {
   // every speech segment from `frame` up to the next kyogi wait, each at its frame's instant
