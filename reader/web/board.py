@@ -277,9 +277,7 @@ class WebBoard(SessionTable, PageHost):
                 self.echo(" and ".join(f"seat {r}" for r in vacant) + f": its device has been "
                           f"gone {TAKEOVER_S:.0f} s -- a device that joins with the code may "
                           "take it over")
-            for p in self.pages:
-                if not p.player:
-                    self._tell(p, [{"t": "vacant", "seats": vacant}])
+            self._tell_vacant()
         if self.session.phase != "reading":
             return
         for p in self.players:
@@ -440,6 +438,12 @@ class WebBoard(SessionTable, PageHost):
         self._schedule = (at, int(frame))
         return {"t": "go", "frame": int(frame), "at": round(at, 6)}
 
+    def _tell_vacant(self) -> None:
+        """The watchers are told which seats they may take over now (``_vacant``)."""
+        for p in self.pages:
+            if not p.player:
+                self._tell(p, [{"t": "vacant", "seats": self._vacant}])
+
     def _take_over(self, page: _Page, addr: str, gone_s: float) -> None:
         """``page``'s seat was taken over by a device from ``addr`` (its own was gone
         ``gone_s``): said on the pages and the terminal; the reading the match held for it
@@ -449,9 +453,7 @@ class WebBoard(SessionTable, PageHost):
         self._vacant = [r for r in self._vacant if r != page.role]
         self._tell_others(page, f"seat {page.role} was taken over by a device from {addr} "
                                 f"(its device was gone {gone_s:.0f} s)")
-        for p in self.pages:
-            if not p.player and p is not page:
-                self._tell(p, [{"t": "vacant", "seats": self._vacant}])
+        self._tell_vacant()
         cur = self.m.current() if self.session.phase == "reading" else None
         w = self._wait_ahead()
         if cur is None or w is None:
@@ -530,10 +532,9 @@ class WebBoard(SessionTable, PageHost):
             return [{"t": "error", "text": "this page is of another karuta: reload it"}]
         # a page without its seat's token once every seat is taken watches (or asks to take
         # over a seat whose device has been gone ``TAKEOVER_S``: ``take``)
-        holder = "seat" in msg and any(p.seat is not None and online.same_secret(
-            msg["seat"], p.seat) for p in self.pages)
-        seated = holder and any(p.player and p.seat is not None and online.same_secret(
-            msg["seat"], p.seat) for p in self.pages)
+        held = next((p for p in self.pages if "seat" in msg and p.seat is not None
+                     and online.same_secret(msg["seat"], p.seat)), None)
+        holder, seated = held is not None, held is not None and held.player
         free = any(p.player and p.seat is None for p in self.pages)
         ask = {**msg, "watch": not holder and not free and "take" not in msg}
         gone = {p.role: now - p.heard_at for p in self.players}
@@ -574,8 +575,9 @@ class WebBoard(SessionTable, PageHost):
             more.append({"t": "warn", "text": (
                 f"seat {retired[0]} was taken over by another device while this one was gone "
                 f"(over {TAKEOVER_S:.0f} s): you are watching")})
-        if not page.player and self.vacant(now):
-            more.append({"t": "vacant", "seats": self.vacant(now)})
+        vacant = [] if page.player else self.vacant(now)
+        if vacant:
+            more.append({"t": "vacant", "seats": vacant})
         if page.quiet:
             page.quiet = False
             self._tell_others(page, f"{self._name(page)} is back")
